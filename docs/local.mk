@@ -1,0 +1,2 @@
+# docs/: shipped with the distribution.
+dist_doc_DATA =

@@ -1,0 +1,461 @@
+/*
+ * host/device.c - the device-type registry and the built-in CPU device.
+ *
+ * Device types live in a fixed table of slots so that the allocation path
+ * finds a type with one indexed load and no lock.  Registration and
+ * unregistration take `registry_lock`; readers only load the slot's
+ * atomic pointers.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* The CPU caching allocator                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Small blocks go straight to the C allocator, which is fast for them.
+ * Large blocks are kept on free lists by size class when freed, so that
+ * repeated calls that allocate results of the same size reuse memory whose
+ * pages are already mapped instead of paying page faults every time.
+ * Classes step by a quarter of a power of two (at most 25% waste).  The
+ * cache holds at most `cache_limit` bytes (BP_CPU_CACHE_BYTES, default
+ * 1 GiB; 0 disables it, the default under AddressSanitizer so that stale
+ * pointers into freed blocks are still caught).
+ */
+#define CPU_ALIGN 64
+#define CPU_SMALL_MAX (32u * 1024u)
+#define CPU_CLASSES 256
+
+typedef struct cpu_block {
+  struct cpu_block *next;
+} cpu_block;
+
+static pthread_mutex_t cpu_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static cpu_block *cpu_free_lists[CPU_CLASSES];
+static size_t cpu_cached_bytes;
+static size_t cpu_cache_limit;
+static pthread_once_t cpu_cache_once = PTHREAD_ONCE_INIT;
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CPU_CACHE_DEFAULT 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CPU_CACHE_DEFAULT 0
+#endif
+#endif
+#ifndef CPU_CACHE_DEFAULT
+#define CPU_CACHE_DEFAULT ((size_t)1 << 30)
+#endif
+
+static void cpu_cache_init(void) {
+  const char *env = getenv("BP_CPU_CACHE_BYTES");
+  cpu_cache_limit = CPU_CACHE_DEFAULT;
+  if (env && *env) {
+    char *end;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (*end == '\0') cpu_cache_limit = (size_t)v;
+  }
+}
+
+/* The class of a large size and the rounded size it allocates. */
+static int cpu_class(size_t n, size_t *rounded) {
+  int p = 63 - __builtin_clzll((unsigned long long)n); /* 2^p <= n */
+  size_t base = (size_t)1 << p;
+  size_t step = base >> 2;
+  size_t k = (n - base + step - 1) / step; /* 0 .. 4 */
+  *rounded = base + k * step;
+  int cls = p * 4 + (int)k;
+  return cls < CPU_CLASSES ? cls : -1;
+}
+
+static void *cpu_alloc_bytes(size_t nbytes) {
+  if (nbytes <= CPU_SMALL_MAX) {
+    size_t n = (nbytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
+    return aligned_alloc(CPU_ALIGN, n);
+  }
+  pthread_once(&cpu_cache_once, cpu_cache_init);
+  size_t rounded;
+  int cls = cpu_class(nbytes, &rounded);
+  if (cls < 0) return NULL;
+  pthread_mutex_lock(&cpu_cache_lock);
+  cpu_block *b = cpu_free_lists[cls];
+  if (b) {
+    cpu_free_lists[cls] = b->next;
+    cpu_cached_bytes -= rounded;
+  }
+  pthread_mutex_unlock(&cpu_cache_lock);
+  if (b) return b;
+  return aligned_alloc(CPU_ALIGN, (rounded + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1));
+}
+
+static void cpu_free_bytes(void *p, size_t nbytes) {
+  if (!p) return;
+  if (nbytes <= CPU_SMALL_MAX) {
+    free(p);
+    return;
+  }
+  size_t rounded;
+  int cls = cpu_class(nbytes, &rounded);
+  pthread_mutex_lock(&cpu_cache_lock);
+  if (cls >= 0 && cpu_cached_bytes + rounded <= cpu_cache_limit) {
+    cpu_block *b = p;
+    b->next = cpu_free_lists[cls];
+    cpu_free_lists[cls] = b;
+    cpu_cached_bytes += rounded;
+    p = NULL;
+  }
+  pthread_mutex_unlock(&cpu_cache_lock);
+  free(p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The CPU device interface                                                 */
+/* ------------------------------------------------------------------------ */
+
+static bp_status cpu_count(void *ud, int32_t *out) {
+  (void)ud;
+  *out = 1;
+  return BP_OK;
+}
+
+static bp_status cpu_properties(void *ud, int32_t index, bp_device_props *p) {
+  (void)ud;
+  (void)index;
+  char name[sizeof p->name] = "host CPU";
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f) {
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+      if (strncmp(line, "model name", 10) == 0) {
+        char *colon = strchr(line, ':');
+        if (colon) {
+          colon++;
+          while (*colon == ' ' || *colon == '\t') colon++;
+          colon[strcspn(colon, "\n")] = '\0';
+          snprintf(name, sizeof name, "%s", colon);
+        }
+        break;
+      }
+    }
+    fclose(f);
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  /* Fill only what the caller's struct_size covers. */
+  if (BP_HAS_FIELD(p, bp_device_props, name)) snprintf(p->name, sizeof p->name, "%s", name);
+  if (BP_HAS_FIELD(p, bp_device_props, total_memory))
+    p->total_memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+  if (BP_HAS_FIELD(p, bp_device_props, arch_major)) p->arch_major = 0;
+  if (BP_HAS_FIELD(p, bp_device_props, arch_minor)) p->arch_minor = 0;
+  if (BP_HAS_FIELD(p, bp_device_props, compute_units)) p->compute_units = cpus > 0 ? cpus : 1;
+  return BP_OK;
+}
+
+static bp_status cpu_alloc(void *ud, int32_t index, size_t nbytes, void **out) {
+  (void)ud;
+  (void)index;
+  void *p = cpu_alloc_bytes(nbytes);
+  if (!p) return bp__error(BP_ERR_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes", nbytes);
+  *out = p;
+  return BP_OK;
+}
+
+static void cpu_free(void *ud, int32_t index, void *ptr, size_t nbytes) {
+  (void)ud;
+  (void)index;
+  cpu_free_bytes(ptr, nbytes);
+}
+
+static bp_status cpu_copy(void *ud, void *dst, bp_device dd, const void *src,
+                          bp_device sd, size_t nbytes) {
+  (void)ud;
+  (void)dd;
+  (void)sd;
+  memmove(dst, src, nbytes);
+  return BP_OK;
+}
+
+static bp_status cpu_synchronize(void *ud, int32_t index) {
+  (void)ud;
+  (void)index;
+  return BP_OK;
+}
+
+static const bp_device_iface cpu_iface = {
+    .struct_size = BP_DEVICE_IFACE_STRUCT_SIZE,
+    .name = "cpu",
+    .type = BP_DEVICE_CPU,
+    .flags = BP_DEVICE_HOST_VISIBLE,
+    .count = cpu_count,
+    .properties = cpu_properties,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy = cpu_copy,
+    .synchronize = cpu_synchronize,
+};
+
+/* ------------------------------------------------------------------------ */
+/* The registry                                                             */
+/* ------------------------------------------------------------------------ */
+
+static bp__device_type cpu_type = {
+    .type = BP_DEVICE_CPU,
+    .name = "cpu",
+    .iface = &cpu_iface,
+    .owner = NULL,
+};
+
+/* The fixed DLPack names, used when such a type is not registered. */
+static const char *const fixed_names[] = {
+    [BP_DEVICE_CPU] = "cpu",         [BP_DEVICE_CUDA] = "cuda",
+    [BP_DEVICE_CUDA_HOST] = "cuda_host", [BP_DEVICE_OPENCL] = "opencl",
+    [BP_DEVICE_VULKAN] = "vulkan",   [BP_DEVICE_METAL] = "metal",
+    [BP_DEVICE_VPI] = "vpi",         [BP_DEVICE_ROCM] = "rocm",
+    [BP_DEVICE_ROCM_HOST] = "rocm_host", [BP_DEVICE_EXT_DEV] = "ext_dev",
+    [BP_DEVICE_CUDA_MANAGED] = "cuda_managed", [BP_DEVICE_ONEAPI] = "oneapi",
+    [BP_DEVICE_WEBGPU] = "webgpu",   [BP_DEVICE_HEXAGON] = "hexagon",
+    [BP_DEVICE_MAIA] = "maia",
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(bp__device_type *) slots[BP__DEVICE_SLOTS] = {
+    [BP_DEVICE_CPU] = &cpu_type,
+};
+/* Device counts, cached at registration: the count does not change while
+ * a type stays registered, and the allocation path checks indices. */
+static int32_t slot_counts[BP__DEVICE_SLOTS] = {[BP_DEVICE_CPU] = 1};
+
+int bp__device_slot(int32_t type) {
+  if (type > 0 && type < BP__DEVICE_FIXED_SLOTS) return type;
+  if (type >= BP_DEVICE_DYNAMIC_FIRST &&
+      type < BP_DEVICE_DYNAMIC_FIRST + BP__DEVICE_DYNAMIC_SLOTS)
+    return BP__DEVICE_FIXED_SLOTS + (type - BP_DEVICE_DYNAMIC_FIRST);
+  return -1;
+}
+
+bp__device_type *bp__device_lookup(int32_t type) {
+  int s = bp__device_slot(type);
+  if (s < 0) return NULL;
+  bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_acquire);
+  if (!dt || !atomic_load_explicit(&dt->iface, memory_order_acquire)) return NULL;
+  return dt;
+}
+
+BP_API const char *bp_device_type_name(int32_t type) {
+  int s = bp__device_slot(type);
+  if (s < 0) return NULL;
+  bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_acquire);
+  if (dt) return dt->name;
+  if (type < (int32_t)(sizeof fixed_names / sizeof fixed_names[0])) return fixed_names[type];
+  return NULL;
+}
+
+static const char *type_label(int32_t type, char *buf, size_t n) {
+  const char *name = bp_device_type_name(type);
+  if (name) return name;
+  snprintf(buf, n, "device type %d", (int)type);
+  return buf;
+}
+
+bp_status bp__device_check(bp_device device, const char *what,
+                           bp__device_type **out) {
+  bp__device_type *dt = bp__device_lookup(device.type);
+  char buf[32];
+  if (!dt)
+    return bp__error(BP_ERR_DEVICE, "%s: %s is not registered (no plugin provides it)",
+                     what, type_label(device.type, buf, sizeof buf));
+  int32_t count = slot_counts[bp__device_slot(device.type)];
+  if (device.index < 0 || device.index >= count)
+    return bp__error(BP_ERR_DEVICE, "%s: device %s:%d does not exist (%d device%s of that type)",
+                     what, dt->name, (int)device.index, (int)count, count == 1 ? "" : "s");
+  *out = dt;
+  return BP_OK;
+}
+
+BP_API bp_status bp_device_count(int32_t type, int32_t *out_count) {
+  if (!out_count) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_device_count: out_count is NULL");
+  bp__device_type *dt = bp__device_lookup(type);
+  char buf[32];
+  if (!dt)
+    return bp__error(BP_ERR_DEVICE, "bp_device_count: %s is not registered",
+                     type_label(type, buf, sizeof buf));
+  *out_count = slot_counts[bp__device_slot(type)];
+  return BP_OK;
+}
+
+BP_API bp_status bp_device_properties(bp_device device, bp_device_props *out_props) {
+  if (!out_props)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_device_properties: out_props is NULL");
+  if (out_props->struct_size < BP_STRUCT_SIZE(bp_device_props, name))
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "bp_device_properties: out_props->struct_size is %zu, expected at least %zu "
+                     "(set it to BP_DEVICE_PROPS_STRUCT_SIZE)",
+                     out_props->struct_size, BP_STRUCT_SIZE(bp_device_props, name));
+  bp__device_type *dt;
+  bp_status st = bp__device_check(device, "bp_device_properties", &dt);
+  if (st) return st;
+  const bp_device_iface *iface = atomic_load_explicit(&dt->iface, memory_order_acquire);
+  size_t caller_size = out_props->struct_size;
+  memset(out_props, 0, caller_size);
+  out_props->struct_size = caller_size;
+  if (!iface->properties) {
+    snprintf(out_props->name, sizeof out_props->name, "%s:%d", dt->name, (int)device.index);
+    return BP_OK;
+  }
+  st = iface->properties(iface->user_data, device.index, out_props);
+  out_props->struct_size = caller_size;
+  if (st) return bp__status_from_plugin(st, dt->name);
+  out_props->name[sizeof out_props->name - 1] = '\0';
+  return BP_OK;
+}
+
+static bool valid_type_name(const char *s) {
+  if (!s || !islower((unsigned char)s[0])) return false;
+  size_t n = 0;
+  for (; s[n]; n++)
+    if (!islower((unsigned char)s[n]) && !isdigit((unsigned char)s[n]) && s[n] != '_') return false;
+  return n < sizeof(((bp__device_type *)0)->name);
+}
+
+bp_status bp__device_register(struct bp__plugin *owner, const bp_device_iface *iface,
+                              int32_t *out_type) {
+  if (!iface) return bp__error(BP_ERR_INVALID_ARGUMENT, "device_type: iface is NULL");
+  if (iface->struct_size < BP_STRUCT_SIZE(bp_device_iface, synchronize))
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "device_type: iface->struct_size is %zu, expected at least %zu "
+                     "(the ABI 1.0 size is %zu)",
+                     iface->struct_size, BP_STRUCT_SIZE(bp_device_iface, synchronize),
+                     (size_t)BP_DEVICE_IFACE_STRUCT_SIZE);
+  if (!valid_type_name(iface->name))
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "device_type: name '%s' is not a valid device type name "
+                     "([a-z][a-z0-9_]*, at most 31 characters)",
+                     iface->name ? iface->name : "(null)");
+  const char *missing = !iface->count ? "count" : !iface->alloc ? "alloc"
+                      : !iface->free ? "free" : !iface->copy ? "copy"
+                      : !iface->synchronize ? "synchronize" : NULL;
+  if (missing)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "device_type '%s': required slot '%s' is NULL", iface->name, missing);
+  int32_t count = 0;
+  bp_status st = iface->count(iface->user_data, &count);
+  if (st) return bp__status_from_plugin(st, iface->name);
+  if (count < 0)
+    return bp__error(BP_ERR_BACKEND, "device_type '%s': count() reported %d devices",
+                     iface->name, (int)count);
+
+  pthread_mutex_lock(&registry_lock);
+  int slot = -1;
+  int32_t type = iface->type;
+  if (type == BP_DEVICE_INVALID) {
+    /* A vendor type: reuse the code this name had before, else take the
+     * first never-used dynamic slot. */
+    for (int s = BP__DEVICE_FIXED_SLOTS; s < BP__DEVICE_SLOTS; s++) {
+      bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_relaxed);
+      if (dt && strcmp(dt->name, iface->name) == 0) { slot = s; break; }
+      if (!dt && slot < 0) slot = s;
+    }
+    if (slot < 0) {
+      pthread_mutex_unlock(&registry_lock);
+      return bp__error(BP_ERR_UNSUPPORTED, "device_type '%s': all %d vendor device-type codes are in use",
+                       iface->name, BP__DEVICE_DYNAMIC_SLOTS);
+    }
+    type = BP_DEVICE_DYNAMIC_FIRST + (slot - BP__DEVICE_FIXED_SLOTS);
+  } else {
+    slot = (type > 0 && type < BP__DEVICE_FIXED_SLOTS) ? type : -1;
+    if (slot < 0) {
+      pthread_mutex_unlock(&registry_lock);
+      return bp__error(BP_ERR_INVALID_ARGUMENT,
+                       "device_type '%s': type code %d is neither a DLPack code (1..%d) nor "
+                       "BP_DEVICE_INVALID (for a runtime code)",
+                       iface->name, (int)type, BP__DEVICE_FIXED_SLOTS - 1);
+    }
+  }
+  /* A name must not already stand for another registered type. */
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
+    bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_relaxed);
+    if (s != slot && dt && atomic_load_explicit(&dt->iface, memory_order_relaxed) &&
+        strcmp(dt->name, iface->name) == 0) {
+      pthread_mutex_unlock(&registry_lock);
+      return bp__error(BP_ERR_ALREADY_EXISTS, "device_type '%s': the name is already registered as code %d",
+                       iface->name, (int)dt->type);
+    }
+  }
+  bp__device_type *dt = atomic_load_explicit(&slots[slot], memory_order_relaxed);
+  if (dt && atomic_load_explicit(&dt->iface, memory_order_relaxed)) {
+    pthread_mutex_unlock(&registry_lock);
+    return bp__error(BP_ERR_ALREADY_EXISTS, "device_type '%s': code %d is already registered as '%s'",
+                     iface->name, (int)type, dt->name);
+  }
+  if (!dt) {
+    dt = calloc(1, sizeof *dt);
+    if (!dt) {
+      pthread_mutex_unlock(&registry_lock);
+      return bp__error(BP_ERR_OUT_OF_MEMORY, "device_type '%s': out of memory", iface->name);
+    }
+    dt->type = type;
+    atomic_store_explicit(&slots[slot], dt, memory_order_release);
+  }
+  snprintf(dt->name, sizeof dt->name, "%s", iface->name);
+  dt->owner = owner;
+  slot_counts[slot] = count;
+  atomic_store_explicit(&dt->iface, iface, memory_order_release);
+  pthread_mutex_unlock(&registry_lock);
+  if (out_type) *out_type = type;
+  return BP_OK;
+}
+
+bp_status bp__device_unregister_owner(struct bp__plugin *owner) {
+  pthread_mutex_lock(&registry_lock);
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
+    bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_relaxed);
+    if (dt && dt->owner == owner && atomic_load(&dt->live_tensors) > 0) {
+      int64_t n = (int64_t)atomic_load(&dt->live_tensors);
+      pthread_mutex_unlock(&registry_lock);
+      return bp__error(BP_ERR_BUSY, "%lld tensor%s on device type '%s' still alive",
+                       (long long)n, n == 1 ? " is" : "s are", dt->name);
+    }
+  }
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
+    bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_relaxed);
+    if (dt && dt->owner == owner) {
+      atomic_store_explicit(&dt->iface, NULL, memory_order_release);
+      dt->owner = NULL;
+      slot_counts[s] = 0;
+    }
+  }
+  pthread_mutex_unlock(&registry_lock);
+  return BP_OK;
+}
+
+bp_status bp__device_alloc(bp__device_type *dt, int32_t index, size_t nbytes, void **out) {
+  if (nbytes == 0) {
+    *out = NULL;
+    return BP_OK;
+  }
+  const bp_device_iface *iface = atomic_load_explicit(&dt->iface, memory_order_acquire);
+  void *p = NULL;
+  bp_status st = iface->alloc(iface->user_data, index, nbytes, &p);
+  if (st) return bp__status_from_plugin(st, dt->name);
+  if (!p)
+    return bp__error(BP_ERR_BACKEND, "device '%s:%d': alloc(%zu) returned BP_OK and a NULL pointer",
+                     dt->name, (int)index, nbytes);
+  atomic_fetch_add_explicit(&dt->live_bytes, (int_fast64_t)nbytes, memory_order_relaxed);
+  *out = p;
+  return BP_OK;
+}
+
+void bp__device_free(bp__device_type *dt, int32_t index, void *ptr, size_t nbytes) {
+  if (!ptr) return;
+  const bp_device_iface *iface = atomic_load_explicit(&dt->iface, memory_order_acquire);
+  atomic_fetch_sub_explicit(&dt->live_bytes, (int_fast64_t)nbytes, memory_order_relaxed);
+  iface->free(iface->user_data, index, ptr, nbytes);
+}

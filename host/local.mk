@@ -1,0 +1,18 @@
+# host/: libbackplane, the library a host embeds.
+lib_LTLIBRARIES += %D%/libbackplane.la
+%C%_libbackplane_la_SOURCES = \
+	%D%/internal.h \
+	%D%/error.c \
+	%D%/device.c \
+	%D%/tensor.c \
+	%D%/stack.c \
+	%D%/dlpack.c
+%C%_libbackplane_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(FFI_CFLAGS)
+%C%_libbackplane_la_LIBADD = $(FFI_LIBS)
+%C%_libbackplane_la_LDFLAGS = -no-undefined -version-info $(BP_LT_VERSION_INFO)
+if HAVE_VERSION_SCRIPT
+%C%_libbackplane_la_LDFLAGS += -Wl,--version-script=$(srcdir)/%D%/libbackplane.map
+%C%_libbackplane_la_DEPENDENCIES = $(srcdir)/%D%/libbackplane.map
+endif
+EXTRA_DIST += %D%/libbackplane.map %D%/backplane.pc.in
+pkgconfig_DATA += %D%/backplane.pc

@@ -1,0 +1,267 @@
+/*
+ * backplane/host.h - the API of libbackplane, for programs that embed it.
+ *
+ * A host (a framework, a runtime, a test tool) links libbackplane through
+ * `pkg-config backplane`.  It creates tensors, pushes arguments on a boxed
+ * stack, finds operators and calls them; libbackplane loads the plugins
+ * that implement them.  The host CPU device (BP_DEVICE_CPU, index 0) is
+ * built in and works before any plugin is loaded.
+ *
+ * CONVENTIONS
+ *   - Functions that can fail return a bp_status; BP_OK is 0.  On failure
+ *     the calling thread's error message names the problem; read it with
+ *     bp_last_error().  Out-parameters come last and are written only on
+ *     success.
+ *   - Every handle has a create/release pair, and release(NULL) is a no-op.
+ *   - Functions are thread-safe unless their comment says otherwise.
+ *
+ * Added in ABI 1.0 unless marked otherwise.
+ */
+#ifndef BACKPLANE_HOST_H
+#define BACKPLANE_HOST_H
+
+#include <backplane/abi.h>
+#include <backplane/plugin.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define BP_API __declspec(dllimport)
+#elif defined(__GNUC__)
+#define BP_API __attribute__((visibility("default")))
+#else
+#define BP_API
+#endif
+
+/* DLPack's managed tensor (<dlpack/dlpack.h>); only pointers to it are
+ * used here, so this header does not need DLPack's. */
+struct DLManagedTensor;
+
+/* ------------------------------------------------------------------------ */
+/* Versions and errors                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* The library's version, e.g. "0.1.0".  Static. */
+BP_API const char *bp_version(void);
+
+/* The ABI version the library implements (its BP_ABI_VERSION_*).  Either
+ * pointer may be NULL. */
+BP_API void bp_abi_version(uint32_t *out_major, uint32_t *out_minor);
+
+/* The static name of a status code ("BP_OK", "BP_ERR_TYPE", ...), or
+ * "BP_ERR_UNKNOWN" for a code outside the set. */
+BP_API const char *bp_status_str(bp_status status);
+
+/* The calling thread's last error message: library-owned, valid until the
+ * next call that fails on this thread.  Never NULL; "" when none. */
+BP_API const char *bp_last_error(void);
+
+/* The status that went with bp_last_error(), BP_OK when none. */
+BP_API bp_status bp_last_status(void);
+
+/* Forgets the calling thread's last error. */
+BP_API void bp_clear_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Dtypes and devices                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* The name of a dtype ("float32", "bfloat16", "bool", ...), or NULL for a
+ * code that is not a bp_dtype.  Static. */
+BP_API const char *bp_dtype_name(int32_t dtype);
+
+/* Parses a dtype name as bp_dtype_name() spells it. */
+BP_API bp_status bp_dtype_from_name(const char *name, int32_t *out_dtype);
+
+/* Bytes per element of a dtype, 0 for a code that is not a bp_dtype. */
+BP_API size_t bp_dtype_size(int32_t dtype);
+
+/* The name of a device type ("cpu", "cuda", or a vendor's registered
+ * name), or NULL when the code is unknown.  Library-owned, valid while the
+ * type stays registered. */
+BP_API const char *bp_device_type_name(int32_t type);
+
+/* How many devices of a registered type exist. */
+BP_API bp_status bp_device_count(int32_t type, int32_t *out_count);
+
+/* Properties of one device.  Set out_props->struct_size (to
+ * BP_DEVICE_PROPS_STRUCT_SIZE) before the call; only what it covers is
+ * written. */
+BP_API bp_status bp_device_properties(bp_device device,
+                                      bp_device_props *out_props);
+
+/* The host CPU device, {BP_DEVICE_CPU, 0}. */
+#define BP_CPU bp_device_make(BP_DEVICE_CPU, 0)
+
+/* ------------------------------------------------------------------------ */
+/* Tensors                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Creates a contiguous tensor with uninitialised data, allocated by the
+ * device's allocator.  ndim is 0 .. BP_MAX_NDIM; sizes (NULL when ndim is
+ * 0) must be non-negative, and a size of 0 gives an empty tensor.  Fails
+ * with BP_ERR_OVERFLOW when the byte size does not fit.  *out is a new
+ * reference: release it with bp_tensor_release().
+ */
+BP_API bp_status bp_tensor_empty(bp_device device, int32_t dtype,
+                                 int32_t ndim, const int64_t *sizes,
+                                 bp_tensor **out);
+
+/* The same with explicit element strides, which must be non-negative.  The
+ * storage covers exactly the elements the strides reach. */
+BP_API bp_status bp_tensor_empty_strided(bp_device device, int32_t dtype,
+                                         int32_t ndim, const int64_t *sizes,
+                                         const int64_t *strides,
+                                         bp_tensor **out);
+
+/*
+ * A view of base's storage with other sizes, strides and offset (all in
+ * elements).  Fails with BP_ERR_SHAPE if the view reaches outside the
+ * storage.  *out is a new reference and keeps the storage alive; base may be
+ * released independently.
+ */
+BP_API bp_status bp_tensor_as_strided(bp_tensor *base, int32_t ndim,
+                                      const int64_t *sizes,
+                                      const int64_t *strides,
+                                      int64_t storage_offset,
+                                      bp_tensor **out);
+
+/* Called once when a tensor made by bp_tensor_from_blob() dies. */
+typedef void (*bp_blob_deleter)(void *deleter_ctx, void *data);
+
+/*
+ * Wraps memory that the caller owns as a tensor, without copying.  strides
+ * may be NULL for contiguous.  `data` must hold every element the strides
+ * reach and stay valid until `deleter` (may be NULL) is called with
+ * `deleter_ctx` and `data`, once, when the last reference dies.  If this
+ * call fails, the deleter is not called and the caller still owns data.
+ */
+BP_API bp_status bp_tensor_from_blob(bp_device device, int32_t dtype,
+                                     int32_t ndim, const int64_t *sizes,
+                                     const int64_t *strides, void *data,
+                                     bp_blob_deleter deleter,
+                                     void *deleter_ctx, bp_tensor **out);
+
+/* Adds a reference and returns t; NULL is returned unchanged. */
+BP_API bp_tensor *bp_tensor_retain(bp_tensor *t);
+
+/* Drops a reference; the last one frees the tensor, and its storage when no
+ * view still uses it.  NULL is a no-op. */
+BP_API void bp_tensor_release(bp_tensor *t);
+
+/* The tensor's metadata: library-owned, valid and unchanged while t lives.
+ * NULL for a NULL tensor. */
+BP_API const bp_tensor_view *bp_tensor_get_view(const bp_tensor *t);
+
+/* Whether t has row-major contiguous strides (size-1 and empty dimensions
+ * match any stride, as in PyTorch). */
+BP_API bool bp_tensor_is_contiguous(const bp_tensor *t);
+
+/* Number of elements; bytes of those elements (numel * itemsize). */
+BP_API int64_t bp_tensor_numel(const bp_tensor *t);
+BP_API int64_t bp_tensor_nbytes(const bp_tensor *t);
+
+/* Copies src's elements into dst: same dtype and sizes, any strides, any
+ * two devices whose interfaces can copy between them. */
+BP_API bp_status bp_tensor_copy(bp_tensor *dst, const bp_tensor *src);
+
+/* The number of live tensor handles in the process, for leak checks. */
+BP_API int64_t bp_live_tensor_count(void);
+
+/* ------------------------------------------------------------------------ */
+/* DLPack                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Exports t without copying: *out shares t's data and metadata arrays and
+ * holds a reference to t until the consumer calls (*out)->deleter(*out),
+ * exactly once.  The exported dtype uses DLPack's codes (bool as code 6,
+ * kDLBool); vendor device types export as kDLExtDev.
+ */
+BP_API bp_status bp_tensor_to_dlpack(bp_tensor *t,
+                                     struct DLManagedTensor **out);
+
+/*
+ * Imports a DLPack tensor without copying.  On success Backplane owns src
+ * and calls src->deleter(src) when the returned tensor dies; on failure
+ * the caller still owns src.  NULL strides mean contiguous.  Only one lane
+ * and the dtypes of bp_dtype are accepted.
+ */
+BP_API bp_status bp_tensor_from_dlpack(struct DLManagedTensor *src,
+                                       bp_tensor **out);
+
+/* ------------------------------------------------------------------------ */
+/* The boxed stack                                                          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Pushing onto a full stack fails with BP_ERR_OVERFLOW.  Push functions
+ * store what they are given and take no references: strings, lists and
+ * tensors stay owned by the caller and must outlive the call they are
+ * arguments to.
+ */
+BP_API bp_status bp_stack_push_none(bp_stack *s);
+BP_API bp_status bp_stack_push_tensor(bp_stack *s, bp_tensor *t);
+BP_API bp_status bp_stack_push_int(bp_stack *s, int64_t v);
+BP_API bp_status bp_stack_push_float(bp_stack *s, double v);
+BP_API bp_status bp_stack_push_bool(bp_stack *s, bool v);
+BP_API bp_status bp_stack_push_str(bp_stack *s, const char *v);
+BP_API bp_status bp_stack_push_int_list(bp_stack *s, const int64_t *v,
+                                        size_t n);
+BP_API bp_status bp_stack_push_float_list(bp_stack *s, const double *v,
+                                          size_t n);
+BP_API bp_status bp_stack_push_tensor_list(bp_stack *s, bp_tensor *const *v,
+                                           size_t n);
+BP_API bp_status bp_stack_push_scalar_type(bp_stack *s, int32_t dtype);
+BP_API bp_status bp_stack_push_device(bp_stack *s, bp_device d);
+
+/*
+ * Reading slot `idx`: 0 is the bottom, -1 the top.  A slot that does not
+ * exist, or holds another tag, fails with a message such as
+ *     stack slot #2: expected float, got Tensor
+ * Pointers read out are borrowed from the stack's value.  bp_stack_get_float
+ * also accepts an int, as a float argument does.
+ */
+BP_API bp_status bp_stack_get_tensor(const bp_stack *s, int64_t idx,
+                                     bp_tensor **out);
+BP_API bp_status bp_stack_get_int(const bp_stack *s, int64_t idx,
+                                  int64_t *out);
+BP_API bp_status bp_stack_get_float(const bp_stack *s, int64_t idx,
+                                    double *out);
+BP_API bp_status bp_stack_get_bool(const bp_stack *s, int64_t idx, bool *out);
+BP_API bp_status bp_stack_get_str(const bp_stack *s, int64_t idx,
+                                  const char **out);
+BP_API bp_status bp_stack_get_int_list(const bp_stack *s, int64_t idx,
+                                       const int64_t **out, size_t *out_n);
+BP_API bp_status bp_stack_get_float_list(const bp_stack *s, int64_t idx,
+                                         const double **out, size_t *out_n);
+BP_API bp_status bp_stack_get_tensor_list(const bp_stack *s, int64_t idx,
+                                          bp_tensor *const **out,
+                                          size_t *out_n);
+BP_API bp_status bp_stack_get_scalar_type(const bp_stack *s, int64_t idx,
+                                          int32_t *out);
+BP_API bp_status bp_stack_get_device(const bp_stack *s, int64_t idx,
+                                     bp_device *out);
+
+/* The tag of slot idx, or -1 when there is no such slot. */
+BP_API int32_t bp_stack_tag(const bp_stack *s, int64_t idx);
+
+/* The name of a tag as schemas spell it ("Tensor", "int", "float[]", ...),
+ * or "?" for an unknown tag.  Static. */
+BP_API const char *bp_tag_name(int32_t tag);
+
+/* Drops the top n values (all of them if n > top) without releasing. */
+BP_API void bp_stack_pop(bp_stack *s, size_t n);
+
+/* Releases every Tensor on the stack and empties it.  Use it on results,
+ * which the caller owns; never on borrowed arguments. */
+BP_API void bp_stack_release(bp_stack *s);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* BACKPLANE_HOST_H */

@@ -1,0 +1,9 @@
+# sdk/: the installed headers, and the pkg-config file for plugins.
+backplaneincludedir = $(includedir)/backplane
+backplaneinclude_HEADERS = \
+	%D%/include/backplane/abi.h \
+	%D%/include/backplane/plugin.h \
+	%D%/include/backplane/host.h
+
+pkgconfig_DATA += %D%/backplane-sdk.pc
+EXTRA_DIST += %D%/backplane-sdk.pc.in

@@ -1,0 +1,30 @@
+# tests/: the TAP test suite (make check).
+check_LTLIBRARIES += %D%/libtap.la
+%C%_libtap_la_SOURCES = %D%/tap.c %D%/tap.h
+
+TEST_LDADD = host/libbackplane.la %D%/libtap.la -lm
+
+check_PROGRAMS += \
+	%D%/test-errors \
+	%D%/test-tensor \
+	%D%/test-stack \
+	%D%/test-dlpack \
+	%D%/test-device \
+	%D%/test-cxx
+%C%_test_errors_LDADD = $(TEST_LDADD)
+%C%_test_tensor_LDADD = $(TEST_LDADD)
+%C%_test_stack_LDADD = $(TEST_LDADD)
+%C%_test_dlpack_LDADD = $(TEST_LDADD)
+%C%_test_device_LDADD = $(TEST_LDADD)
+%C%_test_cxx_SOURCES = %D%/test-cxx.cc
+%C%_test_cxx_LDADD = $(TEST_LDADD)
+
+TESTS += \
+	%D%/test-errors \
+	%D%/test-tensor \
+	%D%/test-stack \
+	%D%/test-dlpack \
+	%D%/test-device \
+	%D%/test-cxx \
+	%D%/test-headers.sh
+dist_check_SCRIPTS += %D%/test-headers.sh
