@@ -1,2 +1,3 @@
 # docs/: shipped with the distribution.
-dist_doc_DATA =
+dist_doc_DATA = \
+	%D%/schemas.md

@@ -10,12 +10,19 @@ check_PROGRAMS += \
 	%D%/test-stack \
 	%D%/test-dlpack \
 	%D%/test-device \
+	%D%/test-schema \
 	%D%/test-cxx
 %C%_test_errors_LDADD = $(TEST_LDADD)
 %C%_test_tensor_LDADD = $(TEST_LDADD)
 %C%_test_stack_LDADD = $(TEST_LDADD)
 %C%_test_dlpack_LDADD = $(TEST_LDADD)
 %C%_test_device_LDADD = $(TEST_LDADD)
+# The schema parser is internal (hidden in libbackplane), so its test
+# compiles it in; the test also includes it a second time to inject
+# allocation failures.
+%C%_test_schema_SOURCES = %D%/test-schema.c host/schema.c
+%C%_test_schema_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host
+%C%_test_schema_LDADD = %D%/libtap.la -lm
 %C%_test_cxx_SOURCES = %D%/test-cxx.cc
 %C%_test_cxx_LDADD = $(TEST_LDADD)
 
@@ -25,6 +32,7 @@ TESTS += \
 	%D%/test-stack \
 	%D%/test-dlpack \
 	%D%/test-device \
+	%D%/test-schema \
 	%D%/test-cxx \
 	%D%/test-headers.sh
 dist_check_SCRIPTS += %D%/test-headers.sh
