@@ -123,6 +123,16 @@ static void collect(void) {
   CODE("flags", BP_OP_NONDETERMINISTIC);
   CODE("flags", BP_OP_MIXED_DEVICES);
   CODE("flags", BP_DEVICE_HOST_VISIBLE);
+  CODE("flags", BP_ORIGIN_EXPLICIT);
+  CODE("flags", BP_ORIGIN_ENV);
+  CODE("flags", BP_ORIGIN_INSTALLED);
+  CODE("flags", BP_ORIGIN_STATIC);
+  CODE("flags", BP_PLUGIN_LOADED);
+  CODE("flags", BP_PLUGIN_FAILED);
+  CODE("flags", BP_PLUGIN_UNLOADED);
+  CODE("flags", BP_KERNEL_BOXED);
+  CODE("flags", BP_KERNEL_UNBOXED);
+  CODE("flags", BP_KERNEL_UNBOXED_FAST);
 
   STRUCT(bp_device);
   FIELD(bp_device, type);
@@ -275,6 +285,41 @@ static void collect(void) {
   FIELD(bp_host_api, tensor_copy);
   FIELD(bp_host_api, op_find);
   FIELD(bp_host_api, call);
+
+  STRUCT(bp_plugin_info);
+  FIELD(bp_plugin_info, struct_size);
+  FIELD(bp_plugin_info, path);
+  FIELD(bp_plugin_info, name);
+  FIELD(bp_plugin_info, vendor);
+  FIELD(bp_plugin_info, version);
+  FIELD(bp_plugin_info, abi_major);
+  FIELD(bp_plugin_info, abi_minor);
+  FIELD(bp_plugin_info, op_set_version);
+  FIELD(bp_plugin_info, origin);
+  FIELD(bp_plugin_info, state);
+  FIELD(bp_plugin_info, status);
+  FIELD(bp_plugin_info, error);
+
+  STRUCT(bp_op_info);
+  FIELD(bp_op_info, struct_size);
+  FIELD(bp_op_info, name);
+  FIELD(bp_op_info, schema);
+  FIELD(bp_op_info, doc);
+  FIELD(bp_op_info, owner);
+  FIELD(bp_op_info, flags);
+  FIELD(bp_op_info, defined);
+  FIELD(bp_op_info, has_meta);
+  FIELD(bp_op_info, has_composite);
+  FIELD(bp_op_info, nkernels);
+
+  STRUCT(bp_kernel_info);
+  FIELD(bp_kernel_info, struct_size);
+  FIELD(bp_kernel_info, plugin);
+  FIELD(bp_kernel_info, dtypes);
+  FIELD(bp_kernel_info, device_type);
+  FIELD(bp_kernel_info, kind);
+  FIELD(bp_kernel_info, enabled);
+  FIELD(bp_kernel_info, reserved);
 
   STRUCT(bp_plugin_desc);
   FIELD(bp_plugin_desc, struct_size);

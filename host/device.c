@@ -211,6 +211,7 @@ static bp__device_type cpu_type = {
     .name = "cpu",
     .iface = &cpu_iface,
     .owner = NULL,
+    .registered = &cpu_iface,
 };
 
 /* The fixed DLPack names, used when such a type is not registered. */
@@ -325,7 +326,7 @@ static bool valid_type_name(const char *s) {
   return n < sizeof(((bp__device_type *)0)->name);
 }
 
-bp_status bp__device_register(struct bp__plugin *owner, const bp_device_iface *iface,
+bp_status bp__device_register(bp__plugin *owner, const bp_device_iface *iface,
                               int32_t *out_type) {
   if (!iface) return bp__error(BP_ERR_INVALID_ARGUMENT, "device_type: iface is NULL");
   if (iface->struct_size < BP_STRUCT_SIZE(bp_device_iface, synchronize))
@@ -382,15 +383,14 @@ bp_status bp__device_register(struct bp__plugin *owner, const bp_device_iface *i
   /* A name must not already stand for another registered type. */
   for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
     bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_relaxed);
-    if (s != slot && dt && atomic_load_explicit(&dt->iface, memory_order_relaxed) &&
-        strcmp(dt->name, iface->name) == 0) {
+    if (s != slot && dt && dt->registered && strcmp(dt->name, iface->name) == 0) {
       pthread_mutex_unlock(&registry_lock);
       return bp__error(BP_ERR_ALREADY_EXISTS, "device_type '%s': the name is already registered as code %d",
                        iface->name, (int)dt->type);
     }
   }
   bp__device_type *dt = atomic_load_explicit(&slots[slot], memory_order_relaxed);
-  if (dt && atomic_load_explicit(&dt->iface, memory_order_relaxed)) {
+  if (dt && dt->registered) {
     pthread_mutex_unlock(&registry_lock);
     return bp__error(BP_ERR_ALREADY_EXISTS, "device_type '%s': code %d is already registered as '%s'",
                      iface->name, (int)type, dt->name);
@@ -406,6 +406,7 @@ bp_status bp__device_register(struct bp__plugin *owner, const bp_device_iface *i
   }
   snprintf(dt->name, sizeof dt->name, "%s", iface->name);
   dt->owner = owner;
+  dt->registered = iface;
   slot_counts[slot] = count;
   atomic_store_explicit(&dt->iface, iface, memory_order_release);
   pthread_mutex_unlock(&registry_lock);
@@ -413,27 +414,56 @@ bp_status bp__device_register(struct bp__plugin *owner, const bp_device_iface *i
   return BP_OK;
 }
 
-bp_status bp__device_unregister_owner(struct bp__plugin *owner) {
+int64_t bp__device_live_for_owner(bp__plugin *owner, const char **out_name) {
+  int64_t total = 0;
   pthread_mutex_lock(&registry_lock);
   for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
     bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_relaxed);
-    if (dt && dt->owner == owner && atomic_load(&dt->live_tensors) > 0) {
+    if (dt && dt->owner == owner) {
       int64_t n = (int64_t)atomic_load(&dt->live_tensors);
-      pthread_mutex_unlock(&registry_lock);
-      return bp__error(BP_ERR_BUSY, "%lld tensor%s on device type '%s' still alive",
-                       (long long)n, n == 1 ? " is" : "s are", dt->name);
+      if (n > 0 && out_name && total == 0) *out_name = dt->name;
+      total += n;
     }
   }
+  pthread_mutex_unlock(&registry_lock);
+  return total;
+}
+
+/* Unload runs in three steps so that a tensor created concurrently with the
+ * check for live tensors is never stranded: hide the types (new
+ * allocations fail), wait for a grace period, check again, and then either
+ * forget them or restore them. */
+void bp__device_hide_owner(bp__plugin *owner) {
+  pthread_mutex_lock(&registry_lock);
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
+    bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_relaxed);
+    if (dt && dt->owner == owner) atomic_store_explicit(&dt->iface, NULL, memory_order_release);
+  }
+  pthread_mutex_unlock(&registry_lock);
+}
+
+void bp__device_restore_owner(bp__plugin *owner) {
+  pthread_mutex_lock(&registry_lock);
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
+    bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_relaxed);
+    if (dt && dt->owner == owner)
+      atomic_store_explicit(&dt->iface, dt->registered, memory_order_release);
+  }
+  pthread_mutex_unlock(&registry_lock);
+}
+
+void bp__device_forget_owner(bp__plugin *owner) {
+  pthread_mutex_lock(&registry_lock);
   for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
     bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_relaxed);
     if (dt && dt->owner == owner) {
       atomic_store_explicit(&dt->iface, NULL, memory_order_release);
+      dt->registered = NULL;
       dt->owner = NULL;
       slot_counts[s] = 0;
     }
   }
   pthread_mutex_unlock(&registry_lock);
-  return BP_OK;
 }
 
 bp_status bp__device_alloc(bp__device_type *dt, int32_t index, size_t nbytes, void **out) {

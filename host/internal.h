@@ -15,7 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ffi.h>
+
 #include <backplane/host.h>
+
+#include "schema.h"
 
 #if defined(__GNUC__)
 #define BP__LIKELY(x) __builtin_expect(!!(x), 1)
@@ -50,7 +54,7 @@ bp_status bp__status_from_plugin(int status, const char *who);
 #define BP__DEVICE_DYNAMIC_SLOTS 64
 #define BP__DEVICE_SLOTS (BP__DEVICE_FIXED_SLOTS + BP__DEVICE_DYNAMIC_SLOTS)
 
-struct bp__plugin;
+struct bp_plugin;
 
 /* A registered device type.  Entries are never freed: an unloaded type
  * keeps its entry with iface == NULL, so that a stale code fails cleanly
@@ -59,7 +63,8 @@ typedef struct bp__device_type {
   int32_t type;
   char name[32];
   _Atomic(const bp_device_iface *) iface;  /* NULL while unregistered */
-  struct bp__plugin *owner;                /* NULL for built-ins */
+  struct bp_plugin *owner;                 /* NULL for built-ins */
+  const bp_device_iface *registered;       /* kept while hidden for unload */
   atomic_int_fast64_t live_tensors;        /* storages alive on it */
   atomic_int_fast64_t live_bytes;          /* bytes they hold */
 } bp__device_type;
@@ -76,13 +81,9 @@ bp_status bp__device_check(bp_device device, const char *what,
                            bp__device_type **out);
 
 /* Registers `iface` for `owner` (NULL: built in).  See host->device_type. */
-bp_status bp__device_register(struct bp__plugin *owner,
+bp_status bp__device_register(struct bp_plugin *owner,
                               const bp_device_iface *iface,
                               int32_t *out_type);
-
-/* Unregisters every device type `owner` registered.  Fails with BP_ERR_BUSY
- * (and changes nothing) while any of them has live tensors. */
-bp_status bp__device_unregister_owner(struct bp__plugin *owner);
 
 /* Allocates/frees storage bytes on a device, keeping the per-type
  * accounting.  nbytes may be 0 (no allocation; *out = NULL). */
@@ -128,6 +129,193 @@ struct bp_tensor {
 static inline const bp_tensor_view *bp__view(const bp_tensor *t) {
   return &t->view;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Grace periods (rcu.c)                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct bp__reader {
+  atomic_uint_fast64_t nest;  /* calls in progress on the owning thread */
+  atomic_uint_fast64_t seq;   /* advances each time nest returns to 0 */
+  atomic_bool in_use;
+  struct bp__reader *next;
+} bp__reader;
+
+extern __thread bp__reader *bp__tl_reader __attribute__((tls_model("initial-exec")));
+/* True when readers must fence (membarrier(2) is unavailable). */
+extern bool bp__readers_fence;
+
+bp__reader *bp__reader_register(void);
+
+/* Waits until every thread that was inside a read section when this was
+ * called (other than the caller) has left it. */
+void bp__synchronize(void);
+
+/* Enters a read section; returns NULL only if out of memory. */
+static inline bp__reader *bp__read_enter(void) {
+  bp__reader *r = bp__tl_reader;
+  if (BP__UNLIKELY(!r)) {
+    r = bp__reader_register();
+    if (!r) return NULL;
+  }
+  uint_fast64_t n = atomic_load_explicit(&r->nest, memory_order_relaxed);
+  atomic_store_explicit(&r->nest, n + 1, memory_order_relaxed);
+  if (BP__UNLIKELY(bp__readers_fence))
+    atomic_thread_fence(memory_order_seq_cst);
+  else
+    atomic_signal_fence(memory_order_seq_cst);
+  return r;
+}
+
+static inline void bp__read_exit(bp__reader *r) {
+  uint_fast64_t n = atomic_load_explicit(&r->nest, memory_order_relaxed);
+  if (n == 1)
+    atomic_store_explicit(&r->seq, atomic_load_explicit(&r->seq, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+  atomic_store_explicit(&r->nest, n - 1, memory_order_release);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Plugins, ops and kernels (loader.c, registry.c, call.c)                  */
+/* ------------------------------------------------------------------------ */
+
+/* Limits of a schema that the call path keeps in fixed arrays. */
+#define BP__MAX_ARGS 32
+#define BP__MAX_RETS 8
+#define BP__MAX_FFI_ARGS (1 + 2 * BP__MAX_ARGS + BP__MAX_RETS)
+
+struct bp_plugin {
+  char *path;                 /* canonical path, or "(static)" */
+  char *label;                /* for static plugins */
+  char *name, *vendor, *version;
+  uint32_t abi_major, abi_minor, op_set_version;
+  int32_t origin, state, status;
+  char *error;                /* "" when none */
+  void *dl;                   /* dlopen handle; NULL for static */
+  const bp_plugin_desc *desc;
+  size_t desc_size;           /* the descriptor's struct_size */
+  bool loading;               /* inside setup(): registrations are staged */
+  bp_plugin_init_fn static_init;  /* for bp_plugin_register() */
+};
+typedef struct bp_plugin bp__plugin;
+
+/* The pseudo-plugin that owns the host's own registrations. */
+extern bp__plugin bp__host_plugin;
+
+typedef bp_status (*bp__fast_fn)(bp_unboxed_kernel fn, const bp_kernel_ctx *ctx,
+                                 const bp_value *args, bp_tensor **outs);
+
+/* Kinds of dispatch-table entry (beyond bp_kernel_kind). */
+#define BP__ENTRY_FALLBACK 10
+#define BP__ENTRY_COMPOSITE 11
+
+/* A registered kernel, fallback or composite.  Immutable once published;
+ * freed only after a grace period. */
+typedef struct bp__kernel {
+  bp_kernel_ctx ctx;          /* what the kernel receives (fallbacks get a
+                                 copy with the op filled in) */
+  int kind;                   /* bp_kernel_kind or BP__ENTRY_* */
+  bp_boxed_kernel boxed;
+  bp_unboxed_kernel unboxed;
+  bp__fast_fn fast;
+  bp__plugin *owner;
+  int32_t *dtypes;            /* owned copy, or NULL */
+  bool enabled;               /* changed under the registry lock */
+} bp__kernel;
+
+/* How a schema argument is passed to an unboxed kernel. */
+enum {
+  BP__M_TENSOR = 1,  /* bp_tensor *, NULL for None */
+  BP__M_I64,         /* int64_t */
+  BP__M_F64,         /* double */
+  BP__M_BOOL,        /* bool */
+  BP__M_I32,         /* int32_t (ScalarType) */
+  BP__M_STR,         /* const char *, NULL for None */
+  BP__M_OPT_I64,     /* const int64_t *, NULL for None */
+  BP__M_OPT_F64,
+  BP__M_OPT_BOOL,
+  BP__M_OPT_I32,
+  BP__M_DEVICE,      /* const bp_device *, NULL for None */
+  BP__M_LIST         /* pointer, size_t */
+};
+
+struct bp_op {
+  char *name;                 /* "ns::name[.overload]"; permanent */
+  size_t ns_len;              /* length of the "ns" prefix */
+  atomic_bool defined;        /* published definition */
+  /* The definition: changed only while !defined, under the registry lock. */
+  bp__schema *schema;
+  char *schema_text;          /* canonical, with namespace */
+  char *doc;
+  uint64_t flags;
+  bp_meta_fn meta;
+  bp_kernel_ctx meta_ctx;
+  bp__kernel *composite;
+  bp__plugin *def_owner;      /* NULL when undefined */
+  /* Derived from the schema for the call path. */
+  uint32_t nargs, nrets, npositional;
+  uint8_t arg_tag[BP__MAX_ARGS];
+  bool arg_optional[BP__MAX_ARGS];
+  int16_t arg_list_size[BP__MAX_ARGS];  /* N of T[N], -1 otherwise */
+  uint8_t arg_marshal[BP__MAX_ARGS];    /* BP__M_* */
+  uint8_t ret_tag[BP__MAX_RETS];
+  uint8_t ntensor_args;
+  uint8_t tensor_args[BP__MAX_ARGS];    /* Tensor, Tensor?, Tensor[] args */
+  int8_t device_arg;                    /* first Device argument, or -1 */
+  int8_t fast_sig;                      /* fast-path signature, or -1 */
+  bool cif_ok;
+  ffi_cif cif;
+  ffi_type *ffi_types[BP__MAX_FFI_ARGS];
+  unsigned nffi;
+  /* Kernels by device slot, enabled or not (registry lock), and the
+   * published dispatch table the call path reads. */
+  bp__kernel *registered[BP__DEVICE_SLOTS];
+  _Atomic(bp__kernel *) dispatch[BP__DEVICE_SLOTS];
+};
+
+/* The per-op call plan and the fast-path table (call.c). */
+bp_status bp__op_prepare(bp_op *op);
+bp__fast_fn bp__fast_lookup(int sig);
+bp_status bp__call_kernel(const bp_op *op, const bp__kernel *k, const bp_value *args,
+                          bp_value *rets);
+
+/* The registry (registry.c).  bp__registry_lock guards every mutation. */
+void bp__registry_lock(void);
+void bp__registry_unlock(void);
+/* Publishes what a plugin staged in setup() (dispatch tables and defs). */
+void bp__registry_commit(bp__plugin *p);
+/* Removes all of p's registrations and unpublishes them; the records to
+ * free after the grace period are appended to *garbage (a malloc'd array
+ * of *ngarbage pointers, freed by bp__registry_free_garbage). */
+void bp__registry_remove(bp__plugin *p, void ***garbage, size_t *ngarbage);
+void bp__registry_free_garbage(void **garbage, size_t n);
+/* The library/registration entry points of the host table. */
+bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_library **out);
+bp_status bp__reg_def(bp_library *lib, const bp_op_def *def);
+bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kernel);
+bp_status bp__reg_fallback(bp_registrar *reg, const bp_fallback_def *fallback);
+bp_status bp__reg_device_type(bp_registrar *reg, const bp_device_iface *iface, int32_t *out);
+
+struct bp_registrar {
+  bp__plugin *plugin;
+  bool active;                /* only inside setup() */
+  struct bp_library *libs;    /* opened libraries, freed after setup() */
+};
+
+struct bp_library {
+  bp_registrar *reg;
+  char *ns;
+  int32_t kind;
+  struct bp_library *next;
+};
+
+/* Device-type ownership changes for unload (device.c): hide a plugin's
+ * types from new allocations, bring them back, or forget them. */
+void bp__device_hide_owner(bp__plugin *owner);
+void bp__device_restore_owner(bp__plugin *owner);
+void bp__device_forget_owner(bp__plugin *owner);
+/* Live tensors on the device types of `owner`; names one in *out_name. */
+int64_t bp__device_live_for_owner(bp__plugin *owner, const char **out_name);
 
 /* ------------------------------------------------------------------------ */
 /* Misc                                                                     */

@@ -2,11 +2,19 @@
 lib_LTLIBRARIES += %D%/libbackplane.la
 %C%_libbackplane_la_SOURCES = \
 	%D%/internal.h \
+	%D%/schema.h \
+	%D%/schema.c \
 	%D%/error.c \
 	%D%/device.c \
 	%D%/tensor.c \
 	%D%/stack.c \
-	%D%/dlpack.c
+	%D%/dlpack.c \
+	%D%/rcu.c \
+	%D%/registry.c \
+	%D%/call.c \
+	%D%/loader.c \
+	%D%/hostapi.c
+%C%_libbackplane_la_CPPFLAGS = $(AM_CPPFLAGS) -DBP_PLUGIN_DIR='"$(pkglibdir)/plugins"'
 %C%_libbackplane_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(FFI_CFLAGS)
 %C%_libbackplane_la_LIBADD = $(FFI_LIBS)
 %C%_libbackplane_la_LDFLAGS = -no-undefined -version-info $(BP_LT_VERSION_INFO)

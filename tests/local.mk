@@ -11,6 +11,7 @@ check_PROGRAMS += \
 	%D%/test-dlpack \
 	%D%/test-device \
 	%D%/test-schema \
+	%D%/test-dispatch \
 	%D%/test-cxx
 %C%_test_errors_LDADD = $(TEST_LDADD)
 %C%_test_tensor_LDADD = $(TEST_LDADD)
@@ -23,6 +24,8 @@ check_PROGRAMS += \
 %C%_test_schema_SOURCES = %D%/test-schema.c host/schema.c
 %C%_test_schema_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host
 %C%_test_schema_LDADD = %D%/libtap.la -lm
+%C%_test_dispatch_SOURCES = %D%/test-dispatch.c %D%/testutil.h
+%C%_test_dispatch_LDADD = $(TEST_LDADD) -lpthread
 %C%_test_cxx_SOURCES = %D%/test-cxx.cc
 %C%_test_cxx_LDADD = $(TEST_LDADD)
 
@@ -33,6 +36,7 @@ TESTS += \
 	%D%/test-dlpack \
 	%D%/test-device \
 	%D%/test-schema \
+	%D%/test-dispatch \
 	%D%/test-cxx \
 	%D%/test-headers.sh
 dist_check_SCRIPTS += %D%/test-headers.sh

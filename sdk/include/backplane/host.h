@@ -260,6 +260,218 @@ BP_API void bp_stack_pop(bp_stack *s, size_t n);
  * which the caller owns; never on borrowed arguments. */
 BP_API void bp_stack_release(bp_stack *s);
 
+/* ------------------------------------------------------------------------ */
+/* Plugins                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A plugin known to the host: loaded, failed to load, or unloaded.  The
+ * handle is library-owned and stays valid for the life of the process, so
+ * that a failed attempt can still be described.
+ */
+typedef struct bp_plugin bp_plugin;
+
+/* How a plugin was found. */
+typedef enum bp_plugin_origin {
+  BP_ORIGIN_EXPLICIT = 1,   /* a path given to bp_plugin_load() */
+  BP_ORIGIN_ENV = 2,        /* a directory in BP_PLUGIN_PATH */
+  BP_ORIGIN_INSTALLED = 3,  /* the installed plugin directory */
+  BP_ORIGIN_STATIC = 4      /* linked into the host: bp_plugin_register() */
+} bp_plugin_origin;
+
+/* States of a plugin. */
+typedef enum bp_plugin_state {
+  BP_PLUGIN_LOADED = 1,
+  BP_PLUGIN_FAILED = 2,     /* the last load attempt failed; see error */
+  BP_PLUGIN_UNLOADED = 3
+} bp_plugin_state;
+
+/*
+ * A description of a plugin.  Strings are library-owned and valid until
+ * the next load or unload of the same plugin; any may be NULL when the load
+ * failed before the plugin described itself.
+ */
+typedef struct bp_plugin_info {
+  size_t struct_size;
+  const char *path;        /* canonical path; "(static)" for bp_plugin_register */
+  const char *name;        /* the descriptor's name */
+  const char *vendor;
+  const char *version;
+  uint32_t abi_major;      /* the ABI the plugin was built against */
+  uint32_t abi_minor;
+  uint32_t op_set_version; /* the core op-set version it implements */
+  int32_t origin;          /* a bp_plugin_origin */
+  int32_t state;           /* a bp_plugin_state */
+  int32_t status;          /* why the last attempt failed, BP_OK if it did not */
+  const char *error;       /* the failure message, "" when none */
+} bp_plugin_info;
+
+BP_ASSERT_LAST_FIELD(bp_plugin_info, error);
+#define BP_PLUGIN_INFO_STRUCT_SIZE BP_STRUCT_SIZE(bp_plugin_info, error)
+
+/*
+ * Loads the plugin at `path` (dlopen with RTLD_NOW | RTLD_LOCAL), checks
+ * its ABI version and descriptor, and runs its setup().  Loading a path
+ * whose canonical form is already loaded returns the loaded plugin and does
+ * nothing else.  A failure is recorded against the path (see
+ * bp_plugin_info) and affects no other plugin; the message names the file
+ * and the reason.  *out_plugin may be NULL when the handle is not wanted.
+ */
+BP_API bp_status bp_plugin_load(const char *path, bp_plugin **out_plugin);
+
+/*
+ * Registers a plugin that is linked into the host: `init` plays the role
+ * of the plugin's bp_plugin_init.  `label` names it in messages and
+ * listings.  Otherwise as bp_plugin_load().
+ */
+BP_API bp_status bp_plugin_register(bp_plugin_init_fn init, const char *label,
+                                    bp_plugin **out_plugin);
+
+/*
+ * Loads every plugin found in the directories of BP_PLUGIN_PATH (a
+ * colon-separated list; ignored when the process runs with elevated
+ * privileges) and then in the installed plugin directory.  A file is a
+ * candidate when its name ends in ".so".  A plugin that fails does not
+ * stop the others; every attempt is recorded.  *out_loaded (may be NULL)
+ * receives the number loaded by this call.  Returns BP_OK unless it could
+ * not run at all.
+ */
+BP_API bp_status bp_plugin_discover(size_t *out_loaded);
+
+/* The installed plugin directory, $(pkglibdir)/plugins.  Static. */
+BP_API const char *bp_plugin_dir(void);
+
+/*
+ * Unloads a plugin: removes all of its registrations at once, waits until
+ * no call into it is in flight, runs its teardown() and closes it.  Fails
+ * with BP_ERR_BUSY, changing nothing, while tensors on its device types are
+ * alive.
+ */
+BP_API bp_status bp_plugin_unload(bp_plugin *plugin);
+
+/* The plugins known to the host, loaded or not, in the order first seen;
+ * bp_plugin_at() returns NULL past the end. */
+BP_API size_t bp_plugin_count(void);
+BP_API bp_plugin *bp_plugin_at(size_t index);
+
+/* Describes a plugin.  Set out_info->struct_size first. */
+BP_API bp_status bp_plugin_get_info(const bp_plugin *plugin,
+                                    bp_plugin_info *out_info);
+
+/* ------------------------------------------------------------------------ */
+/* Operators                                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Finds an operator by "ns::name" or "ns::name.overload".  The handle is
+ * valid for the life of the process: resolve it once and keep it.  An op
+ * whose defining plugin unloads stays findable but fails calls with
+ * BP_ERR_NOT_FOUND until it is defined again.
+ */
+BP_API bp_status bp_op_find(const char *name, const bp_op **out_op);
+
+/*
+ * Calls an operator.  The stack holds the arguments in schema order,
+ * positionally (kwarg-only arguments too, in their schema positions);
+ * trailing arguments that have defaults may be left off.  Arguments are
+ * borrowed.  The device of the tensor arguments selects the kernel: the
+ * device type's kernel if there is one and it is enabled, else the device
+ * type's fallback, else the op's composite kernel.  Tensors on different
+ * devices are an error unless the op allows it.
+ *
+ * On success the stack holds the results instead, values[0 .. nrets-1],
+ * and each Tensor among them is a new reference the caller owns (release
+ * it, or bp_stack_release() the stack).  On failure the stack holds no
+ * values (top is 0) and bp_last_error() names the op, the argument, and
+ * the expected and actual values.  The stack's capacity must hold the
+ * larger of the schema's argument and result counts.
+ *
+ * The call takes no lock and makes no heap allocation in libbackplane.
+ */
+BP_API bp_status bp_call(const bp_op *op, bp_stack *stack);
+
+/*
+ * Like bp_call(), with keyword arguments: the top `nkw` values of the stack
+ * are the arguments named by kwnames[0 .. nkw-1] (kwnames[i] names the
+ * value at values[top - nkw + i]); the values below them are positional
+ * and may not go past the '*' of the schema.  Arguments not given take
+ * their defaults.
+ */
+BP_API bp_status bp_call_kw(const bp_op *op, bp_stack *stack,
+                            const char *const *kwnames, size_t nkw);
+
+/*
+ * Runs the op's meta function on the arguments on `stack` (as bp_call()
+ * takes them; the stack is not changed): fills outs[0 .. nrets-1] with each
+ * Tensor result's device, dtype, sizes and strides.  Set each
+ * outs[i].struct_size first.  Fails with BP_ERR_UNSUPPORTED when the op has
+ * no meta function.
+ */
+BP_API bp_status bp_op_meta(const bp_op *op, const bp_stack *stack,
+                            bp_tensor_meta *outs, size_t nouts);
+
+/*
+ * Disables or re-enables the kernel of `op` for a device type.  While it is
+ * disabled, calls dispatch as if it were absent (to the fallback or the
+ * composite).  Fails with BP_ERR_NOT_FOUND when there is no such kernel.
+ */
+BP_API bp_status bp_set_kernel_enabled(const bp_op *op, int32_t device_type,
+                                       bool enabled);
+
+/* Kinds of kernel. */
+typedef enum bp_kernel_kind {
+  BP_KERNEL_BOXED = 1,
+  BP_KERNEL_UNBOXED = 2,      /* called through libffi */
+  BP_KERNEL_UNBOXED_FAST = 3  /* called through a specialised trampoline */
+} bp_kernel_kind;
+
+/*
+ * A description of an operator.  Strings are library-owned and valid until
+ * the next plugin load or unload.
+ */
+typedef struct bp_op_info {
+  size_t struct_size;
+  const char *name;        /* "ns::name" or "ns::name.overload" */
+  const char *schema;      /* canonical schema text; NULL when undefined */
+  const char *doc;         /* "" when none */
+  const char *owner;       /* the defining plugin's name; "host" for the host */
+  uint64_t flags;          /* BP_OP_* */
+  int32_t defined;         /* 1 when defined, 0 when its definer unloaded */
+  int32_t has_meta;
+  int32_t has_composite;
+  int32_t nkernels;        /* registered kernels, enabled or not */
+} bp_op_info;
+
+BP_ASSERT_LAST_FIELD(bp_op_info, nkernels);
+#define BP_OP_INFO_STRUCT_SIZE BP_STRUCT_SIZE(bp_op_info, nkernels)
+
+/* A description of one kernel of an operator. */
+typedef struct bp_kernel_info {
+  size_t struct_size;
+  const char *plugin;      /* the registering plugin's name */
+  const int32_t *dtypes;   /* as registered, BP_DTYPE_INVALID-terminated;
+                              NULL for "every dtype the op allows" */
+  int32_t device_type;
+  int32_t kind;            /* a bp_kernel_kind */
+  int32_t enabled;
+  int32_t reserved;
+} bp_kernel_info;
+
+BP_ASSERT_LAST_FIELD(bp_kernel_info, reserved);
+#define BP_KERNEL_INFO_STRUCT_SIZE BP_STRUCT_SIZE(bp_kernel_info, reserved)
+
+/* Describes an op; set out_info->struct_size first. */
+BP_API bp_status bp_op_get_info(const bp_op *op, bp_op_info *out_info);
+
+/* Describes the op's index-th kernel (0 .. nkernels-1). */
+BP_API bp_status bp_op_get_kernel(const bp_op *op, size_t index,
+                                  bp_kernel_info *out_info);
+
+/* The operators known to the host, in the order first defined;
+ * bp_op_at() returns NULL past the end. */
+BP_API size_t bp_op_count(void);
+BP_API const bp_op *bp_op_at(size_t index);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

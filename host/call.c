@@ -1,0 +1,623 @@
+/*
+ * host/call.c - the dispatcher: argument checks, device selection, and the
+ * boxed, libffi and fast-path calls.
+ *
+ * Everything the call path needs is derived from the schema once, when the
+ * op is defined (bp__op_prepare): the expected tag of each argument, which
+ * arguments carry tensors, how each is passed to an unboxed kernel, the
+ * ffi_cif, and the fast-path signature.  A call then checks tags, finds
+ * the device, loads one pointer from the op's dispatch table and calls.  It
+ * takes no lock and allocates nothing.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* The fast path: trampolines for common unboxed signatures                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A trampoline casts the kernel to its exact C type and calls it directly,
+ * with no libffi.  Signatures covered: up to 4 arguments, each a Tensor
+ * (bp_tensor *), an int (int64_t) or a float (double), and 0 to 2 Tensor
+ * results.  Each trampoline is generated below; the signature index is
+ * base-3 over the arguments (T=0, I=1, F=2, first argument most
+ * significant), offset by the count, times 3 plus the number of results.
+ */
+#define FT_T bp_tensor *
+#define FT_I int64_t
+#define FT_F double
+#define FV_T(k) a[k].u.tensor
+#define FV_I(k) a[k].u.i
+#define FV_F(k) a[k].u.f
+#define RT_0
+#define RT_1 , bp_tensor **
+#define RT_2 , bp_tensor **, bp_tensor **
+#define RV_0
+#define RV_1 , &o[0]
+#define RV_2 , &o[0], &o[1]
+
+#define FP_SIG(name) \
+  static bp_status name(bp_unboxed_kernel fn, const bp_kernel_ctx *c, const bp_value *a, bp_tensor **o)
+
+#define FP0(R)                                                             \
+  FP_SIG(fp0_##R) {                                                        \
+    (void)a;                                                               \
+    (void)o;                                                               \
+    return ((bp_status(*)(const bp_kernel_ctx * RT_##R)) fn)(c RV_##R);    \
+  }
+#define FP1(A, R)                                                                  \
+  FP_SIG(fp1_##A##_##R) {                                                          \
+    (void)o;                                                                       \
+    return ((bp_status(*)(const bp_kernel_ctx *, FT_##A RT_##R)) fn)(c, FV_##A(0) RV_##R); \
+  }
+#define FP2(A, B, R)                                                                      \
+  FP_SIG(fp2_##A##B##_##R) {                                                              \
+    (void)o;                                                                              \
+    return ((bp_status(*)(const bp_kernel_ctx *, FT_##A, FT_##B RT_##R)) fn)(            \
+        c, FV_##A(0), FV_##B(1) RV_##R);                                                  \
+  }
+#define FP3(A, B, C, R)                                                                   \
+  FP_SIG(fp3_##A##B##C##_##R) {                                                           \
+    (void)o;                                                                              \
+    return ((bp_status(*)(const bp_kernel_ctx *, FT_##A, FT_##B, FT_##C RT_##R)) fn)(    \
+        c, FV_##A(0), FV_##B(1), FV_##C(2) RV_##R);                                       \
+  }
+#define FP4(A, B, C, D, R)                                                                       \
+  FP_SIG(fp4_##A##B##C##D##_##R) {                                                               \
+    (void)o;                                                                                     \
+    return ((bp_status(*)(const bp_kernel_ctx *, FT_##A, FT_##B, FT_##C, FT_##D RT_##R)) fn)(   \
+        c, FV_##A(0), FV_##B(1), FV_##C(2), FV_##D(3) RV_##R);                                   \
+  }
+
+/* Enumerations in signature-index order. */
+#define EACH_R(M, ...) M(__VA_ARGS__, 0) M(__VA_ARGS__, 1) M(__VA_ARGS__, 2)
+#define EACH0(M) M(0) M(1) M(2)
+#define EACH1(M) EACH_R(M, T) EACH_R(M, I) EACH_R(M, F)
+#define EACH2_(M, A) EACH_R(M, A, T) EACH_R(M, A, I) EACH_R(M, A, F)
+#define EACH2(M) EACH2_(M, T) EACH2_(M, I) EACH2_(M, F)
+#define EACH3__(M, A, B) EACH_R(M, A, B, T) EACH_R(M, A, B, I) EACH_R(M, A, B, F)
+#define EACH3_(M, A) EACH3__(M, A, T) EACH3__(M, A, I) EACH3__(M, A, F)
+#define EACH3(M) EACH3_(M, T) EACH3_(M, I) EACH3_(M, F)
+#define EACH4___(M, A, B, C) EACH_R(M, A, B, C, T) EACH_R(M, A, B, C, I) EACH_R(M, A, B, C, F)
+#define EACH4__(M, A, B) EACH4___(M, A, B, T) EACH4___(M, A, B, I) EACH4___(M, A, B, F)
+#define EACH4_(M, A) EACH4__(M, A, T) EACH4__(M, A, I) EACH4__(M, A, F)
+#define EACH4(M) EACH4_(M, T) EACH4_(M, I) EACH4_(M, F)
+
+EACH0(FP0)
+EACH1(FP1)
+EACH2(FP2)
+EACH3(FP3)
+EACH4(FP4)
+
+#define REF0(R) fp0_##R,
+#define REF1(A, R) fp1_##A##_##R,
+#define REF2(A, B, R) fp2_##A##B##_##R,
+#define REF3(A, B, C, R) fp3_##A##B##C##_##R,
+#define REF4(A, B, C, D, R) fp4_##A##B##C##D##_##R,
+
+static const bp__fast_fn fast_table[] = {EACH0(REF0) EACH1(REF1) EACH2(REF2) EACH3(REF3) EACH4(REF4)};
+
+/* Offsets of each argument count's block of signatures, in units of 3. */
+static const int fast_base[5] = {0, 1, 4, 13, 40};
+
+bp__fast_fn bp__fast_lookup(int sig) {
+  if (sig < 0 || (size_t)sig >= sizeof fast_table / sizeof fast_table[0]) return NULL;
+  return fast_table[sig];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Preparing an op                                                          */
+/* ------------------------------------------------------------------------ */
+
+static ffi_type *size_type(void) {
+  return sizeof(size_t) == 8 ? &ffi_type_uint64 : &ffi_type_uint32;
+}
+
+bp_status bp__op_prepare(bp_op *op) {
+  const bp__schema *s = op->schema;
+  op->nargs = (uint32_t)s->nargs;
+  op->nrets = (uint32_t)s->nrets;
+  op->npositional = (uint32_t)s->npositional;
+  op->ntensor_args = 0;
+  op->device_arg = -1;
+  unsigned nffi = 0;
+  op->ffi_types[nffi++] = &ffi_type_pointer; /* ctx */
+  bool fast = s->nargs <= 4 && s->nrets <= 2;
+  int code = 0;
+  for (size_t i = 0; i < s->nargs; i++) {
+    const bp__arg *a = &s->args[i];
+    op->arg_tag[i] = (uint8_t)a->value_tag;
+    op->arg_optional[i] = a->optional;
+    op->arg_list_size[i] = (int16_t)(a->is_list && a->list_size >= 0 ? a->list_size : -1);
+    if (a->type == BP__T_TENSOR) op->tensor_args[op->ntensor_args++] = (uint8_t)i;
+    if (a->type == BP__T_DEVICE && op->device_arg < 0) op->device_arg = (int8_t)i;
+    uint8_t m;
+    if (a->is_list) {
+      m = BP__M_LIST;
+    } else {
+      switch (a->type) {
+        case BP__T_TENSOR: m = BP__M_TENSOR; break;
+        case BP__T_INT: m = a->optional ? BP__M_OPT_I64 : BP__M_I64; break;
+        case BP__T_FLOAT: m = a->optional ? BP__M_OPT_F64 : BP__M_F64; break;
+        case BP__T_BOOL: m = a->optional ? BP__M_OPT_BOOL : BP__M_BOOL; break;
+        case BP__T_SCALAR_TYPE: m = a->optional ? BP__M_OPT_I32 : BP__M_I32; break;
+        case BP__T_STR: m = BP__M_STR; break;
+        case BP__T_DEVICE: m = BP__M_DEVICE; break;
+        default: return bp__error(BP_ERR_INTERNAL, "op '%s': argument #%zu has unknown type %d",
+                                  op->name, i, a->type);
+      }
+    }
+    op->arg_marshal[i] = m;
+    switch (m) {
+      case BP__M_I64: op->ffi_types[nffi++] = &ffi_type_sint64; break;
+      case BP__M_F64: op->ffi_types[nffi++] = &ffi_type_double; break;
+      case BP__M_BOOL: op->ffi_types[nffi++] = &ffi_type_uint8; break;
+      case BP__M_I32: op->ffi_types[nffi++] = &ffi_type_sint32; break;
+      case BP__M_LIST:
+        op->ffi_types[nffi++] = &ffi_type_pointer;
+        op->ffi_types[nffi++] = size_type();
+        break;
+      default: op->ffi_types[nffi++] = &ffi_type_pointer; break;
+    }
+    /* Fast-path digits: plain Tensor, int and float only. */
+    int digit = m == BP__M_TENSOR && !a->optional ? 0 : m == BP__M_I64 ? 1 : m == BP__M_F64 ? 2 : -1;
+    if (digit < 0) fast = false;
+    code = code * 3 + (digit < 0 ? 0 : digit);
+  }
+  for (size_t j = 0; j < s->nrets; j++) {
+    const bp__arg *r = &s->rets[j];
+    op->ret_tag[j] = (uint8_t)r->value_tag;
+    if (r->type != BP__T_TENSOR) fast = false;
+    op->ffi_types[nffi++] = &ffi_type_pointer;
+  }
+  op->nffi = nffi;
+  op->fast_sig = fast ? (int8_t)((fast_base[s->nargs] + code) * 3 + (int)s->nrets) : -1;
+  op->cif_ok = ffi_prep_cif(&op->cif, FFI_DEFAULT_ABI, nffi, &ffi_type_sint, op->ffi_types) == FFI_OK;
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Unboxed calls                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef union ffi_slot {
+  void *p;
+  int64_t i;
+  double f;
+  bool b;
+  int32_t i32;
+  size_t z;
+} ffi_slot;
+
+typedef union ret_slot {
+  bp_tensor *t;
+  int64_t i;
+  double f;
+  bool b;
+  int32_t i32;
+} ret_slot;
+
+static bp_status call_ffi(const bp_op *op, const bp__kernel *k, const bp_value *args,
+                          bp_value *rets) {
+  ffi_slot vals[BP__MAX_FFI_ARGS];
+  int32_t i32s[BP__MAX_ARGS];
+  ret_slot out[BP__MAX_RETS];
+  void *avalues[BP__MAX_FFI_ARGS];
+  unsigned n = 0;
+  vals[n].p = (void *)&k->ctx;
+  avalues[n] = &vals[n];
+  n++;
+  for (uint32_t i = 0; i < op->nargs; i++) {
+    const bp_value *v = &args[i];
+    bool none = v->tag == BP_TAG_NONE;
+    switch (op->arg_marshal[i]) {
+      case BP__M_TENSOR: vals[n].p = none ? NULL : v->u.tensor; break;
+      case BP__M_I64: vals[n].i = v->u.i; break;
+      case BP__M_F64: vals[n].f = v->u.f; break;
+      case BP__M_BOOL: vals[n].b = v->u.b; break;
+      case BP__M_I32: vals[n].i32 = (int32_t)v->u.i; break;
+      case BP__M_STR: vals[n].p = none ? NULL : (void *)v->u.str; break;
+      case BP__M_OPT_I64: vals[n].p = none ? NULL : (void *)&v->u.i; break;
+      case BP__M_OPT_F64: vals[n].p = none ? NULL : (void *)&v->u.f; break;
+      case BP__M_OPT_BOOL: vals[n].p = none ? NULL : (void *)&v->u.b; break;
+      case BP__M_OPT_I32:
+        i32s[i] = (int32_t)v->u.i;
+        vals[n].p = none ? NULL : &i32s[i];
+        break;
+      case BP__M_DEVICE: vals[n].p = none ? NULL : (void *)&v->u.device; break;
+      case BP__M_LIST:
+        vals[n].p = none ? NULL : (void *)v->u.ints;
+        avalues[n] = &vals[n];
+        n++;
+        vals[n].z = none ? 0 : v->len;
+        break;
+      default: break;
+    }
+    avalues[n] = &vals[n];
+    n++;
+  }
+  memset(out, 0, sizeof out);
+  for (uint32_t j = 0; j < op->nrets; j++) {
+    vals[n].p = &out[j];
+    avalues[n] = &vals[n];
+    n++;
+  }
+  ffi_arg rc = 0;
+  ffi_call((ffi_cif *)&op->cif, (void (*)(void))k->unboxed, &rc, avalues);
+  bp_status st = (bp_status)(int)rc;
+  if (st) return st;
+  for (uint32_t j = 0; j < op->nrets; j++) {
+    bp_value *r = &rets[j];
+    memset(r, 0, sizeof *r);
+    r->tag = op->ret_tag[j];
+    switch (r->tag) {
+      case BP_TAG_TENSOR: r->u.tensor = out[j].t; break;
+      case BP_TAG_INT: r->u.i = out[j].i; break;
+      case BP_TAG_FLOAT: r->u.f = out[j].f; break;
+      case BP_TAG_BOOL: r->u.b = out[j].b; break;
+      case BP_TAG_SCALAR_TYPE: r->u.i = out[j].i32; break;
+      default: break;
+    }
+  }
+  return BP_OK;
+}
+
+bp_status bp__call_kernel(const bp_op *op, const bp__kernel *k, const bp_value *args,
+                          bp_value *rets) {
+  switch (k->kind) {
+    case BP_KERNEL_BOXED:
+    case BP__ENTRY_COMPOSITE:
+      return k->boxed(&k->ctx, args, op->nargs, rets, op->nrets);
+    case BP_KERNEL_UNBOXED_FAST: {
+      bp_tensor *o[2] = {NULL, NULL};
+      bp_status st = k->fast(k->unboxed, &k->ctx, args, o);
+      if (st == BP_OK)
+        for (uint32_t j = 0; j < op->nrets; j++) {
+          rets[j].tag = BP_TAG_TENSOR;
+          rets[j].len = 0;
+          rets[j].u.tensor = o[j];
+        }
+      return st;
+    }
+    case BP_KERNEL_UNBOXED:
+      return call_ffi(op, k, args, rets);
+    case BP__ENTRY_FALLBACK: {
+      /* A fallback serves every op: give it this op in its context. */
+      bp_kernel_ctx ctx = k->ctx;
+      ctx.op = op;
+      ctx.op_name = op->name;
+      return k->boxed(&ctx, args, op->nargs, rets, op->nrets);
+    }
+    default:
+      return bp__error(BP_ERR_INTERNAL, "%s: dispatch entry of unknown kind %d", op->name, k->kind);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Argument checks                                                          */
+/* ------------------------------------------------------------------------ */
+
+static const char *arg_name(const bp_op *op, uint32_t i) {
+  return op->schema->args[i].name ? op->schema->args[i].name : "?";
+}
+
+static void type_spelling(const bp_op *op, uint32_t i, char *buf, size_t n) {
+  bp__arg_type_format(&op->schema->args[i], buf, n);
+}
+
+static bp_status bad_tag(const bp_op *op, uint32_t i, const bp_value *v) {
+  char want[64];
+  type_spelling(op, i, want, sizeof want);
+  if (v->tag >= BP_TAG_COUNT)
+    return bp__error(BP_ERR_TYPE, "%s: argument #%u '%s': expected %s, got an invalid tag %u",
+                     op->name, i, arg_name(op, i), want, v->tag);
+  return bp__error(BP_ERR_TYPE, "%s: argument #%u '%s': expected %s, got %s", op->name, i,
+                   arg_name(op, i), want, bp_tag_name((int32_t)v->tag));
+}
+
+/* Checks (and, for int-as-float, converts) every argument's tag. */
+static bp_status check_args(const bp_op *op, bp_value *args) {
+  for (uint32_t i = 0; i < op->nargs; i++) {
+    bp_value *v = &args[i];
+    uint32_t want = op->arg_tag[i];
+    if (BP__UNLIKELY(v->tag != want)) {
+      if (v->tag == BP_TAG_NONE && op->arg_optional[i]) continue;
+      if (want == BP_TAG_FLOAT && v->tag == BP_TAG_INT) {
+        v->u.f = (double)v->u.i;
+        v->tag = BP_TAG_FLOAT;
+        continue;
+      }
+      return bad_tag(op, i, v);
+    }
+    if (BP__UNLIKELY(want == BP_TAG_TENSOR && !v->u.tensor))
+      return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u '%s': the tensor is NULL",
+                       op->name, i, arg_name(op, i));
+    if (BP__UNLIKELY(op->arg_list_size[i] >= 0 && v->len != (uint32_t)op->arg_list_size[i])) {
+      char want_s[64];
+      type_spelling(op, i, want_s, sizeof want_s);
+      return bp__error(BP_ERR_SHAPE, "%s: argument #%u '%s': expected %s, got a list of %u",
+                       op->name, i, arg_name(op, i), want_s, v->len);
+    }
+  }
+  return BP_OK;
+}
+
+static void device_label(bp_device d, char *buf, size_t n) {
+  const char *name = bp_device_type_name(d.type);
+  if (name)
+    snprintf(buf, n, "%s:%d", name, (int)d.index);
+  else
+    snprintf(buf, n, "device type %d:%d", (int)d.type, (int)d.index);
+}
+
+static bool same_device(bp_device a, bp_device b) { return a.type == b.type && a.index == b.index; }
+
+/* The device a call dispatches on: that of the tensor arguments, which must
+ * agree unless the op allows mixing; else a Device argument; else the CPU. */
+static bp_status pick_device(const bp_op *op, const bp_value *args, bp_device *out) {
+  bool have = false;
+  bp_device dev = {BP_DEVICE_CPU, 0};
+  uint32_t first = 0;
+  for (uint32_t j = 0; j < op->ntensor_args; j++) {
+    uint32_t i = op->tensor_args[j];
+    const bp_value *v = &args[i];
+    size_t count = v->tag == BP_TAG_TENSOR ? 1 : v->tag == BP_TAG_TENSOR_LIST ? v->len : 0;
+    for (size_t e = 0; e < count; e++) {
+      const bp_tensor *t = v->tag == BP_TAG_TENSOR ? v->u.tensor : v->u.tensors[e];
+      bp_device d = t->view.device;
+      if (!have) {
+        dev = d;
+        have = true;
+        first = i;
+      } else if (BP__UNLIKELY(!same_device(d, dev)) && !(op->flags & BP_OP_MIXED_DEVICES)) {
+        char a[48], b[48];
+        device_label(d, a, sizeof a);
+        device_label(dev, b, sizeof b);
+        return bp__error(BP_ERR_DEVICE,
+                         "%s: argument #%u '%s' is on %s but argument #%u '%s' is on %s; the op "
+                         "does not allow mixed devices", op->name, i, arg_name(op, i), a, first,
+                         arg_name(op, first), b);
+      }
+    }
+  }
+  if (!have && op->device_arg >= 0 && args[op->device_arg].tag == BP_TAG_DEVICE)
+    dev = args[op->device_arg].u.device;
+  *out = dev;
+  return BP_OK;
+}
+
+static bp_status no_kernel(const bp_op *op, bp_device dev) {
+  char devs[256], label[48];
+  device_label(dev, label, sizeof label);
+  size_t n = bp__op_kernel_devices(op, devs, sizeof devs);
+  if (n == 0)
+    return bp__error(BP_ERR_NOT_FOUND, "%s: no kernel for %s, and the op has no kernels on any device",
+                     op->name, label);
+  return bp__error(BP_ERR_NOT_FOUND, "%s: no kernel for %s; kernels exist for: %s", op->name, label,
+                   devs);
+}
+
+/*
+ * Puts the call's arguments in schema order in `out` (or leaves them in
+ * place when the stack already holds exactly nargs positional values),
+ * filling defaults and placing keyword arguments.
+ */
+static bp_status gather_args(const bp_op *op, bp_value *values, size_t top,
+                             const char *const *kwnames, size_t nkw, bp_value *scratch,
+                             bp_value **out) {
+  if (nkw == 0 && top == op->nargs) {
+    *out = values;
+    return BP_OK;
+  }
+  size_t npos = top - nkw;
+  if (nkw > 0 && npos > op->npositional)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "%s: takes %u positional argument%s but %zu were given (the rest are "
+                     "keyword-only)", op->name, op->npositional, op->npositional == 1 ? "" : "s",
+                     npos);
+  if (npos > op->nargs)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: takes %u argument%s but %zu were given", op->name,
+                     op->nargs, op->nargs == 1 ? "" : "s", npos);
+  bool filled[BP__MAX_ARGS] = {false};
+  for (size_t i = 0; i < npos; i++) {
+    scratch[i] = values[i];
+    filled[i] = true;
+  }
+  for (size_t k = 0; k < nkw; k++) {
+    const char *name = kwnames[k];
+    if (!name)
+      return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: keyword name #%zu is NULL", op->name, k);
+    uint32_t i = 0;
+    while (i < op->nargs && strcmp(arg_name(op, i), name) != 0) i++;
+    if (i == op->nargs)
+      return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: unexpected keyword argument '%s'", op->name, name);
+    if (filled[i])
+      return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u '%s' was given twice", op->name, i,
+                       name);
+    scratch[i] = values[npos + k];
+    filled[i] = true;
+  }
+  for (uint32_t i = 0; i < op->nargs; i++) {
+    if (filled[i]) continue;
+    if (!op->schema->args[i].has_default)
+      return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: missing argument #%u '%s'", op->name, i,
+                       arg_name(op, i));
+    scratch[i] = op->schema->args[i].default_value;
+  }
+  *out = scratch;
+  return BP_OK;
+}
+
+/* A kernel's results must match the schema: anything else is a plugin bug
+ * that would otherwise reach the caller as a wrong value. */
+static bp_status check_results(const bp_op *op, const bp__kernel *k, bp_value *rets) {
+  for (uint32_t j = 0; j < op->nrets; j++) {
+    bool bad_tag_ = rets[j].tag != op->ret_tag[j];
+    if (BP__LIKELY(!bad_tag_ && (rets[j].tag != BP_TAG_TENSOR || rets[j].u.tensor))) continue;
+    for (uint32_t r = 0; r < op->nrets; r++)
+      if (rets[r].tag == BP_TAG_TENSOR) bp_tensor_release(rets[r].u.tensor);
+    char dbuf[48];
+    device_label(bp_device_make(k->ctx.device_type, 0), dbuf, sizeof dbuf);
+    if (bad_tag_)
+      return bp__error(BP_ERR_INTERNAL,
+                       "%s: the kernel (plugin '%s') returned %s for result #%u, expected %s",
+                       op->name, k->owner->name ? k->owner->name : "?",
+                       bp_tag_name((int32_t)rets[j].tag), j, bp_tag_name(op->ret_tag[j]));
+    return bp__error(BP_ERR_INTERNAL, "%s: the kernel (plugin '%s') returned BP_OK and a NULL tensor "
+                     "for result #%u", op->name, k->owner->name ? k->owner->name : "?", j);
+  }
+  return BP_OK;
+}
+
+/* Calls deeper than this are refused (a composite that calls itself). */
+#define MAX_DEPTH 64
+
+static bp_status call(const bp_op *op, bp_stack *stack, const char *const *kwnames, size_t nkw) {
+  if (BP__UNLIKELY(!op || !stack || stack->struct_size < BP_STACK_STRUCT_SIZE ||
+                   stack->top > stack->capacity || (!stack->values && stack->capacity))) {
+    if (stack) stack->top = 0;
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_call: %s",
+                     !op ? "op is NULL" : !stack ? "stack is NULL" : "the stack is not initialised "
+                     "(use BP_STACK_INIT) or is corrupt");
+  }
+  size_t top = stack->top;
+  stack->top = 0;
+  bp__reader *r = bp__read_enter();
+  if (BP__UNLIKELY(!r)) return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_call: out of memory");
+  bp_status st;
+  if (BP__UNLIKELY(!atomic_load_explicit(&op->defined, memory_order_acquire))) {
+    st = bp__error(BP_ERR_NOT_FOUND, "%s: the op is not defined (the plugin that defined it was unloaded)",
+                   op->name);
+    goto out;
+  }
+  if (BP__UNLIKELY(atomic_load_explicit(&r->nest, memory_order_relaxed) > MAX_DEPTH)) {
+    st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: calls are nested more than %d deep", op->name,
+                   MAX_DEPTH);
+    goto out;
+  }
+  if (BP__UNLIKELY(stack->capacity < op->nrets || nkw > top)) {
+    st = nkw > top ? bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %zu keyword names but only %zu values",
+                               op->name, nkw, top)
+                   : bp__error(BP_ERR_OVERFLOW, "%s: the stack's capacity %zu cannot hold the %u results",
+                               op->name, stack->capacity, op->nrets);
+    goto out;
+  }
+  bp_value scratch[BP__MAX_ARGS];
+  bp_value *args;
+  st = gather_args(op, stack->values, top, kwnames, nkw, scratch, &args);
+  if (st) goto out;
+  st = check_args(op, args);
+  if (st) goto out;
+  bp_device dev = {BP_DEVICE_CPU, 0};
+  st = pick_device(op, args, &dev);
+  if (st) goto out;
+  int ds = bp__device_slot(dev.type);
+  const bp__kernel *k =
+      ds >= 0 ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire) : NULL;
+  if (BP__UNLIKELY(!k)) {
+    st = no_kernel(op, dev);
+    goto out;
+  }
+  bp_value rets[BP__MAX_RETS];
+  st = bp__call_kernel(op, k, args, rets);
+  if (BP__UNLIKELY(st != BP_OK)) {
+    bp_status norm = bp__status_from_plugin((int)st, op->name);
+    if (norm == st && bp_last_status() != st)
+      bp__error(st, "%s: the kernel (plugin '%s') failed with %s and gave no message", op->name,
+                k->owner->name ? k->owner->name : "?", bp_status_str(st));
+    st = norm;
+    goto out;
+  }
+  st = check_results(op, k, rets);
+  if (st) goto out;
+  memcpy(stack->values, rets, op->nrets * sizeof *rets);
+  stack->top = op->nrets;
+out:
+  bp__read_exit(r);
+  return st;
+}
+
+BP_API bp_status bp_call(const bp_op *op, bp_stack *stack) { return call(op, stack, NULL, 0); }
+
+BP_API bp_status bp_call_kw(const bp_op *op, bp_stack *stack, const char *const *kwnames,
+                            size_t nkw) {
+  if (nkw && !kwnames) {
+    if (stack) stack->top = 0;
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_call_kw: kwnames is NULL for %zu keywords", nkw);
+  }
+  return call(op, stack, kwnames, nkw);
+}
+
+BP_API bp_status bp_op_meta(const bp_op *op, const bp_stack *stack, bp_tensor_meta *outs,
+                            size_t nouts) {
+  if (!op || !stack || !outs)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_meta: %s is NULL",
+                     !op ? "op" : !stack ? "stack" : "outs");
+  if (stack->struct_size < BP_STACK_STRUCT_SIZE || stack->top > stack->capacity)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_meta: the stack is not initialised or is corrupt");
+  bp__reader *r = bp__read_enter();
+  if (!r) return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_op_meta: out of memory");
+  bp_status st;
+  bp_value copy[BP__MAX_ARGS], scratch[BP__MAX_ARGS], *args;
+  if (!atomic_load_explicit(&op->defined, memory_order_acquire)) {
+    st = bp__error(BP_ERR_NOT_FOUND, "%s: the op is not defined", op->name);
+    goto out;
+  }
+  if (!op->meta) {
+    st = bp__error(BP_ERR_UNSUPPORTED, "%s: the op has no meta function", op->name);
+    goto out;
+  }
+  if (nouts < op->nrets) {
+    st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: outs has %zu entries for %u results", op->name, nouts,
+                   op->nrets);
+    goto out;
+  }
+  for (uint32_t j = 0; j < op->nrets; j++)
+    if (outs[j].struct_size < BP_TENSOR_META_STRUCT_SIZE) {
+      st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: outs[%u].struct_size is %zu, expected %zu",
+                     op->name, j, outs[j].struct_size, (size_t)BP_TENSOR_META_STRUCT_SIZE);
+      goto out;
+    }
+  if (stack->top > BP__MAX_ARGS) {
+    st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: takes %u arguments but %zu were given", op->name,
+                   op->nargs, stack->top);
+    goto out;
+  }
+  /* The caller's stack is const here: work on a copy. */
+  memcpy(copy, stack->values, stack->top * sizeof *copy);
+  st = gather_args(op, copy, stack->top, NULL, 0, scratch, &args);
+  if (!st) st = check_args(op, args);
+  if (st) goto out;
+  for (uint32_t j = 0; j < op->nrets; j++) {
+    size_t sz = outs[j].struct_size;
+    memset(&outs[j], 0, sizeof outs[j]);
+    outs[j].struct_size = sz;
+    outs[j].dtype = BP_DTYPE_INVALID;
+  }
+  st = op->meta(&op->meta_ctx, args, op->nargs, outs, op->nrets);
+  if (st) {
+    bp_status norm = bp__status_from_plugin((int)st, op->name);
+    if (norm == st && bp_last_status() != st)
+      bp__error(st, "%s: the meta function failed with %s and gave no message", op->name,
+                bp_status_str(st));
+    st = norm;
+    goto out;
+  }
+  for (uint32_t j = 0; j < op->nrets; j++) {
+    if (op->ret_tag[j] != BP_TAG_TENSOR) continue;
+    if (!bp_dtype_name(outs[j].dtype) || outs[j].ndim < 0 || outs[j].ndim > BP_MAX_NDIM) {
+      st = bp__error(BP_ERR_INTERNAL,
+                     "%s: the meta function left result #%u without a valid dtype and ndim "
+                     "(dtype %d, ndim %d)", op->name, j, (int)outs[j].dtype, (int)outs[j].ndim);
+      goto out;
+    }
+  }
+out:
+  bp__read_exit(r);
+  return st;
+}

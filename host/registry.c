@@ -1,0 +1,764 @@
+/*
+ * host/registry.c - namespaces, operators, kernels, fallbacks, and the
+ * dispatch tables the call path reads.
+ *
+ * Every mutation happens under one mutex.  The call path never takes it: it
+ * reads an op's `defined` flag and its published dispatch table with
+ * acquire loads.  Registrations made during a plugin's setup() are staged
+ * (visible to the registry, not to calls) and published together by
+ * bp__registry_commit(); unload unpublishes a plugin's registrations
+ * together, and the records are freed after a grace period.
+ *
+ * Ops are never freed: a handle from bp_op_find() stays valid for the life
+ * of the process.  An op whose definer unloads keeps its name and schema
+ * (so that a redefinition can be checked against kernels other plugins
+ * still hold) and fails calls until it is defined again.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void bp__registry_lock(void) { pthread_mutex_lock(&reg_lock); }
+void bp__registry_unlock(void) { pthread_mutex_unlock(&reg_lock); }
+
+/* ------------------------------------------------------------------------ */
+/* Tables                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static bp_op **ops;          /* in order of first definition */
+static size_t nops, ops_cap;
+static bp_op **op_hash;      /* open addressing, power-of-two size */
+static size_t op_hash_cap;
+
+typedef struct ns_entry {
+  char *ns;
+  bp__plugin *owner;
+  bool allow_fragments;
+} ns_entry;
+
+static ns_entry *namespaces;
+static size_t nns, ns_cap;
+
+static bp__kernel *fallbacks[BP__DEVICE_SLOTS];
+
+static uint64_t hash_str(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+static bp_op *op_lookup_n(const char *name, size_t n) {
+  if (!op_hash_cap) return NULL;
+  for (size_t i = hash_str(name, n) & (op_hash_cap - 1);; i = (i + 1) & (op_hash_cap - 1)) {
+    bp_op *op = op_hash[i];
+    if (!op) return NULL;
+    if (strncmp(op->name, name, n) == 0 && op->name[n] == '\0') return op;
+  }
+}
+
+static bool op_hash_insert(bp_op *op) {
+  if ((nops + 1) * 2 > op_hash_cap) {
+    size_t cap = op_hash_cap ? op_hash_cap * 2 : 64;
+    bp_op **h = calloc(cap, sizeof *h);
+    if (!h) return false;
+    for (size_t i = 0; i < op_hash_cap; i++) {
+      if (!op_hash[i]) continue;
+      size_t j = hash_str(op_hash[i]->name, strlen(op_hash[i]->name)) & (cap - 1);
+      while (h[j]) j = (j + 1) & (cap - 1);
+      h[j] = op_hash[i];
+    }
+    free(op_hash);
+    op_hash = h;
+    op_hash_cap = cap;
+  }
+  size_t j = hash_str(op->name, strlen(op->name)) & (op_hash_cap - 1);
+  while (op_hash[j]) j = (j + 1) & (op_hash_cap - 1);
+  op_hash[j] = op;
+  return true;
+}
+
+static bp_op *op_create(const char *name, size_t ns_len) {
+  if (nops == ops_cap) {
+    size_t cap = ops_cap ? ops_cap * 2 : 64;
+    bp_op **n = realloc(ops, cap * sizeof *n);
+    if (!n) return NULL;
+    ops = n;
+    ops_cap = cap;
+  }
+  bp_op *op = calloc(1, sizeof *op);
+  if (!op) return NULL;
+  op->name = strdup(name);
+  if (!op->name || !op_hash_insert(op)) {
+    free(op->name);
+    free(op);
+    return NULL;
+  }
+  op->ns_len = ns_len;
+  op->fast_sig = -1;
+  op->device_arg = -1;
+  ops[nops++] = op;
+  return op;
+}
+
+static ns_entry *ns_find(const char *ns) {
+  for (size_t i = 0; i < nns; i++)
+    if (strcmp(namespaces[i].ns, ns) == 0) return &namespaces[i];
+  return NULL;
+}
+
+static const char *owner_name(const bp__plugin *p) {
+  if (!p) return "(none)";
+  if (p->name) return p->name;
+  return p->label ? p->label : p->path;
+}
+
+/* A kernel record is usable by calls once its plugin has committed. */
+static bool live(const bp__kernel *k) { return k && !k->owner->loading; }
+
+/* Recomputes one op's published dispatch table: for each device slot, the
+ * enabled kernel, else the device's fallback, else the op's composite. */
+static void rebuild_op(bp_op *op) {
+  bp__kernel *composite = live(op->composite) ? op->composite : NULL;
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
+    bp__kernel *k = op->registered[s];
+    bp__kernel *e = (live(k) && k->enabled) ? k : live(fallbacks[s]) ? fallbacks[s] : composite;
+    atomic_store_explicit(&op->dispatch[s], e, memory_order_release);
+  }
+}
+
+static void rebuild_all(void) {
+  for (size_t i = 0; i < nops; i++) rebuild_op(ops[i]);
+}
+
+static bool valid_ident(const char *s) {
+  if (!s || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
+    return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '_'))
+      return false;
+  return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Commit, remove                                                           */
+/* ------------------------------------------------------------------------ */
+
+void bp__registry_commit(bp__plugin *p) {
+  pthread_mutex_lock(&reg_lock);
+  p->loading = false;
+  for (size_t i = 0; i < nops; i++)
+    if (ops[i]->def_owner == p) atomic_store_explicit(&ops[i]->defined, true, memory_order_release);
+  rebuild_all();
+  pthread_mutex_unlock(&reg_lock);
+}
+
+static bool push_garbage(void ***g, size_t *n, void *item) {
+  void **ng = realloc(*g, (*n + 1) * sizeof *ng);
+  if (!ng) return false;
+  ng[(*n)++] = item;
+  *g = ng;
+  return true;
+}
+
+static void free_kernel(bp__kernel *k) {
+  if (!k) return;
+  free(k->dtypes);
+  free(k);
+}
+
+void bp__registry_remove(bp__plugin *p, void ***garbage, size_t *ngarbage) {
+  pthread_mutex_lock(&reg_lock);
+  for (size_t i = 0; i < nops; i++) {
+    bp_op *op = ops[i];
+    if (op->def_owner == p) {
+      atomic_store_explicit(&op->defined, false, memory_order_release);
+      op->def_owner = NULL;
+      op->meta = NULL;
+      /* The composite belongs to the definition. */
+      if (op->composite && !push_garbage(garbage, ngarbage, op->composite)) {
+        /* Leak rather than free a record a call may still use. */
+      }
+      op->composite = NULL;
+    }
+    for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
+      bp__kernel *k = op->registered[s];
+      if (k && k->owner == p) {
+        op->registered[s] = NULL;
+        push_garbage(garbage, ngarbage, k);
+      }
+    }
+  }
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++)
+    if (fallbacks[s] && fallbacks[s]->owner == p) {
+      push_garbage(garbage, ngarbage, fallbacks[s]);
+      fallbacks[s] = NULL;
+    }
+  for (size_t i = 0; i < nns;) {
+    if (namespaces[i].owner == p) {
+      free(namespaces[i].ns);
+      namespaces[i] = namespaces[--nns];
+    } else {
+      i++;
+    }
+  }
+  rebuild_all();
+  pthread_mutex_unlock(&reg_lock);
+}
+
+void bp__registry_free_garbage(void **garbage, size_t n) {
+  for (size_t i = 0; i < n; i++) free_kernel(garbage[i]);
+  free(garbage);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Registration                                                             */
+/* ------------------------------------------------------------------------ */
+
+static bp_status check_reg(const bp_registrar *reg, const char *what) {
+  if (!reg) return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: registrar is NULL", what);
+  if (!reg->active)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': %s called outside setup(); registration is only allowed there",
+                     owner_name(reg->plugin), what);
+  return BP_OK;
+}
+
+bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_library **out) {
+  bp_status st = check_reg(reg, "library");
+  if (st) return st;
+  const char *who = owner_name(reg->plugin);
+  if (!def || !out)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': library: %s is NULL", who,
+                     !def ? "def" : "out_lib");
+  if (def->struct_size < BP_STRUCT_SIZE(bp_library_def, flags))
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': library: def->struct_size is %zu, expected at least %zu", who,
+                     def->struct_size, BP_STRUCT_SIZE(bp_library_def, flags));
+  if (!valid_ident(def->ns))
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': library: namespace '%s' is not an identifier", who,
+                     def->ns ? def->ns : "(null)");
+  if (def->kind < BP_LIBRARY_DEF || def->kind > BP_LIBRARY_IMPL)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': library '%s': kind %d is not DEF (1), FRAGMENT (2) or IMPL (3)",
+                     who, def->ns, (int)def->kind);
+  bp_library *lib = calloc(1, sizeof *lib);
+  char *ns = strdup(def->ns);
+  if (!lib || !ns) {
+    free(lib);
+    free(ns);
+    return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': library '%s': out of memory", who, def->ns);
+  }
+  pthread_mutex_lock(&reg_lock);
+  ns_entry *e = ns_find(def->ns);
+  if (def->kind == BP_LIBRARY_DEF) {
+    if (e && e->owner != reg->plugin) {
+      st = bp__error(BP_ERR_ALREADY_EXISTS,
+                     "plugin '%s': namespace '%s' is already defined by plugin '%s'", who, def->ns,
+                     owner_name(e->owner));
+    } else if (!e) {
+      if (nns == ns_cap) {
+        size_t cap = ns_cap ? ns_cap * 2 : 16;
+        ns_entry *n = realloc(namespaces, cap * sizeof *n);
+        if (n) {
+          namespaces = n;
+          ns_cap = cap;
+        }
+      }
+      char *copy = strdup(def->ns);
+      if (nns == ns_cap || !copy) {
+        free(copy);
+        st = bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': library '%s': out of memory", who, def->ns);
+      } else {
+        namespaces[nns].ns = copy;
+        namespaces[nns].owner = reg->plugin;
+        namespaces[nns].allow_fragments = (def->flags & BP_LIBRARY_ALLOW_FRAGMENTS) != 0;
+        nns++;
+      }
+    } else if (def->flags & BP_LIBRARY_ALLOW_FRAGMENTS) {
+      e->allow_fragments = true;
+    }
+  } else if (def->kind == BP_LIBRARY_FRAGMENT) {
+    if (!e)
+      st = bp__error(BP_ERR_NOT_FOUND,
+                     "plugin '%s': cannot add a fragment to namespace '%s': no plugin defines it",
+                     who, def->ns);
+    else if (e->owner != reg->plugin && !e->allow_fragments)
+      st = bp__error(BP_ERR_UNSUPPORTED,
+                     "plugin '%s': namespace '%s' (defined by plugin '%s') does not accept fragments",
+                     who, def->ns, owner_name(e->owner));
+  }
+  pthread_mutex_unlock(&reg_lock);
+  if (st) {
+    free(lib);
+    free(ns);
+    return st;
+  }
+  lib->reg = reg;
+  lib->ns = ns;
+  lib->kind = def->kind;
+  lib->next = reg->libs;
+  reg->libs = lib;
+  *out = lib;
+  return BP_OK;
+}
+
+static bp_status check_lib(const bp_library *lib, const char *what) {
+  if (!lib) return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: library is NULL", what);
+  return check_reg(lib->reg, what);
+}
+
+/* Resolves "name[.overload]" or "ns::name[.overload]" in lib's namespace
+ * into "ns::name[.overload]" in buf. */
+static bp_status qualify(const bp_library *lib, const char *op, char *buf, size_t n,
+                         const char *what) {
+  const char *who = owner_name(lib->reg->plugin);
+  if (!op || !*op)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': %s: op name is empty", who, what);
+  const char *sep = strstr(op, "::");
+  if (sep) {
+    size_t nl = (size_t)(sep - op);
+    if (nl != strlen(lib->ns) || strncmp(op, lib->ns, nl) != 0)
+      return bp__error(BP_ERR_INVALID_ARGUMENT,
+                       "plugin '%s': %s: op '%s' is not in the library's namespace '%s'", who, what,
+                       op, lib->ns);
+    if ((size_t)snprintf(buf, n, "%s", op) >= n)
+      return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': %s: op name '%s' is too long", who,
+                       what, op);
+  } else if ((size_t)snprintf(buf, n, "%s::%s", lib->ns, op) >= n) {
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': %s: op name '%s' is too long", who, what,
+                     op);
+  }
+  return BP_OK;
+}
+
+static bool op_has_foreign_kernels(const bp_op *op, const bp__plugin *p, const bp__plugin **who) {
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++)
+    if (op->registered[s] && op->registered[s]->owner != p) {
+      *who = op->registered[s]->owner;
+      return true;
+    }
+  return false;
+}
+
+static bp__kernel *kernel_new(bp__plugin *owner, const bp_op *op, int kind, void *user_data,
+                              int32_t device_type) {
+  bp__kernel *k = calloc(1, sizeof *k);
+  if (!k) return NULL;
+  k->ctx.struct_size = BP_KERNEL_CTX_STRUCT_SIZE;
+  k->ctx.host = &bp__host_api;
+  k->ctx.op = op;
+  k->ctx.op_name = op ? op->name : NULL;
+  k->ctx.user_data = user_data;
+  k->ctx.device_type = device_type;
+  k->kind = kind;
+  k->owner = owner;
+  k->enabled = true;
+  return k;
+}
+
+bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
+  bp_status st = check_lib(lib, "def");
+  if (st) return st;
+  bp__plugin *p = lib->reg->plugin;
+  const char *who = owner_name(p);
+  if (!def) return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': def: def is NULL", who);
+  if (def->struct_size < BP_STRUCT_SIZE(bp_op_def, schema))
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': def: def->struct_size is %zu, expected at least %zu", who,
+                     def->struct_size, BP_STRUCT_SIZE(bp_op_def, schema));
+  if (lib->kind == BP_LIBRARY_IMPL)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': def '%s': library '%s' is an IMPL library; defining needs DEF or "
+                     "FRAGMENT", who, def->schema ? def->schema : "(null)", lib->ns);
+  if (!def->schema)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': def in '%s': schema is NULL", who, lib->ns);
+  /* Fields past schema exist only if the plugin's struct covers them. */
+  uint64_t flags = BP_HAS_FIELD(def, bp_op_def, flags) ? def->flags : 0;
+  bp_meta_fn meta = BP_HAS_FIELD(def, bp_op_def, meta) ? def->meta : NULL;
+  bp_boxed_kernel composite = BP_HAS_FIELD(def, bp_op_def, composite) ? def->composite : NULL;
+  void *ud = BP_HAS_FIELD(def, bp_op_def, user_data) ? def->user_data : NULL;
+  const char *doc = BP_HAS_FIELD(def, bp_op_def, doc) ? def->doc : NULL;
+  if (flags & ~(uint64_t)(BP_OP_NONDETERMINISTIC | BP_OP_MIXED_DEVICES))
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': def '%s': unknown flags 0x%llx", who,
+                     def->schema, (unsigned long long)flags);
+
+  char err[256];
+  bp__schema *schema = NULL;
+  st = bp__schema_parse(def->schema, &schema, err, sizeof err);
+  if (st)
+    return bp__error(st, "plugin '%s': def in '%s': schema '%s': %s", who, lib->ns, def->schema, err);
+  if (schema->ns && strcmp(schema->ns, lib->ns) != 0) {
+    st = bp__error(BP_ERR_INVALID_ARGUMENT,
+                   "plugin '%s': def '%s': namespace '%s' is not the library's namespace '%s'", who,
+                   def->schema, schema->ns, lib->ns);
+    bp__schema_free(schema);
+    return st;
+  }
+  if (!schema->ns) {
+    schema->ns = strdup(lib->ns);
+    if (!schema->ns) {
+      bp__schema_free(schema);
+      return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': def: out of memory", who);
+    }
+  }
+  if (schema->nargs > BP__MAX_ARGS || schema->nrets > BP__MAX_RETS) {
+    st = bp__error(BP_ERR_UNSUPPORTED,
+                   "plugin '%s': def '%s': %zu arguments and %zu returns exceed the limits of %d and %d",
+                   who, def->schema, schema->nargs, schema->nrets, BP__MAX_ARGS, BP__MAX_RETS);
+    bp__schema_free(schema);
+    return st;
+  }
+  char name[512];
+  snprintf(name, sizeof name, "%s::%s%s%s", lib->ns, schema->name, schema->overload[0] ? "." : "",
+           schema->overload);
+  size_t tlen = bp__schema_format(schema, true, NULL, 0);
+  char *text = malloc(tlen + 1);
+  char *doc_copy = strdup(doc ? doc : "");
+  bp__kernel *comp = NULL;
+  if (text) bp__schema_format(schema, true, text, tlen + 1);
+
+  pthread_mutex_lock(&reg_lock);
+  bp_op *op = op_lookup_n(name, strlen(name));
+  const bp__plugin *other = NULL;
+  if (!text || !doc_copy) {
+    st = bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': def '%s': out of memory", who, name);
+  } else if (!op && !(op = op_create(name, strlen(lib->ns)))) {
+    st = bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': def '%s': out of memory", who, name);
+  } else if (op->def_owner) {
+    st = op->def_owner == p
+             ? bp__error(BP_ERR_ALREADY_EXISTS, "plugin '%s': op '%s' is defined twice", who, name)
+             : bp__error(BP_ERR_ALREADY_EXISTS, "plugin '%s': op '%s' is already defined by plugin '%s'",
+                         who, name, owner_name(op->def_owner));
+  } else if (op->schema_text && strcmp(op->schema_text, text) != 0 &&
+             op_has_foreign_kernels(op, p, &other)) {
+    st = bp__error(BP_ERR_ALREADY_EXISTS,
+                   "plugin '%s': op '%s' is being redefined as '%s', but plugin '%s' still has "
+                   "kernels for its earlier schema '%s'", who, name, text, owner_name(other),
+                   op->schema_text);
+  } else if (composite && !(comp = kernel_new(p, op, BP__ENTRY_COMPOSITE, ud, BP_DEVICE_INVALID))) {
+    st = bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': def '%s': out of memory", who, name);
+  }
+  if (st) {
+    pthread_mutex_unlock(&reg_lock);
+    free(text);
+    free(doc_copy);
+    bp__schema_free(schema);
+    return st;
+  }
+  /* The op is undefined here, so no call reads these fields. */
+  bp__schema *old_schema = op->schema;
+  char *old_text = op->schema_text;
+  op->schema = schema;
+  op->schema_text = text;
+  st = bp__op_prepare(op);
+  if (st) {
+    op->schema = old_schema;
+    op->schema_text = old_text;
+    if (old_schema) bp__op_prepare(op);
+    pthread_mutex_unlock(&reg_lock);
+    free(text);
+    free(doc_copy);
+    free(comp);
+    bp__schema_free(schema);
+    return st;
+  }
+  bp__schema_free(old_schema);
+  free(old_text);
+  free(op->doc);
+  op->doc = doc_copy;
+  op->flags = flags;
+  op->meta = meta;
+  op->meta_ctx.struct_size = BP_KERNEL_CTX_STRUCT_SIZE;
+  op->meta_ctx.host = &bp__host_api;
+  op->meta_ctx.op = op;
+  op->meta_ctx.op_name = op->name;
+  op->meta_ctx.user_data = ud;
+  op->meta_ctx.device_type = BP_DEVICE_INVALID;
+  if (comp) comp->boxed = composite;
+  op->composite = comp;
+  op->def_owner = p;
+  if (!p->loading) {
+    atomic_store_explicit(&op->defined, true, memory_order_release);
+    rebuild_op(op);
+  }
+  pthread_mutex_unlock(&reg_lock);
+  return BP_OK;
+}
+
+static bp_status copy_dtypes(const int32_t *in, int32_t **out, const char *who, const char *op) {
+  *out = NULL;
+  if (!in) return BP_OK;
+  size_t n = 0;
+  while (in[n] != BP_DTYPE_INVALID) {
+    if (!bp_dtype_name(in[n]))
+      return bp__error(BP_ERR_TYPE, "plugin '%s': impl '%s': dtypes[%zu] = %d is not a bp_dtype",
+                       who, op, n, (int)in[n]);
+    if (++n > 64)
+      return bp__error(BP_ERR_INVALID_ARGUMENT,
+                       "plugin '%s': impl '%s': dtypes has no BP_DTYPE_INVALID terminator in 64 entries",
+                       who, op);
+  }
+  *out = malloc((n + 1) * sizeof **out);
+  if (!*out) return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': impl '%s': out of memory", who, op);
+  memcpy(*out, in, (n + 1) * sizeof **out);
+  return BP_OK;
+}
+
+static const char *device_label(int32_t type, char *buf, size_t n) {
+  const char *name = bp_device_type_name(type);
+  if (name) return name;
+  snprintf(buf, n, "device type %d", (int)type);
+  return buf;
+}
+
+bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
+  bp_status st = check_lib(lib, "impl");
+  if (st) return st;
+  bp__plugin *p = lib->reg->plugin;
+  const char *who = owner_name(p);
+  if (!kd) return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': impl: kernel is NULL", who);
+  if (kd->struct_size < BP_STRUCT_SIZE(bp_kernel_def, user_data))
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': impl: kernel->struct_size is %zu, expected at least %zu", who,
+                     kd->struct_size, BP_STRUCT_SIZE(bp_kernel_def, user_data));
+  char name[512], dbuf[32];
+  st = qualify(lib, kd->op, name, sizeof name, "impl");
+  if (st) return st;
+  const char *dev = device_label(kd->device_type, dbuf, sizeof dbuf);
+  if ((kd->boxed == NULL) == (kd->unboxed == NULL))
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': impl '%s' for %s: set exactly one of boxed and unboxed (%s given)",
+                     who, name, dev, kd->boxed ? "both" : "neither");
+  int slot = bp__device_slot(kd->device_type);
+  if (slot < 0)
+    return bp__error(BP_ERR_DEVICE, "plugin '%s': impl '%s': %s cannot have kernels", who, name, dev);
+  int32_t *dtypes = NULL;
+  st = copy_dtypes(BP_HAS_FIELD(kd, bp_kernel_def, dtypes) ? kd->dtypes : NULL, &dtypes, who, name);
+  if (st) return st;
+
+  pthread_mutex_lock(&reg_lock);
+  bp_op *op = op_lookup_n(name, strlen(name));
+  bp__kernel *k = NULL;
+  if (!op || !op->def_owner) {
+    st = bp__error(BP_ERR_NOT_FOUND,
+                   "plugin '%s': impl '%s' for %s: the op is not defined (define it first, or load "
+                   "the plugin that defines it)", who, name, dev);
+  } else if (op->registered[slot]) {
+    st = bp__error(BP_ERR_ALREADY_EXISTS,
+                   "plugin '%s': impl '%s' for %s: plugin '%s' already registered a kernel for it",
+                   who, name, dev, owner_name(op->registered[slot]->owner));
+  } else if (kd->unboxed && !op->cif_ok) {
+    st = bp__error(BP_ERR_UNSUPPORTED,
+                   "plugin '%s': impl '%s': the schema '%s' cannot be called unboxed; register a "
+                   "boxed kernel", who, name, op->schema_text);
+  } else if (!(k = kernel_new(p, op, kd->boxed ? BP_KERNEL_BOXED : BP_KERNEL_UNBOXED, kd->user_data,
+                              kd->device_type))) {
+    st = bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': impl '%s': out of memory", who, name);
+  }
+  if (st) {
+    pthread_mutex_unlock(&reg_lock);
+    free(dtypes);
+    return st;
+  }
+  k->boxed = kd->boxed;
+  k->unboxed = kd->unboxed;
+  k->dtypes = dtypes;
+  if (k->unboxed && op->fast_sig >= 0) {
+    const char *off = getenv("BP_DISABLE_FASTPATH");
+    if (!off || !*off || *off == '0') {
+      k->fast = bp__fast_lookup(op->fast_sig);
+      if (k->fast) k->kind = BP_KERNEL_UNBOXED_FAST;
+    }
+  }
+  op->registered[slot] = k;
+  if (!p->loading) rebuild_op(op);
+  pthread_mutex_unlock(&reg_lock);
+  return BP_OK;
+}
+
+bp_status bp__reg_fallback(bp_registrar *reg, const bp_fallback_def *fd) {
+  bp_status st = check_reg(reg, "fallback");
+  if (st) return st;
+  const char *who = owner_name(reg->plugin);
+  char dbuf[32];
+  if (!fd || fd->struct_size < BP_STRUCT_SIZE(bp_fallback_def, fn) || !fd->fn)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': fallback: %s", who,
+                     !fd ? "fallback is NULL"
+                         : !fd->fn ? "fn is NULL" : "struct_size is too small");
+  int slot = bp__device_slot(fd->device_type);
+  const char *dev = device_label(fd->device_type, dbuf, sizeof dbuf);
+  if (slot < 0)
+    return bp__error(BP_ERR_DEVICE, "plugin '%s': fallback: %s cannot have a fallback", who, dev);
+  bp__kernel *k = kernel_new(reg->plugin, NULL, BP__ENTRY_FALLBACK,
+                             BP_HAS_FIELD(fd, bp_fallback_def, user_data) ? fd->user_data : NULL,
+                             fd->device_type);
+  if (!k) return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': fallback: out of memory", who);
+  k->boxed = fd->fn;
+  pthread_mutex_lock(&reg_lock);
+  if (fallbacks[slot]) {
+    st = bp__error(BP_ERR_ALREADY_EXISTS, "plugin '%s': fallback for %s: plugin '%s' already has one",
+                   who, dev, owner_name(fallbacks[slot]->owner));
+    pthread_mutex_unlock(&reg_lock);
+    free(k);
+    return st;
+  }
+  fallbacks[slot] = k;
+  if (!reg->plugin->loading) rebuild_all();
+  pthread_mutex_unlock(&reg_lock);
+  return BP_OK;
+}
+
+bp_status bp__reg_device_type(bp_registrar *reg, const bp_device_iface *iface, int32_t *out) {
+  bp_status st = check_reg(reg, "device_type");
+  if (st) return st;
+  st = bp__device_register(reg->plugin, iface, out);
+  if (st) {
+    /* Prefix the plugin so the message says who asked. */
+    char msg[800];
+    snprintf(msg, sizeof msg, "%s", bp_last_error());
+    return bp__error(st, "plugin '%s': %s", owner_name(reg->plugin), msg);
+  }
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Queries                                                                  */
+/* ------------------------------------------------------------------------ */
+
+BP_API bp_status bp_op_find(const char *name, const bp_op **out_op) {
+  if (!name || !out_op)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_find: %s is NULL", !name ? "name" : "out_op");
+  pthread_mutex_lock(&reg_lock);
+  bp_op *op = op_lookup_n(name, strlen(name));
+  pthread_mutex_unlock(&reg_lock);
+  if (!op) {
+    if (!strstr(name, "::"))
+      return bp__error(BP_ERR_NOT_FOUND, "bp_op_find: '%s' has no namespace (write 'ns::%s')", name,
+                       name);
+    return bp__error(BP_ERR_NOT_FOUND, "bp_op_find: no op '%s' is defined", name);
+  }
+  *out_op = op;
+  return BP_OK;
+}
+
+BP_API size_t bp_op_count(void) {
+  pthread_mutex_lock(&reg_lock);
+  size_t n = nops;
+  pthread_mutex_unlock(&reg_lock);
+  return n;
+}
+
+BP_API const bp_op *bp_op_at(size_t index) {
+  pthread_mutex_lock(&reg_lock);
+  const bp_op *op = index < nops ? ops[index] : NULL;
+  pthread_mutex_unlock(&reg_lock);
+  return op;
+}
+
+BP_API bp_status bp_op_get_info(const bp_op *op, bp_op_info *out) {
+  if (!op || !out)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_get_info: %s is NULL", !op ? "op" : "out_info");
+  if (out->struct_size < BP_STRUCT_SIZE(bp_op_info, name))
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_get_info: out_info->struct_size is %zu",
+                     out->struct_size);
+  bp_op_info info;
+  memset(&info, 0, sizeof info);
+  pthread_mutex_lock(&reg_lock);
+  info.name = op->name;
+  bool def = atomic_load(&op->defined);
+  info.schema = def ? op->schema_text : NULL;
+  info.doc = op->doc ? op->doc : "";
+  info.owner = def ? owner_name(op->def_owner) : "(none)";
+  info.flags = op->flags;
+  info.defined = def;
+  info.has_meta = def && op->meta != NULL;
+  info.has_composite = def && op->composite != NULL;
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++)
+    if (op->registered[s] && !op->registered[s]->owner->loading) info.nkernels++;
+  pthread_mutex_unlock(&reg_lock);
+  size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
+  info.struct_size = n;
+  memcpy(out, &info, n);
+  return BP_OK;
+}
+
+BP_API bp_status bp_op_get_kernel(const bp_op *op, size_t index, bp_kernel_info *out) {
+  if (!op || !out)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_get_kernel: %s is NULL", !op ? "op" : "out_info");
+  if (out->struct_size < BP_STRUCT_SIZE(bp_kernel_info, plugin))
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_get_kernel: out_info->struct_size is %zu",
+                     out->struct_size);
+  bp_kernel_info info;
+  memset(&info, 0, sizeof info);
+  size_t seen = 0;
+  bool found = false;
+  pthread_mutex_lock(&reg_lock);
+  for (int s = 0; s < BP__DEVICE_SLOTS && !found; s++) {
+    const bp__kernel *k = op->registered[s];
+    if (!k || k->owner->loading) continue;
+    if (seen++ == index) {
+      found = true;
+      info.plugin = owner_name(k->owner);
+      info.dtypes = k->dtypes;
+      info.device_type = k->ctx.device_type;
+      info.kind = k->kind;
+      info.enabled = k->enabled;
+    }
+  }
+  pthread_mutex_unlock(&reg_lock);
+  if (!found)
+    return bp__error(BP_ERR_NOT_FOUND, "bp_op_get_kernel: op '%s' has %zu kernel%s, index %zu is past them",
+                     op->name, seen, seen == 1 ? "" : "s", index);
+  size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
+  info.struct_size = n;
+  memcpy(out, &info, n);
+  return BP_OK;
+}
+
+BP_API bp_status bp_set_kernel_enabled(const bp_op *cop, int32_t device_type, bool enabled) {
+  if (!cop) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_set_kernel_enabled: op is NULL");
+  bp_op *op = (bp_op *)cop; /* handles are const to callers; the registry owns them */
+  int slot = bp__device_slot(device_type);
+  char dbuf[32];
+  pthread_mutex_lock(&reg_lock);
+  bp__kernel *k = slot >= 0 ? op->registered[slot] : NULL;
+  if (!k || k->owner->loading) {
+    pthread_mutex_unlock(&reg_lock);
+    return bp__error(BP_ERR_NOT_FOUND, "bp_set_kernel_enabled: op '%s' has no kernel for %s",
+                     op->name, device_label(device_type, dbuf, sizeof dbuf));
+  }
+  k->enabled = enabled;
+  rebuild_op(op);
+  pthread_mutex_unlock(&reg_lock);
+  return BP_OK;
+}
+
+/* The device types that have a kernel for op, for "no kernel" messages;
+ * called without the lock from the call path's error branch, so it reads
+ * the published table. */
+size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n);
+size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n) {
+  size_t len = 0, count = 0;
+  char dbuf[32];
+  buf[0] = '\0';
+  pthread_mutex_lock(&reg_lock);
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
+    const bp__kernel *k = op->registered[s];
+    if (!k || !k->enabled || k->owner->loading) continue;
+    int w = snprintf(buf + len, n - len, "%s%s", count ? ", " : "",
+                     device_label(k->ctx.device_type, dbuf, sizeof dbuf));
+    if (w > 0 && (size_t)w < n - len) len += (size_t)w;
+    count++;
+  }
+  pthread_mutex_unlock(&reg_lock);
+  return count;
+}
