@@ -128,6 +128,7 @@ bp_status bp__op_prepare(bp_op *op) {
   unsigned nffi = 0;
   op->ffi_types[nffi++] = &ffi_type_pointer; /* ctx */
   bool fast = s->nargs <= 4 && s->nrets <= 2;
+  bool inplace = true;
   int code = 0;
   for (size_t i = 0; i < s->nargs; i++) {
     const bp__arg *a = &s->args[i];
@@ -164,6 +165,9 @@ bp_status bp__op_prepare(bp_op *op) {
         break;
       default: op->ffi_types[nffi++] = &ffi_type_pointer; break;
     }
+    if (!(m == BP__M_I64 || m == BP__M_F64 || m == BP__M_BOOL ||
+          (m == BP__M_TENSOR && !a->optional)))
+      inplace = false;
     /* Fast-path digits: plain Tensor, int and float only. */
     int digit = m == BP__M_TENSOR && !a->optional ? 0 : m == BP__M_I64 ? 1 : m == BP__M_F64 ? 2 : -1;
     if (digit < 0) fast = false;
@@ -172,10 +176,15 @@ bp_status bp__op_prepare(bp_op *op) {
   for (size_t j = 0; j < s->nrets; j++) {
     const bp__arg *r = &s->rets[j];
     op->ret_tag[j] = (uint8_t)r->value_tag;
-    if (r->type != BP__T_TENSOR) fast = false;
+    if (r->type != BP__T_TENSOR) fast = inplace = false;
     op->ffi_types[nffi++] = &ffi_type_pointer;
   }
   op->nffi = nffi;
+  op->ffi_inplace = inplace;
+  bool scan_ok = op->ntensor_args > 0;
+  for (size_t i = 0; i < s->nargs; i++)
+    if (s->args[i].is_list) scan_ok = false;
+  op->fast_nargs = scan_ok ? op->nargs : UINT32_MAX;
   op->fast_sig = fast ? (int8_t)((fast_base[s->nargs] + code) * 3 + (int)s->nrets) : -1;
   op->cif_ok = ffi_prep_cif(&op->cif, FFI_DEFAULT_ABI, nffi, &ffi_type_sint, op->ffi_types) == FFI_OK;
   return BP_OK;
@@ -202,50 +211,107 @@ typedef union ret_slot {
   int32_t i32;
 } ret_slot;
 
+/* The common case: every argument is passed as the value it already is
+ * (a non-optional Tensor, int, float or bool) and every result is a
+ * Tensor, so libffi reads arguments in place. */
+static bp_status call_ffi_inplace(const bp_op *op, const bp__kernel *k, const bp_value *args,
+                                  bp_value *rets) {
+  void *avalues[1 + BP__MAX_ARGS + BP__MAX_RETS];
+  bp_tensor *out[BP__MAX_RETS];
+  bp_tensor **outp[BP__MAX_RETS];
+  const bp_kernel_ctx *ctx = &k->ctx;
+  uint32_t na = op->nargs, nr = op->nrets;
+  avalues[0] = &ctx;
+  for (uint32_t i = 0; i < na; i++) avalues[1 + i] = (void *)&args[i].u;
+  for (uint32_t j = 0; j < nr; j++) {
+    out[j] = NULL;
+    outp[j] = &out[j];
+    avalues[1 + na + j] = &outp[j];
+  }
+  ffi_arg rc = 0;
+  ffi_call((ffi_cif *)&op->cif, (void (*)(void))k->unboxed, &rc, avalues);
+  bp_status st = (bp_status)(int)rc;
+  if (st) return st;
+  for (uint32_t j = 0; j < nr; j++) {
+    rets[j].tag = BP_TAG_TENSOR;
+    rets[j].len = 0;
+    rets[j].u.tensor = out[j];
+  }
+  return BP_OK;
+}
+
 static bp_status call_ffi(const bp_op *op, const bp__kernel *k, const bp_value *args,
                           bp_value *rets) {
-  ffi_slot vals[BP__MAX_FFI_ARGS];
-  int32_t i32s[BP__MAX_ARGS];
+  if (op->ffi_inplace) return call_ffi_inplace(op, k, args, rets);
+  ffi_slot vals[BP__MAX_FFI_ARGS + BP__MAX_ARGS];
   ret_slot out[BP__MAX_RETS];
-  void *avalues[BP__MAX_FFI_ARGS];
+  void *avalues[BP__MAX_FFI_ARGS + BP__MAX_ARGS];
+  const bp_kernel_ctx *ctx = &k->ctx;
   unsigned n = 0;
-  vals[n].p = (void *)&k->ctx;
-  avalues[n] = &vals[n];
-  n++;
+  avalues[n++] = &ctx;
   for (uint32_t i = 0; i < op->nargs; i++) {
     const bp_value *v = &args[i];
     bool none = v->tag == BP_TAG_NONE;
+    /* Where the C type is the stored type, libffi reads the value in
+     * place; otherwise it reads a converted copy in vals. */
     switch (op->arg_marshal[i]) {
-      case BP__M_TENSOR: vals[n].p = none ? NULL : v->u.tensor; break;
-      case BP__M_I64: vals[n].i = v->u.i; break;
-      case BP__M_F64: vals[n].f = v->u.f; break;
-      case BP__M_BOOL: vals[n].b = v->u.b; break;
-      case BP__M_I32: vals[n].i32 = (int32_t)v->u.i; break;
-      case BP__M_STR: vals[n].p = none ? NULL : (void *)v->u.str; break;
-      case BP__M_OPT_I64: vals[n].p = none ? NULL : (void *)&v->u.i; break;
-      case BP__M_OPT_F64: vals[n].p = none ? NULL : (void *)&v->u.f; break;
-      case BP__M_OPT_BOOL: vals[n].p = none ? NULL : (void *)&v->u.b; break;
-      case BP__M_OPT_I32:
-        i32s[i] = (int32_t)v->u.i;
-        vals[n].p = none ? NULL : &i32s[i];
+      case BP__M_I64: avalues[n] = (void *)&v->u.i; break;
+      case BP__M_F64: avalues[n] = (void *)&v->u.f; break;
+      case BP__M_BOOL: avalues[n] = (void *)&v->u.b; break;
+      case BP__M_TENSOR:
+        if (none) {
+          vals[n].p = NULL;
+          avalues[n] = &vals[n];
+        } else {
+          avalues[n] = (void *)&v->u.tensor;
+        }
         break;
-      case BP__M_DEVICE: vals[n].p = none ? NULL : (void *)&v->u.device; break;
+      case BP__M_I32:
+        vals[n].i32 = (int32_t)v->u.i;
+        avalues[n] = &vals[n];
+        break;
+      case BP__M_STR:
+        vals[n].p = none ? NULL : (void *)v->u.str;
+        avalues[n] = &vals[n];
+        break;
+      case BP__M_OPT_I64:
+      case BP__M_OPT_F64:
+      case BP__M_OPT_BOOL:
+      case BP__M_DEVICE:
+        vals[n].p = none ? NULL : (void *)&v->u;
+        avalues[n] = &vals[n];
+        break;
+      case BP__M_OPT_I32:
+        /* The int32 lives in the slot after the pointer to it. */
+        vals[n + 1].i32 = (int32_t)v->u.i;
+        vals[n].p = none ? NULL : &vals[n + 1].i32;
+        avalues[n] = &vals[n];
+        n++; /* the extra slot is not an argument */
+        avalues[n] = NULL;
+        break;
       case BP__M_LIST:
         vals[n].p = none ? NULL : (void *)v->u.ints;
         avalues[n] = &vals[n];
         n++;
         vals[n].z = none ? 0 : v->len;
+        avalues[n] = &vals[n];
         break;
       default: break;
     }
-    avalues[n] = &vals[n];
     n++;
   }
-  memset(out, 0, sizeof out);
   for (uint32_t j = 0; j < op->nrets; j++) {
+    out[j].i = 0;
     vals[n].p = &out[j];
     avalues[n] = &vals[n];
     n++;
+  }
+  /* Compact out the OPT_I32 helper slots (rare) so that avalues lines up
+   * with the cif. */
+  if (BP__UNLIKELY(n != op->nffi)) {
+    unsigned w = 0;
+    for (unsigned r = 0; r < n; r++)
+      if (avalues[r]) avalues[w++] = avalues[r];
   }
   ffi_arg rc = 0;
   ffi_call((ffi_cif *)&op->cif, (void (*)(void))k->unboxed, &rc, avalues);
@@ -253,8 +319,8 @@ static bp_status call_ffi(const bp_op *op, const bp__kernel *k, const bp_value *
   if (st) return st;
   for (uint32_t j = 0; j < op->nrets; j++) {
     bp_value *r = &rets[j];
-    memset(r, 0, sizeof *r);
     r->tag = op->ret_tag[j];
+    r->len = 0;
     switch (r->tag) {
       case BP_TAG_TENSOR: r->u.tensor = out[j].t; break;
       case BP_TAG_INT: r->u.i = out[j].i; break;
@@ -477,69 +543,188 @@ static bp_status check_results(const bp_op *op, const bp__kernel *k, bp_value *r
 /* Calls deeper than this are refused (a composite that calls itself). */
 #define MAX_DEPTH 64
 
-static bp_status call(const bp_op *op, bp_stack *stack, const char *const *kwnames, size_t nkw) {
-  if (BP__UNLIKELY(!op || !stack || stack->struct_size < BP_STACK_STRUCT_SIZE ||
-                   stack->top > stack->capacity || (!stack->values && stack->capacity))) {
-    if (stack) stack->top = 0;
-    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_call: %s",
-                     !op ? "op is NULL" : !stack ? "stack is NULL" : "the stack is not initialised "
-                     "(use BP_STACK_INIT) or is corrupt");
+__attribute__((noinline, cold)) static bp_status fail_kernel(const bp_op *op, const bp__kernel *k,
+                                                             bp_status st) {
+  bp_status norm = bp__status_from_plugin((int)st, op->name);
+  if (norm == st && bp_last_status() != st)
+    bp__error(st, "%s: the kernel (plugin '%s') failed with %s and gave no message", op->name,
+              k->owner->name ? k->owner->name : "?", bp_status_str(st));
+  return norm;
+}
+
+/*
+ * The fast path's argument scan, for ops with no list arguments: every tag
+ * exactly as the schema says and every tensor non-NULL and on the first
+ * tensor's device.  Anything else (None for an optional, an int for a
+ * float, a device mismatch) returns -1 and the call takes the general
+ * path, which accepts or explains it.  Returns the device slot.
+ */
+static inline bool scan_one(const bp_op *op, const bp_value *args, uint32_t i, uint64_t dev) {
+  const bp_value *v = &args[i];
+  if (BP__UNLIKELY(v->tag != op->arg_tag[i])) return false;
+  if (v->tag == BP_TAG_TENSOR) {
+    uint64_t d;
+    if (BP__UNLIKELY(!v->u.tensor)) return false;
+    memcpy(&d, &v->u.tensor->view.device, sizeof d);
+    if (BP__UNLIKELY(d != dev)) return false;
   }
-  size_t top = stack->top;
-  stack->top = 0;
-  bp__reader *r = bp__read_enter();
-  if (BP__UNLIKELY(!r)) return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_call: out of memory");
-  bp_status st;
-  if (BP__UNLIKELY(!atomic_load_explicit(&op->defined, memory_order_acquire))) {
-    st = bp__error(BP_ERR_NOT_FOUND, "%s: the op is not defined (the plugin that defined it was unloaded)",
-                   op->name);
-    goto out;
+  return true;
+}
+
+static inline int fast_scan(const bp_op *op, const bp_value *args) {
+  const bp_value *first = &args[op->tensor_args[0]];
+  if (BP__UNLIKELY(first->tag != BP_TAG_TENSOR || !first->u.tensor)) return -1;
+  uint64_t dev;
+  memcpy(&dev, &first->u.tensor->view.device, sizeof dev);
+  /* Unrolled for the common argument counts: the loop's own bookkeeping
+   * would cost as much as the checks. */
+  uint32_t n = op->nargs;
+  switch (n) {
+    default:
+      for (uint32_t i = n - 1; i >= 4; i--)
+        if (!scan_one(op, args, i, dev)) return -1;
+      /* fallthrough */
+    case 4:
+      if (!scan_one(op, args, 3, dev)) return -1;
+      /* fallthrough */
+    case 3:
+      if (!scan_one(op, args, 2, dev)) return -1;
+      /* fallthrough */
+    case 2:
+      if (!scan_one(op, args, 1, dev)) return -1;
+      /* fallthrough */
+    case 1:
+      if (!scan_one(op, args, 0, dev)) return -1;
+      /* fallthrough */
+    case 0:
+      break;
   }
-  if (BP__UNLIKELY(atomic_load_explicit(&r->nest, memory_order_relaxed) > MAX_DEPTH)) {
-    st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: calls are nested more than %d deep", op->name,
-                   MAX_DEPTH);
-    goto out;
-  }
-  if (BP__UNLIKELY(stack->capacity < op->nrets || nkw > top)) {
-    st = nkw > top ? bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %zu keyword names but only %zu values",
-                               op->name, nkw, top)
-                   : bp__error(BP_ERR_OVERFLOW, "%s: the stack's capacity %zu cannot hold the %u results",
-                               op->name, stack->capacity, op->nrets);
-    goto out;
-  }
-  bp_value scratch[BP__MAX_ARGS];
+  return first->u.tensor->device_slot;
+}
+
+/* The general path: keyword arguments, defaults, conversions, lists, and
+ * every error message.  Leaves the kernel in *out_k and the arguments (in
+ * place or in `scratch`) in *out_args. */
+static bp_status prepare_general(const bp_op *op, bp_stack *stack, size_t top,
+                                 const char *const *kwnames, size_t nkw, bp_value *scratch,
+                                 bp_value **out_args, const bp__kernel **out_k) {
+  if (BP__UNLIKELY(nkw > top))
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: %zu keyword names but only %zu values",
+                     op->name, nkw, top);
   bp_value *args;
-  st = gather_args(op, stack->values, top, kwnames, nkw, scratch, &args);
-  if (st) goto out;
+  bp_status st = gather_args(op, stack->values, top, kwnames, nkw, scratch, &args);
+  if (st) return st;
   st = check_args(op, args);
-  if (st) goto out;
+  if (st) return st;
   bp_device dev = {BP_DEVICE_CPU, 0};
   st = pick_device(op, args, &dev);
-  if (st) goto out;
+  if (st) return st;
   int ds = bp__device_slot(dev.type);
   const bp__kernel *k =
       ds >= 0 ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire) : NULL;
-  if (BP__UNLIKELY(!k)) {
-    st = no_kernel(op, dev);
-    goto out;
-  }
+  if (BP__UNLIKELY(!k)) return no_kernel(op, dev);
+  *out_args = args;
+  *out_k = k;
+  return BP_OK;
+}
+
+__attribute__((noinline, cold)) static bp_status bad_call(const bp_op *op, bp_stack *stack) {
+  if (stack) stack->top = 0;
+  return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_call: %s",
+                   !op ? "op is NULL" : !stack ? "stack is NULL" : "the stack is not initialised "
+                   "(use BP_STACK_INIT) or is corrupt");
+}
+
+/* Calls kernel k and moves its results onto the stack. */
+__attribute__((always_inline)) static inline bp_status invoke(const bp_op *op, const bp__kernel *k,
+                                                              const bp_value *args,
+                               bp_stack *stack) {
   bp_value rets[BP__MAX_RETS];
-  st = bp__call_kernel(op, k, args, rets);
-  if (BP__UNLIKELY(st != BP_OK)) {
-    bp_status norm = bp__status_from_plugin((int)st, op->name);
-    if (norm == st && bp_last_status() != st)
-      bp__error(st, "%s: the kernel (plugin '%s') failed with %s and gave no message", op->name,
-                k->owner->name ? k->owner->name : "?", bp_status_str(st));
-    st = norm;
-    goto out;
+  bp_status st;
+  if (BP__LIKELY(k->kind == BP_KERNEL_BOXED)) {
+    st = k->boxed(&k->ctx, args, op->nargs, rets, op->nrets);
+  } else if (k->kind == BP_KERNEL_UNBOXED) {
+    st = call_ffi(op, k, args, rets);
+  } else if (BP__LIKELY(k->kind == BP_KERNEL_UNBOXED_FAST)) {
+    bp_tensor *o[2] = {NULL, NULL};
+    st = k->fast(k->unboxed, &k->ctx, args, o);
+    rets[0].tag = rets[1].tag = BP_TAG_TENSOR;
+    rets[0].u.tensor = o[0];
+    rets[1].u.tensor = o[1];
+  } else {
+    st = bp__call_kernel(op, k, args, rets);
   }
-  st = check_results(op, k, rets);
-  if (st) goto out;
-  memcpy(stack->values, rets, op->nrets * sizeof *rets);
-  stack->top = op->nrets;
-out:
-  bp__read_exit(r);
+  if (BP__UNLIKELY(st != BP_OK)) return fail_kernel(op, k, st);
+  uint32_t nrets = op->nrets;
+  if (BP__LIKELY(nrets == 1)) {
+    if (BP__UNLIKELY(rets[0].tag != op->ret_tag[0] ||
+                     (rets[0].tag == BP_TAG_TENSOR && !rets[0].u.tensor)))
+      return check_results(op, k, rets);
+    stack->values[0] = rets[0];
+  } else {
+    st = check_results(op, k, rets);
+    if (st) return st;
+    for (uint32_t j = 0; j < nrets; j++) stack->values[j] = rets[j];
+  }
+  stack->top = nrets;
+  return BP_OK;
+}
+
+/*
+ * Everything the fast path does not handle: keyword arguments, defaults,
+ * conversions, lists, nested calls, and every error.  Called inside the
+ * read section that call() entered, which it leaves.
+ */
+__attribute__((noinline)) static bp_status call_general(const bp_op *op, bp_stack *stack,
+                                                        size_t top, const char *const *kwnames,
+                                                        size_t nkw, bp__reader *r, bool nested) {
+  bp_status st;
+  if (!r) return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_call: out of memory");
+  if (!atomic_load_explicit(&op->defined, memory_order_acquire)) {
+    st = bp__error(BP_ERR_NOT_FOUND,
+                   "%s: the op is not defined (the plugin that defined it was unloaded)", op->name);
+  } else if (nested && r->depth >= MAX_DEPTH) {
+    st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: calls are nested more than %d deep", op->name,
+                   MAX_DEPTH);
+  } else if (stack->capacity < op->nrets) {
+    st = bp__error(BP_ERR_OVERFLOW, "%s: the stack's capacity %zu cannot hold the %u results",
+                   op->name, stack->capacity, op->nrets);
+  } else {
+    bp_value scratch[BP__MAX_ARGS], *args = NULL;
+    const bp__kernel *k = NULL;
+    if (nested) r->depth++;
+    st = prepare_general(op, stack, top, kwnames, nkw, scratch, &args, &k);
+    if (!st) st = invoke(op, k, args, stack);
+    if (nested) r->depth--;
+  }
+  bp__read_exit(r, nested);
   return st;
+}
+
+static inline bp_status call(const bp_op *op, bp_stack *stack, const char *const *kwnames,
+                             size_t nkw) {
+  if (BP__UNLIKELY(!op || !stack || stack->struct_size < BP_STACK_STRUCT_SIZE ||
+                   stack->top > stack->capacity))
+    return bad_call(op, stack);
+  size_t top = stack->top;
+  stack->top = 0;
+  bool nested = false;
+  bp__reader *r = bp__read_enter(&nested);
+  /* The fast path: a plain outermost call with exactly the schema's
+   * arguments, in order, with exact tags, on one device. */
+  if (BP__LIKELY(r && !nested && nkw == 0 && top == op->fast_nargs &&
+                 stack->capacity >= op->nrets &&
+                 atomic_load_explicit(&op->defined, memory_order_acquire))) {
+    int ds = fast_scan(op, stack->values);
+    const bp__kernel *k =
+        BP__LIKELY(ds >= 0) ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire) : NULL;
+    if (BP__LIKELY(k != NULL)) {
+      bp_status st = invoke(op, k, stack->values, stack);
+      bp__read_exit(r, false);
+      return st;
+    }
+  }
+  return call_general(op, stack, top, kwnames, nkw, r, nested);
 }
 
 BP_API bp_status bp_call(const bp_op *op, bp_stack *stack) { return call(op, stack, NULL, 0); }
@@ -560,7 +745,8 @@ BP_API bp_status bp_op_meta(const bp_op *op, const bp_stack *stack, bp_tensor_me
                      !op ? "op" : !stack ? "stack" : "outs");
   if (stack->struct_size < BP_STACK_STRUCT_SIZE || stack->top > stack->capacity)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_meta: the stack is not initialised or is corrupt");
-  bp__reader *r = bp__read_enter();
+  bool nested = false;
+  bp__reader *r = bp__read_enter(&nested);
   if (!r) return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_op_meta: out of memory");
   bp_status st;
   bp_value copy[BP__MAX_ARGS], scratch[BP__MAX_ARGS], *args;
@@ -618,6 +804,6 @@ BP_API bp_status bp_op_meta(const bp_op *op, const bp_stack *stack, bp_tensor_me
     }
   }
 out:
-  bp__read_exit(r);
+  bp__read_exit(r, nested);
   return st;
 }

@@ -234,14 +234,6 @@ static _Atomic(bp__device_type *) slots[BP__DEVICE_SLOTS] = {
  * a type stays registered, and the allocation path checks indices. */
 static int32_t slot_counts[BP__DEVICE_SLOTS] = {[BP_DEVICE_CPU] = 1};
 
-int bp__device_slot(int32_t type) {
-  if (type > 0 && type < BP__DEVICE_FIXED_SLOTS) return type;
-  if (type >= BP_DEVICE_DYNAMIC_FIRST &&
-      type < BP_DEVICE_DYNAMIC_FIRST + BP__DEVICE_DYNAMIC_SLOTS)
-    return BP__DEVICE_FIXED_SLOTS + (type - BP_DEVICE_DYNAMIC_FIRST);
-  return -1;
-}
-
 bp__device_type *bp__device_lookup(int32_t type) {
   int s = bp__device_slot(type);
   if (s < 0) return NULL;
@@ -466,12 +458,15 @@ void bp__device_forget_owner(bp__plugin *owner) {
   pthread_mutex_unlock(&registry_lock);
 }
 
+/* Allocation and free use the interface as registered, not the published
+ * pointer: a tensor counted against the type (as every caller's is) keeps
+ * the plugin loaded even while an unload attempt has it hidden. */
 bp_status bp__device_alloc(bp__device_type *dt, int32_t index, size_t nbytes, void **out) {
   if (nbytes == 0) {
     *out = NULL;
     return BP_OK;
   }
-  const bp_device_iface *iface = atomic_load_explicit(&dt->iface, memory_order_acquire);
+  const bp_device_iface *iface = dt->registered;
   void *p = NULL;
   bp_status st = iface->alloc(iface->user_data, index, nbytes, &p);
   if (st) return bp__status_from_plugin(st, dt->name);
@@ -485,7 +480,7 @@ bp_status bp__device_alloc(bp__device_type *dt, int32_t index, size_t nbytes, vo
 
 void bp__device_free(bp__device_type *dt, int32_t index, void *ptr, size_t nbytes) {
   if (!ptr) return;
-  const bp_device_iface *iface = atomic_load_explicit(&dt->iface, memory_order_acquire);
+  const bp_device_iface *iface = dt->registered;
   atomic_fetch_sub_explicit(&dt->live_bytes, (int_fast64_t)nbytes, memory_order_relaxed);
   iface->free(iface->user_data, index, ptr, nbytes);
 }

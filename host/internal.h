@@ -70,7 +70,12 @@ typedef struct bp__device_type {
 } bp__device_type;
 
 /* The slot of a type code, or -1 when the code cannot be registered. */
-int bp__device_slot(int32_t type);
+static inline int bp__device_slot(int32_t type) {
+  if (type > 0 && type < BP__DEVICE_FIXED_SLOTS) return type;
+  if (type >= BP_DEVICE_DYNAMIC_FIRST && type < BP_DEVICE_DYNAMIC_FIRST + BP__DEVICE_DYNAMIC_SLOTS)
+    return BP__DEVICE_FIXED_SLOTS + (type - BP_DEVICE_DYNAMIC_FIRST);
+  return -1;
+}
 
 /* The entry of a registered (iface != NULL) type, or NULL. */
 bp__device_type *bp__device_lookup(int32_t type);
@@ -116,6 +121,8 @@ typedef struct bp__storage {
 struct bp_tensor {
   atomic_int_fast64_t refcount;
   bp__storage *storage;
+  int32_t device_slot;        /* bp__device_slot(view.device.type), cached
+                                 for the dispatcher */
   bp_tensor_view view;
   int64_t sizes[BP_MAX_NDIM];
   int64_t strides[BP_MAX_NDIM];
@@ -135,8 +142,10 @@ static inline const bp_tensor_view *bp__view(const bp_tensor *t) {
 /* ------------------------------------------------------------------------ */
 
 typedef struct bp__reader {
-  atomic_uint_fast64_t nest;  /* calls in progress on the owning thread */
-  atomic_uint_fast64_t seq;   /* advances each time nest returns to 0 */
+  /* Odd while the owning thread is inside a call; advances by one on entry
+   * to and exit from the outermost call. */
+  atomic_uint_fast64_t seq;
+  uint64_t depth;             /* nested calls below the outermost one */
   atomic_bool in_use;
   struct bp__reader *next;
 } bp__reader;
@@ -151,28 +160,41 @@ bp__reader *bp__reader_register(void);
  * called (other than the caller) has left it. */
 void bp__synchronize(void);
 
-/* Enters a read section; returns NULL only if out of memory. */
-static inline bp__reader *bp__read_enter(void) {
+/* Whether the calling thread is inside a read section. */
+static inline bool bp__in_read_section(void) {
+  bp__reader *r = bp__tl_reader;
+  return r && (atomic_load_explicit(&r->seq, memory_order_relaxed) & 1);
+}
+
+/*
+ * Enters a read section; returns NULL only if out of memory.  *nested says
+ * whether the thread was already inside one (a kernel calling the host);
+ * only the outermost entry and exit publish anything.
+ */
+static inline bp__reader *bp__read_enter(bool *nested) {
   bp__reader *r = bp__tl_reader;
   if (BP__UNLIKELY(!r)) {
     r = bp__reader_register();
     if (!r) return NULL;
   }
-  uint_fast64_t n = atomic_load_explicit(&r->nest, memory_order_relaxed);
-  atomic_store_explicit(&r->nest, n + 1, memory_order_relaxed);
-  if (BP__UNLIKELY(bp__readers_fence))
-    atomic_thread_fence(memory_order_seq_cst);
-  else
-    atomic_signal_fence(memory_order_seq_cst);
+  uint_fast64_t s = atomic_load_explicit(&r->seq, memory_order_relaxed);
+  *nested = s & 1;
+  if (BP__LIKELY(!*nested)) {
+    atomic_store_explicit(&r->seq, s + 1, memory_order_relaxed);
+    /* Order "inside" before the reads that follow.  With membarrier(2) the
+     * unloader pays for that barrier and a compiler barrier suffices. */
+    if (BP__UNLIKELY(bp__readers_fence))
+      atomic_thread_fence(memory_order_seq_cst);
+    else
+      atomic_signal_fence(memory_order_seq_cst);
+  }
   return r;
 }
 
-static inline void bp__read_exit(bp__reader *r) {
-  uint_fast64_t n = atomic_load_explicit(&r->nest, memory_order_relaxed);
-  if (n == 1)
+static inline void bp__read_exit(bp__reader *r, bool nested) {
+  if (BP__LIKELY(!nested))
     atomic_store_explicit(&r->seq, atomic_load_explicit(&r->seq, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-  atomic_store_explicit(&r->nest, n - 1, memory_order_release);
+                          memory_order_release);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -263,7 +285,11 @@ struct bp_op {
   uint8_t tensor_args[BP__MAX_ARGS];    /* Tensor, Tensor?, Tensor[] args */
   int8_t device_arg;                    /* first Device argument, or -1 */
   int8_t fast_sig;                      /* fast-path signature, or -1 */
+  uint32_t fast_nargs;                  /* nargs when calls may take the fast
+                                           path (no list arguments, at least
+                                           one Tensor), else UINT32_MAX */
   bool cif_ok;
+  bool ffi_inplace;                     /* every argument passed as stored */
   ffi_cif cif;
   ffi_type *ffi_types[BP__MAX_FFI_ARGS];
   unsigned nffi;

@@ -356,8 +356,7 @@ BP_API bp_status bp_plugin_unload(bp_plugin *p) {
   if (!p) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_plugin_unload: plugin is NULL");
   if (p == &bp__host_plugin)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_plugin_unload: the host's own registrations cannot be unloaded");
-  bp__reader *self = bp__tl_reader;
-  if (self && atomic_load_explicit(&self->nest, memory_order_relaxed) > 0)
+  if (bp__in_read_section())
     return bp__error(BP_ERR_BUSY, "plugin '%s': cannot unload from inside a call", label_of(p));
   pthread_mutex_lock(&loader_lock);
   bp_status st = BP_OK;

@@ -2,9 +2,8 @@
  * host/rcu.c - grace periods: calls run without locks, unload waits for them.
  *
  * Every thread that calls into the registry has a reader record with a
- * nesting counter and a sequence number.  A call increments the counter on
- * entry and decrements it on exit, with plain stores; when the counter
- * returns to zero the sequence number advances.  An unloader first
+ * sequence number that is odd while the thread is inside a call: the
+ * outermost call increments it on entry and on exit, with plain stores.  An unloader first
  * unpublishes what it removes, then runs bp__synchronize(), which issues a
  * process-wide memory barrier (membarrier(2)) and waits until every reader
  * that was inside a call has left it.  After that, nothing can still use
@@ -42,7 +41,9 @@ bool bp__readers_fence = true;
 
 static void reader_exit_thread(void *p) {
   bp__reader *r = p;
-  atomic_store_explicit(&r->nest, 0, memory_order_release);
+  /* A thread only exits outside calls, so seq is even here; the next
+   * owner continues from it. */
+  r->depth = 0;
   atomic_store_explicit(&r->in_use, false, memory_order_release);
 }
 
@@ -93,10 +94,12 @@ void bp__synchronize(void) {
     /* The calling thread may itself be inside a call (a kernel that
      * unloads a plugin); its own nesting cannot end while it waits. */
     if (r == self) continue;
+    /* An odd sequence number means "inside a call"; any change means that
+     * call is over. */
     uint64_t seq = atomic_load_explicit(&r->seq, memory_order_acquire);
+    if (!(seq & 1)) continue;
     unsigned spins = 0;
-    while (atomic_load_explicit(&r->nest, memory_order_acquire) != 0 &&
-           atomic_load_explicit(&r->seq, memory_order_acquire) == seq) {
+    while (atomic_load_explicit(&r->seq, memory_order_acquire) == seq) {
       if (++spins < 64) {
         sched_yield();
       } else {

@@ -159,6 +159,7 @@ static void fill_view(bp_tensor *t, int32_t dtype, int32_t ndim, const int64_t *
   bp_tensor_view *v = &t->view;
   v->struct_size = BP_TENSOR_VIEW_STRUCT_SIZE;
   v->device = t->storage->device;
+  t->device_slot = bp__device_slot(v->device.type);
   v->dtype = dtype;
   v->ndim = ndim;
   v->sizes = ndim > 0 ? t->sizes : NULL;
@@ -197,11 +198,17 @@ static bp_status tensor_new(const char *fn, bp_device device, int32_t dtype, int
                      (long long)extent, bp_dtype_name(dtype));
   if (blob == NULL && extent > 0 && deleter != NULL)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: data is NULL", fn);
+  /* Finding the device and counting the tensor against it happen inside a
+   * read section, so that an unload, which hides the device and then waits
+   * for read sections to end, sees every tensor made on it. */
+  bool nested = false;
+  bp__reader *r = bp__read_enter(&nested);
+  if (!r) return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   bp__device_type *dt;
   st = bp__device_check(device, fn, &dt);
+  bp_tensor *t = st ? NULL : tensor_block(dt);
+  bp__read_exit(r, nested);
   if (st) return st;
-
-  bp_tensor *t = tensor_block(dt);
   if (!t) return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   bp__storage *s = &t->own_storage;
   atomic_init(&s->refcount, 1);
@@ -317,10 +324,10 @@ BP_API void bp_tensor_release(bp_tensor *t) {
   bp__device_type *dt = s->dt;
   atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
   if (s->embedded_in != t) free(t);
-  /* Account before the storage (and maybe this block) goes away, but after
-   * the last read of t. */
-  atomic_fetch_sub_explicit(&dt->live_tensors, 1, memory_order_release);
   storage_release(s);
+  /* Only now, after the device's free() has returned, may an unload see
+   * the device type without tensors and close the plugin. */
+  atomic_fetch_sub_explicit(&dt->live_tensors, 1, memory_order_release);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -375,8 +382,11 @@ static void byte_span(const bp_tensor_view *v, int64_t *lo, int64_t *hi) {
   *hi = (v->storage_offset + reach + 1) * v->itemsize;
 }
 
+/* A live tensor keeps its device type registered, so its interface as
+ * registered is valid (the published pointer may be hidden by an unload
+ * attempt). */
 static const bp_device_iface *iface_of(const bp_tensor *t) {
-  return atomic_load_explicit(&t->storage->dt->iface, memory_order_acquire);
+  return t->storage->dt->registered;
 }
 
 static bool host_visible(const bp_tensor *t) {

@@ -1,0 +1,13 @@
+# bench/: benchmarks.  `make bench` builds and runs them; they are never part
+# of `make check`, because timings on shared machines are not pass/fail.
+EXTRA_PROGRAMS += %D%/dispatch
+%C%_dispatch_SOURCES = %D%/dispatch.c
+%C%_dispatch_CFLAGS = $(AM_CFLAGS) $(FFI_CFLAGS)
+%C%_dispatch_LDADD = host/libbackplane.la $(FFI_LIBS)
+CLEANFILES += %D%/dispatch$(EXEEXT)
+EXTRA_DIST += %D%/dispatch-callgrind.sh %D%/README.md
+
+bench: %D%/dispatch$(EXEEXT)
+	$(builddir)/%D%/dispatch
+	LIBTOOL='$(LIBTOOL)' $(SHELL) $(srcdir)/%D%/dispatch-callgrind.sh $(builddir)/%D%/dispatch
+.PHONY: bench
