@@ -650,6 +650,101 @@ static void threads_call_concurrently(void) {
   is_int(bp_live_tensor_count(), live);
 }
 
+/*
+ * Counting allocations: this executable's malloc family wraps glibc's, so
+ * every allocation libbackplane makes on this thread is counted while
+ * `counting` is set.  AddressSanitizer owns malloc itself, so the check is
+ * skipped there.
+ */
+#if !defined(__SANITIZE_ADDRESS__)
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+static _Thread_local int counting;
+static long allocations;
+void *malloc(size_t n);
+void *calloc(size_t n, size_t m);
+void *realloc(void *p, size_t n);
+void *aligned_alloc(size_t a, size_t n);
+int posix_memalign(void **out, size_t a, size_t n);
+void *malloc(size_t n) {
+  allocations += counting;
+  return __libc_malloc(n);
+}
+void *calloc(size_t n, size_t m) {
+  allocations += counting;
+  return __libc_calloc(n, m);
+}
+void *realloc(void *p, size_t n) {
+  allocations += counting;
+  return __libc_realloc(p, n);
+}
+void *aligned_alloc(size_t a, size_t n) {
+  allocations += counting;
+  return __libc_memalign(a, n);
+}
+int posix_memalign(void **out, size_t a, size_t n) {
+  allocations += counting;
+  *out = __libc_memalign(a, n);
+  return *out ? 0 : 12;
+}
+#endif
+
+static void calls_do_not_allocate(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  tap_skip("AddressSanitizer owns malloc, so allocations cannot be counted");
+#else
+  must_load("good");
+  const bp_op *first = must_find("good::first"), *fill = must_find("good::fill_"),
+              *add = must_find("good::add");
+  bp_tensor *a = f32(A, 4), *b = f32(B, 4);
+  bp_value slots[4];
+  bp_stack s = BP_STACK_INIT(slots, 4);
+  /* Warm up: the first call on a thread registers its reader record. */
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_tensor(&s, b);
+  bp_stack_push_float(&s, 1.0);
+  is_status(bp_call(first, &s), BP_OK);
+  bp_stack_release(&s);
+  const char *alpha[] = {"alpha"};
+  counting = 1;
+  for (int i = 0; i < 1000; i++) {
+    /* Boxed, fast path. */
+    bp_stack_push_tensor(&s, a);
+    bp_stack_push_tensor(&s, b);
+    bp_stack_push_float(&s, 1.0);
+    bp_call(first, &s);
+    bp_tensor_release(slots[0].u.tensor);
+    s.top = 0;
+    /* Boxed, general path: an int converted to a float. */
+    bp_stack_push_tensor(&s, a);
+    bp_stack_push_tensor(&s, b);
+    bp_stack_push_int(&s, 1);
+    bp_call(first, &s);
+    bp_tensor_release(slots[0].u.tensor);
+    s.top = 0;
+    /* Unboxed through a trampoline. */
+    bp_stack_push_tensor(&s, a);
+    bp_stack_push_float(&s, 2.0);
+    bp_call(fill, &s);
+    bp_tensor_release(slots[0].u.tensor);
+    s.top = 0;
+    /* Keyword arguments, and an error with its message. */
+    bp_stack_push_tensor(&s, a);
+    bp_stack_push_float(&s, 2.0);
+    bp_call_kw(add, &s, alpha, 1);
+    s.top = 0;
+  }
+  counting = 0;
+  is_int(allocations, 0);
+  has_str(bp_last_error(), "good::add: missing argument #1 'b'");
+  is_double(f32data(a)[0], 2.0, 0);
+  bp_tensor_release(a);
+  bp_tensor_release(b);
+#endif
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(boxed_call_and_defaults),
@@ -666,6 +761,7 @@ int main(void) {
       TAP_CASE(meta_functions),
       TAP_CASE(op_queries),
       TAP_CASE(threads_call_concurrently),
+      TAP_CASE(calls_do_not_allocate),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }

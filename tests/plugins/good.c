@@ -354,6 +354,18 @@ static bp_status weird_status_kernel(const bp_kernel_ctx *ctx, const bp_value *a
   return (bp_status)977;
 }
 
+/* good::first(Tensor a, Tensor b, float c) -> Tensor, boxed: returns a new
+ * reference to `a`, so a call allocates nothing in the kernel. */
+static bp_status first_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_value *rets, size_t nrets) {
+  (void)ctx;
+  (void)nargs;
+  (void)nrets;
+  rets[0].tag = BP_TAG_TENSOR;
+  rets[0].u.tensor = H->tensor_retain(args[0].u.tensor);
+  return BP_OK;
+}
+
 /* The fbdev fallback: serves every op on fbdev by naming it in an error. */
 static bp_status fb_fallback(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                              bp_value *rets, size_t nrets) {
@@ -414,7 +426,8 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
       (st = def(lib, "fail(Tensor a) -> Tensor", NULL, NULL)) ||
       (st = def(lib, "fail_silent(Tensor a) -> Tensor", NULL, NULL)) ||
       (st = def(lib, "bad_result(Tensor a) -> Tensor", NULL, NULL)) ||
-      (st = def(lib, "weird_status(Tensor a) -> Tensor", NULL, NULL)))
+      (st = def(lib, "weird_status(Tensor a) -> Tensor", NULL, NULL)) ||
+      (st = def(lib, "first(Tensor a, Tensor b, float c) -> Tensor", NULL, NULL)))
     return st;
   if ((st = impl(lib, "add", BP_DEVICE_CPU, add_kernel, NULL)) ||
       (st = impl(lib, "add", gooddev, add_kernel, NULL)) ||
@@ -427,7 +440,8 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
       (st = impl(lib, "fail", BP_DEVICE_CPU, fail_kernel, NULL)) ||
       (st = impl(lib, "fail_silent", BP_DEVICE_CPU, fail_silent_kernel, NULL)) ||
       (st = impl(lib, "bad_result", BP_DEVICE_CPU, bad_result_kernel, NULL)) ||
-      (st = impl(lib, "weird_status", BP_DEVICE_CPU, weird_status_kernel, NULL)))
+      (st = impl(lib, "weird_status", BP_DEVICE_CPU, weird_status_kernel, NULL)) ||
+      (st = impl(lib, "first", BP_DEVICE_CPU, first_kernel, NULL)))
     return st;
   return H->op_find("good::add", &add_op);
 }
