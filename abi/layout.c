@@ -51,6 +51,7 @@ static void add(const char *group, const char *key, const char *name1, size_t a,
 static void collect(void) {
   CODE("version", BP_ABI_VERSION_MAJOR);
   CODE("version", BP_ABI_VERSION_MINOR);
+  CODE("version", BP_CORE_OP_SET_VERSION);
 
   CODE("bp_status", BP_OK);
   CODE("bp_status", BP_ERR_INVALID_ARGUMENT);
@@ -285,6 +286,8 @@ static void collect(void) {
   FIELD(bp_host_api, tensor_copy);
   FIELD(bp_host_api, op_find);
   FIELD(bp_host_api, call);
+  FIELD(bp_host_api, op_meta);
+  FIELD(bp_host_api, core_op_set_version);
 
   STRUCT(bp_plugin_info);
   FIELD(bp_plugin_info, struct_size);

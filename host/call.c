@@ -738,6 +738,68 @@ BP_API bp_status bp_call_kw(const bp_op *op, bp_stack *stack, const char *const 
   return call(op, stack, kwnames, nkw);
 }
 
+/* Runs the meta function on checked arguments; the caller is in a read
+ * section and op is defined. */
+static bp_status run_meta(const bp_op *op, const bp_value *args, bp_tensor_meta *outs,
+                          size_t nouts) {
+  if (!op->meta) return bp__error(BP_ERR_UNSUPPORTED, "%s: the op has no meta function", op->name);
+  if (nouts < op->nrets)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: outs has %zu entries for %u results", op->name,
+                     nouts, op->nrets);
+  for (uint32_t j = 0; j < op->nrets; j++)
+    if (outs[j].struct_size < BP_TENSOR_META_STRUCT_SIZE)
+      return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: outs[%u].struct_size is %zu, expected %zu",
+                       op->name, j, outs[j].struct_size, (size_t)BP_TENSOR_META_STRUCT_SIZE);
+  for (uint32_t j = 0; j < op->nrets; j++) {
+    size_t sz = outs[j].struct_size;
+    memset(&outs[j], 0, sizeof outs[j]);
+    outs[j].struct_size = sz;
+    outs[j].dtype = BP_DTYPE_INVALID;
+  }
+  bp_status st = op->meta(&op->meta_ctx, args, op->nargs, outs, op->nrets);
+  if (st) {
+    bp_status norm = bp__status_from_plugin((int)st, op->name);
+    if (norm == st && bp_last_status() != st)
+      bp__error(st, "%s: the meta function failed with %s and gave no message", op->name,
+                bp_status_str(st));
+    return norm;
+  }
+  for (uint32_t j = 0; j < op->nrets; j++) {
+    if (op->ret_tag[j] != BP_TAG_TENSOR) continue;
+    if (!bp_dtype_name(outs[j].dtype) || outs[j].ndim < 0 || outs[j].ndim > BP_MAX_NDIM)
+      return bp__error(BP_ERR_INTERNAL,
+                       "%s: the meta function left result #%u without a valid dtype and ndim "
+                       "(dtype %d, ndim %d)", op->name, j, (int)outs[j].dtype, (int)outs[j].ndim);
+  }
+  return BP_OK;
+}
+
+bp_status bp__op_meta_args(const bp_op *op, const bp_value *args, size_t nargs,
+                           bp_tensor_meta *outs, size_t nouts) {
+  if (!op || (!args && nargs) || !outs)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "op_meta: %s is NULL",
+                     !op ? "op" : !outs ? "outs" : "args");
+  bool nested = false;
+  bp__reader *r = bp__read_enter(&nested);
+  if (!r) return bp__error(BP_ERR_OUT_OF_MEMORY, "op_meta: out of memory");
+  bp_status st;
+  bp_value copy[BP__MAX_ARGS];
+  if (!atomic_load_explicit(&op->defined, memory_order_acquire)) {
+    st = bp__error(BP_ERR_NOT_FOUND, "%s: the op is not defined", op->name);
+  } else if (nargs != op->nargs) {
+    st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: op_meta got %zu arguments, the schema has %u",
+                   op->name, nargs, op->nargs);
+  } else {
+    /* A kernel's arguments are checked already; checking a copy again
+     * keeps a plugin's mistake from reaching the meta function. */
+    memcpy(copy, args, nargs * sizeof *copy);
+    st = check_args(op, copy);
+    if (!st) st = run_meta(op, copy, outs, nouts);
+  }
+  bp__read_exit(r, nested);
+  return st;
+}
+
 BP_API bp_status bp_op_meta(const bp_op *op, const bp_stack *stack, bp_tensor_meta *outs,
                             size_t nouts) {
   if (!op || !stack || !outs)
@@ -752,58 +814,18 @@ BP_API bp_status bp_op_meta(const bp_op *op, const bp_stack *stack, bp_tensor_me
   bp_value copy[BP__MAX_ARGS], scratch[BP__MAX_ARGS], *args;
   if (!atomic_load_explicit(&op->defined, memory_order_acquire)) {
     st = bp__error(BP_ERR_NOT_FOUND, "%s: the op is not defined", op->name);
-    goto out;
-  }
-  if (!op->meta) {
-    st = bp__error(BP_ERR_UNSUPPORTED, "%s: the op has no meta function", op->name);
-    goto out;
-  }
-  if (nouts < op->nrets) {
-    st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: outs has %zu entries for %u results", op->name, nouts,
-                   op->nrets);
-    goto out;
-  }
-  for (uint32_t j = 0; j < op->nrets; j++)
-    if (outs[j].struct_size < BP_TENSOR_META_STRUCT_SIZE) {
-      st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: outs[%u].struct_size is %zu, expected %zu",
-                     op->name, j, outs[j].struct_size, (size_t)BP_TENSOR_META_STRUCT_SIZE);
-      goto out;
-    }
-  if (stack->top > BP__MAX_ARGS) {
+  } else if (stack->top > BP__MAX_ARGS) {
     st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: takes %u arguments but %zu were given", op->name,
                    op->nargs, stack->top);
-    goto out;
+  } else if (!op->meta) {
+    st = bp__error(BP_ERR_UNSUPPORTED, "%s: the op has no meta function", op->name);
+  } else {
+    /* The caller's stack is const here: work on a copy. */
+    memcpy(copy, stack->values, stack->top * sizeof *copy);
+    st = gather_args(op, copy, stack->top, NULL, 0, scratch, &args);
+    if (!st) st = check_args(op, args);
+    if (!st) st = run_meta(op, args, outs, nouts);
   }
-  /* The caller's stack is const here: work on a copy. */
-  memcpy(copy, stack->values, stack->top * sizeof *copy);
-  st = gather_args(op, copy, stack->top, NULL, 0, scratch, &args);
-  if (!st) st = check_args(op, args);
-  if (st) goto out;
-  for (uint32_t j = 0; j < op->nrets; j++) {
-    size_t sz = outs[j].struct_size;
-    memset(&outs[j], 0, sizeof outs[j]);
-    outs[j].struct_size = sz;
-    outs[j].dtype = BP_DTYPE_INVALID;
-  }
-  st = op->meta(&op->meta_ctx, args, op->nargs, outs, op->nrets);
-  if (st) {
-    bp_status norm = bp__status_from_plugin((int)st, op->name);
-    if (norm == st && bp_last_status() != st)
-      bp__error(st, "%s: the meta function failed with %s and gave no message", op->name,
-                bp_status_str(st));
-    st = norm;
-    goto out;
-  }
-  for (uint32_t j = 0; j < op->nrets; j++) {
-    if (op->ret_tag[j] != BP_TAG_TENSOR) continue;
-    if (!bp_dtype_name(outs[j].dtype) || outs[j].ndim < 0 || outs[j].ndim > BP_MAX_NDIM) {
-      st = bp__error(BP_ERR_INTERNAL,
-                     "%s: the meta function left result #%u without a valid dtype and ndim "
-                     "(dtype %d, ndim %d)", op->name, j, (int)outs[j].dtype, (int)outs[j].ndim);
-      goto out;
-    }
-  }
-out:
   bp__read_exit(r, nested);
   return st;
 }

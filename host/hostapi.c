@@ -47,4 +47,6 @@ const bp_host_api bp__host_api = {
     .tensor_copy = bp_tensor_copy,
     .op_find = bp_op_find,
     .call = bp_call,
+    .op_meta = bp__op_meta_args,
+    .core_op_set_version = BP_CORE_OP_SET_VERSION,
 };

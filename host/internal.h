@@ -299,6 +299,15 @@ struct bp_op {
   _Atomic(bp__kernel *) dispatch[BP__DEVICE_SLOTS];
 };
 
+/* The core op set (core.c): defined once, before the first lookup or load. */
+bp_status bp__core_init(void);
+/* PyTorch's type promotion among the op set's dtypes. */
+int32_t bp__promote(int32_t a, int32_t b);
+
+/* Runs op's meta function on a full, schema-ordered argument array. */
+bp_status bp__op_meta_args(const bp_op *op, const bp_value *args, size_t nargs,
+                           bp_tensor_meta *outs, size_t nouts);
+
 /* The per-op call plan and the fast-path table (call.c). */
 bp_status bp__op_prepare(bp_op *op);
 bp__fast_fn bp__fast_lookup(int sig);

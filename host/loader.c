@@ -250,6 +250,7 @@ BP_API bp_status bp_plugin_load(const char *path, bp_plugin **out_plugin) {
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_plugin_load: path is %s", path ? "empty" : "NULL");
   bp__plugin *p = NULL;
   bool newly;
+  bp__core_init();
   pthread_mutex_lock(&loader_lock);
   bp_status st = load_path(path, BP_ORIGIN_EXPLICIT, &newly, &p);
   pthread_mutex_unlock(&loader_lock);
@@ -262,6 +263,7 @@ BP_API bp_status bp_plugin_register(bp_plugin_init_fn init, const char *label,
   if (!init) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_plugin_register: init is NULL");
   char buf[256];
   snprintf(buf, sizeof buf, "%s", label ? label : "(static)");
+  bp__core_init();
   pthread_mutex_lock(&loader_lock);
   bp__plugin *p = record_for("(static)", init, buf, BP_ORIGIN_STATIC);
   bp_status st = BP_OK;
@@ -332,6 +334,7 @@ static const char *plugin_path_env(void) {
 
 BP_API bp_status bp_plugin_discover(size_t *out_loaded) {
   size_t loaded = 0;
+  bp__core_init();
   pthread_mutex_lock(&loader_lock);
   const char *env = plugin_path_env();
   if (env && *env) {

@@ -13,7 +13,8 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/registry.c \
 	%D%/call.c \
 	%D%/loader.c \
-	%D%/hostapi.c
+	%D%/hostapi.c \
+	%D%/core.c
 %C%_libbackplane_la_CPPFLAGS = $(AM_CPPFLAGS) -DBP_PLUGIN_DIR='"$(pkglibdir)/plugins"'
 %C%_libbackplane_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(FFI_CFLAGS)
 %C%_libbackplane_la_LIBADD = $(FFI_LIBS)

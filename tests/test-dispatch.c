@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -745,6 +746,61 @@ static void calls_do_not_allocate(void) {
 #endif
 }
 
+/* An in-process plugin whose setup() tries schemas past the call path's
+ * limits and records what the host said. */
+static const bp_host_api *limits_host;
+static bp_status limits_status[3];
+static char limits_msg[3][512];
+
+static bp_status limits_setup(const bp_host_api *host, bp_registrar *reg) {
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "limits", BP_LIBRARY_DEF, 0};
+  bp_library *lib;
+  bp_status st = host->library(reg, &ld, &lib);
+  if (st) return st;
+  char many[2048] = "many(";
+  for (int i = 0; i < 33; i++) {
+    char arg[16];
+    snprintf(arg, sizeof arg, "%sint a%d", i ? ", " : "", i);
+    strcat(many, arg);
+  }
+  strcat(many, ") -> Tensor");
+  const char *schemas[3] = {many,
+                            "rets(Tensor a) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, "
+                            "Tensor, Tensor, Tensor)",
+                            "listret(Tensor a) -> Tensor[]"};
+  for (int i = 0; i < 3; i++) {
+    bp_op_def d = {0};
+    d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+    d.schema = schemas[i];
+    limits_status[i] = host->def(lib, &d);
+    snprintf(limits_msg[i], sizeof limits_msg[i], "%s", host->last_error());
+  }
+  return BP_OK;
+}
+
+static const bp_plugin_desc limits_desc = {
+    .struct_size = BP_PLUGIN_DESC_STRUCT_SIZE, .abi_major = BP_ABI_VERSION_MAJOR,
+    .abi_minor = BP_ABI_VERSION_MINOR, .name = "limits", .setup = limits_setup};
+
+static const bp_plugin_desc *limits_init(const bp_host_api *host) {
+  limits_host = host;
+  return &limits_desc;
+}
+
+static void unmappable_schemas_are_refused(void) {
+  is_status(bp_plugin_register(limits_init, "limits", NULL), BP_OK);
+  is_int(limits_status[0], BP_ERR_UNSUPPORTED);
+  has_str(limits_msg[0], "plugin 'limits': def ");
+  has_str(limits_msg[0], "33 arguments and 1 returns exceed the limits of 32 and 8");
+  is_int(limits_status[1], BP_ERR_UNSUPPORTED);
+  has_str(limits_msg[1], "1 arguments and 9 returns exceed the limits");
+  /* List results have no unboxed mapping, and the grammar refuses them. */
+  is_int(limits_status[2], BP_ERR_SCHEMA);
+  has_str(limits_msg[2], "schema 'listret(Tensor a) -> Tensor[]'");
+  const bp_op *op;
+  is_status(bp_op_find("limits::many", &op), BP_ERR_NOT_FOUND);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(boxed_call_and_defaults),
@@ -762,6 +818,7 @@ int main(void) {
       TAP_CASE(op_queries),
       TAP_CASE(threads_call_concurrently),
       TAP_CASE(calls_do_not_allocate),
+      TAP_CASE(unmappable_schemas_are_refused),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }

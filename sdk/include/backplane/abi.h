@@ -58,6 +58,10 @@ extern "C" {
 #define BP_ABI_VERSION_MAJOR 1
 #define BP_ABI_VERSION_MINOR 0
 
+/* The version of the `core` op set these headers describe (docs/op-set.md).
+ * A plugin states the version it implements in bp_plugin_desc. */
+#define BP_CORE_OP_SET_VERSION 1
+
 /* ------------------------------------------------------------------------ */
 /* Struct-size helpers                                                      */
 /* ------------------------------------------------------------------------ */

@@ -409,10 +409,24 @@ struct bp_host_api {
   bp_status (*op_find)(const char *name, const bp_op **out_op);
   /* Calls an operator with the arguments on `stack`; see bp_call(). */
   bp_status (*call)(const bp_op *op, bp_stack *stack);
+  /*
+   * Runs op's meta function on a kernel's checked arguments (as a boxed
+   * kernel receives them) and fills outs[0 .. nouts-1] with each Tensor
+   * result's device, dtype, sizes and strides.  A kernel of a `core` op
+   * calls this to size its outputs, so that every backend agrees with the
+   * op set.  Fails with BP_ERR_UNSUPPORTED when the op has no meta
+   * function; on bad arguments it fails with the status and message the
+   * op set specifies.  Each outs[i].struct_size must be set.
+   */
+  bp_status (*op_meta)(const bp_op *op, const bp_value *args, size_t nargs,
+                       bp_tensor_meta *outs, size_t nouts);
+  /* The version of the `core` op set the host defines (BP_CORE_OP_SET_VERSION
+   * of the host's headers). */
+  uint64_t core_op_set_version;
 };
 
-BP_ASSERT_LAST_FIELD(bp_host_api, call);
-#define BP_HOST_API_STRUCT_SIZE BP_STRUCT_SIZE(bp_host_api, call)
+BP_ASSERT_LAST_FIELD(bp_host_api, core_op_set_version);
+#define BP_HOST_API_STRUCT_SIZE BP_STRUCT_SIZE(bp_host_api, core_op_set_version)
 
 /* True when the host's table has `slot` and it is not NULL. */
 #define BP_HOST_HAS(host, slot) \

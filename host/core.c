@@ -1,0 +1,597 @@
+/*
+ * host/core.c - the `core` op set, version 1: its schemas and its meta
+ * functions.
+ *
+ * The host defines every core op and ships its meta function, so that all
+ * backends agree on output shapes, dtypes and errors: a plugin implements
+ * core ops (an IMPL library) and sizes its outputs through host->op_meta.
+ * docs/op-set.md specifies the semantics; the functions here are the
+ * executable form of its "Result" and "Errors" paragraphs.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Dtype rules                                                              */
+/* ------------------------------------------------------------------------ */
+
+static bool is_float(int32_t dt) {
+  return dt == BP_FLOAT32 || dt == BP_FLOAT64 || dt == BP_FLOAT16 || dt == BP_BFLOAT16;
+}
+
+static int float_rank(int32_t dt) {
+  return dt == BP_FLOAT64 ? 3 : dt == BP_FLOAT32 ? 2 : 1;
+}
+
+/* PyTorch's promotion among the dtypes of the op set: bool < integers <
+ * floats; uint8 with a signed 8- or 16-bit integer gives int16; float16
+ * with bfloat16 gives float32. */
+int32_t bp__promote(int32_t a, int32_t b);
+int32_t bp__promote(int32_t a, int32_t b) {
+  if (a == b) return a;
+  if (a == BP_BOOL) return b;
+  if (b == BP_BOOL) return a;
+  if (is_float(a) && is_float(b)) {
+    int ra = float_rank(a), rb = float_rank(b);
+    if (ra == 1 && rb == 1) return BP_FLOAT32; /* float16 with bfloat16 */
+    return ra >= rb ? a : b;
+  }
+  if (is_float(a)) return a;
+  if (is_float(b)) return b;
+  if (a == BP_UINT8 || b == BP_UINT8) {
+    int32_t o = a == BP_UINT8 ? b : a;
+    return (o == BP_INT8 || o == BP_INT16) ? BP_INT16 : o;
+  }
+  return BP_DTYPE_BITS(a) >= BP_DTYPE_BITS(b) ? a : b;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static const bp_tensor_view *V(const bp_value *v) { return &v->u.tensor->view; }
+
+static const char *an(const bp_kernel_ctx *ctx, size_t i) {
+  const bp__schema *s = ((const bp_op *)ctx->op)->schema;
+  return i < s->nargs && s->args[i].name ? s->args[i].name : "?";
+}
+
+/* "[2, 3]" into buf. */
+static const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t n) {
+  size_t len = 0;
+  len += (size_t)snprintf(buf, n, "[");
+  for (int32_t d = 0; d < ndim && len < n; d++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "", (long long)sizes[d]);
+  if (len < n) snprintf(buf + len, n - len, "]");
+  return buf;
+}
+
+static void set_contiguous(bp_tensor_meta *m, bp_device dev, int32_t dtype, int32_t ndim,
+                           const int64_t *sizes) {
+  m->device = dev;
+  m->dtype = dtype;
+  m->ndim = ndim;
+  int64_t s = 1;
+  for (int32_t d = ndim - 1; d >= 0; d--) {
+    m->sizes[d] = sizes[d];
+    m->strides[d] = s;
+    if (!__builtin_mul_overflow(s, sizes[d] > 0 ? sizes[d] : 1, &s)) continue;
+    s = INT64_MAX;
+  }
+}
+
+static void copy_meta(bp_tensor_meta *m, const bp_tensor_view *v) {
+  m->device = v->device;
+  m->dtype = v->dtype;
+  m->ndim = v->ndim;
+  for (int32_t d = 0; d < v->ndim; d++) {
+    m->sizes[d] = v->sizes[d];
+    m->strides[d] = v->strides[d];
+  }
+}
+
+/* Broadcasts sizes (NumPy rules) into out; names both arguments on error. */
+static bp_status broadcast(const bp_kernel_ctx *ctx, int32_t *ndim, int64_t *sizes, size_t ai,
+                           const bp_tensor_view *b, size_t bi, const bp_tensor_view *a) {
+  int32_t n = *ndim > b->ndim ? *ndim : b->ndim;
+  int64_t out[BP_MAX_NDIM];
+  for (int32_t d = 0; d < n; d++) {
+    int32_t da = d - (n - *ndim), db = d - (n - b->ndim);
+    int64_t sa = da >= 0 ? sizes[da] : 1, sb = db >= 0 ? b->sizes[db] : 1;
+    if (sa != sb && sa != 1 && sb != 1) {
+      char s1[160], s2[160];
+      return bp__error(BP_ERR_SHAPE,
+                       "%s: argument #%zu '%s' with shape %s cannot be broadcast with argument "
+                       "#%zu '%s' with shape %s (dimension %d: %lld vs %lld)",
+                       ctx->op_name, bi, an(ctx, bi), shape_str(b->ndim, b->sizes, s1, sizeof s1),
+                       ai, an(ctx, ai), shape_str(a->ndim, a->sizes, s2, sizeof s2), (int)d,
+                       (long long)sb, (long long)sa);
+    }
+    out[d] = sa == 1 ? sb : sa;
+  }
+  memcpy(sizes, out, (size_t)n * sizeof *out);
+  *ndim = n;
+  return BP_OK;
+}
+
+/* Normalises dim into [0, ndim) (a 0-dim tensor accepts -1 and 0). */
+static bp_status norm_dim(const bp_kernel_ctx *ctx, size_t argi, int64_t dim, int32_t ndim,
+                          int32_t *out) {
+  int32_t lim = ndim > 0 ? ndim : 1;
+  if (dim < -lim || dim >= lim)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "%s: argument #%zu '%s': dimension %lld is out of range for a %d-dimensional "
+                     "tensor (expected %d .. %d)", ctx->op_name, argi, an(ctx, argi),
+                     (long long)dim, (int)ndim, -lim, lim - 1);
+  *out = (int32_t)(dim < 0 ? dim + lim : dim);
+  return BP_OK;
+}
+
+static bp_status type_error(const bp_kernel_ctx *ctx, size_t i, int32_t got, const char *want) {
+  return bp__error(BP_ERR_TYPE, "%s: argument #%zu '%s': expected %s, got %s", ctx->op_name, i,
+                   an(ctx, i), want, bp_dtype_name(got) ? bp_dtype_name(got) : "?");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Meta functions                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Which binary op a meta function serves (user_data of its def). */
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAXIMUM, OP_MINIMUM, OP_POW };
+
+static bp_status binary_result(const bp_kernel_ctx *ctx, const bp_value *args, int kind,
+                               bp_tensor_meta *out) {
+  const bp_tensor_view *a = V(&args[0]), *b = V(&args[1]);
+  int32_t ndim = a->ndim;
+  int64_t sizes[BP_MAX_NDIM];
+  memcpy(sizes, a->sizes, (size_t)ndim * sizeof *sizes);
+  bp_status st = broadcast(ctx, &ndim, sizes, 0, b, 1, a);
+  if (st) return st;
+  int32_t dt = bp__promote(a->dtype, b->dtype);
+  if (dt == BP_BOOL && (kind == OP_SUB || kind == OP_POW))
+    return bp__error(BP_ERR_TYPE, "%s: not defined for two bool tensors", ctx->op_name);
+  if (kind == OP_DIV && !is_float(dt)) dt = BP_FLOAT32;
+  if ((kind == OP_ADD || kind == OP_SUB) && !is_float(dt)) {
+    double alpha = args[2].u.f;
+    if (dt == BP_BOOL ? alpha != 1.0 : alpha != floor(alpha))
+      return bp__error(BP_ERR_TYPE,
+                       "%s: argument #2 'alpha' is %g, which a %s result cannot use (expected %s)",
+                       ctx->op_name, alpha, bp_dtype_name(dt),
+                       dt == BP_BOOL ? "1" : "an integral value");
+  }
+  set_contiguous(out, a->device, dt, ndim, sizes);
+  return BP_OK;
+}
+
+static bp_status meta_binary(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  return binary_result(ctx, args, (int)(intptr_t)ctx->user_data, &outs[0]);
+}
+
+static bp_status meta_add_out(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  bp_tensor_meta want;
+  want.struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  bp_status st = binary_result(ctx, args, OP_ADD, &want);
+  if (st) return st;
+  const bp_tensor_view *o = V(&args[3]);
+  bool same = o->ndim == want.ndim;
+  for (int32_t d = 0; same && d < o->ndim; d++) same = o->sizes[d] == want.sizes[d];
+  char s1[160], s2[160];
+  if (!same)
+    return bp__error(BP_ERR_SHAPE, "%s: argument #3 'out' has shape %s, expected %s", ctx->op_name,
+                     shape_str(o->ndim, o->sizes, s1, sizeof s1),
+                     shape_str(want.ndim, want.sizes, s2, sizeof s2));
+  if (o->dtype != want.dtype) return type_error(ctx, 3, o->dtype, bp_dtype_name(want.dtype));
+  copy_meta(&outs[0], o);
+  return BP_OK;
+}
+
+static bp_status meta_muladd(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]), *b = V(&args[1]);
+  int32_t ndim = a->ndim;
+  int64_t sizes[BP_MAX_NDIM];
+  memcpy(sizes, a->sizes, (size_t)ndim * sizeof *sizes);
+  bp_status st = broadcast(ctx, &ndim, sizes, 0, b, 1, a);
+  if (st) return st;
+  int32_t dt = bp__promote(a->dtype, b->dtype);
+  if (!is_float(dt)) return type_error(ctx, 0, a->dtype, "a floating-point dtype");
+  set_contiguous(&outs[0], a->device, dt, ndim, sizes);
+  return BP_OK;
+}
+
+/* user_data of a unary op: which result dtype rule applies. */
+enum { U_SAME_NO_BOOL = 1, U_FLOAT };
+
+static bp_status meta_unary(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                            bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]);
+  int rule = (int)(intptr_t)ctx->user_data;
+  int32_t dt = a->dtype;
+  if (rule == U_SAME_NO_BOOL && dt == BP_BOOL)
+    return type_error(ctx, 0, dt, "a numeric dtype (not bool)");
+  if (rule == U_FLOAT && !is_float(dt)) dt = BP_FLOAT32;
+  set_contiguous(&outs[0], a->device, dt, a->ndim, a->sizes);
+  return BP_OK;
+}
+
+static bp_status meta_gelu(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                           bp_tensor_meta *outs, size_t nouts) {
+  const char *ap = args[1].u.str;
+  if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "%s: argument #1 'approximate': expected \"none\" or \"tanh\", got \"%s\"",
+                     ctx->op_name, ap);
+  return meta_unary(ctx, args, nargs, outs, nouts);
+}
+
+static bp_status meta_where(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                            bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *c = V(&args[0]), *a = V(&args[1]), *b = V(&args[2]);
+  if (c->dtype != BP_BOOL) return type_error(ctx, 0, c->dtype, "bool");
+  int32_t ndim = c->ndim;
+  int64_t sizes[BP_MAX_NDIM];
+  memcpy(sizes, c->sizes, (size_t)ndim * sizeof *sizes);
+  bp_status st = broadcast(ctx, &ndim, sizes, 0, a, 1, c);
+  if (!st) st = broadcast(ctx, &ndim, sizes, 0, b, 2, c);
+  if (st) return st;
+  set_contiguous(&outs[0], a->device, bp__promote(a->dtype, b->dtype), ndim, sizes);
+  return BP_OK;
+}
+
+/* Reductions: which dims, and the result shape. */
+static bp_status reduce_shape(const bp_kernel_ctx *ctx, const bp_tensor_view *a,
+                              const bp_value *dims, bool keepdim, bool need_nonempty,
+                              int32_t *out_ndim, int64_t *out_sizes) {
+  bool reduce[BP_MAX_NDIM] = {false};
+  if (dims->len == 0) {
+    for (int32_t d = 0; d < a->ndim; d++) reduce[d] = true;
+  } else {
+    for (uint32_t i = 0; i < dims->len; i++) {
+      int32_t d;
+      bp_status st = norm_dim(ctx, 1, dims->u.ints[i], a->ndim, &d);
+      if (st) return st;
+      if (a->ndim > 0 && reduce[d])
+        return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #1 'dim': dimension %d appears twice",
+                         ctx->op_name, (int)d);
+      if (a->ndim > 0) reduce[d] = true;
+    }
+  }
+  int32_t n = 0;
+  for (int32_t d = 0; d < a->ndim; d++) {
+    if (reduce[d] && need_nonempty && a->sizes[d] == 0)
+      return bp__error(BP_ERR_SHAPE,
+                       "%s: cannot reduce dimension %d of size 0 (the result would have no value)",
+                       ctx->op_name, (int)d);
+    if (!reduce[d])
+      out_sizes[n++] = a->sizes[d];
+    else if (keepdim)
+      out_sizes[n++] = 1;
+  }
+  *out_ndim = n;
+  return BP_OK;
+}
+
+/* user_data of a reduction. */
+enum { R_SUM = 1, R_MEAN, R_MINMAX };
+
+static bp_status meta_reduce(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_tensor_meta *outs, size_t nouts) {
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]);
+  int kind = (int)(intptr_t)ctx->user_data;
+  int32_t dt = a->dtype;
+  if (kind == R_SUM) {
+    if (nargs > 3 && args[3].tag == BP_TAG_SCALAR_TYPE)
+      dt = (int32_t)args[3].u.i;
+    else if (!is_float(dt))
+      dt = BP_INT64;
+  } else if (kind == R_MEAN && !is_float(dt)) {
+    return type_error(ctx, 0, dt, "a floating-point dtype");
+  }
+  int32_t n = 0;
+  int64_t sizes[BP_MAX_NDIM] = {0};
+  bp_status st = reduce_shape(ctx, a, &args[1], args[2].u.b, kind == R_MINMAX, &n, sizes);
+  if (st) return st;
+  set_contiguous(&outs[0], a->device, dt, n, sizes);
+  return BP_OK;
+}
+
+static bp_status meta_argmax(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]);
+  bool keepdim = args[2].u.b;
+  if (a->dtype == BP_BOOL) return type_error(ctx, 0, a->dtype, "a numeric dtype (not bool)");
+  if (a->numel == 0)
+    return bp__error(BP_ERR_SHAPE, "%s: argument #0 'self' is empty; it has no maximum",
+                     ctx->op_name);
+  int64_t sizes[BP_MAX_NDIM];
+  int32_t n = 0;
+  if (args[1].tag == BP_TAG_NONE) {
+    for (int32_t d = 0; keepdim && d < a->ndim; d++) sizes[n++] = 1;
+  } else {
+    int32_t dim;
+    bp_status st = norm_dim(ctx, 1, args[1].u.i, a->ndim, &dim);
+    if (st) return st;
+    for (int32_t d = 0; d < a->ndim; d++)
+      if (d != dim)
+        sizes[n++] = a->sizes[d];
+      else if (keepdim)
+        sizes[n++] = 1;
+  }
+  set_contiguous(&outs[0], a->device, BP_INT64, n, sizes);
+  return BP_OK;
+}
+
+static bp_status meta_matmul(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]), *b = V(&args[1]);
+  if (!is_float(a->dtype)) return type_error(ctx, 0, a->dtype, "a floating-point dtype");
+  if (b->dtype != a->dtype) return type_error(ctx, 1, b->dtype, bp_dtype_name(a->dtype));
+  if (a->ndim == 0 || b->ndim == 0)
+    return bp__error(BP_ERR_SHAPE, "%s: argument #%d '%s' is 0-dimensional; matmul needs at least 1 "
+                     "dimension", ctx->op_name, a->ndim == 0 ? 0 : 1, a->ndim == 0 ? an(ctx, 0) : an(ctx, 1));
+  /* Vectors are promoted to matrices and the added dimension dropped. */
+  int64_t k1 = a->sizes[a->ndim - 1];
+  int64_t k2 = b->ndim == 1 ? b->sizes[0] : b->sizes[b->ndim - 2];
+  if (k1 != k2) {
+    char s1[160], s2[160];
+    return bp__error(BP_ERR_SHAPE, "%s: shapes %s and %s cannot be multiplied (%lld vs %lld)",
+                     ctx->op_name, shape_str(a->ndim, a->sizes, s1, sizeof s1),
+                     shape_str(b->ndim, b->sizes, s2, sizeof s2), (long long)k1, (long long)k2);
+  }
+  int32_t na = a->ndim >= 2 ? a->ndim - 2 : 0, nb = b->ndim >= 2 ? b->ndim - 2 : 0;
+  int32_t nbatch = na > nb ? na : nb;
+  int64_t sizes[BP_MAX_NDIM];
+  for (int32_t d = 0; d < nbatch; d++) {
+    int32_t da = d - (nbatch - na), db = d - (nbatch - nb);
+    int64_t sa = da >= 0 ? a->sizes[da] : 1, sb = db >= 0 ? b->sizes[db] : 1;
+    if (sa != sb && sa != 1 && sb != 1) {
+      char s1[160], s2[160];
+      return bp__error(BP_ERR_SHAPE, "%s: batch dimensions of %s and %s cannot be broadcast",
+                       ctx->op_name, shape_str(a->ndim, a->sizes, s1, sizeof s1),
+                       shape_str(b->ndim, b->sizes, s2, sizeof s2));
+    }
+    sizes[d] = sa == 1 ? sb : sa;
+  }
+  int32_t n = nbatch;
+  if (a->ndim >= 2) sizes[n++] = a->sizes[a->ndim - 2];
+  if (b->ndim >= 2) sizes[n++] = b->sizes[b->ndim - 1];
+  if (n > BP_MAX_NDIM)
+    return bp__error(BP_ERR_SHAPE, "%s: the result would have %d dimensions", ctx->op_name, (int)n);
+  set_contiguous(&outs[0], a->device, a->dtype, n, sizes);
+  return BP_OK;
+}
+
+static bp_status meta_softmax(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]);
+  if (!is_float(a->dtype)) return type_error(ctx, 0, a->dtype, "a floating-point dtype");
+  int32_t dim;
+  bp_status st = norm_dim(ctx, 1, args[1].u.i, a->ndim, &dim);
+  if (st) return st;
+  set_contiguous(&outs[0], a->device, a->dtype, a->ndim, a->sizes);
+  return BP_OK;
+}
+
+static bp_status meta_layer_norm(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                 bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *x = V(&args[0]);
+  const bp_value *ns = &args[1];
+  char s1[160], s2[160];
+  if (!is_float(x->dtype)) return type_error(ctx, 0, x->dtype, "a floating-point dtype");
+  if (ns->len == 0 || ns->len > (uint32_t)x->ndim)
+    return bp__error(BP_ERR_SHAPE, "%s: argument #1 'normalized_shape' %s does not match the "
+                     "trailing dimensions of input shape %s", ctx->op_name,
+                     shape_str((int32_t)ns->len, ns->u.ints, s1, sizeof s1),
+                     shape_str(x->ndim, x->sizes, s2, sizeof s2));
+  for (uint32_t i = 0; i < ns->len; i++)
+    if (ns->u.ints[i] != x->sizes[x->ndim - (int32_t)ns->len + (int32_t)i])
+      return bp__error(BP_ERR_SHAPE, "%s: argument #1 'normalized_shape' %s does not match the "
+                       "trailing dimensions of input shape %s", ctx->op_name,
+                       shape_str((int32_t)ns->len, ns->u.ints, s1, sizeof s1),
+                       shape_str(x->ndim, x->sizes, s2, sizeof s2));
+  for (size_t i = 2; i <= 3; i++) {
+    if (args[i].tag == BP_TAG_NONE) continue;
+    const bp_tensor_view *w = V(&args[i]);
+    bool same = w->ndim == (int32_t)ns->len;
+    for (int32_t d = 0; same && d < w->ndim; d++) same = w->sizes[d] == ns->u.ints[d];
+    if (!same)
+      return bp__error(BP_ERR_SHAPE, "%s: argument #%zu '%s' has shape %s, expected %s",
+                       ctx->op_name, i, an(ctx, i), shape_str(w->ndim, w->sizes, s1, sizeof s1),
+                       shape_str((int32_t)ns->len, ns->u.ints, s2, sizeof s2));
+    if (w->dtype != x->dtype) return type_error(ctx, i, w->dtype, bp_dtype_name(x->dtype));
+  }
+  if (!(args[4].u.f >= 0))
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #4 'eps' is %g, expected >= 0",
+                     ctx->op_name, args[4].u.f);
+  set_contiguous(&outs[0], x->device, x->dtype, x->ndim, x->sizes);
+  return BP_OK;
+}
+
+static bp_status meta_cast(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                           bp_tensor_meta *outs, size_t nouts) {
+  (void)ctx;
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]);
+  set_contiguous(&outs[0], a->device, (int32_t)args[1].u.i, a->ndim, a->sizes);
+  return BP_OK;
+}
+
+static bp_status meta_contiguous(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                 bp_tensor_meta *outs, size_t nouts) {
+  (void)ctx;
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]);
+  /* An already contiguous input is returned itself (the schema declares
+   * the alias), so the result has exactly its metadata. */
+  if (a->flags & BP_VIEW_CONTIGUOUS)
+    copy_meta(&outs[0], a);
+  else
+    set_contiguous(&outs[0], a->device, a->dtype, a->ndim, a->sizes);
+  return BP_OK;
+}
+
+static bp_status meta_fill(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                           bp_tensor_meta *outs, size_t nouts) {
+  (void)ctx;
+  (void)nargs;
+  (void)nouts;
+  copy_meta(&outs[0], V(&args[0]));
+  return BP_OK;
+}
+
+static bp_status meta_copy(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                           bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *self = V(&args[0]), *src = V(&args[1]);
+  /* src must broadcast to self's shape exactly. */
+  int32_t ndim = self->ndim;
+  int64_t sizes[BP_MAX_NDIM];
+  memcpy(sizes, self->sizes, (size_t)ndim * sizeof *sizes);
+  bp_status st = broadcast(ctx, &ndim, sizes, 0, src, 1, self);
+  if (st) return st;
+  bool same = ndim == self->ndim;
+  for (int32_t d = 0; same && d < ndim; d++) same = sizes[d] == self->sizes[d];
+  if (!same) {
+    char s1[160], s2[160];
+    return bp__error(BP_ERR_SHAPE, "%s: argument #1 'src' with shape %s cannot be broadcast to "
+                     "argument #0 'self' with shape %s", ctx->op_name,
+                     shape_str(src->ndim, src->sizes, s1, sizeof s1),
+                     shape_str(self->ndim, self->sizes, s2, sizeof s2));
+  }
+  copy_meta(&outs[0], self);
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The definitions                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct core_def {
+  const char *schema;
+  bp_meta_fn meta;
+  intptr_t data;
+  uint64_t flags;
+  const char *doc;
+} core_def;
+
+#define BIN(name, kind, doc)                                                               \
+  {#name "(Tensor self, Tensor other) -> Tensor", meta_binary, kind, 0, doc}
+#define UN(name, rule, doc) {#name "(Tensor self) -> Tensor", meta_unary, rule, 0, doc}
+#define RED(name, kind, doc)                                                                   \
+  {#name "(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", meta_reduce, kind, 0, doc}
+
+static const core_def core_defs[] = {
+    {"add(Tensor self, Tensor other, *, float alpha=1.0) -> Tensor", meta_binary, OP_ADD, 0,
+     "self + alpha * other, broadcast"},
+    {"add.out(Tensor self, Tensor other, *, float alpha=1.0, Tensor(a!) out) -> Tensor(a!)",
+     meta_add_out, OP_ADD, 0, "add into out"},
+    {"sub(Tensor self, Tensor other, *, float alpha=1.0) -> Tensor", meta_binary, OP_SUB, 0,
+     "self - alpha * other, broadcast"},
+    BIN(mul, OP_MUL, "self * other, broadcast"),
+    BIN(div, OP_DIV, "self / other (true division), broadcast"),
+    BIN(maximum, OP_MAXIMUM, "elementwise maximum; NaN propagates"),
+    BIN(minimum, OP_MINIMUM, "elementwise minimum; NaN propagates"),
+    {"pow(Tensor self, Tensor exponent) -> Tensor", meta_binary, OP_POW, 0,
+     "self ** exponent, broadcast"},
+    {"muladd(Tensor a, Tensor b, float c) -> Tensor", meta_muladd, 0, 0, "a * b + c, broadcast"},
+    UN(neg, U_SAME_NO_BOOL, "-self"),
+    UN(abs, U_SAME_NO_BOOL, "|self|"),
+    UN(exp, U_FLOAT, "e ** self"),
+    UN(log, U_FLOAT, "natural logarithm"),
+    UN(sqrt, U_FLOAT, "square root"),
+    UN(rsqrt, U_FLOAT, "1 / sqrt(self)"),
+    UN(relu, U_SAME_NO_BOOL, "max(self, 0)"),
+    UN(sigmoid, U_FLOAT, "1 / (1 + e ** -self)"),
+    UN(tanh, U_FLOAT, "hyperbolic tangent"),
+    {"gelu(Tensor self, *, str approximate=\"none\") -> Tensor", meta_gelu, U_FLOAT, 0,
+     "Gaussian error linear unit (erf form, or tanh approximation)"},
+    {"where(Tensor condition, Tensor self, Tensor other) -> Tensor", meta_where, 0, 0,
+     "condition ? self : other, broadcast"},
+    {"sum(Tensor self, int[] dim=[], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+     meta_reduce, R_SUM, 0, "sum over dims (all when dim is empty)"},
+    RED(mean, R_MEAN, "mean over dims (all when dim is empty)"),
+    RED(amax, R_MINMAX, "maximum over dims (all when dim is empty)"),
+    RED(amin, R_MINMAX, "minimum over dims (all when dim is empty)"),
+    {"argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", meta_argmax, 0, 0,
+     "index of the first maximum along dim (of the flattened tensor when dim is None)"},
+    {"matmul(Tensor self, Tensor other) -> Tensor", meta_matmul, 0, 0,
+     "matrix product, batched with broadcasting"},
+    {"softmax(Tensor self, int dim) -> Tensor", meta_softmax, 0, 0, "softmax along dim"},
+    {"log_softmax(Tensor self, int dim) -> Tensor", meta_softmax, 1, 0, "log of softmax along dim"},
+    {"layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+     "float eps=1e-05) -> Tensor",
+     meta_layer_norm, 0, 0, "layer normalisation over the trailing normalized_shape dims"},
+    {"cast(Tensor self, ScalarType dtype) -> Tensor", meta_cast, 0, 0, "convert to dtype"},
+    {"contiguous(Tensor(a) self) -> Tensor(a)", meta_contiguous, 0, 0,
+     "self if contiguous, else a contiguous copy"},
+    {"fill_(Tensor(a!) self, float value) -> Tensor(a!)", meta_fill, 0, 0, "set every element"},
+    {"copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", meta_copy, 0, BP_OP_MIXED_DEVICES,
+     "copy src (broadcast, converted, from any device) into self"},
+};
+
+static pthread_once_t core_once = PTHREAD_ONCE_INIT;
+static bp_status core_status;
+
+static void core_register(void) {
+  bp_registrar reg = {.plugin = &bp__host_plugin, .active = true, .libs = NULL};
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "core", BP_LIBRARY_DEF, 0};
+  bp_library *lib = NULL;
+  bp__host_plugin.loading = true;
+  bp_status st = bp__reg_library(&reg, &ld, &lib);
+  for (size_t i = 0; !st && i < sizeof core_defs / sizeof core_defs[0]; i++) {
+    const core_def *c = &core_defs[i];
+    bp_op_def d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+    d.schema = c->schema;
+    d.meta = c->meta;
+    d.flags = c->flags;
+    d.user_data = (void *)c->data;
+    d.doc = c->doc;
+    st = bp__reg_def(lib, &d);
+  }
+  reg.active = false;
+  while (reg.libs) {
+    bp_library *next = reg.libs->next;
+    free(reg.libs->ns);
+    free(reg.libs);
+    reg.libs = next;
+  }
+  bp__registry_commit(&bp__host_plugin);
+  core_status = st;
+}
+
+bp_status bp__core_init(void) {
+  pthread_once(&core_once, core_register);
+  return core_status;
+}
