@@ -1,3 +1,4 @@
 # docs/: shipped with the distribution.
 dist_doc_DATA = \
-	%D%/schemas.md
+	%D%/schemas.md \
+	%D%/op-set.md

@@ -742,7 +742,8 @@ BP_API bp_status bp_call_kw(const bp_op *op, bp_stack *stack, const char *const 
  * section and op is defined. */
 static bp_status run_meta(const bp_op *op, const bp_value *args, bp_tensor_meta *outs,
                           size_t nouts) {
-  if (!op->meta) return bp__error(BP_ERR_UNSUPPORTED, "%s: the op has no meta function", op->name);
+  bp_meta_fn meta = op->meta;
+  if (!meta) return bp__error(BP_ERR_UNSUPPORTED, "%s: the op has no meta function", op->name);
   if (nouts < op->nrets)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: outs has %zu entries for %u results", op->name,
                      nouts, op->nrets);
@@ -756,7 +757,7 @@ static bp_status run_meta(const bp_op *op, const bp_value *args, bp_tensor_meta 
     outs[j].struct_size = sz;
     outs[j].dtype = BP_DTYPE_INVALID;
   }
-  bp_status st = op->meta(&op->meta_ctx, args, op->nargs, outs, op->nrets);
+  bp_status st = meta(&op->meta_ctx, args, op->nargs, outs, op->nrets);
   if (st) {
     bp_status norm = bp__status_from_plugin((int)st, op->name);
     if (norm == st && bp_last_status() != st)

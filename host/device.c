@@ -387,6 +387,15 @@ bp_status bp__device_register(bp__plugin *owner, const bp_device_iface *iface,
     return bp__error(BP_ERR_ALREADY_EXISTS, "device_type '%s': code %d is already registered as '%s'",
                      iface->name, (int)type, dt->name);
   }
+  /* A code keeps its name for the life of the process: names are read
+   * without locks, so they are written once, before the entry is
+   * published. */
+  if (dt && strcmp(dt->name, iface->name) != 0) {
+    pthread_mutex_unlock(&registry_lock);
+    return bp__error(BP_ERR_ALREADY_EXISTS,
+                     "device_type '%s': code %d was registered earlier as '%s', and a code keeps "
+                     "its name for the life of the process", iface->name, (int)type, dt->name);
+  }
   if (!dt) {
     dt = calloc(1, sizeof *dt);
     if (!dt) {
@@ -394,9 +403,9 @@ bp_status bp__device_register(bp__plugin *owner, const bp_device_iface *iface,
       return bp__error(BP_ERR_OUT_OF_MEMORY, "device_type '%s': out of memory", iface->name);
     }
     dt->type = type;
+    snprintf(dt->name, sizeof dt->name, "%s", iface->name);
     atomic_store_explicit(&slots[slot], dt, memory_order_release);
   }
-  snprintf(dt->name, sizeof dt->name, "%s", iface->name);
   dt->owner = owner;
   dt->registered = iface;
   slot_counts[slot] = count;

@@ -112,15 +112,16 @@ static bool valid_plugin_name(const char *s) {
 }
 
 /* Removes everything p registered, after making sure no call still runs in
- * it.  Device types must have no live tensors (checked by the caller). */
-static void purge(bp__plugin *p) {
+ * it.  Its device types are forgotten only when `forget_devices`: a device
+ * that still has tensors must keep its interface for their release. */
+static void purge(bp__plugin *p, bool forget_devices) {
   void **garbage = NULL;
   size_t ngarbage = 0;
   bp__device_hide_owner(p);
   bp__registry_remove(p, &garbage, &ngarbage);
   bp__synchronize();
   bp__registry_free_garbage(garbage, ngarbage);
-  bp__device_forget_owner(p);
+  if (forget_devices) bp__device_forget_owner(p);
 }
 
 /* Negotiates with the descriptor `init` returns and runs setup(). */
@@ -190,11 +191,12 @@ static bp_status attach(bp__plugin *p, bp_plugin_init_fn init) {
     snprintf(why, sizeof why, "%s",
              bp_last_status() != BP_OK ? bp_last_error() : "it gave no reason");
     const char *dev = NULL;
-    if (bp__device_live_for_owner(p, &dev) > 0)
-      /* Its own setup left tensors alive on its devices: it cannot be
-       * closed safely, so it stays mapped but inert. */
-      p->dl = NULL;
-    purge(p);
+    bool live = bp__device_live_for_owner(p, &dev) > 0;
+    /* If its own setup left tensors alive on its devices, it cannot be
+     * closed safely: it stays mapped, with its devices hidden from new
+     * tensors but able to free the ones that exist. */
+    if (live) p->dl = NULL;
+    purge(p, !live);
     p->loading = false;
     return bp__error(st, "plugin '%s' (%s): setup failed: %s", p->name, who, why);
   }
@@ -385,7 +387,7 @@ BP_API bp_status bp_plugin_unload(bp_plugin *p) {
     pthread_mutex_unlock(&loader_lock);
     return st;
   }
-  purge(p);
+  purge(p, true);
   if (p->desc && p->desc_size >= BP_STRUCT_SIZE(bp_plugin_desc, teardown) && p->desc->teardown)
     p->desc->teardown(&bp__host_api);
   if (p->dl) dlclose(p->dl);

@@ -153,9 +153,10 @@ static bool valid_ident(const char *s) {
 void bp__registry_commit(bp__plugin *p) {
   pthread_mutex_lock(&reg_lock);
   p->loading = false;
+  /* Tables first: an op must not be visible before its kernels are. */
+  rebuild_all();
   for (size_t i = 0; i < nops; i++)
     if (ops[i]->def_owner == p) atomic_store_explicit(&ops[i]->defined, true, memory_order_release);
-  rebuild_all();
   pthread_mutex_unlock(&reg_lock);
 }
 
@@ -178,9 +179,11 @@ void bp__registry_remove(bp__plugin *p, void ***garbage, size_t *ngarbage) {
   for (size_t i = 0; i < nops; i++) {
     bp_op *op = ops[i];
     if (op->def_owner == p) {
+      /* Unpublishing `defined` is enough: meta and the schema stay as they
+       * are for calls already past the check, until the grace period ends
+       * and a redefinition may replace them. */
       atomic_store_explicit(&op->defined, false, memory_order_release);
       op->def_owner = NULL;
-      op->meta = NULL;
       /* The composite belongs to the definition. */
       if (op->composite && !push_garbage(garbage, ngarbage, op->composite)) {
         /* Leak rather than free a record a call may still use. */

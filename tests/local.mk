@@ -12,6 +12,7 @@ check_PROGRAMS += \
 	%D%/test-device \
 	%D%/test-schema \
 	%D%/test-dispatch \
+	%D%/test-core-meta \
 	%D%/test-cxx
 %C%_test_errors_LDADD = $(TEST_LDADD)
 %C%_test_tensor_LDADD = $(TEST_LDADD)
@@ -26,6 +27,8 @@ check_PROGRAMS += \
 %C%_test_schema_LDADD = %D%/libtap.la -lm
 %C%_test_dispatch_SOURCES = %D%/test-dispatch.c %D%/testutil.h
 %C%_test_dispatch_LDADD = $(TEST_LDADD) -lpthread
+%C%_test_core_meta_SOURCES = %D%/test-core-meta.c %D%/testutil.h
+%C%_test_core_meta_LDADD = $(TEST_LDADD)
 %C%_test_cxx_SOURCES = %D%/test-cxx.cc
 %C%_test_cxx_LDADD = $(TEST_LDADD)
 
@@ -37,6 +40,16 @@ TESTS += \
 	%D%/test-device \
 	%D%/test-schema \
 	%D%/test-dispatch \
+	%D%/test-core-meta \
 	%D%/test-cxx \
 	%D%/test-headers.sh
 dist_check_SCRIPTS += %D%/test-headers.sh
+
+# The loader and its behaviour under concurrent calls; both load the test
+# plugins of tests/plugins/.
+check_PROGRAMS += %D%/test-loader %D%/test-concurrency
+%C%_test_loader_SOURCES = %D%/test-loader.c %D%/testutil.h
+%C%_test_loader_LDADD = $(TEST_LDADD)
+%C%_test_concurrency_SOURCES = %D%/test-concurrency.c %D%/testutil.h
+%C%_test_concurrency_LDADD = $(TEST_LDADD) -lpthread
+TESTS += %D%/test-loader %D%/test-concurrency

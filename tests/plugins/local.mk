@@ -9,3 +9,64 @@ check_LTLIBRARIES += %D%/good.la
 %C%_good_la_SOURCES = %D%/good.c
 %C%_good_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_good_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+
+# Plugins that the loader must refuse, or accept across minor versions.
+check_LTLIBRARIES += \
+	%D%/major_plus.la \
+	%D%/minor_old.la \
+	%D%/minor_new.la \
+	%D%/small_struct.la \
+	%D%/init_fails.la \
+	%D%/setup_fails.la \
+	%D%/no_entry.la
+%C%_major_plus_la_SOURCES = %D%/major_plus.c
+%C%_major_plus_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_major_plus_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_minor_old_la_SOURCES = %D%/minor_old.c
+%C%_minor_old_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_minor_old_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_minor_new_la_SOURCES = %D%/minor_new.c
+%C%_minor_new_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_minor_new_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_small_struct_la_SOURCES = %D%/small_struct.c
+%C%_small_struct_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_small_struct_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_init_fails_la_SOURCES = %D%/init_fails.c
+%C%_init_fails_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_init_fails_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_setup_fails_la_SOURCES = %D%/setup_fails.c
+%C%_setup_fails_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_setup_fails_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+# no_entry breaks the one rule on purpose: it exports another symbol and
+# not bp_plugin_init.
+%C%_no_entry_la_SOURCES = %D%/no_entry.c
+%C%_no_entry_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_no_entry_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) -export-symbols-regex '^not_a_plugin_entry$$'
+
+# Registrations the host must refuse: one source, three plugins.
+check_LTLIBRARIES += %D%/conflict.la %D%/conflict_ns.la %D%/impl_nodef.la
+%C%_conflict_la_SOURCES = %D%/conflict.c
+%C%_conflict_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_conflict_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_conflict_ns_la_SOURCES = %D%/conflict.c
+%C%_conflict_ns_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DCONFLICT_NS
+%C%_conflict_ns_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_impl_nodef_la_SOURCES = %D%/conflict.c
+%C%_impl_nodef_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DIMPL_NODEF
+%C%_impl_nodef_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+
+# Two vendors with their own device types, from one source, and two
+# fragment plugins (one into vendor_a, which allows it; one into good).
+check_LTLIBRARIES += %D%/vendor_a.la %D%/vendor_b.la %D%/frag.la %D%/frag_good.la
+%C%_vendor_a_la_SOURCES = %D%/vendor.c
+%C%_vendor_a_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_vendor_a_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_vendor_b_la_SOURCES = %D%/vendor.c
+%C%_vendor_b_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DVENDOR_B
+%C%_vendor_b_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_frag_la_SOURCES = %D%/frag.c
+%C%_frag_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_frag_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_frag_good_la_SOURCES = %D%/frag.c
+%C%_frag_good_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFRAG_GOOD
+%C%_frag_good_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)

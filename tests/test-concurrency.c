@@ -1,0 +1,512 @@
+/*
+ * tests/test-concurrency.c - calls from several threads while plugins load
+ * and unload: nothing crashes, no call is lost, and a plugin is never
+ * closed while its code still runs.
+ *
+ * Calls take no lock; unload unpublishes a plugin's registrations, waits
+ * for a grace period and only then runs its teardown() and dlclose()s it.
+ * The vendor_a plugin (tests/plugins/vendor.c) counts the calls running in
+ * its code and the device memory it has handed out, and aborts in
+ * teardown() if either is nonzero, so a premature unload shows up as a
+ * crash of the case rather than as silent luck.
+ *
+ * Worker threads only count what they see; the main thread asserts after
+ * joining them, because the assertion macros are not thread-safe.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "testutil.h"
+
+#define NTHREADS 4
+#define GOOD_CALLS 20000  /* per thread, at least */
+#define LOAD_CYCLES 120
+
+static const bp_op *muladd_op, *offset_op, *slow_op;
+static int32_t npu;  /* vendor_a's device type; the same code on every reload */
+static bool with_device;  /* workers also use tensors on npu_a */
+static atomic_bool stop;
+static atomic_long seen_ok, seen_not_found;
+
+typedef struct worker {
+  pthread_t tid;
+  int id;
+  long good_calls, good_ok;
+  long vendor_calls, vendor_ok, vendor_not_found;
+  long vendor_device;  /* npu_a unavailable: tensor creation or the kernel */
+  long unexpected;
+  char first_unexpected[512];
+} worker;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_us(long us) {
+  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+static void unexpected(worker *w, const char *what, bp_status st) {
+  if (w->unexpected++ == 0)
+    snprintf(w->first_unexpected, sizeof w->first_unexpected, "%s: %s: '%s'", what,
+             bp_status_str(st), bp_last_error());
+}
+
+/* Whether t is a 1-D float32 tensor on device type `dev` equal to
+ * x[i] * y[i] + c (y NULL: x[i] + c), exactly: the values are small
+ * integers, which float32 represents exactly. */
+static bool result_is(const bp_tensor *t, int32_t dev, const float *x, const float *y, float c,
+                      int64_t n) {
+  const bp_tensor_view *v = bp_tensor_get_view(t);
+  if (!v || v->device.type != dev || v->dtype != BP_FLOAT32 || v->numel != n) return false;
+  const float *z = v->data;
+  for (int64_t i = 0; i < n; i++)
+    if (z[i] != (y ? x[i] * y[i] : x[i]) + c) return false;
+  return true;
+}
+
+/* One call of a Tensor -> Tensor vendor op; classifies the outcome. */
+static void vendor_call(worker *w, const bp_op *op, bp_tensor *a, int32_t dev, const float *x,
+                        float add, int64_t n) {
+  bp_value slots[2];
+  bp_stack s = BP_STACK_INIT(slots, 2);
+  bp_stack_push_tensor(&s, a);
+  bp_status st = bp_call(op, &s);
+  w->vendor_calls++;
+  if (st == BP_OK) {
+    bp_tensor *r = NULL;
+    if (s.top == 1 && bp_stack_get_tensor(&s, 0, &r) == BP_OK &&
+        result_is(r, dev, x, NULL, add, n)) {
+      w->vendor_ok++;
+      atomic_fetch_add(&seen_ok, 1);
+    } else {
+      unexpected(w, "vendor_a call returned a wrong result", st);
+    }
+    bp_stack_release(&s);
+  } else if (st == BP_ERR_NOT_FOUND && strstr(bp_last_error(), "vendor_a::")) {
+    /* Unloaded (the op is undefined) or half-loaded (no kernel yet). */
+    w->vendor_not_found++;
+    atomic_fetch_add(&seen_not_found, 1);
+  } else if (st == BP_ERR_DEVICE && dev == npu &&
+             strstr(bp_last_error(), "npu_a is not registered")) {
+    /* The kernel could not allocate its result: the device is going. */
+    w->vendor_device++;
+  } else {
+    unexpected(w, "vendor_a call", st);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cases 1 and 2: good:: calls never fail while vendor_a comes and goes     */
+/* ------------------------------------------------------------------------ */
+
+static void *mixed_worker(void *arg) {
+  worker *w = arg;
+  const int64_t n = 4;
+  float x[4], y[4];
+  for (int j = 0; j < 4; j++) {
+    x[j] = (float)(w->id + j);
+    y[j] = (float)(j - 2);
+  }
+  bp_tensor *a = f32(x, n), *b = f32(y, n);
+  if (!a || !b) {
+    unexpected(w, "creating the worker's tensors", bp_last_status());
+    return NULL;
+  }
+  for (long i = 0; i < GOOD_CALLS || !atomic_load(&stop); i++) {
+    /* good::muladd(a, b, c) = a * b + c */
+    float c = (float)(i % 1000);
+    bp_value slots[3];
+    bp_stack s = BP_STACK_INIT(slots, 3);
+    bp_stack_push_tensor(&s, a);
+    bp_stack_push_tensor(&s, b);
+    bp_stack_push_float(&s, c);
+    bp_status st = bp_call(muladd_op, &s);
+    w->good_calls++;
+    bp_tensor *r = NULL;
+    if (st == BP_OK && s.top == 1 && bp_stack_get_tensor(&s, 0, &r) == BP_OK &&
+        result_is(r, BP_DEVICE_CPU, x, y, c, n))
+      w->good_ok++;
+    else
+      unexpected(w, "good::muladd", st);
+    if (st == BP_OK) bp_stack_release(&s);
+
+    /* vendor_a::offset on the CPU: a + 1, when vendor_a is there. */
+    if (i % 4 == 0) vendor_call(w, offset_op, a, BP_DEVICE_CPU, x, 1.0f, n);
+
+    /* The same on vendor_a's own device: a + 100.  Creating the tensor
+     * fails while the device type is not registered; holding it makes
+     * unload busy. */
+    if (with_device && i % 16 == 0) {
+      bp_tensor *t = NULL;
+      st = bp_tensor_empty(bp_device_make(npu, 0), BP_FLOAT32, 1, &n, &t);
+      if (st == BP_OK) {
+        memcpy(bp_tensor_get_view(t)->data, x, sizeof x);
+        vendor_call(w, offset_op, t, npu, x, 100.0f, n);
+        bp_tensor_release(t);
+      } else if (st == BP_ERR_DEVICE && strstr(bp_last_error(), "npu_a is not registered")) {
+        w->vendor_device++;
+      } else {
+        unexpected(w, "bp_tensor_empty on npu_a", st);
+      }
+    }
+  }
+  bp_tensor_release(a);
+  bp_tensor_release(b);
+  return NULL;
+}
+
+/* Unloads p, retrying while tensors on its device (held briefly by the
+ * workers) keep it busy.  Returns the final status. */
+static bp_status unload_retrying(bp_plugin *p, long *busy, char *why, size_t why_len) {
+  double deadline = now_s() + 10;
+  for (;;) {
+    bp_status st = bp_plugin_unload(p);
+    if (st != BP_ERR_BUSY || now_s() > deadline) {
+      if (st) snprintf(why, why_len, "%s", bp_last_error());
+      return st;
+    }
+    if (!strstr(bp_last_error(), "npu_a")) {
+      snprintf(why, why_len, "BUSY without naming the device: %s", bp_last_error());
+      return BP_ERR_INTERNAL;
+    }
+    (*busy)++;
+    sleep_us(20);
+  }
+}
+
+static void run_load_unload(void) {
+  if (!must_load("good")) return;
+  bp_plugin *va = must_load("vendor_a");
+  if (!va) return;
+  muladd_op = must_find("good::muladd");
+  offset_op = must_find("vendor_a::offset");
+  npu = BP_DEVICE_INVALID;
+  for (int32_t t = BP_DEVICE_DYNAMIC_FIRST; t < BP_DEVICE_DYNAMIC_FIRST + 64; t++)
+    if (bp_device_type_name(t) && strcmp(bp_device_type_name(t), "npu_a") == 0) npu = t;
+  cmp_ok(npu, ">=", BP_DEVICE_DYNAMIC_FIRST);
+  int64_t baseline = bp_live_tensor_count();
+
+  worker w[NTHREADS];
+  memset(w, 0, sizeof w);
+  atomic_store(&stop, false);
+  for (int i = 0; i < NTHREADS; i++) {
+    w[i].id = i;
+    ok(pthread_create(&w[i].tid, NULL, mixed_worker, &w[i]) == 0);
+  }
+
+  long unloads = 0, loads = 0, busy = 0;
+  char why[512] = "";
+  bp_status bad = BP_OK;
+  for (int cycle = 0; cycle < LOAD_CYCLES && !bad; cycle++) {
+    bp_status st = unload_retrying(va, &busy, why, sizeof why);
+    if (st) {
+      bad = st;
+      break;
+    }
+    unloads++;
+    bp_plugin *again = NULL;
+    st = bp_plugin_load(test_plugin("vendor_a"), &again);
+    if (st || again != va) {
+      snprintf(why, sizeof why, "reload: %s: %s", bp_status_str(st), bp_last_error());
+      bad = st ? st : BP_ERR_INTERNAL;
+      break;
+    }
+    loads++;
+  }
+  atomic_store(&stop, true);
+  for (int i = 0; i < NTHREADS; i++) pthread_join(w[i].tid, NULL);
+
+  is_status(bad, BP_OK);
+  if (bad) tap_diag("load/unload cycle failed: %s", why);
+  is_int(unloads, LOAD_CYCLES);
+  is_int(loads, LOAD_CYCLES);
+  tap_diag("unload was busy %ld times", busy);
+  long vendor_ok = 0, vendor_calls = 0;
+  for (int i = 0; i < NTHREADS; i++) {
+    cmp_ok(w[i].good_calls, ">=", GOOD_CALLS);
+    is_int(w[i].good_ok, w[i].good_calls); /* no good:: call lost or wrong */
+    is_int(w[i].unexpected, 0);
+    if (w[i].unexpected) tap_diag("thread %d, first: %s", i, w[i].first_unexpected);
+    vendor_ok += w[i].vendor_ok;
+    vendor_calls += w[i].vendor_calls;
+    tap_diag("thread %d: %ld good calls; vendor_a: %ld calls, %ld ok, %ld not found, %ld device",
+             i, w[i].good_calls, w[i].vendor_calls, w[i].vendor_ok, w[i].vendor_not_found,
+             w[i].vendor_device);
+  }
+  cmp_ok(vendor_ok, ">", 0);
+  cmp_ok(vendor_calls, ">", 0);
+  is_int(bp_live_tensor_count(), baseline);
+  /* Each cycle ends with a load: vendor_a is loaded now. */
+  is_status(bp_plugin_unload(va), BP_OK);
+}
+
+/* Workers call good::muladd and, through a handle resolved once,
+ * vendor_a::offset on CPU tensors, while the main thread unloads and
+ * reloads vendor_a. */
+static void calls_survive_load_unload(void) {
+  with_device = false;
+  run_load_unload();
+}
+
+/* The same, with workers also creating tensors on npu_a, calling
+ * vendor_a::offset on them (its kernel allocates its result there too) and
+ * releasing them, all while npu_a is registered and unregistered.  Every
+ * allocation and free must reach a registered device interface. */
+static void device_tensors_survive_load_unload(void) {
+  with_device = true;
+  run_load_unload();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cases 3 and 4: unload waits for calls in flight                         */
+/* ------------------------------------------------------------------------ */
+
+/* vendor_a::slow sleeps ~100 us inside the plugin before it answers. */
+static void slow_step(worker *w, bp_tensor *a, const float *x) {
+  vendor_call(w, slow_op, a, BP_DEVICE_CPU, x, 1.0f, 2);
+}
+
+/* bp_op_meta on vendor_a::offset runs the plugin's meta function: the
+ * result is a float32 CPU tensor shaped like a, or the op is gone. */
+static void meta_step(worker *w, bp_tensor *a, const float *x) {
+  (void)x;
+  bp_value slots[1];
+  bp_stack s = BP_STACK_INIT(slots, 1);
+  bp_stack_push_tensor(&s, a);
+  bp_tensor_meta out;
+  memset(&out, 0, sizeof out);
+  out.struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  bp_status st = bp_op_meta(offset_op, &s, &out, 1);
+  w->vendor_calls++;
+  if (st == BP_OK && out.device.type == BP_DEVICE_CPU && out.dtype == BP_FLOAT32 &&
+      out.ndim == 1 && out.sizes[0] == 2 && out.strides[0] == 1) {
+    w->vendor_ok++;
+    atomic_fetch_add(&seen_ok, 1);
+  } else if (st == BP_ERR_NOT_FOUND && strstr(bp_last_error(), "vendor_a::offset")) {
+    w->vendor_not_found++;
+    atomic_fetch_add(&seen_not_found, 1);
+  } else {
+    unexpected(w, st ? "bp_op_meta(vendor_a::offset)" : "bp_op_meta gave wrong metadata", st);
+  }
+}
+
+static void (*step)(worker *, bp_tensor *, const float *);
+
+static void *step_worker(void *arg) {
+  worker *w = arg;
+  float x[2] = {(float)w->id, 10};
+  bp_tensor *a = f32(x, 2);
+  if (!a) {
+    unexpected(w, "creating the worker's tensor", bp_last_status());
+    return NULL;
+  }
+  /* While the op is gone, back off instead of spinning, so that the
+   * unloading thread gets the CPU on a busy machine. */
+  while (!atomic_load(&stop)) {
+    long before = w->vendor_not_found;
+    step(w, a, x);
+    if (w->vendor_not_found != before) sleep_us(50);
+  }
+  bp_tensor_release(a);
+  return NULL;
+}
+
+/* Runs `step` in the workers while the main thread unloads and reloads
+ * vendor_a 100 times (or for 5 s on a slow machine, at least 10 times),
+ * and until calls have been seen both succeeding and finding the op gone,
+ * i.e. the unloads really overlapped calls.  Most unloads happen while
+ * some thread is inside the plugin; vendor_a's teardown aborts if one
+ * still is. */
+static void run_steps_while_cycling(void) {
+  bp_plugin *va = must_load("vendor_a");
+  if (!va) return;
+  slow_op = must_find("vendor_a::slow");
+  offset_op = must_find("vendor_a::offset");
+  npu = BP_DEVICE_INVALID;
+  int64_t baseline = bp_live_tensor_count();
+  atomic_store(&seen_ok, 0);
+  atomic_store(&seen_not_found, 0);
+
+  worker w[NTHREADS];
+  memset(w, 0, sizeof w);
+  atomic_store(&stop, false);
+  for (int i = 0; i < NTHREADS; i++) {
+    w[i].id = i;
+    ok(pthread_create(&w[i].tid, NULL, step_worker, &w[i]) == 0);
+  }
+
+  long cycles = 0;
+  bp_status bad = BP_OK;
+  char why[512] = "";
+  double deadline = now_s() + 5;
+  while (cycles < 100 || atomic_load(&seen_ok) == 0 || atomic_load(&seen_not_found) == 0) {
+    if (now_s() > deadline && cycles >= 10) break;
+    bp_status st = bp_plugin_unload(va);
+    if (!st) st = bp_plugin_load(test_plugin("vendor_a"), NULL);
+    if (st) {
+      bad = st;
+      snprintf(why, sizeof why, "%s", bp_last_error());
+      break;
+    }
+    cycles++;
+    sleep_us(300); /* let the workers get back into the plugin */
+  }
+  atomic_store(&stop, true);
+  for (int i = 0; i < NTHREADS; i++) pthread_join(w[i].tid, NULL);
+
+  is_status(bad, BP_OK);
+  if (bad) tap_diag("cycle %ld failed: %s", cycles, why);
+  cmp_ok(cycles, ">=", 10);
+  cmp_ok(atomic_load(&seen_ok), ">", 0);
+  cmp_ok(atomic_load(&seen_not_found), ">", 0);
+  for (int i = 0; i < NTHREADS; i++) {
+    is_int(w[i].unexpected, 0);
+    if (w[i].unexpected) tap_diag("thread %d, first: %s", i, w[i].first_unexpected);
+    is_int(w[i].vendor_device, 0);
+  }
+  tap_diag("%ld unload/load cycles; %ld calls ok, %ld not found", cycles,
+           (long)atomic_load(&seen_ok), (long)atomic_load(&seen_not_found));
+  is_int(bp_live_tensor_count(), baseline);
+  is_status(bp_plugin_unload(va), BP_OK);
+}
+
+static void unload_waits_for_calls_in_flight(void) {
+  step = slow_step;
+  run_steps_while_cycling();
+}
+
+/* The same for bp_op_meta: a meta function is plugin code too, and an op
+ * whose plugin is going must answer "not found", never "no meta
+ * function". */
+static void meta_survives_load_unload(void) {
+  step = meta_step;
+  run_steps_while_cycling();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cases 5 and 6: unload while the device's alloc() or free() runs          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct device_job {
+  bp_tensor *t;         /* to release, or the created tensor */
+  int32_t type;
+  bp_status st;
+  atomic_bool done;
+} device_job;
+
+static void *release_job(void *arg) {
+  device_job *j = arg;
+  bp_tensor_release(j->t);
+  atomic_store(&j->done, true);
+  return NULL;
+}
+
+static void *create_job(void *arg) {
+  device_job *j = arg;
+  int64_t n = 4;
+  j->st = bp_tensor_empty(bp_device_make(j->type, 0), BP_FLOAT32, 1, &n, &j->t);
+  atomic_store(&j->done, true);
+  return NULL;
+}
+
+static int32_t npu_a_code(void) {
+  for (int32_t t = BP_DEVICE_DYNAMIC_FIRST; t < BP_DEVICE_DYNAMIC_FIRST + 64; t++)
+    if (bp_device_type_name(t) && strcmp(bp_device_type_name(t), "npu_a") == 0) return t;
+  return BP_DEVICE_INVALID;
+}
+
+/* Waits until the process's live tensor count is `want`: the host changes
+ * it before it calls the device's alloc() or free(). */
+static bool wait_live_count(int64_t want) {
+  double deadline = now_s() + 10;
+  while (bp_live_tensor_count() != want) {
+    if (now_s() > deadline) return false;
+    sleep_us(100);
+  }
+  return true;
+}
+
+/* The last tensor on npu_a is being released, and its memory is still in
+ * the device's free() (which sleeps 500 ms), when the main thread unloads
+ * vendor_a.  The tensor is not fully gone and a call into the plugin is in
+ * flight: unload must either refuse (BUSY) or wait for free() to return;
+ * running teardown or dlclose() first makes vendor_a abort, or crashes. */
+static void unload_during_device_free(void) {
+  ok(setenv("VENDOR_FREE_DELAY_US", "500000", 1) == 0);
+  bp_plugin *va = must_load("vendor_a");
+  if (!va) return;
+  device_job j = {.type = npu_a_code()};
+  int64_t n = 4;
+  is_status(bp_tensor_empty(bp_device_make(j.type, 0), BP_FLOAT32, 1, &n, &j.t), BP_OK);
+  if (!j.t) return;
+  pthread_t tid;
+  ok(pthread_create(&tid, NULL, release_job, &j) == 0);
+  ok(wait_live_count(0)); /* the release has begun */
+  sleep_us(20000);        /* and is inside vendor_a's free() */
+  ok(!atomic_load(&j.done));
+  bp_status st = bp_plugin_unload(va);
+  if (st == BP_ERR_BUSY) {
+    has_str(bp_last_error(), "npu_a");
+  } else {
+    is_status(st, BP_OK);
+    /* An unload that succeeds must have waited for free() to return. */
+  }
+  pthread_join(tid, NULL);
+  ok(atomic_load(&j.done));
+  if (st == BP_ERR_BUSY) is_status(bp_plugin_unload(va), BP_OK);
+  is_int(bp_live_tensor_count(), 0);
+}
+
+/* The same for a tensor being created: its memory is in the device's
+ * alloc() (500 ms) when the main thread unloads.  The tensor will be
+ * alive, so unload must refuse, and the tensor must come out usable. */
+static void unload_during_device_alloc(void) {
+  ok(setenv("VENDOR_ALLOC_DELAY_US", "500000", 1) == 0);
+  bp_plugin *va = must_load("vendor_a");
+  if (!va) return;
+  device_job j = {.type = npu_a_code()};
+  pthread_t tid;
+  ok(pthread_create(&tid, NULL, create_job, &j) == 0);
+  ok(wait_live_count(1)); /* the creation has begun */
+  sleep_us(20000);        /* and is inside vendor_a's alloc() */
+  ok(!atomic_load(&j.done));
+  is_status(bp_plugin_unload(va), BP_ERR_BUSY);
+  has_str(bp_last_error(), "npu_a");
+  has_str(bp_last_error(), "1 tensor");
+  pthread_join(tid, NULL);
+  is_status(j.st, BP_OK);
+  ok(j.t != NULL);
+  if (j.t) {
+    is_int(bp_tensor_get_view(j.t)->device.type, j.type);
+    float *d = bp_tensor_get_view(j.t)->data;
+    d[0] = 1;
+    d[3] = 4;
+    is_double(d[0] + d[3], 5, 0);
+  }
+  ok(unsetenv("VENDOR_ALLOC_DELAY_US") == 0);
+  bp_tensor_release(j.t);
+  is_status(bp_plugin_unload(va), BP_OK);
+  is_int(bp_live_tensor_count(), 0);
+}
+
+int main(void) {
+  static const tap_case cases[] = {
+      TAP_CASE(calls_survive_load_unload),
+      TAP_CASE(device_tensors_survive_load_unload),
+      TAP_CASE(unload_waits_for_calls_in_flight),
+      TAP_CASE(meta_survives_load_unload),
+      TAP_CASE(unload_during_device_alloc),
+      TAP_CASE(unload_during_device_free),
+  };
+  return tap_main(cases, TAP_NCASES(cases));
+}

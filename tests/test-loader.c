@@ -1,0 +1,929 @@
+/*
+ * tests/test-loader.c - loading, refusing, describing and unloading plugins.
+ *
+ * Each case runs in a fresh process, so the registry starts empty: the
+ * first vendor device type registered gets BP_DEVICE_DYNAMIC_FIRST, and a
+ * plugin loaded in one case is unknown in the next.  The plugins are built
+ * by tests/plugins/local.mk; each source says what it is for.
+ */
+#define _XOPEN_SOURCE 700
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* The canonical form of a path, as the host records it. */
+static const char *canon(const char *path) {
+  static char buf[4][PATH_MAX];
+  static int next;
+  char *b = buf[next++ % 4];
+  if (!realpath(path, b)) {
+    tap_diag("realpath(%s) failed", path);
+    snprintf(b, PATH_MAX, "%s", path);
+  }
+  return b;
+}
+
+/* The runtime code of a registered vendor device type, or -1. */
+static int32_t device_code(const char *name) {
+  for (int32_t t = BP_DEVICE_DYNAMIC_FIRST; t < BP_DEVICE_DYNAMIC_FIRST + 256; t++) {
+    const char *n = bp_device_type_name(t);
+    int32_t count;
+    if (n && strcmp(n, name) == 0 && bp_device_count(t, &count) == BP_OK) return t;
+  }
+  return -1;
+}
+
+static bp_plugin_info info_of(const bp_plugin *p) {
+  bp_plugin_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
+  is_status(bp_plugin_get_info(p, &info), BP_OK);
+  return info;
+}
+
+/* The record the host keeps for a canonical path, or NULL. */
+static bp_plugin *record_for(const char *canonical) {
+  for (size_t i = 0; i < bp_plugin_count(); i++) {
+    bp_plugin *p = bp_plugin_at(i);
+    bp_plugin_info info = info_of(p);
+    if (info.path && strcmp(info.path, canonical) == 0) return p;
+  }
+  return NULL;
+}
+
+/* A 1-D float32 tensor on `dev` (host-visible memory) holding v[0..n-1]. */
+static bp_tensor *f32_on(bp_device dev, const float *v, int64_t n) {
+  bp_tensor *t = NULL;
+  bp_status st = bp_tensor_empty(dev, BP_FLOAT32, 1, &n, &t);
+  if (st != BP_OK) {
+    tap_diag("bp_tensor_empty on device %d: %s", (int)dev.type, bp_last_error());
+    return NULL;
+  }
+  float *d = (float *)bp_tensor_get_view(t)->data;
+  for (int64_t i = 0; i < n; i++) d[i] = v[i];
+  return t;
+}
+
+/* Calls a one-Tensor-in, one-Tensor-out op; *out is NULL on failure. */
+static bp_status call1(const bp_op *op, bp_tensor *a, bp_tensor **out) {
+  bp_value slots[2];
+  bp_stack s = BP_STACK_INIT(slots, 2);
+  *out = NULL;
+  bp_stack_push_tensor(&s, a);
+  bp_status st = bp_call(op, &s);
+  if (st == BP_OK) bp_stack_get_tensor(&s, 0, out);
+  return st;
+}
+
+/* Calls a one-Tensor op and checks the result's device and values. */
+static void expect_values(const bp_op *op, bp_tensor *a, int32_t device_type, const float *want,
+                          int64_t n) {
+  bp_tensor *r;
+  is_status(call1(op, a, &r), BP_OK);
+  if (!r) return;
+  const bp_tensor_view *v = bp_tensor_get_view(r);
+  is_int(v->device.type, device_type);
+  is_int(v->numel, n);
+  for (int64_t i = 0; i < n && i < v->numel; i++)
+    is_double(((const float *)v->data)[i], want[i], 0);
+  bp_tensor_release(r);
+}
+
+/* Calls vendor_X::device_code() -> int. */
+static int64_t vendor_device_code(const bp_op *op) {
+  bp_value slots[1];
+  bp_stack s = BP_STACK_INIT(slots, 1);
+  int64_t code = -1;
+  is_status(bp_call(op, &s), BP_OK);
+  if (s.top == 1) bp_stack_get_int(&s, 0, &code);
+  return code;
+}
+
+/* good::add(a, b) on the CPU, checked: proves good.so still works. */
+static void expect_good_add_works(void) {
+  const bp_op *add = must_find("good::add");
+  float x[3] = {1, 2, 3}, y[3] = {10, 20, 30};
+  bp_tensor *a = f32(x, 3), *b = f32(y, 3);
+  bp_value slots[3];
+  bp_stack s = BP_STACK_INIT(slots, 3);
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_tensor(&s, b);
+  is_status(bp_call(add, &s), BP_OK);
+  bp_tensor *r = NULL;
+  if (s.top == 1 && bp_stack_get_tensor(&s, 0, &r) == BP_OK) {
+    is_double(f32data(r)[0], 11, 0);
+    is_double(f32data(r)[2], 33, 0);
+  }
+  ok(r != NULL);
+  bp_stack_release(&s);
+  bp_tensor_release(a);
+  bp_tensor_release(b);
+}
+
+/* A fresh temporary directory (removed by rm_tree). */
+static char *temp_dir(void) {
+  static char buf[4][64];
+  static int next;
+  char *b = buf[next++ % 4];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(b, sizeof buf[0], "%s/bp-loader-XXXXXX", tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+  if (!mkdtemp(b)) {
+    tap_diag("mkdtemp(%s) failed", b);
+    return NULL;
+  }
+  return b;
+}
+
+/* Removes a directory and the plain files or links directly in it. */
+static void rm_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Versions and descriptors                                                 */
+/* ------------------------------------------------------------------------ */
+
+static void version_major_refused(void) {
+  bp_plugin *sentinel = (bp_plugin *)&sentinel, *p = sentinel;
+  size_t before = bp_plugin_count();
+  is_status(bp_plugin_load(test_plugin("major_plus"), &p), BP_ERR_VERSION);
+  char built[64], host[64];
+  snprintf(built, sizeof built, "built for Backplane ABI %d.0", BP_ABI_VERSION_MAJOR + 1);
+  snprintf(host, sizeof host, "implements ABI %d.%d", BP_ABI_VERSION_MAJOR, BP_ABI_VERSION_MINOR);
+  has_str(bp_last_error(), built);
+  has_str(bp_last_error(), host);
+  has_str(bp_last_error(), canon(test_plugin("major_plus")));
+  ok(p == sentinel); /* out-parameters are written only on success */
+  /* The attempt is recorded, with the version the plugin asked for. */
+  is_int(bp_plugin_count(), before + 1);
+  bp_plugin *rec = record_for(canon(test_plugin("major_plus")));
+  ok(rec != NULL);
+  if (rec) {
+    bp_plugin_info info = info_of(rec);
+    is_int(info.state, BP_PLUGIN_FAILED);
+    is_int(info.status, BP_ERR_VERSION);
+    is_int(info.abi_major, BP_ABI_VERSION_MAJOR + 1);
+    has_str(info.error, built);
+  }
+}
+
+static void older_minor_loads(void) {
+  /* minor_old's descriptor ends at setup; its teardown field aborts if the
+   * host reads it anyway. */
+  bp_plugin *p = must_load("minor_old");
+  if (!p) return;
+  bp_plugin_info info = info_of(p);
+  is_int(info.state, BP_PLUGIN_LOADED);
+  is_str(info.name, "minor_old");
+  is_str(info.version, "0.9.0");
+  const bp_op *id = must_find("oldminor::id");
+  float x[2] = {4, 5};
+  bp_tensor *a = f32(x, 2), *r;
+  is_status(call1(id, a, &r), BP_OK);
+  ok(r == a); /* the kernel returns its input, retained */
+  bp_tensor_release(r);
+  is_status(bp_plugin_unload(p), BP_OK);
+  is_int(info_of(p).state, BP_PLUGIN_UNLOADED);
+  is_status(call1(id, a, &r), BP_ERR_NOT_FOUND);
+  has_str(bp_last_error(), "oldminor::id");
+  bp_tensor_release(a);
+  is_int(bp_live_tensor_count(), 0);
+}
+
+static void newer_minor_loads(void) {
+  bp_plugin *p = must_load("minor_new");
+  if (!p) return;
+  bp_plugin_info info = info_of(p);
+  is_int(info.state, BP_PLUGIN_LOADED);
+  is_int(info.abi_major, BP_ABI_VERSION_MAJOR);
+  is_int(info.abi_minor, BP_ABI_VERSION_MINOR + 1);
+  is_str(info.version, "1.1.0");
+  float x[3] = {1, 2, 3}, want[3] = {2, 3, 4};
+  bp_tensor *a = f32(x, 3);
+  expect_values(must_find("newminor::one"), a, BP_DEVICE_CPU, want, 3);
+  bp_tensor_release(a);
+  is_status(bp_plugin_unload(p), BP_OK);
+}
+
+static void missing_entry_symbol(void) {
+  is_status(bp_plugin_load(test_plugin("no_entry"), NULL), BP_ERR_LOAD);
+  has_str(bp_last_error(), "does not export 'bp_plugin_init'");
+  has_str(bp_last_error(), canon(test_plugin("no_entry")));
+  bp_plugin *rec = record_for(canon(test_plugin("no_entry")));
+  ok(rec != NULL);
+  if (rec) {
+    bp_plugin_info info = info_of(rec);
+    is_int(info.state, BP_PLUGIN_FAILED);
+    is_int(info.status, BP_ERR_LOAD);
+    ok(info.name == NULL); /* it never described itself */
+  }
+}
+
+static void init_refuses(void) {
+  is_status(bp_plugin_load(test_plugin("init_fails"), NULL), BP_ERR_LOAD);
+  has_str(bp_last_error(), "needs a widget");
+  has_str(bp_last_error(), "bp_plugin_init refused");
+  has_str(bp_last_error(), canon(test_plugin("init_fails")));
+}
+
+static void small_descriptor(void) {
+  is_status(bp_plugin_load(test_plugin("small_struct"), NULL), BP_ERR_VERSION);
+  has_str(bp_last_error(), "struct_size is 8");
+  has_str(bp_last_error(), canon(test_plugin("small_struct")));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Failing setup() and conflicting registrations                            */
+/* ------------------------------------------------------------------------ */
+
+static void setup_failure_rolls_back(void) {
+  is_status(bp_plugin_load(test_plugin("setup_fails"), NULL), BP_ERR_BACKEND);
+  has_str(bp_last_error(), "the npu_a firmware did not answer");
+  has_str(bp_last_error(), "setup failed");
+  has_str(bp_last_error(), "setup_fails");
+
+  /* The op may survive as a name, but not as something callable. */
+  const bp_op *doomed = NULL;
+  float x[2] = {1, 2};
+  bp_tensor *a = f32(x, 2), *r;
+  if (bp_op_find("vendor_a::doomed", &doomed) == BP_OK) {
+    is_status(call1(doomed, a, &r), BP_ERR_NOT_FOUND);
+    has_str(bp_last_error(), "not defined");
+    bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+    is_status(bp_op_get_info(doomed, &oi), BP_OK);
+    is_int(oi.defined, 0);
+    is_int(oi.nkernels, 0);
+  }
+
+  /* Its device type was the first vendor type of this process, and is
+   * gone: no count, no tensors. */
+  int32_t code = BP_DEVICE_DYNAMIC_FIRST, count = -1;
+  is_status(bp_device_count(code, &count), BP_ERR_DEVICE);
+  has_str(bp_last_error(), "not registered");
+  bp_tensor *t = NULL;
+  is_status(bp_tensor_empty(bp_device_make(code, 0), BP_FLOAT32, 1, (int64_t[]){2}, &t),
+            BP_ERR_DEVICE);
+  ok(t == NULL);
+  is_int(device_code("npu_a"), -1);
+
+  /* The record says what happened. */
+  bp_plugin *rec = record_for(canon(test_plugin("setup_fails")));
+  ok(rec != NULL);
+  if (rec) {
+    bp_plugin_info info = info_of(rec);
+    is_int(info.state, BP_PLUGIN_FAILED);
+    is_int(info.status, BP_ERR_BACKEND);
+    is_str(info.name, "setup_fails");
+    has_str(info.error, "firmware did not answer");
+  }
+
+  /* vendor_a takes the namespace and the device type name it held. */
+  bp_plugin *va = must_load("vendor_a");
+  if (!va) return;
+  int32_t npu = device_code("npu_a");
+  cmp_ok(npu, ">=", BP_DEVICE_DYNAMIC_FIRST);
+  is_int(vendor_device_code(must_find("vendor_a::device_code")), npu);
+  if (doomed) {
+    is_status(call1(doomed, a, &r), BP_ERR_NOT_FOUND);
+    has_str(bp_last_error(), "not defined");
+  }
+  /* Its fallback went too: an op with no npu_a kernel finds none, instead
+   * of reaching the rolled-back fallback. */
+  bp_tensor *on_npu = f32_on(bp_device_make(npu, 0), x, 2);
+  ok(on_npu != NULL);
+  if (on_npu) {
+    is_status(call1(must_find("vendor_a::slow"), on_npu, &r), BP_ERR_NOT_FOUND);
+    has_str(bp_last_error(), "no kernel for npu_a:0");
+    bp_tensor_release(on_npu);
+  }
+  bp_tensor_release(a);
+  is_status(bp_plugin_unload(va), BP_OK);
+}
+
+static void conflicting_impls(void) {
+  is_status(bp_plugin_load(test_plugin("conflict"), NULL), BP_ERR_ALREADY_EXISTS);
+  has_str(bp_last_error(), "conflict::op");
+  has_str(bp_last_error(), "already registered a kernel");
+  /* The first kernel went with the failed setup. */
+  const bp_op *op;
+  if (bp_op_find("conflict::op", &op) == BP_OK) {
+    float x[1] = {1};
+    bp_tensor *a = f32(x, 1), *r;
+    is_status(call1(op, a, &r), BP_ERR_NOT_FOUND);
+    has_str(bp_last_error(), "not defined");
+    bp_tensor_release(a);
+  }
+}
+
+static void namespace_owned(void) {
+  bp_plugin *good = must_load("good");
+  if (!good) return;
+  is_status(bp_plugin_load(test_plugin("conflict_ns"), NULL), BP_ERR_ALREADY_EXISTS);
+  has_str(bp_last_error(), "namespace 'good' is already defined by plugin 'good'");
+  has_str(bp_last_error(), "conflict_ns");
+  expect_good_add_works();
+  is_int(info_of(good).state, BP_PLUGIN_LOADED);
+}
+
+static void impl_without_def(void) {
+  is_status(bp_plugin_load(test_plugin("impl_nodef"), NULL), BP_ERR_NOT_FOUND);
+  has_str(bp_last_error(), "ghost::op");
+  has_str(bp_last_error(), "not defined");
+  has_str(bp_last_error(), "impl_nodef");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Records and discovery                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void same_path_twice_is_noop(void) {
+  bp_plugin *p1 = must_load("good");
+  if (!p1) return;
+  char good_path[PATH_MAX];
+  snprintf(good_path, sizeof good_path, "%s", canon(test_plugin("good")));
+  size_t count = bp_plugin_count(), nops = bp_op_count();
+  bp_plugin *p2 = NULL, *p3 = NULL, *p4 = NULL;
+  is_status(bp_plugin_load(test_plugin("good"), &p2), BP_OK);
+  ok(p2 == p1);
+
+  /* Another spelling of the same file: through "..". */
+  char dotted[PATH_MAX];
+  snprintf(dotted, sizeof dotted, "%s/tests/plugins/.libs/../.libs/good.so",
+           getenv("top_builddir") ? getenv("top_builddir") : ".");
+  is_status(bp_plugin_load(dotted, &p3), BP_OK);
+  ok(p3 == p1);
+
+  /* Through a symbolic link, and through a path relative to the current
+   * directory. */
+  char *dir = temp_dir();
+  if (dir) {
+    char link[PATH_MAX];
+    snprintf(link, sizeof link, "%s/alias.so", dir);
+    ok(symlink(good_path, link) == 0);
+    is_status(bp_plugin_load(link, &p4), BP_OK);
+    ok(p4 == p1);
+    ok(chdir(dir) == 0);
+    bp_plugin *p5 = NULL;
+    is_status(bp_plugin_load("./alias.so", &p5), BP_OK);
+    ok(p5 == p1);
+    rm_tree(dir);
+  }
+  is_int(bp_plugin_count(), count);
+  is_int(bp_op_count(), nops);
+  is_str(info_of(p1).path, good_path);
+  expect_good_add_works();
+}
+
+static void failure_recorded_in_info(void) {
+  const char *path = canon(test_plugin("init_fails"));
+  size_t before = bp_plugin_count();
+  is_status(bp_plugin_load(test_plugin("init_fails"), NULL), BP_ERR_LOAD);
+  is_int(bp_plugin_count(), before + 1);
+  bp_plugin *rec = bp_plugin_at(before);
+  ok(rec != NULL);
+  if (!rec) return;
+  bp_plugin_info info = info_of(rec);
+  is_str(info.path, path);
+  is_int(info.state, BP_PLUGIN_FAILED);
+  is_int(info.status, BP_ERR_LOAD);
+  is_int(info.origin, BP_ORIGIN_EXPLICIT);
+  has_str(info.error, "needs a widget");
+  ok(bp_plugin_at(before + 1) == NULL);
+
+  /* A retry updates the same record instead of adding one. */
+  is_status(bp_plugin_load(path, NULL), BP_ERR_LOAD);
+  is_int(bp_plugin_count(), before + 1);
+  has_str(info_of(rec).error, "needs a widget");
+
+  /* The host fills only what the caller's struct_size covers. */
+  bp_plugin_info small;
+  memset(&small, 0xab, sizeof small);
+  small.struct_size = BP_STRUCT_SIZE(bp_plugin_info, path);
+  is_status(bp_plugin_get_info(rec, &small), BP_OK);
+  is_str(small.path, path);
+  is_int(small.struct_size, BP_STRUCT_SIZE(bp_plugin_info, path));
+  ok(small.name == (const char *)(uintptr_t)0xababababababababull);
+
+  /* Bad arguments are refused with a message. */
+  is_status(bp_plugin_get_info(NULL, &small), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "plugin is NULL");
+  small.struct_size = 4;
+  is_status(bp_plugin_get_info(rec, &small), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "struct_size is 4");
+}
+
+/* Whether the installed plugin directory holds any candidate, which
+ * discovery would load too. */
+static bool installed_dir_has_plugins(void) {
+  DIR *d = opendir(bp_plugin_dir());
+  if (!d) return false;
+  bool any = false;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n > 3 && strcmp(e->d_name + n - 3, ".so") == 0) any = true;
+  }
+  closedir(d);
+  return any;
+}
+
+static void discovery_env(void) {
+  char *dir = temp_dir();
+  if (!dir) {
+    ok(0);
+    return;
+  }
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/good.so", dir);
+  ok(symlink(canon(test_plugin("good")), path) == 0);
+  snprintf(path, sizeof path, "%s/init_fails.so", dir);
+  ok(symlink(canon(test_plugin("init_fails")), path) == 0);
+  /* Not a candidate: the name does not end in ".so". */
+  snprintf(path, sizeof path, "%s/vendor_a.so.disabled", dir);
+  ok(symlink(canon(test_plugin("vendor_a")), path) == 0);
+
+  char env[PATH_MAX + 64];
+  snprintf(env, sizeof env, "/nonexistent/bp-plugins::%s", dir);
+  ok(setenv("BP_PLUGIN_PATH", env, 1) == 0);
+  size_t loaded = 12345;
+  is_status(bp_plugin_discover(&loaded), BP_OK);
+  if (installed_dir_has_plugins())
+    tap_diag("%s holds plugins; not checking the count", bp_plugin_dir());
+  else
+    is_int(loaded, 1);
+
+  bp_plugin *good = record_for(canon(test_plugin("good")));
+  bp_plugin *bad = record_for(canon(test_plugin("init_fails")));
+  ok(good != NULL);
+  ok(bad != NULL);
+  ok(record_for(canon(test_plugin("vendor_a"))) == NULL);
+  if (good) {
+    bp_plugin_info info = info_of(good);
+    is_int(info.state, BP_PLUGIN_LOADED);
+    is_int(info.origin, BP_ORIGIN_ENV);
+    is_str(info.name, "good");
+  }
+  if (bad) {
+    bp_plugin_info info = info_of(bad);
+    is_int(info.state, BP_PLUGIN_FAILED);
+    is_int(info.origin, BP_ORIGIN_ENV);
+    is_int(info.status, BP_ERR_LOAD);
+    has_str(info.error, "needs a widget");
+  }
+  expect_good_add_works();
+
+  /* Again: nothing new to load, and nothing recorded twice. */
+  size_t count = bp_plugin_count();
+  loaded = 12345;
+  is_status(bp_plugin_discover(&loaded), BP_OK);
+  is_int(loaded, 0);
+  is_int(bp_plugin_count(), count);
+  is_status(bp_plugin_discover(NULL), BP_OK);
+  rm_tree(dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A plugin linked into the test program                                    */
+/* ------------------------------------------------------------------------ */
+
+static const bp_host_api *inproc_host;
+static bp_plugin *inproc_handle;
+static bp_status inproc_unload_status = BP_OK;
+static char inproc_unload_error[256];
+
+/* inproc::negate(Tensor a) -> Tensor, float32. */
+static bp_status negate_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                               bp_value *rets, size_t nrets) {
+  (void)nargs;
+  (void)nrets;
+  const bp_host_api *h = ctx->host;
+  const bp_tensor_view *v = h->tensor_view(args[0].u.tensor);
+  bp_tensor *out;
+  bp_status st = h->tensor_empty(v->device, v->dtype, v->ndim, v->sizes, &out);
+  if (st) return st;
+  for (int64_t i = 0; i < v->numel; i++)
+    ((float *)h->tensor_view(out)->data)[i] = -((const float *)v->data)[i];
+  rets[0].tag = BP_TAG_TENSOR;
+  rets[0].len = 0;
+  rets[0].u.tensor = out;
+  return BP_OK;
+}
+
+/* inproc::unload_me(Tensor a) -> Tensor: tries to unload its own plugin
+ * from inside the call, records the outcome, and returns a. */
+static bp_status unload_me_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                  bp_value *rets, size_t nrets) {
+  (void)nargs;
+  (void)nrets;
+  inproc_unload_status = bp_plugin_unload(inproc_handle);
+  snprintf(inproc_unload_error, sizeof inproc_unload_error, "%s", bp_last_error());
+  rets[0].tag = BP_TAG_TENSOR;
+  rets[0].len = 0;
+  rets[0].u.tensor = ctx->host->tensor_retain(args[0].u.tensor);
+  return BP_OK;
+}
+
+static bp_status inproc_setup(const bp_host_api *host, bp_registrar *reg) {
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "inproc", BP_LIBRARY_DEF, 0};
+  bp_library *lib;
+  bp_status st = host->library(reg, &ld, &lib);
+  if (st) return st;
+  static const struct {
+    const char *schema, *op;
+    bp_boxed_kernel kernel;
+  } ops[] = {
+      {"negate(Tensor a) -> Tensor", "negate", negate_kernel},
+      {"unload_me(Tensor a) -> Tensor", "unload_me", unload_me_kernel},
+  };
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    bp_op_def d = {0};
+    d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+    d.schema = ops[i].schema;
+    if ((st = host->def(lib, &d))) return st;
+    bp_kernel_def k = {0};
+    k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
+    k.op = ops[i].op;
+    k.device_type = BP_DEVICE_CPU;
+    k.boxed = ops[i].kernel;
+    if ((st = host->impl(lib, &k))) return st;
+  }
+  return BP_OK;
+}
+
+static const bp_plugin_desc inproc_desc = {
+    .struct_size = BP_PLUGIN_DESC_STRUCT_SIZE,
+    .abi_major = BP_ABI_VERSION_MAJOR,
+    .abi_minor = BP_ABI_VERSION_MINOR,
+    .name = "inproc",
+    .vendor = "Backplane tests",
+    .version = "0.0.1",
+    .setup = inproc_setup,
+};
+
+static const bp_plugin_desc *inproc_init(const bp_host_api *host) {
+  inproc_host = host;
+  return &inproc_desc;
+}
+
+static void static_register(void) {
+  bp_plugin *p = NULL, *again = NULL;
+  is_status(bp_plugin_register(inproc_init, "the test program", &p), BP_OK);
+  ok(p != NULL);
+  if (!p) return;
+  ok(inproc_host != NULL);
+  bp_plugin_info info = info_of(p);
+  is_str(info.path, "(static)");
+  is_str(info.name, "inproc");
+  is_int(info.origin, BP_ORIGIN_STATIC);
+  is_int(info.state, BP_PLUGIN_LOADED);
+
+  const bp_op *neg = must_find("inproc::negate");
+  float x[3] = {1, -2, 3}, want[3] = {-1, 2, -3};
+  bp_tensor *a = f32(x, 3);
+  expect_values(neg, a, BP_DEVICE_CPU, want, 3);
+
+  /* The same init again is the same plugin. */
+  size_t count = bp_plugin_count();
+  is_status(bp_plugin_register(inproc_init, "the test program", &again), BP_OK);
+  ok(again == p);
+  is_int(bp_plugin_count(), count);
+
+  /* It unloads and comes back like any other. */
+  is_status(bp_plugin_unload(p), BP_OK);
+  bp_tensor *r;
+  is_status(call1(neg, a, &r), BP_ERR_NOT_FOUND);
+  has_str(bp_last_error(), "inproc::negate");
+  is_status(bp_plugin_register(inproc_init, "the test program", &again), BP_OK);
+  ok(again == p);
+  expect_values(neg, a, BP_DEVICE_CPU, want, 3);
+
+  is_status(bp_plugin_register(NULL, "nothing", NULL), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "init is NULL");
+  bp_tensor_release(a);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Vendor device types                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void vendor_devices_coexist(void) {
+  bp_plugin *va = must_load("vendor_a"), *vb = must_load("vendor_b");
+  if (!va || !vb) return;
+  int32_t a = device_code("npu_a"), b = device_code("npu_b");
+  cmp_ok(a, ">=", BP_DEVICE_DYNAMIC_FIRST);
+  cmp_ok(b, ">=", BP_DEVICE_DYNAMIC_FIRST);
+  cmp_ok(a, "!=", b);
+  is_str(bp_device_type_name(a), "npu_a");
+  is_str(bp_device_type_name(b), "npu_b");
+  /* The plugins received the same codes from host->device_type. */
+  const bp_op *code_a = must_find("vendor_a::device_code");
+  const bp_op *code_b = must_find("vendor_b::device_code");
+  is_int(vendor_device_code(code_a), a);
+  is_int(vendor_device_code(code_b), b);
+  int32_t n = 0;
+  is_status(bp_device_count(a, &n), BP_OK);
+  is_int(n, 1);
+
+  const bp_op *off_a = must_find("vendor_a::offset"), *off_b = must_find("vendor_b::offset");
+  float x[3] = {1, 2, 3};
+  float plus1[3] = {2, 3, 4}, plus100[3] = {101, 102, 103}, plus200[3] = {201, 202, 203};
+  bp_tensor *cpu = f32(x, 3);
+  bp_tensor *ta = f32_on(bp_device_make(a, 0), x, 3), *tb = f32_on(bp_device_make(b, 0), x, 3);
+  ok(ta && tb);
+  if (!ta || !tb) return;
+  is_int(bp_tensor_get_view(ta)->device.type, a);
+  /* Each op dispatches on the device of its argument. */
+  expect_values(off_a, cpu, BP_DEVICE_CPU, plus1, 3);
+  expect_values(off_a, ta, a, plus100, 3);
+  expect_values(off_b, cpu, BP_DEVICE_CPU, plus1, 3);
+  expect_values(off_b, tb, b, plus200, 3);
+  /* vendor_a has no kernel for vendor_b's device. */
+  bp_tensor *r;
+  is_status(call1(off_a, tb, &r), BP_ERR_NOT_FOUND);
+  has_str(bp_last_error(), "no kernel for npu_b:0");
+  /* Copies across the two vendor devices go through host memory. */
+  bp_tensor *tb2 = f32_on(bp_device_make(b, 0), plus1, 3);
+  if (tb2) {
+    is_status(bp_tensor_copy(tb2, ta), BP_OK);
+    is_double(((const float *)bp_tensor_get_view(tb2)->data)[2], 3, 0);
+    bp_tensor_release(tb2);
+  }
+
+  /* vendor_a goes; vendor_b keeps working. */
+  bp_tensor_release(ta);
+  is_status(bp_plugin_unload(va), BP_OK);
+  expect_values(off_b, tb, b, plus200, 3);
+  is_status(call1(off_a, cpu, &r), BP_ERR_NOT_FOUND);
+  is_status(bp_tensor_empty(bp_device_make(a, 0), BP_FLOAT32, 1, (int64_t[]){3}, &r),
+            BP_ERR_DEVICE);
+  has_str(bp_last_error(), "npu_a");
+  has_str(bp_last_error(), "not registered");
+  is_status(bp_device_count(a, &n), BP_ERR_DEVICE);
+
+  /* Back again: the same name gets the same code. */
+  va = must_load("vendor_a");
+  if (!va) return;
+  is_int(device_code("npu_a"), a);
+  is_int(vendor_device_code(code_a), a);
+  ta = f32_on(bp_device_make(a, 0), x, 3);
+  ok(ta != NULL);
+  if (ta) expect_values(off_a, ta, a, plus100, 3);
+  bp_tensor_release(ta);
+  bp_tensor_release(tb);
+  bp_tensor_release(cpu);
+  is_status(bp_plugin_unload(vb), BP_OK);
+  is_status(bp_plugin_unload(va), BP_OK);
+  is_int(bp_live_tensor_count(), 0);
+}
+
+static void unload_busy_then_ok(void) {
+  bp_plugin *va = must_load("vendor_a");
+  if (!va) return;
+  int32_t npu = device_code("npu_a");
+  const bp_op *off = must_find("vendor_a::offset");
+  float x[4] = {1, 2, 3, 4}, plus100[4] = {101, 102, 103, 104};
+  bp_tensor *t = f32_on(bp_device_make(npu, 0), x, 4);
+  ok(t != NULL);
+  if (!t) return;
+  /* A view shares t's storage and counts as a tensor of its own. */
+  bp_tensor *view = NULL;
+  is_status(bp_tensor_as_strided(t, 1, (int64_t[]){2}, (int64_t[]){2}, 0, &view), BP_OK);
+
+  is_status(bp_plugin_unload(va), BP_ERR_BUSY);
+  has_str(bp_last_error(), "npu_a");
+  has_str(bp_last_error(), "2 tensors");
+  has_str(bp_last_error(), "vendor_a");
+  /* Nothing changed. */
+  is_int(info_of(va).state, BP_PLUGIN_LOADED);
+  expect_values(off, t, npu, plus100, 4);
+  is_int(device_code("npu_a"), npu);
+
+  bp_tensor_release(t);
+  is_status(bp_plugin_unload(va), BP_ERR_BUSY);
+  has_str(bp_last_error(), "1 tensor is");
+  has_str(bp_last_error(), "npu_a");
+  /* The view's second element is t's third, and outlives t's handle. */
+  is_double(((const float *)bp_tensor_get_view(view)->data)[2], 3, 0);
+
+  bp_tensor_release(view);
+  is_status(bp_plugin_unload(va), BP_OK);
+  is_int(info_of(va).state, BP_PLUGIN_UNLOADED);
+  is_int(bp_live_tensor_count(), 0);
+}
+
+static void unload_removes_registrations(void) {
+  bp_plugin *va = must_load("vendor_a");
+  if (!va) return;
+  const bp_op *off = must_find("vendor_a::offset"), *slow = must_find("vendor_a::slow");
+  bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+  is_status(bp_op_get_info(off, &oi), BP_OK);
+  is_int(oi.defined, 1);
+  is_int(oi.nkernels, 2);
+  is_str(oi.owner, "vendor_a");
+
+  is_status(bp_plugin_unload(va), BP_OK);
+  float x[2] = {5, 6}, plus1[2] = {6, 7};
+  bp_tensor *cpu = f32(x, 2), *r;
+  is_status(call1(off, cpu, &r), BP_ERR_NOT_FOUND);
+  has_str(bp_last_error(), "vendor_a::offset");
+  has_str(bp_last_error(), "not defined");
+  is_status(call1(slow, cpu, &r), BP_ERR_NOT_FOUND);
+  is_status(bp_op_get_info(off, &oi), BP_OK);
+  is_int(oi.defined, 0);
+  is_int(oi.nkernels, 0);
+  ok(oi.schema == NULL);
+  bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
+  is_status(bp_op_get_kernel(off, 0, &ki), BP_ERR_NOT_FOUND);
+  is_status(bp_set_kernel_enabled(off, BP_DEVICE_CPU, false), BP_ERR_NOT_FOUND);
+  has_str(bp_last_error(), "no kernel for cpu");
+  /* Still findable by name: the same handle. */
+  const bp_op *found = NULL;
+  is_status(bp_op_find("vendor_a::offset", &found), BP_OK);
+  ok(found == off);
+
+  /* Reloading brings it all back under the old handles. */
+  size_t nops = bp_op_count();
+  va = must_load("vendor_a");
+  if (!va) return;
+  is_int(bp_op_count(), nops);
+  is_status(bp_op_find("vendor_a::offset", &found), BP_OK);
+  ok(found == off);
+  expect_values(off, cpu, BP_DEVICE_CPU, plus1, 2);
+  expect_values(slow, cpu, BP_DEVICE_CPU, plus1, 2);
+  is_status(bp_op_get_info(off, &oi), BP_OK);
+  is_int(oi.defined, 1);
+  is_int(oi.nkernels, 2);
+  bp_tensor_release(cpu);
+  is_status(bp_plugin_unload(va), BP_OK);
+}
+
+static void fragments(void) {
+  bp_plugin *va = must_load("vendor_a");
+  bp_plugin *frag = must_load("frag");
+  if (!va || !frag) return;
+  const bp_op *triple = must_find("vendor_a::triple");
+  float x[2] = {1, -4}, want[2] = {3, -12}, plus1[2] = {2, -3};
+  bp_tensor *a = f32(x, 2), *r;
+  expect_values(triple, a, BP_DEVICE_CPU, want, 2);
+  bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+  is_status(bp_op_get_info(triple, &oi), BP_OK);
+  is_str(oi.owner, "frag");
+
+  /* good does not accept fragments. */
+  bp_plugin *good = must_load("good");
+  is_status(bp_plugin_load(test_plugin("frag_good"), NULL), BP_ERR_UNSUPPORTED);
+  has_str(bp_last_error(), "namespace 'good'");
+  has_str(bp_last_error(), "does not accept fragments");
+  const bp_op *gt;
+  if (bp_op_find("good::triple", &gt) == BP_OK) {
+    is_status(call1(gt, a, &r), BP_ERR_NOT_FOUND);
+  }
+  if (good) expect_good_add_works();
+
+  /* The fragment unloads on its own; the namespace's owner stays. */
+  is_status(bp_plugin_unload(frag), BP_OK);
+  is_status(call1(triple, a, &r), BP_ERR_NOT_FOUND);
+  has_str(bp_last_error(), "vendor_a::triple");
+  expect_values(must_find("vendor_a::offset"), a, BP_DEVICE_CPU, plus1, 2);
+  bp_tensor_release(a);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Files that are not plugins, and unload errors                            */
+/* ------------------------------------------------------------------------ */
+
+static void bad_files(void) {
+  bp_plugin *good = must_load("good");
+  if (!good) return;
+  char *dir = temp_dir();
+  if (!dir) {
+    ok(0);
+    return;
+  }
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/garbage.so", dir);
+  FILE *f = fopen(path, "w");
+  ok(f != NULL);
+  if (f) {
+    fputs("This is not an ELF file, whatever its name says.\n", f);
+    for (int i = 0; i < 64; i++) fputc('a' + (rand() % 26), f);
+    fclose(f);
+  }
+  is_status(bp_plugin_load(path, NULL), BP_ERR_LOAD);
+  has_str(bp_last_error(), "dlopen failed");
+  has_str(bp_last_error(), canon(path));
+
+  snprintf(path, sizeof path, "%s/does-not-exist.so", dir);
+  is_status(bp_plugin_load(path, NULL), BP_ERR_LOAD);
+  has_str(bp_last_error(), "cannot open");
+  has_str(bp_last_error(), path);
+  bp_plugin *rec = record_for(path);
+  ok(rec != NULL);
+  if (rec) is_int(info_of(rec).state, BP_PLUGIN_FAILED);
+
+  is_status(bp_plugin_load(NULL, NULL), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "path is NULL");
+  is_status(bp_plugin_load("", NULL), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "path is empty");
+
+  /* None of it touched the plugin that did load. */
+  is_int(info_of(good).state, BP_PLUGIN_LOADED);
+  expect_good_add_works();
+  rm_tree(dir);
+}
+
+static void unload_errors(void) {
+  is_status(bp_plugin_unload(NULL), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "plugin is NULL");
+
+  /* Unloading twice. */
+  bp_plugin *va = must_load("vendor_a");
+  if (va) {
+    is_status(bp_plugin_unload(va), BP_OK);
+    is_status(bp_plugin_unload(va), BP_ERR_NOT_FOUND);
+    has_str(bp_last_error(), "is not loaded");
+  }
+
+  /* A plugin that never loaded. */
+  size_t before = bp_plugin_count();
+  is_status(bp_plugin_load(test_plugin("init_fails"), NULL), BP_ERR_LOAD);
+  bp_plugin *failed = bp_plugin_at(before);
+  ok(failed != NULL);
+  if (failed) {
+    is_status(bp_plugin_unload(failed), BP_ERR_NOT_FOUND);
+    has_str(bp_last_error(), "is not loaded");
+    has_str(bp_last_error(), "init_fails");
+  }
+
+  /* The host's own registrations, if the listing shows them. */
+  bool host_listed = false;
+  for (size_t i = 0; i < bp_plugin_count(); i++) {
+    bp_plugin *p = bp_plugin_at(i);
+    if (strcmp(info_of(p).path, "(host)") == 0) {
+      host_listed = true;
+      is_status(bp_plugin_unload(p), BP_ERR_INVALID_ARGUMENT);
+      has_str(bp_last_error(), "cannot be unloaded");
+    }
+  }
+  if (!host_listed) tap_diag("the host's pseudo-plugin is not listed; not unloading it");
+
+  /* From inside a call into the plugin itself. */
+  is_status(bp_plugin_register(inproc_init, "the test program", &inproc_handle), BP_OK);
+  if (!inproc_handle) return;
+  float x[1] = {7};
+  bp_tensor *a = f32(x, 1), *r;
+  inproc_unload_status = BP_OK;
+  is_status(call1(must_find("inproc::unload_me"), a, &r), BP_OK);
+  ok(r == a);
+  bp_tensor_release(r);
+  is_status(inproc_unload_status, BP_ERR_BUSY);
+  has_str(inproc_unload_error, "inside a call");
+  is_int(info_of(inproc_handle).state, BP_PLUGIN_LOADED);
+  is_status(bp_plugin_unload(inproc_handle), BP_OK);
+  bp_tensor_release(a);
+}
+
+int main(void) {
+  static const tap_case cases[] = {
+      TAP_CASE(version_major_refused),
+      TAP_CASE(older_minor_loads),
+      TAP_CASE(newer_minor_loads),
+      TAP_CASE(missing_entry_symbol),
+      TAP_CASE(init_refuses),
+      TAP_CASE(small_descriptor),
+      TAP_CASE(setup_failure_rolls_back),
+      TAP_CASE(conflicting_impls),
+      TAP_CASE(namespace_owned),
+      TAP_CASE(impl_without_def),
+      TAP_CASE(same_path_twice_is_noop),
+      TAP_CASE(failure_recorded_in_info),
+      TAP_CASE(discovery_env),
+      TAP_CASE(static_register),
+      TAP_CASE(vendor_devices_coexist),
+      TAP_CASE(unload_busy_then_ok),
+      TAP_CASE(unload_removes_registrations),
+      TAP_CASE(fragments),
+      TAP_CASE(bad_files),
+      TAP_CASE(unload_errors),
+  };
+  return tap_main(cases, TAP_NCASES(cases));
+}
