@@ -53,3 +53,12 @@ check_PROGRAMS += %D%/test-loader %D%/test-concurrency
 %C%_test_concurrency_SOURCES = %D%/test-concurrency.c %D%/testutil.h
 %C%_test_concurrency_LDADD = $(TEST_LDADD) -lpthread
 TESTS += %D%/test-loader %D%/test-concurrency
+
+# A probe linked with a fixed run path (-no-install), so that it also runs
+# as a setuid program, where the loader ignores LD_LIBRARY_PATH.
+check_PROGRAMS += %D%/discover-probe
+%C%_discover_probe_SOURCES = %D%/discover-probe.c
+%C%_discover_probe_LDADD = host/libbackplane.la
+%C%_discover_probe_LDFLAGS = -no-install
+TESTS += %D%/test-setuid.sh
+dist_check_SCRIPTS += %D%/test-setuid.sh
