@@ -793,7 +793,7 @@ bp_status bp__op_meta_args(const bp_op *op, const bp_value *args, size_t nargs,
   } else {
     /* A kernel's arguments are checked already; checking a copy again
      * keeps a plugin's mistake from reaching the meta function. */
-    memcpy(copy, args, nargs * sizeof *copy);
+    if (nargs) memcpy(copy, args, nargs * sizeof *copy);
     st = check_args(op, copy);
     if (!st) st = run_meta(op, copy, outs, nouts);
   }
@@ -822,7 +822,7 @@ BP_API bp_status bp_op_meta(const bp_op *op, const bp_stack *stack, bp_tensor_me
     st = bp__error(BP_ERR_UNSUPPORTED, "%s: the op has no meta function", op->name);
   } else {
     /* The caller's stack is const here: work on a copy. */
-    memcpy(copy, stack->values, stack->top * sizeof *copy);
+    if (stack->top) memcpy(copy, stack->values, stack->top * sizeof *copy);
     st = gather_args(op, copy, stack->top, NULL, 0, scratch, &args);
     if (!st) st = check_args(op, args);
     if (!st) st = run_meta(op, args, outs, nouts);

@@ -72,6 +72,12 @@ static const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size
   return buf;
 }
 
+/* Copies n sizes; a 0-dim tensor's sizes pointer is NULL, which memcpy
+ * must not see even for 0 bytes. */
+static void copy_sizes(int64_t *dst, const int64_t *src, int32_t n) {
+  for (int32_t d = 0; d < n; d++) dst[d] = src[d];
+}
+
 static void set_contiguous(bp_tensor_meta *m, bp_device dev, int32_t dtype, int32_t ndim,
                            const int64_t *sizes) {
   m->device = dev;
@@ -115,7 +121,7 @@ static bp_status broadcast(const bp_kernel_ctx *ctx, int32_t *ndim, int64_t *siz
     }
     out[d] = sa == 1 ? sb : sa;
   }
-  memcpy(sizes, out, (size_t)n * sizeof *out);
+  copy_sizes(sizes, out, n);
   *ndim = n;
   return BP_OK;
 }
@@ -150,7 +156,7 @@ static bp_status binary_result(const bp_kernel_ctx *ctx, const bp_value *args, i
   const bp_tensor_view *a = V(&args[0]), *b = V(&args[1]);
   int32_t ndim = a->ndim;
   int64_t sizes[BP_MAX_NDIM];
-  memcpy(sizes, a->sizes, (size_t)ndim * sizeof *sizes);
+  copy_sizes(sizes, a->sizes, ndim);
   bp_status st = broadcast(ctx, &ndim, sizes, 0, b, 1, a);
   if (st) return st;
   int32_t dt = bp__promote(a->dtype, b->dtype);
@@ -204,7 +210,7 @@ static bp_status meta_muladd(const bp_kernel_ctx *ctx, const bp_value *args, siz
   const bp_tensor_view *a = V(&args[0]), *b = V(&args[1]);
   int32_t ndim = a->ndim;
   int64_t sizes[BP_MAX_NDIM];
-  memcpy(sizes, a->sizes, (size_t)ndim * sizeof *sizes);
+  copy_sizes(sizes, a->sizes, ndim);
   bp_status st = broadcast(ctx, &ndim, sizes, 0, b, 1, a);
   if (st) return st;
   int32_t dt = bp__promote(a->dtype, b->dtype);
@@ -248,7 +254,7 @@ static bp_status meta_where(const bp_kernel_ctx *ctx, const bp_value *args, size
   if (c->dtype != BP_BOOL) return type_error(ctx, 0, c->dtype, "bool");
   int32_t ndim = c->ndim;
   int64_t sizes[BP_MAX_NDIM];
-  memcpy(sizes, c->sizes, (size_t)ndim * sizeof *sizes);
+  copy_sizes(sizes, c->sizes, ndim);
   bp_status st = broadcast(ctx, &ndim, sizes, 0, a, 1, c);
   if (!st) st = broadcast(ctx, &ndim, sizes, 0, b, 2, c);
   if (st) return st;
@@ -476,7 +482,7 @@ static bp_status meta_copy(const bp_kernel_ctx *ctx, const bp_value *args, size_
   /* src must broadcast to self's shape exactly. */
   int32_t ndim = self->ndim;
   int64_t sizes[BP_MAX_NDIM];
-  memcpy(sizes, self->sizes, (size_t)ndim * sizeof *sizes);
+  copy_sizes(sizes, self->sizes, ndim);
   bp_status st = broadcast(ctx, &ndim, sizes, 0, src, 1, self);
   if (st) return st;
   bool same = ndim == self->ndim;
