@@ -181,6 +181,8 @@ bp_status bp__op_prepare(bp_op *op) {
   }
   op->nffi = nffi;
   op->ffi_inplace = inplace;
+  op->min_args = (uint32_t)s->nargs;
+  while (op->min_args > 0 && s->args[op->min_args - 1].has_default) op->min_args--;
   bool scan_ok = op->ntensor_args > 0;
   for (size_t i = 0; i < s->nargs; i++)
     if (s->args[i].is_list) scan_ok = false;
@@ -694,7 +696,15 @@ __attribute__((noinline)) static bp_status call_general(const bp_op *op, bp_stac
     const bp__kernel *k = NULL;
     if (nested) r->depth++;
     st = prepare_general(op, stack, top, kwnames, nkw, scratch, &args, &k);
-    if (!st) st = invoke(op, k, args, stack);
+    if (!st) {
+      const bp_op *prev_op = r->checked_op;
+      const bp_value *prev_args = r->checked_args;
+      r->checked_op = op;
+      r->checked_args = args;
+      st = invoke(op, k, args, stack);
+      r->checked_op = prev_op;
+      r->checked_args = prev_args;
+    }
     if (nested) r->depth--;
   }
   bp__read_exit(r, nested);
@@ -710,18 +720,30 @@ static inline bp_status call(const bp_op *op, bp_stack *stack, const char *const
   stack->top = 0;
   bool nested = false;
   bp__reader *r = bp__read_enter(&nested);
-  /* The fast path: a plain outermost call with exactly the schema's
-   * arguments, in order, with exact tags, on one device. */
-  if (BP__LIKELY(r && !nested && nkw == 0 && top == op->fast_nargs &&
-                 stack->capacity >= op->nrets &&
+  /* The fast path: a plain outermost call with the schema's arguments in
+   * order (trailing defaults may be left off), exact tags, one device. */
+  if (BP__LIKELY(r && !nested && nkw == 0 && stack->capacity >= op->nrets &&
                  atomic_load_explicit(&op->defined, memory_order_acquire))) {
-    int ds = fast_scan(op, stack->values);
-    const bp__kernel *k =
-        BP__LIKELY(ds >= 0) ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire) : NULL;
-    if (BP__LIKELY(k != NULL)) {
-      bp_status st = invoke(op, k, stack->values, stack);
-      bp__read_exit(r, false);
-      return st;
+    if (BP__UNLIKELY(top < op->fast_nargs && top >= op->min_args &&
+                     stack->capacity >= op->nargs)) {
+      /* Fill the defaults into the stack's free slots. */
+      for (size_t i = top; i < op->nargs; i++)
+        stack->values[i] = op->schema->args[i].default_value;
+      top = op->nargs;
+    }
+    if (top == op->fast_nargs) {
+      int ds = fast_scan(op, stack->values);
+      const bp__kernel *k = BP__LIKELY(ds >= 0)
+                                ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire)
+                                : NULL;
+      if (BP__LIKELY(k != NULL)) {
+        r->checked_op = op;
+        r->checked_args = stack->values;
+        bp_status st = invoke(op, k, stack->values, stack);
+        r->checked_op = NULL;
+        bp__read_exit(r, false);
+        return st;
+      }
     }
   }
   return call_general(op, stack, top, kwnames, nkw, r, nested);
@@ -790,9 +812,12 @@ bp_status bp__op_meta_args(const bp_op *op, const bp_value *args, size_t nargs,
   } else if (nargs != op->nargs) {
     st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: op_meta got %zu arguments, the schema has %u",
                    op->name, nargs, op->nargs);
+  } else if (args == r->checked_args && op == r->checked_op) {
+    /* The running kernel's own arguments, checked by this call already. */
+    st = run_meta(op, args, outs, nouts);
   } else {
-    /* A kernel's arguments are checked already; checking a copy again
-     * keeps a plugin's mistake from reaching the meta function. */
+    /* Anything else is checked (on a copy) so that a plugin's mistake
+     * cannot reach the meta function. */
     if (nargs) memcpy(copy, args, nargs * sizeof *copy);
     st = check_args(op, copy);
     if (!st) st = run_meta(op, copy, outs, nouts);

@@ -102,6 +102,14 @@ static void copy_meta(bp_tensor_meta *m, const bp_tensor_view *v) {
   }
 }
 
+/* A ScalarType argument's value must be a dtype code: the stack's push
+ * checks that, but a value can also be written directly. */
+static bp_status need_dtype_code(const bp_kernel_ctx *ctx, size_t i, int64_t code) {
+  if (bp_dtype_name((int32_t)code) && code == (int32_t)code) return BP_OK;
+  return bp__error(BP_ERR_TYPE, "%s: argument #%zu '%s': %lld is not a dtype", ctx->op_name, i,
+                   an(ctx, i), (long long)code);
+}
+
 /* Broadcasts sizes (NumPy rules) into out; names both arguments on error. */
 static bp_status broadcast(const bp_kernel_ctx *ctx, int32_t *ndim, int64_t *sizes, size_t ai,
                            const bp_tensor_view *b, size_t bi, const bp_tensor_view *a) {
@@ -305,8 +313,11 @@ static bp_status meta_reduce(const bp_kernel_ctx *ctx, const bp_value *args, siz
   int kind = (int)(intptr_t)ctx->user_data;
   int32_t dt = a->dtype;
   if (kind == R_SUM) {
-    if (nargs > 3 && args[3].tag == BP_TAG_SCALAR_TYPE)
+    if (nargs > 3 && args[3].tag == BP_TAG_SCALAR_TYPE) {
+      bp_status st = need_dtype_code(ctx, 3, args[3].u.i);
+      if (st) return st;
       dt = (int32_t)args[3].u.i;
+    }
     else if (!is_float(dt))
       dt = BP_INT64;
   } else if (kind == R_MEAN && !is_float(dt)) {
@@ -442,9 +453,10 @@ static bp_status meta_layer_norm(const bp_kernel_ctx *ctx, const bp_value *args,
 
 static bp_status meta_cast(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                            bp_tensor_meta *outs, size_t nouts) {
-  (void)ctx;
   (void)nargs;
   (void)nouts;
+  bp_status st = need_dtype_code(ctx, 1, args[1].u.i);
+  if (st) return st;
   const bp_tensor_view *a = V(&args[0]);
   set_contiguous(&outs[0], a->device, (int32_t)args[1].u.i, a->ndim, a->sizes);
   return BP_OK;

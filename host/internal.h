@@ -116,7 +116,13 @@ typedef struct bp__storage {
   bp_blob_deleter deleter;    /* NULL: memory came from dt's allocator */
   void *deleter_ctx;
   struct bp_tensor *embedded_in;  /* the tensor block holding this, or NULL */
+  bool inline_data;           /* data lives in embedded_in->inline_data */
 } bp__storage;
+
+/* Host tensors of at most this many bytes keep their data inside the
+ * tensor's own allocation: one malloc per small tensor instead of two, and
+ * no aligned allocation, which glibc makes slow. */
+#define BP__INLINE_BYTES 64
 
 struct bp_tensor {
   atomic_int_fast64_t refcount;
@@ -127,6 +133,9 @@ struct bp_tensor {
   int64_t sizes[BP_MAX_NDIM];
   int64_t strides[BP_MAX_NDIM];
   bp__storage own_storage;    /* used when storage == &own_storage */
+  /* Room for BP__INLINE_BYTES at a 64-byte boundary inside a block that
+   * malloc aligns to 16. */
+  unsigned char inline_data[BP__INLINE_BYTES + 48];
   /* Set once the tensor's references are gone but its embedded storage is
    * still used by views; the last storage release then frees the block. */
   atomic_bool dead;
@@ -146,6 +155,10 @@ typedef struct bp__reader {
    * to and exit from the outermost call. */
   atomic_uint_fast64_t seq;
   uint64_t depth;             /* nested calls below the outermost one */
+  /* The arguments of the kernel running on this thread, already checked
+   * against op: op_meta on exactly these skips checking them again. */
+  const bp_op *checked_op;
+  const bp_value *checked_args;
   atomic_bool in_use;
   struct bp__reader *next;
 } bp__reader;
@@ -276,6 +289,7 @@ struct bp_op {
   bp__plugin *def_owner;      /* NULL when undefined */
   /* Derived from the schema for the call path. */
   uint32_t nargs, nrets, npositional;
+  uint32_t min_args;          /* arguments before the trailing defaulted ones */
   uint8_t arg_tag[BP__MAX_ARGS];
   bool arg_optional[BP__MAX_ARGS];
   int16_t arg_list_size[BP__MAX_ARGS];  /* N of T[N], -1 otherwise */

@@ -171,8 +171,10 @@ static void fill_view(bp_tensor *t, int32_t dtype, int32_t ndim, const int64_t *
   v->storage_nbytes = t->storage->nbytes;
   v->data = t->storage->data ? (char *)t->storage->data + offset * (int64_t)item : NULL;
   v->flags = 0;
-  if (strides_contiguous(ndim, t->sizes, t->strides, numel)) v->flags |= BP_VIEW_CONTIGUOUS;
-  if (strides_dense(ndim, t->sizes, t->strides, numel)) v->flags |= BP_VIEW_DENSE;
+  if (strides_contiguous(ndim, t->sizes, t->strides, numel))
+    v->flags |= BP_VIEW_CONTIGUOUS | BP_VIEW_DENSE;
+  else if (strides_dense(ndim, t->sizes, t->strides, numel))
+    v->flags |= BP_VIEW_DENSE;
 }
 
 static bp_tensor *tensor_block(bp__device_type *dt) {
@@ -219,7 +221,12 @@ static bp_status tensor_new(const char *fn, bp_device device, int32_t dtype, int
   s->deleter_ctx = deleter_ctx;
   s->embedded_in = t;
   s->data = blob;
-  if (!blob && !deleter) {
+  s->inline_data = false;
+  if (!blob && !deleter && device.type == BP_DEVICE_CPU && nbytes <= BP__INLINE_BYTES) {
+    uintptr_t p = ((uintptr_t)t->inline_data + 63) & ~(uintptr_t)63;
+    s->data = nbytes ? (void *)p : NULL;
+    s->inline_data = true;
+  } else if (!blob && !deleter) {
     st = bp__device_alloc(dt, device.index, (size_t)nbytes, &s->data);
     if (st) {
       atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
@@ -310,7 +317,7 @@ static void storage_release(bp__storage *s) {
   if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
   if (s->deleter)
     s->deleter(s->deleter_ctx, s->data);
-  else
+  else if (!s->inline_data)
     bp__device_free(s->dt, s->device.index, s->data, s->nbytes);
   /* The storage record lives in the block of the tensor that created it;
    * that tensor's own reference is gone by now, so the block can go. */

@@ -1,0 +1,924 @@
+/*
+ * plugins/cpu/elementwise.c - binary, unary, where, muladd, cast,
+ * contiguous, fill_, copy_ and add.out.
+ *
+ * Every kernel is an inner loop over one run of elements (cpu_loop_fn),
+ * driven by cpu_iter, which broadcasts, coalesces and parallelises.  The
+ * loops are generated per (op, dtype) by the macros below, so no loop
+ * switches on the dtype per element.  Each loop has a fast path for
+ * contiguous operands, written as a plain indexed loop that GCC vectorises
+ * (and CPU_CLONES compiles for AVX-512, AVX2 and baseline), and a generic
+ * strided path.  The loop pointers are deliberately not `restrict`: add.out
+ * may write into one of its inputs, and GCC's run-time alias check accepts
+ * an output that is exactly an input while keeping the vector loop.
+ *
+ * Type promotion: the op's meta function gives the result dtype; an input
+ * of another dtype is first converted to it in a contiguous temporary, so
+ * the loops see operands of one dtype.  float16 and bfloat16 are computed in
+ * float32 and rounded back; integers compute in unsigned arithmetic of at
+ * least 32 bits, so that overflow wraps instead of being undefined.
+ */
+#include <math.h>
+
+#include "cpu.h"
+
+/* ------------------------------------------------------------------------ */
+/* Dtypes                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Dense indices of the op set's dtypes, for the loop tables. */
+enum { DT_f32, DT_f64, DT_f16, DT_bf16, DT_i8, DT_i16, DT_i32, DT_i64, DT_u8, DT_b8, NDT };
+
+static int dt_index(int32_t dt) {
+  switch (dt) {
+    case BP_FLOAT32: return DT_f32;
+    case BP_FLOAT64: return DT_f64;
+    case BP_FLOAT16: return DT_f16;
+    case BP_BFLOAT16: return DT_bf16;
+    case BP_INT8: return DT_i8;
+    case BP_INT16: return DT_i16;
+    case BP_INT32: return DT_i32;
+    case BP_INT64: return DT_i64;
+    case BP_UINT8: return DT_u8;
+    case BP_BOOL: return DT_b8;
+    default: return -1;
+  }
+}
+
+/* The host table has no dtype names, so messages use these. */
+static const char *dt_name(int32_t dt) {
+  switch (dt) {
+    case BP_FLOAT32: return "float32";
+    case BP_FLOAT64: return "float64";
+    case BP_FLOAT16: return "float16";
+    case BP_BFLOAT16: return "bfloat16";
+    case BP_INT8: return "int8";
+    case BP_INT16: return "int16";
+    case BP_INT32: return "int32";
+    case BP_INT64: return "int64";
+    case BP_UINT8: return "uint8";
+    case BP_BOOL: return "bool";
+    default: return "an unknown dtype";
+  }
+}
+
+/* Every dtype with its storage type. */
+#define ALL_TYPES(X)                                                                        \
+  X(f32, float) X(f64, double) X(f16, uint16_t) X(bf16, uint16_t) X(i8, int8_t)             \
+  X(i16, int16_t) X(i32, int32_t) X(i64, int64_t) X(u8, uint8_t) X(b8, uint8_t)
+
+/*
+ * Loops that vectorise are compiled once per vector ISA (CPU_CLONES).
+ * float16 loops are cloned for x86-64-v4 and -v3 instead: those levels
+ * include F16C, without which GCC converts each _Float16 (cpu_f16_to_f32,
+ * cpu_f32_to_f16) through a libgcc call (float16 add ran 20x slower).  Loops
+ * that call a library function per element (pow, exp, ...) gain nothing
+ * from a vector ISA and are compiled once, except for float16.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define F16_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define F16_CLONES
+#endif
+#define NO_CLONES
+
+/* Floating dtypes: name, storage type, compute type, load to and store
+ * from the compute type, the suffix of the <math.h> functions for the
+ * compute type, and the clones of vectorising and of calling loops. */
+#define ID(x) (x)
+#define FLOAT_TYPES(X)                                                                      \
+  X(f32, float, float, ID, ID, f, CPU_CLONES, NO_CLONES)                                    \
+  X(f64, double, double, ID, ID, , CPU_CLONES, NO_CLONES)                                   \
+  X(f16, uint16_t, float, cpu_f16_to_f32, cpu_f32_to_f16, f, F16_CLONES, F16_CLONES)        \
+  X(bf16, uint16_t, float, cpu_bf16_to_f32, cpu_f32_to_bf16, f, CPU_CLONES, NO_CLONES)
+
+/* Integer dtypes: name, type, and the unsigned type (at least 32 bits, so
+ * that no operand is promoted to a signed int) that arithmetic wraps in. */
+#define SIGNED_TYPES(X)                                                                     \
+  X(i8, int8_t, uint32_t) X(i16, int16_t, uint32_t) X(i32, int32_t, uint32_t)               \
+  X(i64, int64_t, uint64_t)
+#define INT_TYPES(X) SIGNED_TYPES(X) X(u8, uint8_t, uint32_t)
+
+/* fn##S names the float or double variant of a <math.h> function. */
+#define MATH(fn, S) fn##S
+
+/* One value of any dtype, in its storage type (fill_'s value). */
+typedef union scalar {
+#define X(tn, T) T tn;
+  ALL_TYPES(X)
+#undef X
+} scalar;
+
+/* ------------------------------------------------------------------------ */
+/* Conversions (the rules of core::cast)                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Float to integer: truncates toward zero, saturates, NaN gives 0.  The
+ * range checks come first because C leaves out-of-range conversions
+ * undefined.  MIN - 1 and MAX + 1 are exact doubles for every width but
+ * 64 bits, where they round to -2^63 and 2^63, which still bound the
+ * values that convert. */
+#define X(tn, T, LO, HI)                                                                    \
+  static inline T sat_##tn(double d) {                                                      \
+    if (d != d) return 0;                                                                   \
+    if (!(d > (double)(LO)-1.0)) return LO;                                                 \
+    if (!(d < (double)(HI) + 1.0)) return HI;                                               \
+    return (T)d;                                                                            \
+  }                                                                                         \
+  static inline T wrap_##tn(int64_t v) { return (T)v; }
+X(i8, int8_t, INT8_MIN, INT8_MAX)
+X(i16, int16_t, INT16_MIN, INT16_MAX)
+X(i32, int32_t, INT32_MIN, INT32_MAX)
+X(i64, int64_t, INT64_MIN, INT64_MAX)
+X(u8, uint8_t, 0, UINT8_MAX)
+#undef X
+
+/*
+ * To float16 and bfloat16 from double and from integers.  Going through
+ * float32 with round-to-nearest twice can round wrongly (a value just
+ * above a tie becomes the tie).  Rounding to float32 "to odd" first keeps
+ * the information that the value was inexact, and a later round to
+ * nearest-even at 11 or 8 bits is then correct (float32 has more than two
+ * extra bits).
+ */
+static inline float f64_to_f32_odd(double d) {
+  float f = (float)d;
+  if ((double)f == d || d != d) return f;
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if (!(u & 1u)) u = fabs((double)f) > fabs(d) ? u - 1u : u + 1u; /* the odd neighbour */
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static inline float i64_to_f32_odd(int64_t v) {
+  uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  if (m < (1u << 24)) return (float)v; /* exact */
+  int shift = 40 - __builtin_clzll(m); /* keep the top 24 bits */
+  uint64_t kept = m >> shift;
+  if (m & ((UINT64_C(1) << shift) - 1)) kept |= 1u;
+  float f = (float)kept * (float)(UINT64_C(1) << shift); /* both exact */
+  return v < 0 ? -f : f;
+}
+
+static inline uint16_t f64_to_f16(double d) { return cpu_f32_to_f16(f64_to_f32_odd(d)); }
+static inline uint16_t f64_to_bf16(double d) { return cpu_f32_to_bf16(f64_to_f32_odd(d)); }
+static inline uint16_t i64_to_f16(int64_t v) { return cpu_f32_to_f16(i64_to_f32_odd(v)); }
+static inline uint16_t i64_to_bf16(int64_t v) { return cpu_f32_to_bf16(i64_to_f32_odd(v)); }
+
+/* CV_<dst>(v): converts a loaded value v (float, double or an integer) to
+ * dst's storage type. */
+#define CV_f32(v) ((float)(v))
+#define CV_f64(v) ((double)(v))
+#define CV_f16(v) _Generic((v), float: cpu_f32_to_f16, double: f64_to_f16, default: i64_to_f16)(v)
+#define CV_bf16(v)                                                                          \
+  _Generic((v), float: cpu_f32_to_bf16, double: f64_to_bf16, default: i64_to_bf16)(v)
+#define CV_INT(tn, v) _Generic((v), float: sat_##tn, double: sat_##tn, default: wrap_##tn)(v)
+#define CV_i8(v) CV_INT(i8, v)
+#define CV_i16(v) CV_INT(i16, v)
+#define CV_i32(v) CV_INT(i32, v)
+#define CV_i64(v) CV_INT(i64, v)
+#define CV_u8(v) CV_INT(u8, v)
+#define CV_b8(v) ((uint8_t)((v) != 0))
+
+/* LD_<src>(x): loads a stored value as float, double or an integer. */
+#define LD_f32(x) (x)
+#define LD_f64(x) (x)
+#define LD_f16(x) cpu_f16_to_f32(x)
+#define LD_bf16(x) cpu_bf16_to_f32(x)
+#define LD_i8(x) (x)
+#define LD_i16(x) (x)
+#define LD_i32(x) (x)
+#define LD_i64(x) (x)
+#define LD_u8(x) (x)
+#define LD_b8(x) ((uint8_t)((x) != 0))
+
+/* ------------------------------------------------------------------------ */
+/* Loop generators                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Pointer casts through void *, as tensor data is addressed in bytes. */
+#define PTR(T, p) ((T *)(void *)(p))
+#define CPTR(T, p) ((const T *)(const void *)(p))
+
+/*
+ * A binary loop over (out, a, b), all of storage type T, compiled with the
+ * attribute CLONES: computes EXPR on `a` and `b` loaded as C, after SETUP
+ * (which may read ctx).  Besides the contiguous path it has paths for a
+ * contiguous operand with a broadcast scalar, the usual shape of
+ * "tensor op scalar".
+ */
+#define BINARY_LOOP(CLONES, name, T, C, LD, ST, SETUP, EXPR)                                \
+  CLONES static void name(char **p, const int64_t *s, int64_t n, void *ctx) {               \
+    SETUP;                                                                                  \
+    const int64_t w = (int64_t)sizeof(T);                                                   \
+    if (s[0] == w && s[1] == w && s[2] == w) {                                              \
+      T *o = PTR(T, p[0]);                                                                  \
+      const T *x = CPTR(T, p[1]), *y = CPTR(T, p[2]);                                       \
+      for (int64_t i = 0; i < n; i++) {                                                     \
+        const C a = LD(x[i]), b = LD(y[i]);                                                 \
+        o[i] = ST(EXPR);                                                                    \
+      }                                                                                     \
+    } else if (s[0] == w && s[1] == w && s[2] == 0) {                                       \
+      T *o = PTR(T, p[0]);                                                                  \
+      const T *x = CPTR(T, p[1]);                                                           \
+      const C b = LD(*CPTR(T, p[2]));                                                       \
+      for (int64_t i = 0; i < n; i++) {                                                     \
+        const C a = LD(x[i]);                                                               \
+        o[i] = ST(EXPR);                                                                    \
+      }                                                                                     \
+    } else if (s[0] == w && s[1] == 0 && s[2] == w) {                                       \
+      T *o = PTR(T, p[0]);                                                                  \
+      const T *y = CPTR(T, p[2]);                                                           \
+      const C a = LD(*CPTR(T, p[1]));                                                       \
+      for (int64_t i = 0; i < n; i++) {                                                     \
+        const C b = LD(y[i]);                                                               \
+        o[i] = ST(EXPR);                                                                    \
+      }                                                                                     \
+    } else {                                                                                \
+      char *po = p[0];                                                                      \
+      const char *px = p[1], *py = p[2];                                                    \
+      for (int64_t i = 0; i < n; i++, po += s[0], px += s[1], py += s[2]) {                 \
+        const C a = LD(*CPTR(T, px)), b = LD(*CPTR(T, py));                                 \
+        *PTR(T, po) = ST(EXPR);                                                             \
+      }                                                                                     \
+    }                                                                                       \
+  }
+
+/* A unary loop over (out, a). */
+#define UNARY_LOOP(CLONES, name, T, C, LD, ST, EXPR)                                        \
+  CLONES static void name(char **p, const int64_t *s, int64_t n, void *ctx) {               \
+    (void)ctx;                                                                              \
+    const int64_t w = (int64_t)sizeof(T);                                                   \
+    if (s[0] == w && s[1] == w) {                                                           \
+      T *o = PTR(T, p[0]);                                                                  \
+      const T *x = CPTR(T, p[1]);                                                           \
+      for (int64_t i = 0; i < n; i++) {                                                     \
+        const C a = LD(x[i]);                                                               \
+        o[i] = ST(EXPR);                                                                    \
+      }                                                                                     \
+    } else {                                                                                \
+      char *po = p[0];                                                                      \
+      const char *px = p[1];                                                                \
+      for (int64_t i = 0; i < n; i++, po += s[0], px += s[1]) {                             \
+        const C a = LD(*CPTR(T, px));                                                       \
+        *PTR(T, po) = ST(EXPR);                                                             \
+      }                                                                                     \
+    }                                                                                       \
+  }
+
+/* ------------------------------------------------------------------------ */
+/* Binary loops                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* ctx of a binary loop: alpha (or muladd's c), converted per dtype. */
+#define NO_SETUP (void)ctx
+#define ALPHA_FLOAT(C) const C al = (C)(*(const double *)ctx)
+#define ALPHA_INT(tn, U) const U al = (U)CV_##tn(*(const double *)ctx)
+
+/* Either operand NaN gives NaN; otherwise the larger (smaller). */
+#define FMAX(a, b) ((a) > (b) || (a) != (a) ? (a) : (b))
+#define FMIN(a, b) ((a) < (b) || (a) != (a) ? (a) : (b))
+
+#define X(tn, T, C, LD, ST, S, VEC, CALL)                                                   \
+  BINARY_LOOP(VEC, add1_##tn, T, C, LD, ST, NO_SETUP, a + b)                                \
+  BINARY_LOOP(VEC, add_##tn, T, C, LD, ST, ALPHA_FLOAT(C), a + al * b)                      \
+  BINARY_LOOP(VEC, sub1_##tn, T, C, LD, ST, NO_SETUP, a - b)                                \
+  BINARY_LOOP(VEC, sub_##tn, T, C, LD, ST, ALPHA_FLOAT(C), a - al * b)                      \
+  BINARY_LOOP(VEC, mul_##tn, T, C, LD, ST, NO_SETUP, a * b)                                 \
+  BINARY_LOOP(VEC, div_##tn, T, C, LD, ST, NO_SETUP, a / b)                                 \
+  BINARY_LOOP(VEC, max_##tn, T, C, LD, ST, NO_SETUP, FMAX(a, b))                            \
+  BINARY_LOOP(VEC, min_##tn, T, C, LD, ST, NO_SETUP, FMIN(a, b))                            \
+  BINARY_LOOP(VEC, muladd_##tn, T, C, LD, ST, ALPHA_FLOAT(C), a * b + al)                   \
+  BINARY_LOOP(CALL, pow_##tn, T, C, LD, ST, NO_SETUP, MATH(pow, S)(a, b))
+FLOAT_TYPES(X)
+#undef X
+
+/*
+ * Integer pow: repeated multiplication, wrapping, computed by squaring
+ * (the same result modulo 2^64, and so modulo 2^n).  A negative exponent
+ * gives 0, except for bases 1 and -1.
+ */
+static inline int64_t ipow(int64_t base, int64_t e) {
+  if (e < 0) return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
+  uint64_t r = 1, b = (uint64_t)base;
+  for (uint64_t k = (uint64_t)e; k; k >>= 1) {
+    if (k & 1u) r *= b;
+    b *= b;
+  }
+  return (int64_t)r;
+}
+
+#define X(tn, T, U)                                                                         \
+  BINARY_LOOP(CPU_CLONES, add1_##tn, T, T, ID, ID, NO_SETUP, (T)((U)a + (U)b))              \
+  BINARY_LOOP(CPU_CLONES, add_##tn, T, T, ID, ID, ALPHA_INT(tn, U), (T)((U)a + al * (U)b))  \
+  BINARY_LOOP(CPU_CLONES, sub1_##tn, T, T, ID, ID, NO_SETUP, (T)((U)a - (U)b))              \
+  BINARY_LOOP(CPU_CLONES, sub_##tn, T, T, ID, ID, ALPHA_INT(tn, U), (T)((U)a - al * (U)b))  \
+  BINARY_LOOP(CPU_CLONES, mul_##tn, T, T, ID, ID, NO_SETUP, (T)((U)a * (U)b))               \
+  BINARY_LOOP(CPU_CLONES, max_##tn, T, T, ID, ID, NO_SETUP, a > b ? a : b)                  \
+  BINARY_LOOP(CPU_CLONES, min_##tn, T, T, ID, ID, NO_SETUP, a < b ? a : b)                  \
+  BINARY_LOOP(NO_CLONES, pow_##tn, T, T, ID, ID, NO_SETUP, (T)ipow(a, b))
+INT_TYPES(X)
+#undef X
+
+/* bool: add and maximum are or, mul and minimum are and. */
+#define OR(a, b) (uint8_t)((a != 0) | (b != 0))
+#define AND(a, b) (uint8_t)((a != 0) & (b != 0))
+BINARY_LOOP(CPU_CLONES, or_b8, uint8_t, uint8_t, ID, ID, NO_SETUP, OR(a, b))
+BINARY_LOOP(CPU_CLONES, and_b8, uint8_t, uint8_t, ID, ID, NO_SETUP, AND(a, b))
+
+/* ------------------------------------------------------------------------ */
+/* Unary loops                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* sqrt(2/pi) and 1/sqrt(2), which strict C11 <math.h> does not define. */
+#define SQRT_2_OVER_PI 0.79788456080286535587989211986876
+#define SQRT_1_2 0.70710678118654752440084436210485
+
+/*
+ * gelu: x/2 (1 + erf(x/sqrt2)) is written x/2 erfc(-x/sqrt2), and
+ * x/2 (1 + tanh(u)) is written x / (1 + exp(-2u)): the same functions,
+ * without the cancellation in 1 + erf and 1 + tanh for negative x.
+ */
+#define GELU(C, S, a) ((C)0.5 * (a) * MATH(erfc, S)(-(a) * (C)SQRT_1_2))
+#define GELU_TANH(C, S, a)                                                                  \
+  ((a) / ((C)1 + MATH(exp, S)((C)-2 * (C)SQRT_2_OVER_PI * ((a) + (C)0.044715 * (a) * (a) * (a)))))
+
+/* relu: !(a <= 0) is true for NaN, which stays. */
+#define X(tn, T, C, LD, ST, S, VEC, CALL)                                                   \
+  UNARY_LOOP(VEC, neg_##tn, T, C, LD, ST, -a)                                               \
+  UNARY_LOOP(VEC, abs_##tn, T, C, LD, ST, MATH(fabs, S)(a))                                 \
+  UNARY_LOOP(VEC, relu_##tn, T, C, LD, ST, !(a <= (C)0) ? a : (C)0)                         \
+  UNARY_LOOP(VEC, sqrt_##tn, T, C, LD, ST, MATH(sqrt, S)(a))                                \
+  UNARY_LOOP(VEC, rsqrt_##tn, T, C, LD, ST, (C)1 / MATH(sqrt, S)(a))                        \
+  UNARY_LOOP(CALL, exp_##tn, T, C, LD, ST, MATH(exp, S)(a))                                 \
+  UNARY_LOOP(CALL, log_##tn, T, C, LD, ST, MATH(log, S)(a))                                 \
+  UNARY_LOOP(CALL, sigmoid_##tn, T, C, LD, ST, (C)1 / ((C)1 + MATH(exp, S)(-a)))            \
+  UNARY_LOOP(CALL, tanh_##tn, T, C, LD, ST, MATH(tanh, S)(a))                               \
+  UNARY_LOOP(CALL, gelu_##tn, T, C, LD, ST, GELU(C, S, a))                                  \
+  UNARY_LOOP(CALL, gelu_tanh_##tn, T, C, LD, ST, GELU_TANH(C, S, a))
+FLOAT_TYPES(X)
+#undef X
+
+/* Integer neg and abs wrap: the most negative value maps to itself. */
+#define X(tn, T, U)                                                                         \
+  UNARY_LOOP(CPU_CLONES, neg_##tn, T, T, ID, ID, (T)((U)0 - (U)a))                          \
+  UNARY_LOOP(CPU_CLONES, abs_##tn, T, T, ID, ID, a < 0 ? (T)((U)0 - (U)a) : a)              \
+  UNARY_LOOP(CPU_CLONES, relu_##tn, T, T, ID, ID, a > 0 ? a : 0)
+SIGNED_TYPES(X)
+#undef X
+UNARY_LOOP(CPU_CLONES, neg_u8, uint8_t, uint8_t, ID, ID, (uint8_t)(0u - a))
+UNARY_LOOP(CPU_CLONES, abs_u8, uint8_t, uint8_t, ID, ID, a)
+UNARY_LOOP(CPU_CLONES, relu_u8, uint8_t, uint8_t, ID, ID, a)
+
+/* ------------------------------------------------------------------------ */
+/* Data movement: copy, conversion, fill, where                             */
+/* ------------------------------------------------------------------------ */
+
+/* copy_<tn>: (out, in) of one dtype. */
+#define X(tn, T) UNARY_LOOP(CPU_CLONES, copy_##tn, T, T, ID, ID, a)
+ALL_TYPES(X)
+#undef X
+
+/* cast_<src>_<dst>: (out of dst, in of src).  Compiled once, as the
+ * conversions mostly serve another kernel, except that loops converting
+ * float16 need F16C (see F16_CLONES). */
+#define CAST_CLONES_f32 NO_CLONES
+#define CAST_CLONES_f64 NO_CLONES
+#define CAST_CLONES_f16 F16_CLONES
+#define CAST_CLONES_bf16 NO_CLONES
+#define CAST_CLONES_i8 NO_CLONES
+#define CAST_CLONES_i16 NO_CLONES
+#define CAST_CLONES_i32 NO_CLONES
+#define CAST_CLONES_i64 NO_CLONES
+#define CAST_CLONES_u8 NO_CLONES
+#define CAST_CLONES_b8 NO_CLONES
+#define CAST_LOOP(CLONES, sn, ST_, dn, DT_)                                                 \
+  CLONES static void cast_##sn##_##dn(char **p, const int64_t *s, int64_t n, void *ctx) {   \
+    (void)ctx;                                                                              \
+    if (s[0] == (int64_t)sizeof(DT_) && s[1] == (int64_t)sizeof(ST_)) {                     \
+      DT_ *o = PTR(DT_, p[0]);                                                              \
+      const ST_ *x = CPTR(ST_, p[1]);                                                       \
+      for (int64_t i = 0; i < n; i++) o[i] = CV_##dn(LD_##sn(x[i]));                        \
+    } else {                                                                                \
+      char *po = p[0];                                                                      \
+      const char *px = p[1];                                                                \
+      for (int64_t i = 0; i < n; i++, po += s[0], px += s[1])                               \
+        *PTR(DT_, po) = CV_##dn(LD_##sn(*CPTR(ST_, px)));                                   \
+    }                                                                                       \
+  }
+#define CAST_FROM(sn, ST_)                                                                  \
+  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, f32, float)                                          \
+  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, f64, double)                                         \
+  CAST_LOOP(F16_CLONES, sn, ST_, f16, uint16_t)                                             \
+  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, bf16, uint16_t)                                      \
+  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, i8, int8_t)                                          \
+  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, i16, int16_t)                                        \
+  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, i32, int32_t)                                        \
+  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, i64, int64_t)                                        \
+  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, u8, uint8_t)                                         \
+  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, b8, uint8_t)
+ALL_TYPES(CAST_FROM)
+
+#define CAST_ROW(sn, ST_)                                                                   \
+  [DT_##sn] = {cast_##sn##_f32, cast_##sn##_f64, cast_##sn##_f16, cast_##sn##_bf16,         \
+               cast_##sn##_i8,  cast_##sn##_i16, cast_##sn##_i32, cast_##sn##_i64,          \
+               cast_##sn##_u8,  cast_##sn##_b8},
+static const cpu_loop_fn cast_loops[NDT][NDT] = {ALL_TYPES(CAST_ROW)};
+
+static const cpu_loop_fn copy_loops[NDT] = {
+#define X(tn, T) [DT_##tn] = copy_##tn,
+    ALL_TYPES(X)
+#undef X
+};
+
+/* The loop that converts src elements into dst elements, or NULL for an
+ * unknown dtype.  Equal dtypes copy the bits (a float16 NaN keeps its
+ * payload). */
+static cpu_loop_fn convert_loop(int32_t src, int32_t dst) {
+  int si = dt_index(src), di = dt_index(dst);
+  if (si < 0 || di < 0) return NULL;
+  return si == di ? copy_loops[si] : cast_loops[si][di];
+}
+
+/* fill_<tn>: (out), ctx is the value (a scalar union). */
+#define X(tn, T)                                                                            \
+  CPU_CLONES static void fill_##tn(char **p, const int64_t *s, int64_t n, void *ctx) {      \
+    const T v = ((const scalar *)ctx)->tn;                                                  \
+    if (s[0] == (int64_t)sizeof(T)) {                                                       \
+      T *o = PTR(T, p[0]);                                                                  \
+      for (int64_t i = 0; i < n; i++) o[i] = v;                                             \
+    } else {                                                                                \
+      char *po = p[0];                                                                      \
+      for (int64_t i = 0; i < n; i++, po += s[0]) *PTR(T, po) = v;                          \
+    }                                                                                       \
+  }
+ALL_TYPES(X)
+#undef X
+
+/* where_<tn>: (out, condition, a, b). */
+#define X(tn, T)                                                                            \
+  CPU_CLONES static void where_##tn(char **p, const int64_t *s, int64_t n, void *ctx) {     \
+    (void)ctx;                                                                              \
+    const int64_t w = (int64_t)sizeof(T);                                                   \
+    if (s[0] == w && s[1] == 1 && s[2] == w && s[3] == w) {                                 \
+      T *o = PTR(T, p[0]);                                                                  \
+      const uint8_t *c = CPTR(uint8_t, p[1]);                                               \
+      const T *x = CPTR(T, p[2]), *y = CPTR(T, p[3]);                                       \
+      for (int64_t i = 0; i < n; i++) o[i] = c[i] ? x[i] : y[i];                            \
+    } else {                                                                                \
+      char *po = p[0];                                                                      \
+      const char *pc = p[1], *px = p[2], *py = p[3];                                        \
+      for (int64_t i = 0; i < n; i++, po += s[0], pc += s[1], px += s[2], py += s[3])       \
+        *PTR(T, po) = *CPTR(uint8_t, pc) ? *CPTR(T, px) : *CPTR(T, py);                      \
+    }                                                                                       \
+  }
+ALL_TYPES(X)
+#undef X
+
+/* ------------------------------------------------------------------------ */
+/* Op descriptors (a kernel's user_data)                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct binary_op {
+  cpu_loop_fn loops[NDT]; /* self op other, with alpha for add and sub */
+  cpu_loop_fn unit[NDT];  /* the same for alpha == 1 (cheaper), if any */
+  bool scalar;            /* argument #2 is a float: alpha, or muladd's c */
+} binary_op;
+
+typedef struct unary_op {
+  cpu_loop_fn loops[NDT];
+} unary_op;
+
+#define FLOAT_ROW(op)                                                                       \
+  [DT_f32] = op##_f32, [DT_f64] = op##_f64, [DT_f16] = op##_f16, [DT_bf16] = op##_bf16
+#define INT_ROW(op)                                                                         \
+  [DT_i8] = op##_i8, [DT_i16] = op##_i16, [DT_i32] = op##_i32, [DT_i64] = op##_i64,         \
+  [DT_u8] = op##_u8
+#define NUM_ROW(op) FLOAT_ROW(op), INT_ROW(op)
+
+static const binary_op op_add = {
+    .loops = {NUM_ROW(add)}, .unit = {NUM_ROW(add1), [DT_b8] = or_b8}, .scalar = true};
+static const binary_op op_sub = {.loops = {NUM_ROW(sub)}, .unit = {NUM_ROW(sub1)}, .scalar = true};
+static const binary_op op_mul = {.loops = {NUM_ROW(mul), [DT_b8] = and_b8}};
+static const binary_op op_div = {.loops = {FLOAT_ROW(div)}};
+static const binary_op op_maximum = {.loops = {NUM_ROW(max), [DT_b8] = or_b8}};
+static const binary_op op_minimum = {.loops = {NUM_ROW(min), [DT_b8] = and_b8}};
+static const binary_op op_pow = {.loops = {NUM_ROW(pow)}};
+static const binary_op op_muladd = {.loops = {FLOAT_ROW(muladd)}, .scalar = true};
+
+static const unary_op op_neg = {{NUM_ROW(neg)}};
+static const unary_op op_abs = {{NUM_ROW(abs)}};
+static const unary_op op_relu = {{NUM_ROW(relu)}};
+static const unary_op op_exp = {{FLOAT_ROW(exp)}};
+static const unary_op op_log = {{FLOAT_ROW(log)}};
+static const unary_op op_sqrt = {{FLOAT_ROW(sqrt)}};
+static const unary_op op_rsqrt = {{FLOAT_ROW(rsqrt)}};
+static const unary_op op_sigmoid = {{FLOAT_ROW(sigmoid)}};
+static const unary_op op_tanh = {{FLOAT_ROW(tanh)}};
+static const unary_op op_gelu = {{FLOAT_ROW(gelu)}};
+static const unary_op op_gelu_tanh = {{FLOAT_ROW(gelu_tanh)}};
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static inline const bp_tensor_view *view_of(const bp_tensor *t) {
+  return cpu_host->tensor_view(t);
+}
+
+/* The loop of `dt` in `loops`, or NULL. */
+static cpu_loop_fn loop_for(const cpu_loop_fn *loops, int32_t dt) {
+  int i = dt_index(dt);
+  return i < 0 ? NULL : loops[i];
+}
+
+/* A dtype the meta function let through but no loop handles. */
+static bp_status unsupported(const bp_kernel_ctx *ctx, int argi, const char *arg, int32_t dt) {
+  return CPU_ERR(BP_ERR_UNSUPPORTED, "%s: argument #%d '%s': the CPU plugin has no kernel for %s",
+                 ctx->op_name, argi, arg, dt_name(dt));
+}
+
+/* Runs `loop` over `nops` operands broadcast to views[0]'s shape. */
+static void run(cpu_loop_fn loop, int nops, const bp_tensor_view *const *views, void *ctx) {
+  cpu_iter it;
+  cpu_iter_init(&it, nops, views, views[0]->ndim, views[0]->sizes);
+  cpu_iter_run(&it, loop, ctx);
+}
+
+/* A contiguous copy of v converted to dtype, always a new tensor. */
+static bp_status cast_copy(const bp_tensor_view *v, int32_t dtype, bp_tensor **out) {
+  cpu_loop_fn loop = convert_loop(v->dtype, dtype);
+  if (!loop)
+    return CPU_ERR(BP_ERR_UNSUPPORTED, "cpu: cannot convert %s to %s", dt_name(v->dtype),
+                   dt_name(dtype));
+  bp_tensor *t;
+  bp_status st = cpu_host->tensor_empty(v->device, dtype, v->ndim, v->sizes, &t);
+  if (st) return st;
+  const bp_tensor_view *views[2] = {view_of(t), v};
+  run(loop, 2, views, NULL);
+  *out = t;
+  return BP_OK;
+}
+
+bp_status cpu_cast_to(const bp_tensor *src, int32_t dtype, bp_tensor **out) {
+  const bp_tensor_view *v = view_of(src);
+  if (v->dtype == dtype && (v->flags & BP_VIEW_CONTIGUOUS)) {
+    *out = cpu_host->tensor_retain((bp_tensor *)src);
+    return BP_OK;
+  }
+  return cast_copy(v, dtype, out);
+}
+
+/*
+ * Inputs converted to the computation's dtype: an input that has it is
+ * used as it is (any strides), another is converted into a temporary.
+ * Release with inputs_release.
+ */
+typedef struct inputs {
+  const bp_tensor_view *views[CPU_ITER_MAX_OPS]; /* [0] is the output */
+  bp_tensor *temps[CPU_ITER_MAX_OPS];
+} inputs;
+
+static void inputs_release(inputs *in) {
+  for (int i = 0; i < CPU_ITER_MAX_OPS; i++) cpu_host->tensor_release(in->temps[i]);
+}
+
+/* Sets in->views[0] to out and in->views[first + i] to ts[i] (i < n),
+ * converted to dtype. */
+static bp_status inputs_init(inputs *in, const bp_tensor_view *out, int first, bp_tensor *const *ts,
+                             int n, int32_t dtype) {
+  memset(in->temps, 0, sizeof in->temps);
+  in->views[0] = out;
+  for (int i = first; i < first + n; i++) {
+    const bp_tensor_view *v = view_of(ts[i - first]);
+    if (v->dtype != dtype) {
+      bp_status st = cast_copy(v, dtype, &in->temps[i]);
+      if (st) {
+        inputs_release(in);
+        return st;
+      }
+      v = view_of(in->temps[i]);
+    }
+    in->views[i] = v;
+  }
+  return BP_OK;
+}
+
+/* The [lo, hi) bytes a non-empty view touches (strides are >= 0). */
+static void byte_span(const bp_tensor_view *v, uintptr_t *lo, uintptr_t *hi) {
+  int64_t reach = 0;
+  for (int32_t d = 0; d < v->ndim; d++)
+    if (v->sizes[d] > 1) reach += (v->sizes[d] - 1) * v->strides[d];
+  *lo = (uintptr_t)v->data;
+  *hi = *lo + (uintptr_t)((reach + 1) * v->itemsize);
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/*
+ * Whether two views may share a byte.  Disjoint spans cannot; otherwise
+ * every element of a starts at a->data plus a multiple of g (the gcd of
+ * both views' byte strides) away from b's, which rules out interleaved
+ * views such as the even and odd elements of one buffer.  Anything else
+ * counts as overlapping.
+ */
+static bool may_overlap(const bp_tensor_view *a, const bp_tensor_view *b) {
+  if (a->numel == 0 || b->numel == 0) return false;
+  uintptr_t alo, ahi, blo, bhi;
+  byte_span(a, &alo, &ahi);
+  byte_span(b, &blo, &bhi);
+  if (ahi <= blo || bhi <= alo) return false;
+  uint64_t g = 0;
+  for (int32_t d = 0; d < a->ndim; d++)
+    if (a->sizes[d] > 1) g = gcd64(g, (uint64_t)(a->strides[d] * a->itemsize));
+  for (int32_t d = 0; d < b->ndim; d++)
+    if (b->sizes[d] > 1) g = gcd64(g, (uint64_t)(b->strides[d] * b->itemsize));
+  if (g == 0) return true; /* two single elements whose spans meet */
+  int64_t diff = (int64_t)((intptr_t)alo - (intptr_t)blo) % (int64_t)g; /* a - b mod g */
+  if (diff < 0) diff += (int64_t)g;
+  return diff < a->itemsize || (int64_t)g - diff < b->itemsize;
+}
+
+/* Whether two views address exactly the same elements in the same order. */
+static bool same_view(const bp_tensor_view *a, const bp_tensor_view *b) {
+  if (a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim) return false;
+  for (int32_t d = 0; d < a->ndim; d++)
+    if (a->sizes[d] != b->sizes[d] || (a->sizes[d] > 1 && a->strides[d] != b->strides[d]))
+      return false;
+  return true;
+}
+
+/* Runs op's meta function only to check the arguments (for the ops that
+ * write an argument instead of allocating a result). */
+static bp_status check_args(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs) {
+  bp_tensor_meta m;
+  m.struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  return cpu_host->op_meta(ctx->op, args, nargs, &m, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernels                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* out = a op b (alpha applied where the op has one), out already sized. */
+static bp_status run_binary(const bp_kernel_ctx *ctx, const binary_op *op, bp_tensor *out,
+                            bp_tensor *a, bp_tensor *b, double alpha) {
+  const bp_tensor_view *vo = view_of(out);
+  int i = dt_index(vo->dtype);
+  cpu_loop_fn loop = NULL;
+  if (i >= 0) loop = alpha == 1.0 && op->unit[i] ? op->unit[i] : op->loops[i];
+  if (!loop) return unsupported(ctx, 0, op == &op_muladd ? "a" : "self", vo->dtype);
+  bp_tensor *ts[2] = {a, b};
+  inputs in;
+  bp_status st = inputs_init(&in, vo, 1, ts, 2, vo->dtype);
+  if (st) return st;
+  run(loop, 3, in.views, &alpha);
+  inputs_release(&in);
+  return BP_OK;
+}
+
+/* add, sub, mul, div, maximum, minimum, pow and muladd. */
+static bp_status binary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                               bp_value *rets, size_t nrets) {
+  (void)nrets;
+  const binary_op *op = ctx->user_data;
+  bp_tensor *out;
+  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  double alpha = op->scalar ? args[2].u.f : 1.0;
+  st = run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
+  if (st) {
+    cpu_host->tensor_release(out);
+    return st;
+  }
+  return cpu_return(rets, out);
+}
+
+static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_status st = check_args(ctx, args, nargs);
+  if (st) return st;
+  bp_tensor *out = args[3].u.tensor;
+  const bp_tensor_view *vo = view_of(out);
+  for (int i = 0; i < 2; i++) {
+    const bp_tensor_view *vi = view_of(args[i].u.tensor);
+    if (may_overlap(vo, vi) && !same_view(vo, vi))
+      return CPU_ERR(BP_ERR_INVALID_ARGUMENT,
+                     "%s: argument #3 'out': overlaps argument #%d '%s' in memory (it may only be "
+                     "exactly that tensor)", ctx->op_name, i, i ? "other" : "self");
+  }
+  st = run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
+  if (st) return st;
+  return cpu_return(rets, cpu_host->tensor_retain(out));
+}
+
+/* neg, abs, relu, exp, log, sqrt, rsqrt, sigmoid, tanh and gelu. */
+static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_value *rets, size_t nrets) {
+  (void)nrets;
+  const unary_op *op = ctx->user_data;
+  if (op == &op_gelu && strcmp(args[1].u.str, "tanh") == 0) op = &op_gelu_tanh;
+  bp_tensor *out;
+  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  const bp_tensor_view *vo = view_of(out);
+  cpu_loop_fn loop = loop_for(op->loops, vo->dtype);
+  inputs in;
+  if (!loop) {
+    st = unsupported(ctx, 0, "self", vo->dtype);
+  } else {
+    st = inputs_init(&in, vo, 1, &args[0].u.tensor, 1, vo->dtype);
+    if (!st) {
+      run(loop, 2, in.views, NULL);
+      inputs_release(&in);
+    }
+  }
+  if (st) {
+    cpu_host->tensor_release(out);
+    return st;
+  }
+  return cpu_return(rets, out);
+}
+
+static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_value *rets, size_t nrets) {
+  (void)nrets;
+  static const cpu_loop_fn loops[NDT] = {
+#define X(tn, T) [DT_##tn] = where_##tn,
+      ALL_TYPES(X)
+#undef X
+  };
+  bp_tensor *out;
+  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  const bp_tensor_view *vo = view_of(out);
+  cpu_loop_fn loop = loop_for(loops, vo->dtype);
+  inputs in;
+  if (!loop) {
+    st = unsupported(ctx, 1, "self", vo->dtype);
+  } else {
+    /* self and other take the result dtype; the condition is bool (the
+     * meta function checks it) and is read as it is. */
+    bp_tensor *ts[2] = {args[1].u.tensor, args[2].u.tensor};
+    st = inputs_init(&in, vo, 2, ts, 2, vo->dtype);
+    if (!st) {
+      in.views[1] = view_of(args[0].u.tensor);
+      run(loop, 4, in.views, NULL);
+      inputs_release(&in);
+    }
+  }
+  if (st) {
+    cpu_host->tensor_release(out);
+    return st;
+  }
+  return cpu_return(rets, out);
+}
+
+static bp_status cast_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_value *rets, size_t nrets) {
+  (void)nrets;
+  const bp_tensor_view *vs = view_of(args[0].u.tensor);
+  int64_t dt = args[1].u.i;
+  cpu_loop_fn loop = dt >= INT32_MIN && dt <= INT32_MAX ? convert_loop(vs->dtype, (int32_t)dt)
+                                                        : NULL;
+  if (!loop)
+    return CPU_ERR(BP_ERR_TYPE, "%s: argument #1 'dtype': %lld is not a dtype of the op set",
+                   ctx->op_name, (long long)dt);
+  bp_tensor *out;
+  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  const bp_tensor_view *views[2] = {view_of(out), vs};
+  run(loop, 2, views, NULL);
+  return cpu_return(rets, out);
+}
+
+static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                   bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor *self = args[0].u.tensor;
+  const bp_tensor_view *vs = view_of(self);
+  if (vs->flags & BP_VIEW_CONTIGUOUS) return cpu_return(rets, cpu_host->tensor_retain(self));
+  cpu_loop_fn loop = loop_for(copy_loops, vs->dtype);
+  if (!loop) return unsupported(ctx, 0, "self", vs->dtype);
+  bp_tensor *out;
+  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  const bp_tensor_view *views[2] = {view_of(out), vs};
+  run(loop, 2, views, NULL);
+  return cpu_return(rets, out);
+}
+
+static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_status st = check_args(ctx, args, nargs);
+  if (st) return st;
+  bp_tensor *self = args[0].u.tensor;
+  const bp_tensor_view *vs = view_of(self);
+  double value = args[1].u.f;
+  scalar v;
+  cpu_loop_fn loop;
+  switch (dt_index(vs->dtype)) {
+#define X(tn, T)                                                                            \
+  case DT_##tn:                                                                             \
+    v.tn = CV_##tn(value);                                                                  \
+    loop = fill_##tn;                                                                       \
+    break;
+    ALL_TYPES(X)
+#undef X
+    default: return unsupported(ctx, 0, "self", vs->dtype);
+  }
+  /* An expanded self (stride 0) repeats elements: fill each one once, so
+   * that no two threads write the same memory. */
+  int64_t sizes[BP_MAX_NDIM];
+  bp_tensor_view distinct = *vs;
+  for (int32_t d = 0; d < vs->ndim; d++)
+    sizes[d] = vs->strides[d] == 0 && vs->sizes[d] > 1 ? 1 : vs->sizes[d];
+  distinct.sizes = sizes;
+  const bp_tensor_view *views[1] = {&distinct};
+  run(loop, 1, views, &v);
+  return cpu_return(rets, cpu_host->tensor_retain(self));
+}
+
+static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_status st = check_args(ctx, args, nargs);
+  if (st) return st;
+  bp_tensor *self = args[0].u.tensor, *src = args[1].u.tensor, *tmp = NULL;
+  const bp_tensor_view *vs = view_of(self), *vr = view_of(src);
+  cpu_loop_fn loop = convert_loop(vr->dtype, vs->dtype);
+  if (!loop)
+    return dt_index(vs->dtype) < 0 ? unsupported(ctx, 0, "self", vs->dtype)
+                                   : unsupported(ctx, 1, "src", vr->dtype);
+  if (vr->device.type != BP_DEVICE_CPU) {
+    /* Bring src into host memory through the devices' interfaces. */
+    st = cpu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
+    if (!st) st = cpu_host->tensor_copy(tmp, src);
+  } else if (same_view(vs, vr)) {
+    return cpu_return(rets, cpu_host->tensor_retain(self)); /* copying onto itself */
+  } else if (may_overlap(vs, vr)) {
+    /* Read all of src before writing any of self. */
+    st = cast_copy(vr, vs->dtype, &tmp);
+    loop = loop_for(copy_loops, vs->dtype);
+  }
+  if (st) {
+    cpu_host->tensor_release(tmp);
+    return st;
+  }
+  const bp_tensor_view *views[2] = {vs, tmp ? view_of(tmp) : vr};
+  run(loop, 2, views, NULL);
+  cpu_host->tensor_release(tmp);
+  return cpu_return(rets, cpu_host->tensor_retain(self));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Registration                                                             */
+/* ------------------------------------------------------------------------ */
+
+bp_status cpu_register_elementwise(bp_library *lib) {
+  static const struct {
+    const char *op;
+    bp_boxed_kernel fn;
+    const void *data;
+  } kernels[] = {
+      {"add", binary_kernel, &op_add},
+      {"add.out", add_out_kernel, NULL},
+      {"sub", binary_kernel, &op_sub},
+      {"mul", binary_kernel, &op_mul},
+      {"div", binary_kernel, &op_div},
+      {"maximum", binary_kernel, &op_maximum},
+      {"minimum", binary_kernel, &op_minimum},
+      {"pow", binary_kernel, &op_pow},
+      {"muladd", binary_kernel, &op_muladd},
+      {"neg", unary_kernel, &op_neg},
+      {"abs", unary_kernel, &op_abs},
+      {"exp", unary_kernel, &op_exp},
+      {"log", unary_kernel, &op_log},
+      {"sqrt", unary_kernel, &op_sqrt},
+      {"rsqrt", unary_kernel, &op_rsqrt},
+      {"relu", unary_kernel, &op_relu},
+      {"sigmoid", unary_kernel, &op_sigmoid},
+      {"tanh", unary_kernel, &op_tanh},
+      {"gelu", unary_kernel, &op_gelu},
+      {"where", where_kernel, NULL},
+      {"cast", cast_kernel, NULL},
+      {"contiguous", contiguous_kernel, NULL},
+      {"fill_", fill_kernel, NULL},
+      {"copy_", copy_kernel, NULL},
+  };
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    bp_status st = cpu_impl(lib, kernels[i].op, kernels[i].fn, (void *)kernels[i].data);
+    if (st) return st;
+  }
+  return BP_OK;
+}

@@ -1,0 +1,19 @@
+# plugins/cpu/: the CPU reference plugin, installed in $(pkglibdir)/plugins.
+# A libtool module that includes only the SDK headers, links nothing from
+# the host and exports only bp_plugin_init.
+cpuplugindir = $(pkglibdir)/plugins
+cpuplugin_LTLIBRARIES = %D%/cpu.la
+%C%_cpu_la_SOURCES = \
+	%D%/cpu.h \
+	%D%/plugin.c \
+	%D%/common.c \
+	%D%/pool.c \
+	%D%/iter.c \
+	%D%/elementwise.c \
+	%D%/reduce.c \
+	%D%/nn.c \
+	%D%/matmul.c
+%C%_cpu_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(BP_CPU_CFLAGS)
+%C%_cpu_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -no-undefined \
+	-export-symbols-regex '^bp_plugin_init$$'
+%C%_cpu_la_LIBADD = -lm $(BP_DL_LIBS) $(BP_PTHREAD_LIBS)

@@ -1,0 +1,831 @@
+/*
+ * plugins/cpu/reduce.c - sum, mean, amax, amin, argmax.
+ *
+ * A reduction is planned once per call: the input's dimensions are split
+ * into kept dimensions (one per output element, in the output's row-major
+ * order) and reduced dimensions, size-1 dimensions are dropped and
+ * neighbours that step through memory as one are merged.  Two shapes of
+ * work follow:
+ *
+ *   rows     each output reduces runs along the innermost reduced
+ *            dimension; a contiguous run of the accumulator's own type is
+ *            read in place, anything else is converted a chunk at a time
+ *            into a buffer.  The vector kernels work on these arrays.
+ *   columns  when the innermost kept dimension is contiguous in the input
+ *            (sum(dim=0) of a matrix), a block of neighbouring outputs is
+ *            reduced together: each reduced position adds a contiguous
+ *            slice of the input to a block of lanes.
+ *
+ * Work is parallel over outputs; when there are fewer outputs than threads
+ * the reduced range of each output is also split into pieces whose partial
+ * results are combined in order (so argmax still finds the first maximum).
+ *
+ * Accumulators: float32, float16 and bfloat16 sum in float32 lanes, in
+ * blocks whose sums are added in double (blocked summation); float64 sums
+ * in double; integers and bool sum in 64-bit unsigned arithmetic, which
+ * wraps.  sum(dtype=...) converts each element to that dtype first, as the
+ * op set converts mixed-dtype inputs to the result dtype.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "cpu.h"
+
+enum { OP_SUM = 1, OP_MEAN, OP_AMAX, OP_AMIN, OP_ARGMAX };
+
+/* What elements are converted to while they are combined. */
+enum { ACC_F32, ACC_F64, ACC_I64 };
+
+#define LANES 32      /* independent accumulators of the vector kernels */
+#define BLOCK 4096    /* elements summed in float lanes per double addition */
+#define CHUNK 1024    /* elements converted into a buffer at a time */
+#define COLS 4096     /* outputs reduced together on the column path */
+#define COL_FLUSH 128 /* column rows summed in lanes per double addition */
+
+typedef struct plan {
+  int op, acc;
+  int32_t in_dt;   /* the input's dtype */
+  int32_t conv_dt; /* the dtype each element is converted to first */
+  int32_t out_dt;
+  int64_t isz, osz;
+  const char *in;
+  char *out;
+  int nk, nr;                           /* kept and reduced dimensions */
+  int64_t ksize[BP_MAX_NDIM], kstride[BP_MAX_NDIM]; /* outermost first; bytes */
+  int64_t rsize[BP_MAX_NDIM], rstride[BP_MAX_NDIM];
+  int64_t nout, nred;
+  int64_t pieces; /* parts each output's reduced range is split into */
+} plan;
+
+/* The running or partial result of one output's reduction. */
+typedef struct part {
+  double f;   /* float accumulators: the sum, or the max/min (NaN sticks) */
+  uint64_t u; /* integer sum, wrapping */
+  int64_t i;  /* integer max/min */
+  int64_t idx; /* argmax: flat index of the best element */
+  bool seen;  /* max/min/argmax: f or i holds a value */
+  bool done;  /* argmax found a NaN: nothing later can win */
+} part;
+
+/* ------------------------------------------------------------------------ */
+/* Vector kernels over arrays                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Sums n (<= BLOCK, but any n works) floats in LANES independent lanes,
+ * which the compiler keeps in vector registers. */
+static CPU_CLONES float sum_f32(const float *x, int64_t n) {
+  float acc[LANES] = {0};
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int j = 0; j < LANES; j++) acc[j] += x[i + j];
+  for (int j = 0; i < n; i++, j++) acc[j] += x[i];
+  for (int w = LANES / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; j++) acc[j] += acc[j + w];
+  return acc[0];
+}
+
+static CPU_CLONES double sum_f64(const double *x, int64_t n) {
+  double acc[LANES] = {0};
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int j = 0; j < LANES; j++) acc[j] += x[i + j];
+  for (int j = 0; i < n; i++, j++) acc[j] += x[i];
+  for (int w = LANES / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; j++) acc[j] += acc[j + w];
+  return acc[0];
+}
+
+static CPU_CLONES uint64_t sum_i64(const int64_t *x, int64_t n) {
+  uint64_t acc[LANES] = {0};
+  int64_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int j = 0; j < LANES; j++) acc[j] += (uint64_t)x[i + j];
+  for (int j = 0; i < n; i++, j++) acc[j] += (uint64_t)x[i];
+  uint64_t s = 0;
+  for (int j = 0; j < LANES; j++) s += acc[j];
+  return s;
+}
+
+/*
+ * The maximum (want_max) or minimum of n >= 1 values; NaN if any is NaN.
+ * A lane that has taken a NaN keeps it, because no comparison with NaN is
+ * true.
+ */
+#define DEFINE_EXTREME(name, T)                                                          \
+  static CPU_CLONES T name(const T *x, int64_t n, bool want_max) {                       \
+    T m[LANES];                                                                          \
+    for (int j = 0; j < LANES; j++) m[j] = x[0];                                          \
+    int64_t i = 0;                                                                       \
+    if (want_max) {                                                                      \
+      for (; i + LANES <= n; i += LANES)                                                 \
+        for (int j = 0; j < LANES; j++) {                                                \
+          T v = x[i + j];                                                                \
+          m[j] = (v > m[j] || v != v) ? v : m[j];                                         \
+        }                                                                                \
+    } else {                                                                             \
+      for (; i + LANES <= n; i += LANES)                                                 \
+        for (int j = 0; j < LANES; j++) {                                                \
+          T v = x[i + j];                                                                \
+          m[j] = (v < m[j] || v != v) ? v : m[j];                                         \
+        }                                                                                \
+    }                                                                                    \
+    T r = m[0];                                                                          \
+    for (int j = 1; j < LANES; j++)                                                      \
+      if (want_max ? (m[j] > r || m[j] != m[j]) : (m[j] < r || m[j] != m[j])) r = m[j];   \
+    for (; i < n; i++)                                                                   \
+      if (r != r) break;                                                                 \
+      else if (want_max ? (x[i] > r || x[i] != x[i]) : (x[i] < r || x[i] != x[i])) r = x[i]; \
+    return r;                                                                            \
+  }
+
+DEFINE_EXTREME(extreme_f32, float)
+DEFINE_EXTREME(extreme_f64, double)
+DEFINE_EXTREME(extreme_i64, int64_t)
+
+/* Column path: lanes[j] op= x[j] for j < w. */
+static CPU_CLONES void cols_add_f32(float *acc, const float *x, int64_t w) {
+  for (int64_t j = 0; j < w; j++) acc[j] += x[j];
+}
+static CPU_CLONES void cols_add_f64(double *acc, const double *x, int64_t w) {
+  for (int64_t j = 0; j < w; j++) acc[j] += x[j];
+}
+static CPU_CLONES void cols_add_i64(uint64_t *acc, const int64_t *x, int64_t w) {
+  for (int64_t j = 0; j < w; j++) acc[j] += (uint64_t)x[j];
+}
+
+#define DEFINE_COLS_EXTREME(name, T)                                                     \
+  static CPU_CLONES void name(T *m, const T *x, int64_t w, bool want_max) {              \
+    if (want_max)                                                                        \
+      for (int64_t j = 0; j < w; j++) m[j] = (x[j] > m[j] || x[j] != x[j]) ? x[j] : m[j];  \
+    else                                                                                 \
+      for (int64_t j = 0; j < w; j++) m[j] = (x[j] < m[j] || x[j] != x[j]) ? x[j] : m[j];  \
+  }
+
+DEFINE_COLS_EXTREME(cols_extreme_f32, float)
+DEFINE_COLS_EXTREME(cols_extreme_f64, double)
+DEFINE_COLS_EXTREME(cols_extreme_i64, int64_t)
+
+/* ------------------------------------------------------------------------ */
+/* Conversion into accumulator buffers                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Float to integer as core::cast does it: truncate toward zero, saturate at
+ * the integer's range, NaN to 0. */
+static int64_t float_to_int(double v, int32_t dt) {
+  if (v != v) return 0;
+  double lo, hi;
+  switch (dt) {
+    case BP_INT8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case BP_INT16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case BP_INT32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case BP_UINT8: lo = 0, hi = UINT8_MAX; break;
+    default:
+      if (v >= 0x1p63) return INT64_MAX;
+      if (v < -0x1p63) return INT64_MIN;
+      return (int64_t)v;
+  }
+  return (int64_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* Reads an integer or bool element as int64. */
+static int64_t load_int(int32_t dt, const char *p) {
+  switch (dt) {
+    case BP_INT8: return *(const int8_t *)p;
+    case BP_INT16: return *(const int16_t *)p;
+    case BP_INT32: return *(const int32_t *)p;
+    case BP_INT64: return *(const int64_t *)p;
+    case BP_UINT8: return *(const uint8_t *)p;
+    default: return *(const uint8_t *)p != 0; /* bool */
+  }
+}
+
+/* Rounds a float to float16 or bfloat16 precision (for sum(dtype=...)). */
+static float round_to(int32_t dt, float v) {
+  return dt == BP_FLOAT16 ? cpu_f16_to_f32(cpu_f32_to_f16(v)) : cpu_bf16_to_f32(cpu_f32_to_bf16(v));
+}
+
+/* Converts n elements at src (stride in bytes) to floats of conv_dt. */
+static CPU_CLONES void load_f32(const plan *p, const char *src, int64_t stride, int64_t n,
+                                float *dst) {
+  switch (p->in_dt) {
+    case BP_FLOAT32:
+      for (int64_t i = 0; i < n; i++) dst[i] = *(const float *)(src + i * stride);
+      break;
+    case BP_FLOAT16:
+      for (int64_t i = 0; i < n; i++) dst[i] = cpu_f16_to_f32(*(const uint16_t *)(src + i * stride));
+      break;
+    case BP_BFLOAT16:
+      for (int64_t i = 0; i < n; i++)
+        dst[i] = cpu_bf16_to_f32(*(const uint16_t *)(src + i * stride));
+      break;
+    case BP_INT64: /* directly, as double could round twice */
+      for (int64_t i = 0; i < n; i++) dst[i] = (float)*(const int64_t *)(src + i * stride);
+      break;
+    default:
+      for (int64_t i = 0; i < n; i++) dst[i] = (float)cpu_load_f64(p->in_dt, src + i * stride);
+      break;
+  }
+  if (p->conv_dt != p->in_dt && p->conv_dt != BP_FLOAT32)
+    for (int64_t i = 0; i < n; i++) dst[i] = round_to(p->conv_dt, dst[i]);
+}
+
+static void load_f64(const plan *p, const char *src, int64_t stride, int64_t n, double *dst) {
+  if (p->in_dt == BP_FLOAT64) {
+    for (int64_t i = 0; i < n; i++) dst[i] = *(const double *)(src + i * stride);
+  } else if (p->in_dt == BP_INT64) {
+    for (int64_t i = 0; i < n; i++) dst[i] = (double)*(const int64_t *)(src + i * stride);
+  } else {
+    for (int64_t i = 0; i < n; i++) dst[i] = cpu_load_f64(p->in_dt, src + i * stride);
+  }
+}
+
+static CPU_CLONES void load_i64(const plan *p, const char *src, int64_t stride, int64_t n,
+                                int64_t *dst) {
+  if (cpu_is_float(p->in_dt)) {
+    for (int64_t i = 0; i < n; i++) {
+      double v = cpu_load_f64(p->in_dt, src + i * stride);
+      dst[i] = p->conv_dt == BP_BOOL ? v != 0 : float_to_int(v, p->conv_dt);
+    }
+    return;
+  }
+  switch (p->in_dt) {
+    case BP_INT8:
+      for (int64_t i = 0; i < n; i++) dst[i] = *(const int8_t *)(src + i * stride);
+      break;
+    case BP_INT16:
+      for (int64_t i = 0; i < n; i++) dst[i] = *(const int16_t *)(src + i * stride);
+      break;
+    case BP_INT32:
+      for (int64_t i = 0; i < n; i++) dst[i] = *(const int32_t *)(src + i * stride);
+      break;
+    default:
+      for (int64_t i = 0; i < n; i++) dst[i] = load_int(p->in_dt, src + i * stride);
+      break;
+  }
+  /* Integers need no narrowing first: the sum wraps the same either way.
+   * Bool does: its sum is "any". */
+  if (p->conv_dt == BP_BOOL)
+    for (int64_t i = 0; i < n; i++) dst[i] = dst[i] != 0;
+}
+
+/* Whether a contiguous run can be read in place, without conversion. */
+static bool in_place(const plan *p) {
+  if (p->in_dt != p->conv_dt) return false;
+  switch (p->acc) {
+    case ACC_F32: return p->in_dt == BP_FLOAT32;
+    case ACC_F64: return true;
+    default: return p->in_dt == BP_INT64;
+  }
+}
+
+typedef union buffer {
+  float f32[CHUNK];
+  double f64[CHUNK];
+  int64_t i64[CHUNK];
+} buffer;
+
+/* n contiguous elements of the accumulator's type: the input itself when
+ * it can be read in place, else a converted copy in buf (room for n
+ * elements of 8 bytes). */
+static const void *load(const plan *p, const char *src, int64_t stride, int64_t n, void *buf) {
+  if (stride == p->isz && in_place(p)) return src;
+  switch (p->acc) {
+    case ACC_F32: load_f32(p, src, stride, n, buf); break;
+    case ACC_F64: load_f64(p, src, stride, n, buf); break;
+    default: load_i64(p, src, stride, n, buf); break;
+  }
+  return buf;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Combining                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Whether float v replaces the current best (NaN wins and then sticks). */
+static bool float_better(const part *st, double v, bool want_max) {
+  if (!st->seen) return true;
+  if (st->f != st->f) return false;
+  if (v != v) return true;
+  return want_max ? v > st->f : v < st->f;
+}
+
+/* Index of the first element of x[0 .. n) equal to v (the first NaN for a
+ * NaN v); n is never reached, as v came from x. */
+static int64_t find_first(int acc, const void *x, int64_t n, double fv, int64_t iv) {
+  int64_t i = 0;
+  if (acc == ACC_F32) {
+    const float *f = x;
+    float v = (float)fv;
+    if (v != v)
+      while (i < n && f[i] == f[i]) i++;
+    else
+      while (i < n && f[i] != v) i++;
+  } else if (acc == ACC_F64) {
+    const double *f = x;
+    if (fv != fv)
+      while (i < n && f[i] == f[i]) i++;
+    else
+      while (i < n && f[i] != fv) i++;
+  } else {
+    const int64_t *v = x;
+    while (i < n && v[i] != iv) i++;
+  }
+  return i;
+}
+
+/* Folds n contiguous accumulator-typed values, the first at flat reduced
+ * index `flat`, into st. */
+static void fold(const plan *p, part *st, const void *x, int64_t n, int64_t flat) {
+  if (n <= 0) return;
+  bool want_max = p->op != OP_AMIN;
+  if (p->op == OP_SUM || p->op == OP_MEAN) {
+    for (int64_t b = 0; b < n; b += BLOCK) {
+      int64_t m = n - b < BLOCK ? n - b : BLOCK;
+      switch (p->acc) {
+        case ACC_F32: st->f += sum_f32((const float *)x + b, m); break;
+        case ACC_F64: st->f += sum_f64((const double *)x + b, m); break;
+        default: st->u += sum_i64((const int64_t *)x + b, m); break;
+      }
+    }
+    return;
+  }
+  double fv = 0;
+  int64_t iv = 0;
+  switch (p->acc) {
+    case ACC_F32: fv = extreme_f32(x, n, want_max); break;
+    case ACC_F64: fv = extreme_f64(x, n, want_max); break;
+    default: iv = extreme_i64(x, n, want_max); break;
+  }
+  bool better = p->acc == ACC_I64 ? !st->seen || (want_max ? iv > st->i : iv < st->i)
+                                  : float_better(st, fv, want_max);
+  if (!better) return;
+  st->f = fv;
+  st->i = iv;
+  st->seen = true;
+  if (p->op == OP_ARGMAX) {
+    st->idx = flat + find_first(p->acc, x, n, fv, iv);
+    st->done = fv != fv;
+  }
+}
+
+/* Folds the partial result x, which covers later elements, into st. */
+static void combine(const plan *p, part *st, const part *x) {
+  if (p->op == OP_SUM || p->op == OP_MEAN) {
+    st->f += x->f;
+    st->u += x->u;
+    return;
+  }
+  if (!x->seen) return;
+  bool want_max = p->op != OP_AMIN;
+  bool better = p->acc == ACC_I64 ? !st->seen || (want_max ? x->i > st->i : x->i < st->i)
+                                  : float_better(st, x->f, want_max);
+  if (better) *st = *x;
+}
+
+/* Writes the final result of output o. */
+static void store(const plan *p, int64_t o, const part *st) {
+  char *dst = p->out + o * p->osz;
+  if (p->op == OP_ARGMAX) {
+    *(int64_t *)dst = st->idx;
+    return;
+  }
+  double f = st->f;
+  if (p->op == OP_MEAN) f = p->nred ? f / (double)p->nred : NAN;
+  int64_t i = p->op == OP_SUM ? (int64_t)st->u : st->i;
+  switch (p->out_dt) {
+    case BP_FLOAT32: *(float *)dst = (float)f; break;
+    case BP_FLOAT64: *(double *)dst = f; break;
+    case BP_FLOAT16: *(uint16_t *)dst = cpu_f32_to_f16((float)f); break;
+    case BP_BFLOAT16: *(uint16_t *)dst = cpu_f32_to_bf16((float)f); break;
+    case BP_INT8: *(int8_t *)dst = (int8_t)(uint8_t)i; break;
+    case BP_INT16: *(int16_t *)dst = (int16_t)(uint16_t)i; break;
+    case BP_INT32: *(int32_t *)dst = (int32_t)(uint32_t)i; break;
+    case BP_INT64: *(int64_t *)dst = i; break;
+    case BP_UINT8: *(uint8_t *)dst = (uint8_t)i; break;
+    default: *(uint8_t *)dst = i != 0; break; /* bool */
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The row path                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* The input address of output o's first element. */
+static const char *output_base(const plan *p, int64_t o) {
+  const char *base = p->in;
+  for (int d = p->nk - 1; d >= 0; d--) {
+    base += (o % p->ksize[d]) * p->kstride[d];
+    o /= p->ksize[d];
+  }
+  return base;
+}
+
+/* Reduces the flat reduced range [rb, re) of output o into st. */
+static void reduce_range(const plan *p, int64_t o, int64_t rb, int64_t re, part *st) {
+  if (rb >= re) return;
+  const char *base = output_base(p, o);
+  buffer buf;
+  if (p->nr == 0) { /* one element */
+    fold(p, st, load(p, base, p->isz, 1, &buf), 1, 0);
+    return;
+  }
+  int nr = p->nr;
+  int64_t coord[BP_MAX_NDIM], rem = rb;
+  for (int d = nr - 1; d >= 0; d--) {
+    coord[d] = rem % p->rsize[d];
+    rem /= p->rsize[d];
+  }
+  int64_t inner = p->rsize[nr - 1], istride = p->rstride[nr - 1];
+  bool direct = istride == p->isz && in_place(p);
+  for (int64_t r = rb; r < re && !st->done;) {
+    const char *ptr = base;
+    for (int d = 0; d < nr; d++) ptr += coord[d] * p->rstride[d];
+    int64_t run = inner - coord[nr - 1];
+    if (run > re - r) run = re - r;
+    if (direct) {
+      fold(p, st, ptr, run, r);
+    } else {
+      for (int64_t c = 0; c < run && !st->done; c += CHUNK) {
+        int64_t m = run - c < CHUNK ? run - c : CHUNK;
+        fold(p, st, load(p, ptr + c * istride, istride, m, &buf), m, r + c);
+      }
+    }
+    r += run;
+    coord[nr - 1] += run;
+    for (int d = nr - 1; d > 0 && coord[d] >= p->rsize[d]; d--) {
+      coord[d] = 0;
+      coord[d - 1]++;
+    }
+  }
+}
+
+typedef struct job {
+  const plan *p;
+  part *parts; /* pieces: parts[o * pieces + k] */
+} job;
+
+static void rows_whole(void *ctx, int64_t begin, int64_t end) {
+  const job *j = ctx;
+  for (int64_t o = begin; o < end; o++) {
+    part st = {0};
+    reduce_range(j->p, o, 0, j->p->nred, &st);
+    store(j->p, o, &st);
+  }
+}
+
+static void rows_pieces(void *ctx, int64_t begin, int64_t end) {
+  const job *j = ctx;
+  const plan *p = j->p;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t o = t / p->pieces, k = t % p->pieces;
+    part st = {0};
+    reduce_range(p, o, p->nred * k / p->pieces, p->nred * (k + 1) / p->pieces, &st);
+    j->parts[t] = st;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The column path                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Lanes of a block of COLS outputs. */
+typedef struct cols {
+  union {
+    float f32[COLS];
+    double f64[COLS];
+    uint64_t u64[COLS];
+    int64_t i64[COLS];
+  } acc;
+  double total[COLS]; /* float sums, flushed from acc every COL_FLUSH rows */
+  int64_t idx[COLS];  /* argmax */
+  part res[COLS];     /* the results of one block */
+  int64_t tmp[COLS];  /* a converted row */
+} cols;
+
+/* argmax lanes: take x[j] where it is greater, or the first NaN. */
+#define DEFINE_COLS_ARGMAX(name, T)                                                      \
+  static CPU_CLONES void name(T *m, int64_t *idx, const T *x, int64_t w, int64_t r) {    \
+    for (int64_t j = 0; j < w; j++) {                                                    \
+      bool take = x[j] > m[j] || (x[j] != x[j] && m[j] == m[j]);                           \
+      m[j] = take ? x[j] : m[j];                                                         \
+      idx[j] = take ? r : idx[j];                                                        \
+    }                                                                                    \
+  }
+
+DEFINE_COLS_ARGMAX(cols_argmax_f32, float)
+DEFINE_COLS_ARGMAX(cols_argmax_f64, double)
+DEFINE_COLS_ARGMAX(cols_argmax_i64, int64_t)
+
+/* Folds one reduced position r (a contiguous slice x of w elements) into
+ * the lanes. */
+static void cols_fold(const plan *p, cols *c, const void *x, int64_t w, int64_t r, bool first) {
+  bool want_max = p->op != OP_AMIN;
+  if (first && p->op != OP_SUM && p->op != OP_MEAN) {
+    memcpy(&c->acc, x, (size_t)w * (p->acc == ACC_F32 ? 4 : 8));
+    if (p->op == OP_ARGMAX)
+      for (int64_t j = 0; j < w; j++) c->idx[j] = r;
+    return;
+  }
+  switch (p->op) {
+    case OP_SUM:
+    case OP_MEAN:
+      switch (p->acc) {
+        case ACC_F32: cols_add_f32(c->acc.f32, x, w); break;
+        case ACC_F64: cols_add_f64(c->acc.f64, x, w); break;
+        default: cols_add_i64(c->acc.u64, x, w); break;
+      }
+      break;
+    case OP_ARGMAX:
+      switch (p->acc) {
+        case ACC_F32: cols_argmax_f32(c->acc.f32, c->idx, x, w, r); break;
+        case ACC_F64: cols_argmax_f64(c->acc.f64, c->idx, x, w, r); break;
+        default: cols_argmax_i64(c->acc.i64, c->idx, x, w, r); break;
+      }
+      break;
+    default:
+      switch (p->acc) {
+        case ACC_F32: cols_extreme_f32(c->acc.f32, x, w, want_max); break;
+        case ACC_F64: cols_extreme_f64(c->acc.f64, x, w, want_max); break;
+        default: cols_extreme_i64(c->acc.i64, x, w, want_max); break;
+      }
+      break;
+  }
+}
+
+/* Adds the float lanes of a sum into its double totals and clears them. */
+static void cols_flush(const plan *p, cols *c, int64_t w) {
+  if (p->acc == ACC_F32) {
+    for (int64_t j = 0; j < w; j++) c->total[j] += c->acc.f32[j];
+    memset(c->acc.f32, 0, (size_t)w * sizeof c->acc.f32[0]);
+  } else {
+    for (int64_t j = 0; j < w; j++) c->total[j] += c->acc.f64[j];
+    memset(c->acc.f64, 0, (size_t)w * sizeof c->acc.f64[0]);
+  }
+}
+
+/* Reduces reduced positions [rb, re) of the w outputs whose first element
+ * is at base into out[0 .. w). */
+static void reduce_cols(const plan *p, cols *c, const char *base, int64_t w, int64_t rb,
+                        int64_t re, part *out) {
+  bool sum = p->op == OP_SUM || p->op == OP_MEAN, float_sum = sum && p->acc != ACC_I64;
+  if (sum) {
+    memset(c->acc.u64, 0, (size_t)w * sizeof c->acc.u64[0]);
+    memset(c->total, 0, (size_t)w * sizeof c->total[0]);
+  }
+  int nr = p->nr;
+  int64_t coord[BP_MAX_NDIM], rem = rb, off = 0;
+  for (int d = nr - 1; d >= 0 && rb < re; d--) {
+    coord[d] = rem % p->rsize[d];
+    rem /= p->rsize[d];
+    off += coord[d] * p->rstride[d];
+  }
+  for (int64_t r = rb; r < re; r++) {
+    cols_fold(p, c, load(p, base + off, p->isz, w, c->tmp), w, r, r == rb);
+    if (float_sum && ((r - rb + 1) % COL_FLUSH == 0 || r + 1 == re)) cols_flush(p, c, w);
+    /* Step to the next reduced position. */
+    for (int d = nr - 1; d >= 0; d--) {
+      off += p->rstride[d];
+      if (++coord[d] < p->rsize[d] || d == 0) break;
+      off -= coord[d] * p->rstride[d];
+      coord[d] = 0;
+    }
+  }
+  for (int64_t j = 0; j < w; j++) {
+    part *st = &out[j];
+    memset(st, 0, sizeof *st);
+    st->seen = re > rb;
+    if (sum) {
+      if (p->acc == ACC_I64)
+        st->u = c->acc.u64[j];
+      else
+        st->f = c->total[j];
+    } else if (st->seen) {
+      switch (p->acc) {
+        case ACC_F32: st->f = c->acc.f32[j]; break;
+        case ACC_F64: st->f = c->acc.f64[j]; break;
+        default: st->i = c->acc.i64[j]; break;
+      }
+      st->idx = c->idx[j];
+    }
+  }
+}
+
+/* Column tasks: t = ((outer * nblk) + blk) * pieces + k. */
+typedef struct col_job {
+  const plan *p;
+  int64_t inner, nblk; /* the innermost kept dimension, in blocks of COLS */
+  part *parts;         /* NULL when pieces == 1: results are stored */
+  atomic_bool failed;  /* a task could not allocate its lanes */
+} col_job;
+
+static void cols_run(void *ctx, int64_t begin, int64_t end) {
+  col_job *j = ctx;
+  const plan *p = j->p;
+  /* The lanes are too large for the stack of whatever thread calls. */
+  cols *c = malloc(sizeof *c);
+  if (!c) {
+    atomic_store(&j->failed, true);
+    return;
+  }
+  for (int64_t t = begin; t < end; t++) {
+    int64_t k = t % p->pieces, blk = t / p->pieces % j->nblk, outer = t / p->pieces / j->nblk;
+    int64_t first = outer * j->inner + blk * COLS;
+    int64_t w = j->inner - blk * COLS < COLS ? j->inner - blk * COLS : COLS;
+    reduce_cols(p, c, output_base(p, first), w, p->nred * k / p->pieces,
+                p->nred * (k + 1) / p->pieces, j->parts ? j->parts + t * COLS : c->res);
+    if (!j->parts)
+      for (int64_t i = 0; i < w; i++) store(p, first + i, &c->res[i]);
+  }
+  free(c);
+}
+
+/* The column path: outputs in blocks along the innermost kept dimension,
+ * which is contiguous in the input. */
+static bp_status run_columns(plan *p) {
+  int64_t threads = cpu_num_threads();
+  col_job j;
+  j.p = p;
+  j.inner = p->ksize[p->nk - 1];
+  j.nblk = (j.inner + COLS - 1) / COLS;
+  j.parts = NULL;
+  atomic_init(&j.failed, false);
+  int64_t tasks = p->nout / j.inner * j.nblk, width = j.inner < COLS ? j.inner : COLS;
+  int64_t per = p->nred * width; /* elements per task */
+  /* Too few blocks for the threads: split the reduced range too, which
+   * also makes each thread read whole rows of memory in order. */
+  p->pieces = tasks < threads && per >= 4 * CPU_GRAIN ? threads : 1;
+  if (p->pieces > 1) {
+    j.parts = malloc((size_t)(tasks * p->pieces * COLS) * sizeof *j.parts);
+    if (!j.parts) return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "cpu: out of memory in a reduction");
+  }
+  cpu_parallel_for(tasks * p->pieces, per >= CPU_GRAIN ? 1 : CPU_GRAIN / (per ? per : 1),
+                   cols_run, &j);
+  if (!atomic_load(&j.failed) && j.parts) {
+    for (int64_t t = 0; t < tasks; t++) {
+      int64_t first = t / j.nblk * j.inner + t % j.nblk * COLS;
+      int64_t w = j.inner - t % j.nblk * COLS < COLS ? j.inner - t % j.nblk * COLS : COLS;
+      for (int64_t i = 0; i < w; i++) {
+        part st = j.parts[t * p->pieces * COLS + i];
+        for (int64_t k = 1; k < p->pieces; k++)
+          combine(p, &st, &j.parts[(t * p->pieces + k) * COLS + i]);
+        store(p, first + i, &st);
+      }
+    }
+  }
+  free(j.parts);
+  if (atomic_load(&j.failed)) return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "cpu: out of memory in a reduction");
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Planning and running                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Lists the dimensions d with reduced[d] == want_reduced, leaving out
+ * those of size 1; strides in bytes. */
+static int collect(const bp_tensor_view *a, const bool *reduced, bool want_reduced,
+                   int64_t *size, int64_t *stride) {
+  int n = 0;
+  for (int32_t d = 0; d < a->ndim; d++) {
+    if (reduced[d] != want_reduced || a->sizes[d] == 1) continue;
+    size[n] = a->sizes[d];
+    stride[n] = a->strides[d] * a->itemsize;
+    n++;
+  }
+  return n;
+}
+
+/* Merges each dimension into the one outside it where memory allows. */
+static int coalesce(int n, int64_t *size, int64_t *stride) {
+  int m = 0;
+  for (int d = 0; d < n; d++) {
+    if (m > 0 && stride[m - 1] == stride[d] * size[d]) {
+      size[m - 1] *= size[d];
+      stride[m - 1] = stride[d];
+      continue;
+    }
+    size[m] = size[d];
+    stride[m] = stride[d];
+    m++;
+  }
+  return m;
+}
+
+/* Orders dimensions by decreasing |stride| (stable), so that the innermost
+ * reduced dimension is the densest. */
+static void sort_by_stride(int n, int64_t *size, int64_t *stride) {
+  for (int i = 1; i < n; i++) {
+    int64_t s = size[i], st = stride[i];
+    int j = i;
+    for (; j > 0 && llabs(stride[j - 1]) < llabs(st); j--) {
+      size[j] = size[j - 1];
+      stride[j] = stride[j - 1];
+    }
+    size[j] = s;
+    stride[j] = st;
+  }
+}
+
+static int64_t product(int n, const int64_t *size) {
+  int64_t p = 1;
+  for (int d = 0; d < n; d++) p *= size[d];
+  return p;
+}
+
+/* Runs the planned reduction on the pool. */
+static bp_status run(plan *p) {
+  int64_t threads = cpu_num_threads();
+  bool split = p->nout < threads && p->nred >= 4 * CPU_GRAIN;
+  bool columns = p->nk > 0 && p->nr > 0 &&
+                 p->kstride[p->nk - 1] == p->isz && p->ksize[p->nk - 1] >= 8;
+  p->pieces = 1;
+  if (columns) return run_columns(p);
+  job j = {p, NULL};
+  if (!split) {
+    int64_t grain = p->nred >= CPU_GRAIN ? 1 : CPU_GRAIN / (p->nred ? p->nred : 1);
+    cpu_parallel_for(p->nout, grain, rows_whole, &j);
+    return BP_OK;
+  }
+  p->pieces = threads;
+  j.parts = malloc((size_t)(p->nout * p->pieces) * sizeof *j.parts);
+  if (!j.parts) return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "cpu: out of memory in a reduction");
+  cpu_parallel_for(p->nout * p->pieces, 1, rows_pieces, &j);
+  for (int64_t o = 0; o < p->nout; o++) {
+    part st = j.parts[o * p->pieces];
+    for (int64_t k = 1; k < p->pieces; k++) combine(p, &st, &j.parts[o * p->pieces + k]);
+    store(p, o, &st);
+  }
+  free(j.parts);
+  return BP_OK;
+}
+
+static int acc_of(int32_t dt) {
+  return dt == BP_FLOAT64 ? ACC_F64 : cpu_is_float(dt) ? ACC_F32 : ACC_I64;
+}
+
+/* Marks the reduced dimensions (the meta function has checked them). */
+static void mark_reduced(const bp_value *args, int op, int32_t ndim, bool *reduced) {
+  const bp_value *dims = &args[1];
+  bool all = op == OP_ARGMAX ? dims->tag == BP_TAG_NONE : dims->len == 0;
+  for (int32_t d = 0; d < ndim; d++) reduced[d] = all;
+  if (all || ndim == 0) return;
+  if (op == OP_ARGMAX) {
+    int64_t d = dims->u.i;
+    reduced[d < 0 ? d + ndim : d] = true;
+    return;
+  }
+  for (uint32_t i = 0; i < dims->len; i++) {
+    int64_t d = dims->u.ints[i];
+    reduced[d < 0 ? d + ndim : d] = true;
+  }
+}
+
+static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                               bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor *out;
+  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  const bp_tensor_view *a = cpu_host->tensor_view(args[0].u.tensor);
+  const bp_tensor_view *o = cpu_host->tensor_view(out);
+  plan p;
+  memset(&p, 0, sizeof p);
+  p.op = (int)(intptr_t)ctx->user_data;
+  p.in_dt = a->dtype;
+  p.out_dt = o->dtype;
+  p.conv_dt = p.op == OP_SUM ? o->dtype : a->dtype;
+  p.acc = acc_of(p.conv_dt);
+  p.isz = a->itemsize;
+  p.osz = o->itemsize;
+  p.in = a->data;
+  p.out = o->data;
+  bool reduced[BP_MAX_NDIM];
+  mark_reduced(args, p.op, a->ndim, reduced);
+  p.nk = coalesce(collect(a, reduced, false, p.ksize, p.kstride), p.ksize, p.kstride);
+  p.nr = collect(a, reduced, true, p.rsize, p.rstride);
+  /* argmax counts positions in row-major order; the others may visit the
+   * elements in any order. */
+  if (p.op != OP_ARGMAX) sort_by_stride(p.nr, p.rsize, p.rstride);
+  p.nr = coalesce(p.nr, p.rsize, p.rstride);
+  p.nout = product(p.nk, p.ksize);
+  p.nred = product(p.nr, p.rsize);
+  if (p.nout > 0) st = run(&p);
+  if (st) {
+    cpu_host->tensor_release(out);
+    return st;
+  }
+  return cpu_return(rets, out);
+}
+
+bp_status cpu_register_reduce(bp_library *lib) {
+  static const struct {
+    const char *name;
+    int op;
+  } ops[] = {{"sum", OP_SUM}, {"mean", OP_MEAN}, {"amax", OP_AMAX}, {"amin", OP_AMIN},
+             {"argmax", OP_ARGMAX}};
+  bp_status st = BP_OK;
+  for (size_t i = 0; !st && i < sizeof ops / sizeof ops[0]; i++)
+    st = cpu_impl(lib, ops[i].name, reduce_kernel, (void *)(intptr_t)ops[i].op);
+  return st;
+}

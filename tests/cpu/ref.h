@@ -1,0 +1,79 @@
+/*
+ * tests/cpu/ref.h - a plain float64 reference implementation of the `core`
+ * op set (docs/op-set.md), for checking backends against.
+ *
+ * It works on rt arrays: row-major values of one dtype, floats held as
+ * double and integers and bool as int64_t.  Each function computes the
+ * result shape and dtype itself from the spec (so it also checks the host's
+ * meta functions) and assumes valid arguments: the error paths are tested
+ * separately.  Float results are computed in double from the inputs' exact
+ * values and rounded once to the result dtype; the comparison tolerance
+ * covers the difference from computing in float32.
+ */
+#ifndef BP_TESTS_CPU_REF_H
+#define BP_TESTS_CPU_REF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <backplane/host.h>
+
+typedef struct rt {
+  int32_t dtype;
+  int32_t ndim;
+  int64_t sizes[BP_MAX_NDIM];
+  int64_t numel;
+  double *f;  /* the values of a float dtype, row-major */
+  int64_t *i; /* the values of an integer or bool dtype, row-major */
+} rt;
+
+rt *rt_new(int32_t dtype, int32_t ndim, const int64_t *sizes);
+void rt_free(rt *r);
+/* Element k as a double (integers converted). */
+double rt_get(const rt *r, int64_t k);
+
+/* NumPy broadcasting of two shapes; false when they do not broadcast. */
+bool ref_broadcast(int32_t na, const int64_t *sa, int32_t nb, const int64_t *sb, int32_t *nout,
+                   int64_t *sout);
+
+/* a broadcast to the shape (n, sizes), which it must broadcast to. */
+rt *ref_expand(const rt *a, int32_t n, const int64_t *sizes);
+
+/* `cast`: every element converted to dt. */
+rt *ref_cast(const rt *a, int32_t dt);
+
+enum ref_binop { RB_ADD, RB_SUB, RB_MUL, RB_DIV, RB_MAXIMUM, RB_MINIMUM, RB_POW };
+extern const char *const ref_binop_name[7];
+/* self op other; alpha is used by add and sub. */
+rt *ref_binary(int op, const rt *a, const rt *b, double alpha);
+rt *ref_muladd(const rt *a, const rt *b, double c);
+
+enum ref_unop {
+  RU_NEG, RU_ABS, RU_RELU, RU_EXP, RU_LOG, RU_SQRT, RU_RSQRT, RU_SIGMOID, RU_TANH,
+  RU_GELU, RU_GELU_TANH
+};
+extern const char *const ref_unop_name[11];
+rt *ref_unary(int op, const rt *a);
+
+rt *ref_where(const rt *cond, const rt *a, const rt *b);
+
+enum ref_redop { RR_SUM, RR_MEAN, RR_AMAX, RR_AMIN };
+extern const char *const ref_redop_name[4];
+/* A reduction over dims (all when ndims is 0).  sum_dtype is sum's dtype
+ * argument, or BP_DTYPE_INVALID for None.  *n_out receives the number of
+ * elements combined into each result. */
+rt *ref_reduce(int op, const rt *a, const int64_t *dims, size_t ndims, bool keepdim,
+               int32_t sum_dtype, int64_t *n_out);
+/* argmax over dim, or over the flattened tensor when !has_dim. */
+rt *ref_argmax(const rt *a, bool has_dim, int64_t dim, bool keepdim);
+
+/* torch.matmul.  *k_out receives the inner size. */
+rt *ref_matmul(const rt *a, const rt *b, int64_t *k_out);
+
+rt *ref_softmax(const rt *a, int64_t dim, bool log);
+
+/* layer_norm over the last nnorm dimensions; w and b may be NULL. */
+rt *ref_layer_norm(const rt *x, int32_t nnorm, const rt *w, const rt *b, double eps);
+
+#endif /* BP_TESTS_CPU_REF_H */
