@@ -62,3 +62,7 @@ check_PROGRAMS += %D%/discover-probe
 %C%_discover_probe_LDFLAGS = -no-install
 TESTS += %D%/test-setuid.sh
 dist_check_SCRIPTS += %D%/test-setuid.sh
+
+# bp-info's listing, as text and as JSON.
+TESTS += %D%/test-bp-info.sh
+dist_check_SCRIPTS += %D%/test-bp-info.sh

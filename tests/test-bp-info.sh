@@ -1,0 +1,50 @@
+#!/bin/sh
+# bp-info lists the host, a loaded plugin, a plugin that failed (with the
+# reason), the devices and the operators with their kernels, as text and as
+# JSON.
+top_builddir=${top_builddir:-.}
+info="$top_builddir/tools/bp-info"
+cpu="$top_builddir/plugins/cpu/.libs/cpu.so"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fail=0
+check() { # check DESCRIPTION FILE PATTERN
+  n=$((n + 1))
+  if grep -q -- "$3" "$2"; then
+    echo "ok $n - $1"
+  else
+    echo "not ok $n - $1"
+    echo "# expected to find: $3"
+    sed 's/^/#   /' "$2" | head -40
+    fail=1
+  fi
+}
+echo "1..12"
+BP_PLUGIN_PATH= "$info" --no-discover "$cpu" "$tmp/missing.so" > "$tmp/out.txt" 2>&1
+echo "exit $?" >> "$tmp/out.txt"
+check "exits 0 even when a plugin fails" "$tmp/out.txt" "^exit 0$"
+check "prints the version and the ABI" "$tmp/out.txt" "^Backplane [0-9.]* (ABI 1\.0)$"
+check "counts both plugins" "$tmp/out.txt" "^Plugins: 2$"
+check "describes the CPU plugin" "$tmp/out.txt" "name        cpu .*(Backplane), ABI 1.0, op set 1"
+check "says why the missing plugin failed" "$tmp/out.txt" "error       BP_ERR_LOAD: plugin '$tmp/missing.so': cannot open: No such file or directory"
+check "lists the host CPU device" "$tmp/out.txt" "^  cpu:0  (code 1)"
+check "lists the 33 core operators" "$tmp/out.txt" "^Operators: 33$"
+check "shows a schema, its owner and meta" "$tmp/out.txt" "defined by host; meta function: yes"
+check "shows the CPU plugin's boxed kernels" "$tmp/out.txt" "kernel cpu        boxed                from cpu"
+"$info" --json --no-discover "$cpu" > "$tmp/out.json" 2>&1
+check "JSON has the plugin" "$tmp/out.json" '"name": "cpu"'
+check "JSON has the operators" "$tmp/out.json" '"name": "core::layer_norm", "schema": "core::layer_norm(Tensor input'
+n=$((n + 1))
+if command -v python3 >/dev/null 2>&1; then
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["ops"]) == 33 and d["abi"] == "1.0"' "$tmp/out.json"; then
+    echo "ok $n - the JSON parses, with 33 ops"
+  else
+    echo "not ok $n - the JSON parses, with 33 ops"; fail=1
+  fi
+else
+  echo "ok $n - the JSON parses, with 33 ops # SKIP python3 is not installed"
+fi
+"$info" --bogus > /dev/null 2> "$tmp/err.txt"
+[ $? -eq 2 ] || fail=1
+exit $fail
