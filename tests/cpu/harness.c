@@ -50,10 +50,6 @@ void ctx_set(const char *fmt, ...) {
   va_end(ap);
 }
 
-const char *ctx_get(void) { return g_ctx; }
-
-int failures_so_far(void) { return g_reports; }
-
 bool report_at(const char *file, int line, const char *what, const char *fmt, ...) {
   if (g_reports++ >= MAX_REPORTS) return false;
   tap_ok(false, what, file, line);
@@ -145,7 +141,8 @@ void cpu_done(void) {
    * scan of dlopen'ed thread-local storage cannot always cope with). */
   ctx_set("unloading the CPU plugin");
   bp_status st = bp_plugin_unload(g_plugin);
-  if (st != BP_OK) report_at(__FILE__, __LINE__, "bp_plugin_unload", "%s: %s", bp_status_str(st), bp_last_error());
+  if (st != BP_OK)
+    report_at(__FILE__, __LINE__, "bp_plugin_unload", "%s: %s", bp_status_str(st), bp_last_error());
 }
 
 const bp_op *core_op(const char *name) {
@@ -199,65 +196,77 @@ void rand_bcast_operand(rng *r, int32_t n, const int64_t *sizes, int32_t *nout, 
 
 static double large_for(int32_t dt) {
   switch (dt) {
-  case BP_FLOAT16: return 3.0e4;
-  case BP_FLOAT64: return 1e200;
-  default: return 1e30;
+    case BP_FLOAT16: return 3.0e4;
+    case BP_FLOAT64: return 1e200;
+    default: return 1e30;
   }
 }
 
 static double tiny_for(int32_t dt) {
   switch (dt) {
-  case BP_FLOAT16: return 3e-7; /* subnormal */
-  case BP_FLOAT64: return 1e-310;
-  default: return 1e-40;
+    case BP_FLOAT16: return 3e-7; /* subnormal */
+    case BP_FLOAT64: return 1e-310;
+    default: return 1e-40;
   }
 }
 
 /* Edges of the float-to-integer and float-to-half conversions. */
+/* clang-format off */
 static const double conv_edges[] = {
     0.5, -0.5, 0.99, -0.99, 1.5, -1.5, 2.5, 127, 127.5, 128, -128, -128.5, -129, 255, 255.5,
     256, -1, 32767, 32767.5, 32768, -32768, -32768.75, -32769, 65504, 65519, 65520, 65536,
     2147483520.0, 2147483648.0, -2147483648.0, -2147483904.0, 4294967296.0,
     9223372036854775808.0, -9223372036854775808.0, 1.8e19, -1.8e19, 3.0e38, -3.0e38, 1e300};
+/* clang-format on */
 
 double rand_float(rng *r, int32_t dt, int prof) {
   double u = rng_uniform(r, 0, 1), v;
-  double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, large_for(dt), -large_for(dt),
-                       tiny_for(dt)};
+  double specials[] = {NAN, INFINITY,      -INFINITY,      -0.0,
+                       0.0, large_for(dt), -large_for(dt), tiny_for(dt)};
   switch (prof) {
-  case VP_FINITE:
-  case VP_ACCUM:
-    if (prof == VP_ACCUM && u < 0.02) {
-      v = specials[rng_int(r, 0, 2)];
+    case VP_FINITE:
+    case VP_ACCUM:
+      if (prof == VP_ACCUM && u < 0.02) {
+        v = specials[rng_int(r, 0, 2)];
+        break;
+      }
+      v = u < 0.1 ? (double)rng_int(r, -3, 3) : rng_uniform(r, -4, 4);
       break;
-    }
-    v = u < 0.1 ? (double)rng_int(r, -3, 3) : rng_uniform(r, -4, 4);
-    break;
-  case VP_POSITIVE:
-    v = u < 0.15 ? (double[]){0.0, -0.0, -1.5, NAN, INFINITY, -INFINITY, 1e-3,
-                              large_for(dt)}[rng_int(r, 0, 7)]
-                 : rng_uniform(r, 0, 8);
-    break;
-  case VP_TIES: v = u < 0.03 ? NAN : (double)rng_int(r, -3, 3); break;
-  case VP_WIDE:
-    if (u < 0.35)
-      v = (rng_chance(r, 0.5) ? -1 : 1) * pow(10, rng_uniform(r, -3, 20));
-    else if (u < 0.7)
-      v = conv_edges[rng_int(r, 0, (int64_t)(sizeof conv_edges / sizeof *conv_edges) - 1)];
-    else if (u < 0.9)
-      v = rng_uniform(r, -300, 300);
-    else
-      v = specials[rng_int(r, 0, 4)];
-    break;
-  case VP_EXPONENT:
-    v = u < 0.06 ? (double[]){0.0, -0.0, NAN, INFINITY, -INFINITY, 0.5}[rng_int(r, 0, 5)]
-                 : u < 0.3 ? (double)rng_int(r, -3, 4) : rng_uniform(r, -3, 3);
-    break;
-  default:
-    v = u < 0.12 ? specials[rng_int(r, 0, 7)]
-        : u < 0.2 ? (double)rng_int(r, -3, 3)
-                  : rng_uniform(r, -4, 4);
-    break;
+    case VP_POSITIVE:
+      v = u < 0.15
+              ? (double[]){0.0, -0.0, -1.5, NAN, INFINITY, -INFINITY, 1e-3, large_for(dt)}[rng_int(
+                    r, 0, 7)]
+              : rng_uniform(r, 0, 8);
+      break;
+    case VP_TIES: v = u < 0.03 ? NAN : (double)rng_int(r, -3, 3); break;
+    case VP_WIDE:
+      if (u < 0.35)
+        v = (rng_chance(r, 0.5) ? -1 : 1) * pow(10, rng_uniform(r, -3, 20));
+      else if (u < 0.7)
+        v = conv_edges[rng_int(r, 0, (int64_t)(sizeof conv_edges / sizeof *conv_edges) - 1)];
+      else if (u < 0.9)
+        v = rng_uniform(r, -300, 300);
+      else
+        v = specials[rng_int(r, 0, 4)];
+      break;
+    case VP_UNIT:
+    case VP_UNIT_NAN:
+      if (prof == VP_UNIT_NAN && u < 0.02)
+        v = specials[rng_int(r, 0, 2)];
+      else
+        v = u < 0.1 ? (double[]){0, 0.5, -0.5, 0.25, -0.25}[rng_int(r, 0, 4)]
+                    : rng_uniform(r, -0.5, 0.5);
+      break;
+    case VP_EXPONENT:
+      v = u < 0.06  ? (double[]){0.0, -0.0, NAN, INFINITY, -INFINITY, 0.5}[rng_int(r, 0, 5)]
+          : u < 0.3 ? (double)rng_int(r, -3, 4)
+                    : rng_uniform(r, -3, 3);
+      break;
+    default:
+      v = u < 0.12  ? specials[rng_int(r, 0, 7)]
+          : u < 0.2 ? (double)rng_int(r, -3, 3)
+                    : rng_uniform(r, -4, 4);
+      break;
   }
   return round_to(dt, v);
 }
@@ -268,23 +277,23 @@ int64_t rand_int(rng *r, int32_t dt, int prof) {
   double u = rng_uniform(r, 0, 1);
   int64_t v;
   switch (prof) {
-  case VP_TIES: v = rng_int(r, lo > -3 ? lo : -3, 3); break;
-  case VP_POSITIVE: v = rng_int(r, 0, 100); break;
-  case VP_EXPONENT:
-    v = u < 0.8 ? rng_int(r, dt == BP_UINT8 ? 0 : -3, 12)
-        : u < 0.9 ? rng_int(r, 0, 2)
-                  : rng_int(r, 13, 70);
-    break;
-  default:
-    if (u < 0.5)
-      v = rng_int(r, lo, lo + 10);
-    else if (u < 0.8)
-      v = (int64_t)rng_next(r);
-    else {
-      int64_t edges[] = {dt_min(dt), dt_max(dt), dt_min(dt) + 1, dt_max(dt) - 1, 0, -1, 1};
-      v = edges[rng_int(r, 0, 6)];
-    }
-    break;
+    case VP_TIES: v = rng_int(r, lo > -3 ? lo : -3, 3); break;
+    case VP_POSITIVE: v = rng_int(r, 0, 100); break;
+    case VP_EXPONENT:
+      v = u < 0.8   ? rng_int(r, dt == BP_UINT8 ? 0 : -3, 12)
+          : u < 0.9 ? rng_int(r, 0, 2)
+                    : rng_int(r, 13, 70);
+      break;
+    default:
+      if (u < 0.5)
+        v = rng_int(r, lo, lo + 10);
+      else if (u < 0.8)
+        v = (int64_t)rng_next(r);
+      else {
+        int64_t edges[] = {dt_min(dt), dt_max(dt), dt_min(dt) + 1, dt_max(dt) - 1, 0, -1, 1};
+        v = edges[rng_int(r, 0, 6)];
+      }
+      break;
   }
   return wrap_int(dt, v);
 }
@@ -294,8 +303,8 @@ int64_t rand_int(rng *r, int32_t dt, int prof) {
 /* ------------------------------------------------------------------------ */
 
 const char *layout_name(int layout) {
-  static const char *const names[] = {"contig", "perm", "strided", "bcast", "overlap", "random",
-                                      "writable"};
+  static const char *const names[] = {"contig",  "perm",   "strided", "bcast",
+                                      "overlap", "random", "writable"};
   return layout >= 0 && layout <= LAY_WRITABLE ? names[layout] : "?";
 }
 
@@ -314,8 +323,11 @@ static int make_layout(rng *r, int layout, int32_t ndim, const int64_t *sizes, i
                        int64_t *offset, int64_t *nstore) {
   if (layout == LAY_RANDOM) {
     int64_t x = rng_int(r, 0, 9);
-    layout = x < 4 ? LAY_CONTIG : x < 6 ? LAY_PERM : x < 8 ? LAY_STRIDED : x < 9 ? LAY_BCAST
-                                                                            : LAY_OVERLAP;
+    layout = x < 4   ? LAY_CONTIG
+             : x < 6 ? LAY_PERM
+             : x < 8 ? LAY_STRIDED
+             : x < 9 ? LAY_BCAST
+                     : LAY_OVERLAP;
   } else if (layout == LAY_WRITABLE) {
     layout = (int)rng_int(r, LAY_CONTIG, LAY_STRIDED);
   }
@@ -333,57 +345,57 @@ static int make_layout(rng *r, int layout, int32_t ndim, const int64_t *sizes, i
   if (layout == LAY_PERM && ndim < 2) layout = LAY_STRIDED;
   if (layout == LAY_STRIDED && ndim == 0) layout = LAY_CONTIG;
   switch (layout) {
-  case LAY_PERM: {
-    int32_t perm[BP_MAX_NDIM] = {0};
-    for (int32_t d = 0; d < ndim; d++) perm[d] = d;
-    for (int32_t d = ndim - 1; d > 0; d--) {
-      int32_t j = (int32_t)rng_int(r, 0, d), t = perm[d];
-      perm[d] = perm[j];
-      perm[j] = t;
+    case LAY_PERM: {
+      int32_t perm[BP_MAX_NDIM] = {0};
+      for (int32_t d = 0; d < ndim; d++) perm[d] = d;
+      for (int32_t d = ndim - 1; d > 0; d--) {
+        int32_t j = (int32_t)rng_int(r, 0, d), t = perm[d];
+        perm[d] = perm[j];
+        perm[j] = t;
+      }
+      if (perm[ndim - 1] == ndim - 1) { /* make sure the innermost dimension moves */
+        int32_t t = perm[ndim - 1];
+        perm[ndim - 1] = perm[0];
+        perm[0] = t;
+      }
+      int64_t run = 1;
+      for (int32_t k = ndim - 1; k >= 0; k--) {
+        strides[perm[k]] = run;
+        run *= sizes[perm[k]] > 1 ? sizes[perm[k]] : 1;
+      }
+      break;
     }
-    if (perm[ndim - 1] == ndim - 1) { /* make sure the innermost dimension moves */
-      int32_t t = perm[ndim - 1];
-      perm[ndim - 1] = perm[0];
-      perm[0] = t;
+    case LAY_STRIDED: {
+      int64_t run = rng_int(r, 2, 3);
+      for (int32_t d = ndim - 1; d >= 0; d--) {
+        strides[d] = run;
+        run *= (sizes[d] > 1 ? sizes[d] : 1) + rng_int(r, 0, 1);
+      }
+      break;
     }
-    int64_t run = 1;
-    for (int32_t k = ndim - 1; k >= 0; k--) {
-      strides[perm[k]] = run;
-      run *= sizes[perm[k]] > 1 ? sizes[perm[k]] : 1;
+    case LAY_BCAST: {
+      bool zero[BP_MAX_NDIM] = {false}, any = false;
+      for (int32_t d = 0; d < ndim; d++) any |= zero[d] = sizes[d] > 1 && rng_chance(r, 0.5);
+      for (int32_t d = ndim - 1; !any && d >= 0; d--) any = zero[d] = sizes[d] > 1;
+      int64_t run = 1;
+      for (int32_t d = ndim - 1; d >= 0; d--) {
+        strides[d] = zero[d] ? 0 : run;
+        if (!zero[d]) run *= sizes[d] > 1 ? sizes[d] : 1;
+      }
+      break;
     }
-    break;
-  }
-  case LAY_STRIDED: {
-    int64_t run = rng_int(r, 2, 3);
-    for (int32_t d = ndim - 1; d >= 0; d--) {
-      strides[d] = run;
-      run *= (sizes[d] > 1 ? sizes[d] : 1) + rng_int(r, 0, 1);
+    case LAY_OVERLAP: {
+      /* A sliding window: rows start fewer elements apart than they are long. */
+      strides[ndim - 1] = 1;
+      strides[ndim - 2] = rng_int(r, 1, sizes[ndim - 1] - 1);
+      int64_t run = (sizes[ndim - 1] - 1) + (sizes[ndim - 2] - 1) * strides[ndim - 2] + 1;
+      for (int32_t d = ndim - 3; d >= 0; d--) {
+        strides[d] = run;
+        run *= sizes[d] > 1 ? sizes[d] : 1;
+      }
+      break;
     }
-    break;
-  }
-  case LAY_BCAST: {
-    bool zero[BP_MAX_NDIM] = {false}, any = false;
-    for (int32_t d = 0; d < ndim; d++) any |= zero[d] = sizes[d] > 1 && rng_chance(r, 0.5);
-    for (int32_t d = ndim - 1; !any && d >= 0; d--) any = zero[d] = sizes[d] > 1;
-    int64_t run = 1;
-    for (int32_t d = ndim - 1; d >= 0; d--) {
-      strides[d] = zero[d] ? 0 : run;
-      if (!zero[d]) run *= sizes[d] > 1 ? sizes[d] : 1;
-    }
-    break;
-  }
-  case LAY_OVERLAP: {
-    /* A sliding window: rows start fewer elements apart than they are long. */
-    strides[ndim - 1] = 1;
-    strides[ndim - 2] = rng_int(r, 1, sizes[ndim - 1] - 1);
-    int64_t run = (sizes[ndim - 1] - 1) + (sizes[ndim - 2] - 1) * strides[ndim - 2] + 1;
-    for (int32_t d = ndim - 3; d >= 0; d--) {
-      strides[d] = run;
-      run *= sizes[d] > 1 ? sizes[d] : 1;
-    }
-    break;
-  }
-  default: break;
+    default: break;
   }
   int64_t reach = 0;
   for (int32_t d = 0; d < ndim; d++)
@@ -420,8 +432,8 @@ static bp_tensor *make_view(rng *r, int32_t dt, int32_t ndim, const int64_t *siz
   return view;
 }
 
-bp_tensor *gen_tensor(rng *r, int32_t dt, int32_t ndim, const int64_t *sizes, int layout,
-                      int prof, rt **ref, int *used) {
+bp_tensor *gen_tensor(rng *r, int32_t dt, int32_t ndim, const int64_t *sizes, int layout, int prof,
+                      rt **ref, int *used) {
   bp_tensor *t = make_view(r, dt, ndim, sizes, layout, prof, used);
   if (ref) *ref = read_tensor(t);
   return t;
@@ -443,8 +455,7 @@ static bool next_idx(int32_t n, const int64_t *sizes, int64_t *idx) {
 }
 
 bp_tensor *tensor_from(rng *r, const rt *values, int layout, int *used) {
-  if (layout == LAY_BCAST || layout == LAY_OVERLAP || layout == LAY_RANDOM)
-    layout = LAY_WRITABLE;
+  if (layout == LAY_BCAST || layout == LAY_OVERLAP || layout == LAY_RANDOM) layout = LAY_WRITABLE;
   bp_tensor *t = make_view(r, values->dtype, values->ndim, values->sizes, layout, VP_GENERAL, used);
   const bp_tensor_view *v = bp_tensor_get_view(t);
   int64_t idx[BP_MAX_NDIM] = {0};
@@ -555,8 +566,8 @@ bp_tensor *run_at(const char *file, int line, const bp_op *op, bp_stack *s, cons
   if (have_meta) {
     bp_status mst = bp_op_meta(op, s, &meta, 1);
     if (mst) {
-      report_at(file, line, "bp_op_meta", "%s: meta failed: %s: %s", info.name,
-                bp_status_str(mst), bp_last_error());
+      report_at(file, line, "bp_op_meta", "%s: meta failed: %s: %s", info.name, bp_status_str(mst),
+                bp_last_error());
       s->top = 0;
       return NULL;
     }
@@ -700,15 +711,15 @@ bool close_at(const char *file, int line, const bp_tensor *got, const rt *want, 
                 "%lld of %lld elements differ (%s %s, rtol %g atol %g); worst at %s: got %.9g, "
                 "expected %.9g; max abs err %g, max rel err %g",
                 (long long)bad, (long long)want->numel, dt_name(want->dtype),
-                shape_str(want->ndim, want->sizes), rtol, atol, index_str(want, worst),
-                g->f[worst], want->f[worst], maxabs, maxrel);
+                shape_str(want->ndim, want->sizes), rtol, atol, index_str(want, worst), g->f[worst],
+                want->f[worst], maxabs, maxrel);
     else
       report_at(file, line, "result values",
                 "%lld of %lld elements differ (%s %s, exact); first worst at %s: got %lld, "
                 "expected %lld; max abs err %g",
                 (long long)bad, (long long)want->numel, dt_name(want->dtype),
-                shape_str(want->ndim, want->sizes), index_str(want, worst),
-                (long long)g->i[worst], (long long)want->i[worst], maxabs);
+                shape_str(want->ndim, want->sizes), index_str(want, worst), (long long)g->i[worst],
+                (long long)want->i[worst], maxabs);
   }
   rt_free(g);
   return bad == 0;
@@ -798,8 +809,7 @@ void error_at(const char *file, int line, const bp_op *op, bp_stack *s, bp_statu
     report_at(file, line, "error message", "got '%s', expected '%s'", err, msg);
   if (part && !strstr(err, part))
     report_at(file, line, "error message", "got '%s', expected it to contain '%s'", err, part);
-  if (s->top != 0)
-    report_at(file, line, "stack after an error", "top is %zu, expected 0", s->top);
+  if (s->top != 0) report_at(file, line, "stack after an error", "top is %zu, expected 0", s->top);
   if (bp_live_tensor_count() != live)
     report_at(file, line, "live tensor handles after an error", "%lld, expected %lld",
               (long long)bp_live_tensor_count(), (long long)live);

@@ -47,8 +47,9 @@ bool rng_chance(rng *r, double p);
 void cpu_setup(void);
 /* The path cpu_setup() loads. */
 const char *cpu_plugin_path(void);
-/* Ends a case: reports failures that were only counted, and checks that
- * no tensor handle leaked. */
+/* Ends a case: reports failures that were only counted, checks that no
+ * tensor handle leaked, and unloads the plugin (its teardown must
+ * succeed). */
 void cpu_done(void);
 
 /* "core::<name>", or fails the case and returns NULL. */
@@ -56,7 +57,6 @@ const bp_op *core_op(const char *name);
 
 /* The diagnostic context of the current trial (printf-style). */
 void ctx_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-const char *ctx_get(void);
 
 /* Fails the case with a message and the context; after MAX_REPORTS only
  * counts.  Returns false. */
@@ -64,8 +64,6 @@ const char *ctx_get(void);
 bool report_at(const char *file, int line, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 #define REPORT(what, ...) report_at(__FILE__, __LINE__, (what), __VA_ARGS__)
-/* Whether the case has failed so far (for early exits from slow loops). */
-int failures_so_far(void);
 
 /* "[2, 3]" (rotating static buffers). */
 const char *shape_str(int32_t ndim, const int64_t *sizes);
@@ -95,7 +93,10 @@ enum {
   VP_POSITIVE, /* mostly positive (log, sqrt) with some zeros, negatives, NaN */
   VP_TIES,     /* small integers, for ties (argmax, maximum) */
   VP_WIDE,     /* wide magnitudes and conversion edges (cast, fill_) */
-  VP_EXPONENT  /* exponents for pow: small, some negative, some large */
+  VP_EXPONENT, /* exponents for pow: small, some negative, some large */
+  VP_UNIT,     /* within [-0.5, 0.5], for long dot products: float32
+                * accumulation error grows with the terms, not the result */
+  VP_UNIT_NAN  /* the same with rare NaN and infinities */
 };
 
 /* Layouts.  LAY_BCAST has a stride-0 dimension and LAY_OVERLAP overlapping
@@ -107,8 +108,8 @@ const char *layout_name(int layout);
 /* A CPU tensor of the given shape in `layout`, a view into a larger storage
  * filled with random values of profile `prof`; *ref receives its logical
  * contents (owned).  *used (may be NULL) receives the layout chosen. */
-bp_tensor *gen_tensor(rng *r, int32_t dt, int32_t ndim, const int64_t *sizes, int layout,
-                      int prof, rt **ref, int *used);
+bp_tensor *gen_tensor(rng *r, int32_t dt, int32_t ndim, const int64_t *sizes, int layout, int prof,
+                      rt **ref, int *used);
 /* The same with given contents (layout LAY_CONTIG, LAY_PERM or LAY_STRIDED,
  * or LAY_WRITABLE); the storage around the view holds random bytes. */
 bp_tensor *tensor_from(rng *r, const rt *values, int layout, int *used);
@@ -135,10 +136,10 @@ enum {
 };
 
 typedef struct callspec {
-  bp_tensor *in[6];       /* tensor arguments that must not change */
-  bp_tensor *mut;         /* the (a!) argument: only its view may change */
-  int ret;                /* RET_* */
-  const char *const *kw;  /* keyword names (bp_call_kw), or NULL */
+  bp_tensor *in[6];      /* tensor arguments that must not change */
+  bp_tensor *mut;        /* the (a!) argument: only its view may change */
+  int ret;               /* RET_* */
+  const char *const *kw; /* keyword names (bp_call_kw), or NULL */
   size_t nkw;
 } callspec;
 

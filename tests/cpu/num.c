@@ -4,9 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-const int32_t all_dtypes[NUM_DTYPES] = {BP_FLOAT32, BP_FLOAT64, BP_FLOAT16, BP_BFLOAT16,
-                                        BP_INT8,    BP_INT16,   BP_INT32,   BP_INT64,
-                                        BP_UINT8,   BP_BOOL};
+const int32_t all_dtypes[NUM_DTYPES] = {BP_FLOAT32, BP_FLOAT64, BP_FLOAT16, BP_BFLOAT16, BP_INT8,
+                                        BP_INT16,   BP_INT32,   BP_INT64,   BP_UINT8,    BP_BOOL};
 const int32_t float_dtypes[4] = {BP_FLOAT32, BP_FLOAT64, BP_FLOAT16, BP_BFLOAT16};
 const int32_t int_dtypes[5] = {BP_INT8, BP_INT16, BP_INT32, BP_INT64, BP_UINT8};
 
@@ -26,10 +25,15 @@ const char *dt_name(int32_t dt) {
 /* Bits of an integer or float dtype, for "the wider one". */
 static int width(int32_t dt) {
   switch (dt) {
-  case BP_INT8: case BP_UINT8: case BP_BOOL: return 8;
-  case BP_INT16: case BP_FLOAT16: case BP_BFLOAT16: return 16;
-  case BP_INT32: case BP_FLOAT32: return 32;
-  default: return 64;
+    case BP_INT8:
+    case BP_UINT8:
+    case BP_BOOL: return 8;
+    case BP_INT16:
+    case BP_FLOAT16:
+    case BP_BFLOAT16: return 16;
+    case BP_INT32:
+    case BP_FLOAT32: return 32;
+    default: return 64;
   }
 }
 
@@ -54,22 +58,22 @@ int32_t dt_promote(int32_t a, int32_t b) {
 
 int64_t dt_min(int32_t dt) {
   switch (dt) {
-  case BP_INT8: return INT8_MIN;
-  case BP_INT16: return INT16_MIN;
-  case BP_INT32: return INT32_MIN;
-  case BP_INT64: return INT64_MIN;
-  default: return 0;
+    case BP_INT8: return INT8_MIN;
+    case BP_INT16: return INT16_MIN;
+    case BP_INT32: return INT32_MIN;
+    case BP_INT64: return INT64_MIN;
+    default: return 0;
   }
 }
 
 int64_t dt_max(int32_t dt) {
   switch (dt) {
-  case BP_INT8: return INT8_MAX;
-  case BP_INT16: return INT16_MAX;
-  case BP_INT32: return INT32_MAX;
-  case BP_INT64: return INT64_MAX;
-  case BP_UINT8: return UINT8_MAX;
-  default: return 1;
+    case BP_INT8: return INT8_MAX;
+    case BP_INT16: return INT16_MAX;
+    case BP_INT32: return INT32_MAX;
+    case BP_INT64: return INT64_MAX;
+    case BP_UINT8: return UINT8_MAX;
+    default: return 1;
   }
 }
 
@@ -82,7 +86,7 @@ static double round_fmt(double v, int p, int emin, int emax) {
   double a = fabs(v);
   int ex;
   frexp(a, &ex);
-  int e = ex - 1; /* a is in [2^e, 2^(e+1)) */
+  int e = ex - 1;         /* a is in [2^e, 2^(e+1)) */
   if (e < emin) e = emin; /* subnormal: the quantum stops shrinking */
   double q = ldexp(1.0, e - (p - 1));
   double r = nearbyint(a / q) * q;
@@ -93,25 +97,25 @@ static double round_fmt(double v, int p, int emin, int emax) {
 
 double round_to(int32_t dt, double v) {
   switch (dt) {
-  case BP_FLOAT32: return round_fmt(v, 24, -126, 127);
-  case BP_FLOAT16: return round_fmt(v, 11, -14, 15);
-  case BP_BFLOAT16: return round_fmt(v, 8, -126, 127);
-  default: return v;
+    case BP_FLOAT32: return round_fmt(v, 24, -126, 127);
+    case BP_FLOAT16: return round_fmt(v, 11, -14, 15);
+    case BP_BFLOAT16: return round_fmt(v, 8, -126, 127);
+    default: return v;
   }
 }
 
 int64_t wrap_int(int32_t dt, int64_t v) {
   uint64_t u = (uint64_t)v;
   switch (dt) {
-  case BP_BOOL: return v != 0;
-  case BP_UINT8: return (int64_t)(u & 0xffu);
-  case BP_INT8: return (int64_t)(u & 0x80u ? (int64_t)(u & 0xffu) - 0x100 : (int64_t)(u & 0xffu));
-  case BP_INT16:
-    return (int64_t)(u & 0x8000u ? (int64_t)(u & 0xffffu) - 0x10000 : (int64_t)(u & 0xffffu));
-  case BP_INT32:
-    return u & 0x80000000u ? (int64_t)(u & 0xffffffffu) - (int64_t)0x100000000
-                           : (int64_t)(u & 0xffffffffu);
-  default: return v;
+    case BP_BOOL: return v != 0;
+    case BP_UINT8: return (int64_t)(u & 0xffu);
+    case BP_INT8: return (int64_t)(u & 0x80u ? (int64_t)(u & 0xffu) - 0x100 : (int64_t)(u & 0xffu));
+    case BP_INT16:
+      return (int64_t)(u & 0x8000u ? (int64_t)(u & 0xffffu) - 0x10000 : (int64_t)(u & 0xffffu));
+    case BP_INT32:
+      return u & 0x80000000u ? (int64_t)(u & 0xffffffffu) - (int64_t)0x100000000
+                             : (int64_t)(u & 0xffffffffu);
+    default: return v;
   }
 }
 
@@ -174,98 +178,114 @@ double bf16_value(uint16_t h) {
 
 double load_f(const void *p, int32_t dt) {
   switch (dt) {
-  case BP_FLOAT32: {
-    float f;
-    memcpy(&f, p, 4);
-    return f;
-  }
-  case BP_FLOAT64: {
-    double d;
-    memcpy(&d, p, 8);
-    return d;
-  }
-  case BP_FLOAT16: {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return f16_value(h);
-  }
-  default: {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return bf16_value(h);
-  }
+    case BP_FLOAT32: {
+      float f;
+      memcpy(&f, p, 4);
+      return f;
+    }
+    case BP_FLOAT64: {
+      double d;
+      memcpy(&d, p, 8);
+      return d;
+    }
+    case BP_FLOAT16: {
+      uint16_t h;
+      memcpy(&h, p, 2);
+      return f16_value(h);
+    }
+    default: {
+      uint16_t h;
+      memcpy(&h, p, 2);
+      return bf16_value(h);
+    }
   }
 }
 
 int64_t load_i(const void *p, int32_t dt) {
   switch (dt) {
-  case BP_INT8: return *(const int8_t *)p;
-  case BP_UINT8: return *(const uint8_t *)p;
-  case BP_BOOL: return *(const uint8_t *)p;
-  case BP_INT16: {
-    int16_t v;
-    memcpy(&v, p, 2);
-    return v;
-  }
-  case BP_INT32: {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-  }
-  default: {
-    int64_t v;
-    memcpy(&v, p, 8);
-    return v;
-  }
+    case BP_INT8: return *(const int8_t *)p;
+    case BP_UINT8: return *(const uint8_t *)p;
+    case BP_BOOL: return *(const uint8_t *)p;
+    case BP_INT16: {
+      int16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case BP_INT32: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
 void store_f(void *p, int32_t dt, double v) {
   switch (dt) {
-  case BP_FLOAT32: {
-    float f = (float)round_to(BP_FLOAT32, v);
-    memcpy(p, &f, 4);
-    break;
-  }
-  case BP_FLOAT64: memcpy(p, &v, 8); break;
-  case BP_FLOAT16: {
-    uint16_t h = f16_bits(v);
-    memcpy(p, &h, 2);
-    break;
-  }
-  default: {
-    uint16_t h = bf16_bits(v);
-    memcpy(p, &h, 2);
-    break;
-  }
+    case BP_FLOAT32: {
+      float f = (float)round_to(BP_FLOAT32, v);
+      memcpy(p, &f, 4);
+      break;
+    }
+    case BP_FLOAT64: memcpy(p, &v, 8); break;
+    case BP_FLOAT16: {
+      uint16_t h = f16_bits(v);
+      memcpy(p, &h, 2);
+      break;
+    }
+    default: {
+      uint16_t h = bf16_bits(v);
+      memcpy(p, &h, 2);
+      break;
+    }
   }
 }
 
 void store_i(void *p, int32_t dt, int64_t v) {
   v = wrap_int(dt, v);
   switch (dt) {
-  case BP_INT8: *(int8_t *)p = (int8_t)v; break;
-  case BP_UINT8: case BP_BOOL: *(uint8_t *)p = (uint8_t)v; break;
-  case BP_INT16: {
-    int16_t x = (int16_t)v;
-    memcpy(p, &x, 2);
-    break;
-  }
-  case BP_INT32: {
-    int32_t x = (int32_t)v;
-    memcpy(p, &x, 4);
-    break;
-  }
-  default: memcpy(p, &v, 8); break;
+    case BP_INT8: *(int8_t *)p = (int8_t)v; break;
+    case BP_UINT8:
+    case BP_BOOL: *(uint8_t *)p = (uint8_t)v; break;
+    case BP_INT16: {
+      int16_t x = (int16_t)v;
+      memcpy(p, &x, 2);
+      break;
+    }
+    case BP_INT32: {
+      int32_t x = (int32_t)v;
+      memcpy(p, &x, 4);
+      break;
+    }
+    default: memcpy(p, &v, 8); break;
   }
 }
 
 void dt_tolerance(int32_t dt, double *rtol, double *atol) {
   switch (dt) {
-  case BP_FLOAT32: *rtol = 1.3e-6; *atol = 1e-5; break;
-  case BP_FLOAT64: *rtol = 1e-7; *atol = 1e-7; break;
-  case BP_FLOAT16: *rtol = 1e-3; *atol = 1e-5; break;
-  case BP_BFLOAT16: *rtol = 1.6e-2; *atol = 1e-5; break;
-  default: *rtol = 0; *atol = 0; break;
+    case BP_FLOAT32:
+      *rtol = 1.3e-6;
+      *atol = 1e-5;
+      break;
+    case BP_FLOAT64:
+      *rtol = 1e-7;
+      *atol = 1e-7;
+      break;
+    case BP_FLOAT16:
+      *rtol = 1e-3;
+      *atol = 1e-5;
+      break;
+    case BP_BFLOAT16:
+      *rtol = 1.6e-2;
+      *atol = 1e-5;
+      break;
+    default:
+      *rtol = 0;
+      *atol = 0;
+      break;
   }
 }

@@ -46,9 +46,9 @@ int64_t wrap_int(int32_t dt, int64_t v);
 int64_t float_to_int(int32_t dt, double v);
 
 /* float16 and bfloat16 bit patterns. */
-uint16_t f16_bits(double v);   /* rounds as round_to(BP_FLOAT16, v) */
+uint16_t f16_bits(double v); /* rounds as round_to(BP_FLOAT16, v) */
 double f16_value(uint16_t h);
-uint16_t bf16_bits(double v);  /* rounds as round_to(BP_BFLOAT16, v) */
+uint16_t bf16_bits(double v); /* rounds as round_to(BP_BFLOAT16, v) */
 double bf16_value(uint16_t h);
 
 /* One element at p.  load_f/store_f are for float dtypes, load_i/store_i

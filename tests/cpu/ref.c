@@ -8,9 +8,8 @@
 
 #include "num.h"
 
-const char *const ref_binop_name[7] = {"add", "sub", "mul", "div", "maximum", "minimum", "pow"};
-const char *const ref_unop_name[11] = {"neg",     "abs",  "relu", "exp",  "log", "sqrt",
-                                       "rsqrt",   "sigmoid", "tanh", "gelu", "gelu(tanh)"};
+const char *const ref_unop_name[11] = {"neg",   "abs",     "relu", "exp",  "log",       "sqrt",
+                                       "rsqrt", "sigmoid", "tanh", "gelu", "gelu(tanh)"};
 const char *const ref_redop_name[4] = {"sum", "mean", "amax", "amin"};
 
 static void *xcalloc(size_t n, size_t size) {
@@ -41,10 +40,6 @@ void rt_free(rt *r) {
   free(r->f);
   free(r->i);
   free(r);
-}
-
-double rt_get(const rt *r, int64_t k) {
-  return dt_is_float(r->dtype) ? r->f[k] : (double)r->i[k];
 }
 
 bool ref_broadcast(int32_t na, const int64_t *sa, int32_t nb, const int64_t *sb, int32_t *nout,
@@ -159,13 +154,13 @@ rt *ref_binary(int op, const rt *a, const rt *b, double alpha) {
     if (dt_is_float(dt)) {
       double x = ca->f[ka], y = cb->f[kb], r = 0;
       switch (op) {
-      case RB_ADD: r = x + fa * y; break;
-      case RB_SUB: r = x - fa * y; break;
-      case RB_MUL: r = x * y; break;
-      case RB_DIV: r = x / y; break;
-      case RB_MAXIMUM: r = fmaximum(x, y); break;
-      case RB_MINIMUM: r = fminimum(x, y); break;
-      default: r = pow(x, y); break;
+        case RB_ADD: r = x + fa * y; break;
+        case RB_SUB: r = x - fa * y; break;
+        case RB_MUL: r = x * y; break;
+        case RB_DIV: r = x / y; break;
+        case RB_MAXIMUM: r = fmaximum(x, y); break;
+        case RB_MINIMUM: r = fminimum(x, y); break;
+        default: r = pow(x, y); break;
       }
       o->f[k] = round_to(dt, r);
     } else if (dt == BP_BOOL) {
@@ -176,12 +171,12 @@ rt *ref_binary(int op, const rt *a, const rt *b, double alpha) {
       int64_t x = ca->i[ka], y = cb->i[kb];
       uint64_t ux = (uint64_t)x, uy = (uint64_t)y, r;
       switch (op) {
-      case RB_ADD: r = ux + (uint64_t)ia * uy; break;
-      case RB_SUB: r = ux - (uint64_t)ia * uy; break;
-      case RB_MUL: r = ux * uy; break;
-      case RB_MAXIMUM: r = (uint64_t)(x > y ? x : y); break;
-      case RB_MINIMUM: r = (uint64_t)(x < y ? x : y); break;
-      default: r = (uint64_t)ipow(dt, x, y); break;
+        case RB_ADD: r = ux + (uint64_t)ia * uy; break;
+        case RB_SUB: r = ux - (uint64_t)ia * uy; break;
+        case RB_MUL: r = ux * uy; break;
+        case RB_MAXIMUM: r = (uint64_t)(x > y ? x : y); break;
+        case RB_MINIMUM: r = (uint64_t)(x < y ? x : y); break;
+        default: r = (uint64_t)ipow(dt, x, y); break;
       }
       o->i[k] = wrap_int(dt, (int64_t)r);
     }
@@ -217,29 +212,29 @@ rt *ref_unary(int op, const rt *a) {
       int64_t v = x->i[k];
       uint64_t neg = 0 - (uint64_t)v;
       switch (op) {
-      case RU_NEG: o->i[k] = wrap_int(dt, (int64_t)neg); break;
-      case RU_ABS: o->i[k] = v < 0 ? wrap_int(dt, (int64_t)neg) : v; break;
-      default: o->i[k] = v > 0 ? v : 0; break;
+        case RU_NEG: o->i[k] = wrap_int(dt, (int64_t)neg); break;
+        case RU_ABS: o->i[k] = v < 0 ? wrap_int(dt, (int64_t)neg) : v; break;
+        default: o->i[k] = v > 0 ? v : 0; break;
       }
       continue;
     }
     double v = x->f[k], r;
     switch (op) {
-    case RU_NEG: r = -v; break;
-    case RU_ABS: r = fabs(v); break;
-    case RU_RELU: r = isnan(v) ? v : v > 0 ? v : 0; break;
-    case RU_EXP: r = exp(v); break;
-    case RU_LOG: r = log(v); break;
-    case RU_SQRT: r = sqrt(v); break;
-    case RU_RSQRT: r = 1 / sqrt(v); break;
-    case RU_SIGMOID: r = 1 / (1 + exp(-v)); break;
-    case RU_TANH: r = tanh(v); break;
-    case RU_GELU: r = v / 2 * (1 + erf(v / sqrt(2.0))); break;
-    default: {
-      const double c = sqrt(2.0 / 3.14159265358979323846);
-      r = v / 2 * (1 + tanh(c * (v + 0.044715 * v * v * v)));
-      break;
-    }
+      case RU_NEG: r = -v; break;
+      case RU_ABS: r = fabs(v); break;
+      case RU_RELU: r = isnan(v) ? v : v > 0 ? v : 0; break;
+      case RU_EXP: r = exp(v); break;
+      case RU_LOG: r = log(v); break;
+      case RU_SQRT: r = sqrt(v); break;
+      case RU_RSQRT: r = 1 / sqrt(v); break;
+      case RU_SIGMOID: r = 1 / (1 + exp(-v)); break;
+      case RU_TANH: r = tanh(v); break;
+      case RU_GELU: r = v / 2 * (1 + erf(v / sqrt(2.0))); break;
+      default: {
+        const double c = sqrt(2.0 / 3.14159265358979323846);
+        r = v / 2 * (1 + tanh(c * (v + 0.044715 * v * v * v)));
+        break;
+      }
     }
     o->f[k] = round_to(dt, r);
   }

@@ -30,8 +30,6 @@ typedef struct rt {
 
 rt *rt_new(int32_t dtype, int32_t ndim, const int64_t *sizes);
 void rt_free(rt *r);
-/* Element k as a double (integers converted). */
-double rt_get(const rt *r, int64_t k);
 
 /* NumPy broadcasting of two shapes; false when they do not broadcast. */
 bool ref_broadcast(int32_t na, const int64_t *sa, int32_t nb, const int64_t *sb, int32_t *nout,
@@ -44,14 +42,22 @@ rt *ref_expand(const rt *a, int32_t n, const int64_t *sizes);
 rt *ref_cast(const rt *a, int32_t dt);
 
 enum ref_binop { RB_ADD, RB_SUB, RB_MUL, RB_DIV, RB_MAXIMUM, RB_MINIMUM, RB_POW };
-extern const char *const ref_binop_name[7];
 /* self op other; alpha is used by add and sub. */
 rt *ref_binary(int op, const rt *a, const rt *b, double alpha);
 rt *ref_muladd(const rt *a, const rt *b, double c);
 
 enum ref_unop {
-  RU_NEG, RU_ABS, RU_RELU, RU_EXP, RU_LOG, RU_SQRT, RU_RSQRT, RU_SIGMOID, RU_TANH,
-  RU_GELU, RU_GELU_TANH
+  RU_NEG,
+  RU_ABS,
+  RU_RELU,
+  RU_EXP,
+  RU_LOG,
+  RU_SQRT,
+  RU_RSQRT,
+  RU_SIGMOID,
+  RU_TANH,
+  RU_GELU,
+  RU_GELU_TANH
 };
 extern const char *const ref_unop_name[11];
 rt *ref_unary(int op, const rt *a);

@@ -62,11 +62,11 @@ static bp_tensor *call_t(const char *name, bp_tensor *a, bp_tensor *b, bp_tensor
 
 /* The names of every core op, for the registration check. */
 static const char *const core_ops[] = {
-    "add",     "add.out", "sub",     "mul",    "div",     "maximum",  "minimum",
-    "pow",     "muladd",  "neg",     "abs",    "exp",     "log",      "sqrt",
-    "rsqrt",   "relu",    "sigmoid", "tanh",   "gelu",    "where",    "sum",
-    "mean",    "amax",    "amin",    "argmax", "matmul",  "softmax",  "log_softmax",
-    "layer_norm", "cast", "contiguous", "fill_", "copy_"};
+    "add",        "add.out", "sub",        "mul",    "div",    "maximum", "minimum",
+    "pow",        "muladd",  "neg",        "abs",    "exp",    "log",     "sqrt",
+    "rsqrt",      "relu",    "sigmoid",    "tanh",   "gelu",   "where",   "sum",
+    "mean",       "amax",    "amin",       "argmax", "matmul", "softmax", "log_softmax",
+    "layer_norm", "cast",    "contiguous", "fill_",  "copy_"};
 
 /* ------------------------------------------------------------------------ */
 /* Registration                                                             */
@@ -92,8 +92,7 @@ static void kernels_registered(void) {
     for (int32_t k = 0; k < info.nkernels; k++) {
       bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
       if (bp_op_get_kernel(op, (size_t)k, &ki) != BP_OK) continue;
-      if (ki.device_type == BP_DEVICE_CPU && ki.plugin && !strcmp(ki.plugin, "cpu") &&
-          ki.enabled)
+      if (ki.device_type == BP_DEVICE_CPU && ki.plugin && !strcmp(ki.plugin, "cpu") && ki.enabled)
         found = true;
     }
     if (!found) {
@@ -273,7 +272,8 @@ static void binary_special(void) {
   for (size_t i = 0; i < NELEMS(wraps); i++) {
     ctx_set("%s(%s %lld, %s %lld)", wraps[i].op, dt_name(wraps[i].da), (long long)wraps[i].a,
             dt_name(wraps[i].db), (long long)wraps[i].b);
-    bp_tensor *a = tensor_i(wraps[i].da, &wraps[i].a, 1), *b = tensor_i(wraps[i].db, &wraps[i].b, 1);
+    bp_tensor *a = tensor_i(wraps[i].da, &wraps[i].a, 1),
+              *b = tensor_i(wraps[i].db, &wraps[i].b, 1);
     rt *want = lit_i(wraps[i].dr, 1, n1, &wraps[i].want);
     bp_tensor *res = call_t(wraps[i].op, a, b, NULL);
     CLOSE(res, want, 1, TOL_PLAIN);
@@ -358,8 +358,7 @@ static void binary_special(void) {
     bp_tensor *a = tensor_i(BP_INT32, (int64_t[]){7, -7, 1, 0, 1, 16777217}, 6);
     bp_tensor *b = tensor_i(BP_INT32, (int64_t[]){2, 2, 0, 0, 3, 1}, 6);
     bp_tensor *res = call_t("div", a, b, NULL);
-    rt *want = lit_f(BP_FLOAT32, 1, n6,
-                     (double[]){3.5, -3.5, INFINITY, NAN, 1.0 / 3, 16777216});
+    rt *want = lit_f(BP_FLOAT32, 1, n6, (double[]){3.5, -3.5, INFINITY, NAN, 1.0 / 3, 16777216});
     CLOSE(res, want, 1, TOL_PLAIN);
     rt_free(want);
     bp_tensor_release(res);
@@ -406,10 +405,11 @@ static void binary_special(void) {
 static void add_out(void) {
   cpu_setup();
   const bp_op *op = core_op("add.out");
-  static const int32_t pairs[][2] = {
-      {BP_FLOAT32, BP_FLOAT32}, {BP_FLOAT64, BP_FLOAT32}, {BP_FLOAT16, BP_FLOAT16},
-      {BP_BFLOAT16, BP_BFLOAT16}, {BP_INT32, BP_INT32}, {BP_INT8, BP_UINT8},
-      {BP_BOOL, BP_BOOL}, {BP_INT64, BP_FLOAT16}, {BP_UINT8, BP_UINT8}, {BP_FLOAT16, BP_BFLOAT16}};
+  static const int32_t pairs[][2] = {{BP_FLOAT32, BP_FLOAT32}, {BP_FLOAT64, BP_FLOAT32},
+                                     {BP_FLOAT16, BP_FLOAT16}, {BP_BFLOAT16, BP_BFLOAT16},
+                                     {BP_INT32, BP_INT32},     {BP_INT8, BP_UINT8},
+                                     {BP_BOOL, BP_BOOL},       {BP_INT64, BP_FLOAT16},
+                                     {BP_UINT8, BP_UINT8},     {BP_FLOAT16, BP_BFLOAT16}};
   for (size_t p = 0; p < NELEMS(pairs); p++)
     for (int t = 0; t < 24; t++) {
       uint64_t seed = trial_seed(0xa0d00000 + (p << 8), t);
@@ -421,8 +421,13 @@ static void add_out(void) {
       rand_shape(&r, 4, 6, &n, sizes);
       rand_bcast_operand(&r, n, sizes, &nb, sb);
       /* out aliases self (0), other (1), or neither (2, 3); with keyword
-       * arguments for 3. */
-      int mode = (int)rng_int(&r, 0, 3);
+       * arguments for 3; 4 is add.out(x, x, out=x). */
+      int mode = (int)rng_int(&r, 0, 4);
+      if (mode == 4) {
+        nb = n;
+        memcpy(sb, sizes, sizeof sizes);
+        db = da = dt = pairs[p][0];
+      }
       if (mode == 1) { /* other must then have the full shape and dtype */
         nb = n;
         memcpy(sb, sizes, sizeof sizes);
@@ -432,18 +437,24 @@ static void add_out(void) {
       if (mode == 0 && da != dt) mode = 2;
       int la, lb, lo = 0;
       rt *ra, *rb;
-      bp_tensor *a = gen_tensor(&r, da, n, sizes, mode == 0 ? LAY_WRITABLE : LAY_RANDOM,
-                                VP_GENERAL, &ra, &la);
-      bp_tensor *b = gen_tensor(&r, db, nb, sb, mode == 1 ? LAY_WRITABLE : LAY_RANDOM,
-                                VP_GENERAL, &rb, &lb);
-      bp_tensor *out = mode == 0 ? a : mode == 1 ? b : NULL;
+      bp_tensor *a =
+          gen_tensor(&r, da, n, sizes, mode == 0 || mode == 4 ? LAY_WRITABLE : LAY_RANDOM,
+                     VP_GENERAL, &ra, &la);
+      bp_tensor *b = mode == 4 ? bp_tensor_retain(a)
+                               : gen_tensor(&r, db, nb, sb, mode == 1 ? LAY_WRITABLE : LAY_RANDOM,
+                                            VP_GENERAL, &rb, &lb);
+      if (mode == 4) {
+        rb = read_tensor(a);
+        lb = la;
+      }
+      bp_tensor *out = mode == 0 || mode == 4 ? a : mode == 1 ? b : NULL;
       rt *junk = NULL;
       if (!out) out = gen_tensor(&r, dt, n, sizes, LAY_WRITABLE, VP_GENERAL, &junk, &lo);
       rt_free(junk);
       double alpha = pick_alpha(&r, dt);
       ctx_set("add.out(%s %s %s, %s %s %s, alpha=%g, out %s) mode=%d seed=0x%llx", dt_name(da),
-              shape_str(n, sizes), layout_name(la), dt_name(db), shape_str(nb, sb),
-              layout_name(lb), alpha, layout_name(lo), mode, (unsigned long long)seed);
+              shape_str(n, sizes), layout_name(la), dt_name(db), shape_str(nb, sb), layout_name(lb),
+              alpha, layout_name(lo), mode, (unsigned long long)seed);
       rt *want = ref_binary(RB_ADD, ra, rb, alpha);
       bp_value slots[4];
       bp_stack s = BP_STACK_INIT(slots, 4);
@@ -458,8 +469,9 @@ static void add_out(void) {
       } else {
         bp_stack_push_float(&s, alpha);
         bp_stack_push_tensor(&s, out);
-        res = RUN(op, &s, .in = {mode == 0 ? NULL : a, mode == 1 ? NULL : b}, .mut = out,
-                  .ret = RET_SELF);
+        res = RUN(op, &s,
+                  .in = {mode == 0 || mode == 4 ? NULL : a, mode == 1 || mode == 4 ? NULL : b},
+                  .mut = out, .ret = RET_SELF);
       }
       if (res) CLOSE(res, want, 1, TOL_PLAIN);
       rt_free(want);
@@ -476,9 +488,9 @@ static void add_out(void) {
 static void muladd(void) {
   cpu_setup();
   static const int32_t pairs[][2] = {
-      {BP_FLOAT32, BP_FLOAT32}, {BP_FLOAT64, BP_FLOAT64},  {BP_FLOAT16, BP_FLOAT16},
-      {BP_BFLOAT16, BP_BFLOAT16}, {BP_INT32, BP_FLOAT32}, {BP_FLOAT16, BP_BFLOAT16},
-      {BP_BOOL, BP_FLOAT64},    {BP_INT64, BP_FLOAT16},   {BP_BFLOAT16, BP_UINT8}};
+      {BP_FLOAT32, BP_FLOAT32},   {BP_FLOAT64, BP_FLOAT64}, {BP_FLOAT16, BP_FLOAT16},
+      {BP_BFLOAT16, BP_BFLOAT16}, {BP_INT32, BP_FLOAT32},   {BP_FLOAT16, BP_BFLOAT16},
+      {BP_BOOL, BP_FLOAT64},      {BP_INT64, BP_FLOAT16},   {BP_BFLOAT16, BP_UINT8}};
   static const double cs[] = {0.5, -1.25, 3, 0, 1000, -0.0};
   for (size_t p = 0; p < NELEMS(pairs); p++)
     for (int t = 0; t < 30; t++) {
@@ -495,9 +507,9 @@ static void muladd(void) {
       bp_tensor *a = gen_tensor(&r, pairs[p][0], na, sa, LAY_RANDOM, VP_GENERAL, &ra, &la);
       bp_tensor *b = gen_tensor(&r, pairs[p][1], nb, sb, LAY_RANDOM, VP_GENERAL, &rb, &lb);
       double c = cs[rng_int(&r, 0, (int64_t)NELEMS(cs) - 1)];
-      ctx_set("muladd(%s %s %s, %s %s %s, %g) seed=0x%llx", dt_name(pairs[p][0]),
-              shape_str(na, sa), layout_name(la), dt_name(pairs[p][1]), shape_str(nb, sb),
-              layout_name(lb), c, (unsigned long long)seed);
+      ctx_set("muladd(%s %s %s, %s %s %s, %g) seed=0x%llx", dt_name(pairs[p][0]), shape_str(na, sa),
+              layout_name(la), dt_name(pairs[p][1]), shape_str(nb, sb), layout_name(lb), c,
+              (unsigned long long)seed);
       bp_value slots[3];
       bp_stack s = BP_STACK_INIT(slots, 3);
       bp_stack_push_tensor(&s, a);
@@ -520,9 +532,8 @@ static void muladd(void) {
 /* Elementwise unary ops                                                    */
 /* ------------------------------------------------------------------------ */
 
-static const char *const unop_schema_name[11] = {"neg",  "abs",     "relu", "exp",
-                                                 "log",  "sqrt",    "rsqrt", "sigmoid",
-                                                 "tanh", "gelu",    "gelu"};
+static const char *const unop_schema_name[11] = {"neg",   "abs",     "relu", "exp",  "log", "sqrt",
+                                                 "rsqrt", "sigmoid", "tanh", "gelu", "gelu"};
 
 static void unary_trial(int op, int32_t dt, uint64_t seed) {
   rng r;
@@ -535,7 +546,7 @@ static void unary_trial(int op, int32_t dt, uint64_t seed) {
    * where x/2 * (1 + erf) is inf * 0. */
   int prof = (op == RU_LOG || op == RU_SQRT || op == RU_RSQRT) ? VP_POSITIVE
              : op >= RU_GELU                                   ? VP_FINITE
-                                                                : VP_GENERAL;
+                                                               : VP_GENERAL;
   int lay;
   rt *ra;
   bp_tensor *a = gen_tensor(&r, dt, n, sizes, LAY_RANDOM, prof, &ra, &lay);
@@ -600,16 +611,34 @@ static void unary_special(void) {
     double in[6];
     double want[6]; /* in the result dtype */
   } fl[] = {
-      {"log", BP_FLOAT32, {0, -0.0, -1, INFINITY, NAN, 1}, {-INFINITY, -INFINITY, NAN, INFINITY, NAN, 0}},
-      {"sqrt", BP_FLOAT64, {-1, 0, 4, INFINITY, 2, NAN}, {NAN, 0, 2, INFINITY, 1.4142135623730951, NAN}},
+      {"log",
+       BP_FLOAT32,
+       {0, -0.0, -1, INFINITY, NAN, 1},
+       {-INFINITY, -INFINITY, NAN, INFINITY, NAN, 0}},
+      {"sqrt",
+       BP_FLOAT64,
+       {-1, 0, 4, INFINITY, 2, NAN},
+       {NAN, 0, 2, INFINITY, 1.4142135623730951, NAN}},
       {"rsqrt", BP_FLOAT32, {0, 4, INFINITY, -1, 0.25, NAN}, {INFINITY, 0.5, 0, NAN, 2, NAN}},
       {"relu", BP_FLOAT32, {NAN, -1, 2, -INFINITY, INFINITY, -0.0}, {NAN, 0, 2, 0, INFINITY, 0}},
-      {"exp", BP_FLOAT16, {12, -INFINITY, 0, 1, NAN, -20}, {INFINITY, 0, 1, 2.718281828459045, NAN, 2.0611536e-09}},
-      {"sigmoid", BP_FLOAT32, {INFINITY, -INFINITY, 0, NAN, 100, -100}, {1, 0, 0.5, NAN, 1, 3.7200759760208356e-44}},
-      {"tanh", BP_BFLOAT16, {INFINITY, -INFINITY, 0, NAN, 20, -0.5}, {1, -1, 0, NAN, 1, -0.46211715726000974}},
+      {"exp",
+       BP_FLOAT16,
+       {12, -INFINITY, 0, 1, NAN, -20},
+       {INFINITY, 0, 1, 2.718281828459045, NAN, 2.0611536e-09}},
+      {"sigmoid",
+       BP_FLOAT32,
+       {INFINITY, -INFINITY, 0, NAN, 100, -100},
+       {1, 0, 0.5, NAN, 1, 3.7200759760208356e-44}},
+      {"tanh",
+       BP_BFLOAT16,
+       {INFINITY, -INFINITY, 0, NAN, 20, -0.5},
+       {1, -1, 0, NAN, 1, -0.46211715726000974}},
       {"neg", BP_FLOAT64, {0, -0.0, INFINITY, NAN, 1.5, -2}, {-0.0, 0, -INFINITY, NAN, -1.5, 2}},
       {"abs", BP_BFLOAT16, {-0.0, -INFINITY, NAN, -3, 3, -1e30}, {0, INFINITY, NAN, 3, 3, 1e30}},
-      {"gelu", BP_FLOAT64, {1, -1, 0, NAN, 3, -3}, {0.8413447460685429, -0.15865525393145707, 0, NAN, 2.99595030590511, -0.00404969409489031}},
+      {"gelu",
+       BP_FLOAT64,
+       {1, -1, 0, NAN, 3, -3},
+       {0.8413447460685429, -0.15865525393145707, 0, NAN, 2.99595030590511, -0.00404969409489031}},
   };
   int64_t n6[] = {6};
   for (size_t i = 0; i < NELEMS(fl); i++) {
@@ -632,8 +661,8 @@ static void unary_special(void) {
     bp_stack_push_str(&s, "tanh");
     bp_tensor *res = RUN(core_op("gelu"), &s, .in = {a}, .ret = RET_NEW);
     rt *want = lit_f(BP_FLOAT64, 1, n6,
-                     (double[]){0.8411919906082768, -0.15880800939172324, 0, NAN,
-                                2.996362607918227, -0.0036373920817729943});
+                     (double[]){0.8411919906082768, -0.15880800939172324, 0, NAN, 2.996362607918227,
+                                -0.0036373920817729943});
     CLOSE(res, want, 1, TOL_PLAIN);
     rt_free(want);
     bp_tensor_release(res);
@@ -671,8 +700,8 @@ static void unary_special(void) {
     bp_tensor *c = tensor_i(BP_BOOL, (int64_t[]){1, 0, 1, 0}, 4);
     bp_tensor *r1 = call_t("exp", a, NULL, NULL), *r2 = call_t("sqrt", b, NULL, NULL);
     bp_tensor *r3 = call_t("gelu", c, NULL, NULL);
-    rt *w1 = lit_f(BP_FLOAT32, 1, n4, (double[]){1, 2.718281828459045, 54.598150033144236,
-                                                  0.36787944117144233});
+    rt *w1 = lit_f(BP_FLOAT32, 1, n4,
+                   (double[]){1, 2.718281828459045, 54.598150033144236, 0.36787944117144233});
     rt *w2 = lit_f(BP_FLOAT32, 1, n4, (double[]){2, 3, 0, 15.968719422671311});
     rt *w3 = lit_f(BP_FLOAT32, 1, n4, (double[]){0.8413447460685429, 0, 0.8413447460685429, 0});
     CLOSE(r1, w1, 1, TOL_PLAIN);
@@ -704,9 +733,9 @@ static void where_trial(int32_t da, int32_t db, uint64_t seed) {
   bp_tensor *c = gen_tensor(&r, BP_BOOL, nc, sc, LAY_RANDOM, VP_GENERAL, &rc, &lc);
   bp_tensor *a = gen_tensor(&r, da, na, sa, LAY_RANDOM, VP_GENERAL, &ra, &la);
   bp_tensor *b = gen_tensor(&r, db, nb, sb, LAY_RANDOM, VP_GENERAL, &rb, &lb);
-  ctx_set("where(bool %s %s, %s %s %s, %s %s %s) seed=0x%llx", shape_str(nc, sc),
-          layout_name(lc), dt_name(da), shape_str(na, sa), layout_name(la), dt_name(db),
-          shape_str(nb, sb), layout_name(lb), (unsigned long long)seed);
+  ctx_set("where(bool %s %s, %s %s %s, %s %s %s) seed=0x%llx", shape_str(nc, sc), layout_name(lc),
+          dt_name(da), shape_str(na, sa), layout_name(la), dt_name(db), shape_str(nb, sb),
+          layout_name(lb), (unsigned long long)seed);
   bp_tensor *res = call_t("where", c, a, b);
   rt *want = ref_where(rc, ra, rb);
   if (res) CLOSE(res, want, 1, TOL_PLAIN);
@@ -795,8 +824,8 @@ static void reduce_trial(int op, int32_t dt, uint64_t seed, bool with_dtype) {
     /* A float dtype for any input, an integer dtype for integer inputs. */
     static const int32_t fd[] = {BP_FLOAT32, BP_FLOAT64, BP_FLOAT16, BP_BFLOAT16};
     static const int32_t id[] = {BP_INT64, BP_INT32, BP_INT8, BP_INT16, BP_UINT8};
-    sum_dtype = dt_is_float(dt) || rng_chance(&r, 0.5) ? fd[rng_int(&r, 0, 3)]
-                                                       : id[rng_int(&r, 0, 4)];
+    sum_dtype =
+        dt_is_float(dt) || rng_chance(&r, 0.5) ? fd[rng_int(&r, 0, 3)] : id[rng_int(&r, 0, 4)];
   }
   ctx_set("%s(%s %s %s, dim=%s, keepdim=%d%s%s) seed=0x%llx", ref_redop_name[op], dt_name(dt),
           shape_str(n, sizes), layout_name(lay), dims_str(dims, nd), keepdim,
@@ -826,16 +855,19 @@ static void reduce_trial(int op, int32_t dt, uint64_t seed, bool with_dtype) {
 static void reductions_sum(void) {
   cpu_setup();
   for (size_t i = 0; i < NUM_DTYPES; i++)
-    for (int t = 0; t < 30; t++) reduce_trial(RR_SUM, all_dtypes[i], trial_seed(0x50000000 + (i << 8), t), false);
+    for (int t = 0; t < 30; t++)
+      reduce_trial(RR_SUM, all_dtypes[i], trial_seed(0x50000000 + (i << 8), t), false);
   for (size_t i = 0; i < NUM_DTYPES; i++)
-    for (int t = 0; t < 10; t++) reduce_trial(RR_SUM, all_dtypes[i], trial_seed(0x50100000 + (i << 8), t), true);
+    for (int t = 0; t < 10; t++)
+      reduce_trial(RR_SUM, all_dtypes[i], trial_seed(0x50100000 + (i << 8), t), true);
   cpu_done();
 }
 
 static void reductions_mean(void) {
   cpu_setup();
   for (size_t i = 0; i < NELEMS(float_dtypes); i++)
-    for (int t = 0; t < 40; t++) reduce_trial(RR_MEAN, float_dtypes[i], trial_seed(0x50200000 + (i << 8), t), false);
+    for (int t = 0; t < 40; t++)
+      reduce_trial(RR_MEAN, float_dtypes[i], trial_seed(0x50200000 + (i << 8), t), false);
   cpu_done();
 }
 
@@ -864,9 +896,9 @@ static void argmax_trial(int32_t dt, uint64_t seed) {
   rt *ra;
   bp_tensor *a = gen_tensor(&r, dt, n, sizes, LAY_RANDOM,
                             rng_chance(&r, 0.6) ? VP_TIES : VP_GENERAL, &ra, &lay);
-  ctx_set("argmax(%s %s %s, dim=%lld%s, keepdim=%d) seed=0x%llx", dt_name(dt),
-          shape_str(n, sizes), layout_name(lay), (long long)dim, has_dim ? "" : " (None)",
-          keepdim, (unsigned long long)seed);
+  ctx_set("argmax(%s %s %s, dim=%lld%s, keepdim=%d) seed=0x%llx", dt_name(dt), shape_str(n, sizes),
+          layout_name(lay), (long long)dim, has_dim ? "" : " (None)", keepdim,
+          (unsigned long long)seed);
   bp_value slots[3];
   bp_stack s = BP_STACK_INIT(slots, 3);
   bp_stack_push_tensor(&s, a);
@@ -910,7 +942,7 @@ static bp_tensor *call_reduce(const char *name, bp_tensor *a, const int64_t *dim
 static void reductions_special(void) {
   cpu_setup();
   int64_t none[1] = {0}, d1[] = {1}, d0[] = {0};
-  int64_t s0[] = {0}, s30[] = {3, 0}, s20[] = {2, 0}, n1[] = {1}, n2[] = {2}, n3[] = {3};
+  int64_t s0[] = {0}, s30[] = {3, 0}, s20[] = {2, 0}, n1[] = {1}, n3[] = {3};
   {
     ctx_set("sum and mean of nothing");
     bp_tensor *e = tensor_zeros(BP_FLOAT32, 1, s0), *e2 = tensor_zeros(BP_INT32, 2, s30);
@@ -995,7 +1027,8 @@ static void reductions_special(void) {
     bp_tensor *r5 = call_t("argmax", c, NULL, NULL);
     bp_tensor *r6 = call_reduce("amin", c, d0, 1, false);
     rt *w1 = lit_f(dt, 0, NULL, (double[]){NAN}), *w2 = lit_f(dt, 1, n1, (double[]){NAN});
-    rt *w3 = lit_i(BP_INT64, 0, NULL, (int64_t[]){1}), *w4 = lit_i(BP_INT64, 0, NULL, (int64_t[]){0});
+    rt *w3 = lit_i(BP_INT64, 0, NULL, (int64_t[]){1}),
+       *w4 = lit_i(BP_INT64, 0, NULL, (int64_t[]){0});
     rt *w5 = lit_i(BP_INT64, 0, NULL, (int64_t[]){1}), *w6 = lit_f(dt, 0, NULL, (double[]){-1e4});
     CLOSE(r1, w1, 1, TOL_PLAIN);
     CLOSE(r2, w2, 1, TOL_PLAIN);
@@ -1078,7 +1111,6 @@ static void reductions_special(void) {
       bp_tensor_release(a);
     }
   }
-  (void)n2;
   cpu_done();
 }
 
@@ -1089,10 +1121,13 @@ static void reductions_special(void) {
 static void matmul_trial(int32_t dt, uint64_t seed) {
   rng r;
   rng_seed(&r, seed);
-  static const int64_t ks[] = {0, 1, 2, 3, 5, 8, 16, 33};
-  int64_t k = ks[rng_int(&r, 0, 7)], m = rng_int(&r, 0, 6), nn = rng_int(&r, 0, 6);
+  static const int64_t ks[] = {0, 1, 2, 3, 5, 8, 16, 33, 130, 300};
+  int64_t k = ks[rng_int(&r, 0, 9)], m = rng_int(&r, 0, 6), nn = rng_int(&r, 0, 6);
   if (m == 0 && rng_chance(&r, 0.7)) m = 3;
   if (nn == 0 && rng_chance(&r, 0.7)) nn = 4;
+  /* Now and then more rows and columns than a register tile holds. */
+  if (rng_chance(&r, 0.15)) m = rng_int(&r, 17, 40);
+  if (rng_chance(&r, 0.15)) nn = rng_int(&r, 17, 40);
   int32_t na = (int32_t)rng_int(&r, 1, 4), nb = (int32_t)rng_int(&r, 1, 4);
   int32_t nbatch = (na > nb ? na : nb) - 2;
   int64_t batch[BP_MAX_NDIM], sa[BP_MAX_NDIM], sb[BP_MAX_NDIM];
@@ -1113,13 +1148,13 @@ static void matmul_trial(int32_t dt, uint64_t seed) {
     sb[bb] = k;
     sb[bb + 1] = nn;
   }
-  int prof = rng_chance(&r, 0.1) ? VP_ACCUM : VP_FINITE;
+  int prof = rng_chance(&r, 0.1) ? VP_UNIT_NAN : VP_UNIT;
   int la, lb;
   rt *ra, *rb;
   bp_tensor *a = gen_tensor(&r, dt, na, sa, LAY_RANDOM, prof, &ra, &la);
   bp_tensor *b = gen_tensor(&r, dt, nb, sb, LAY_RANDOM, prof, &rb, &lb);
-  ctx_set("matmul(%s %s %s, %s %s) seed=0x%llx", dt_name(dt), shape_str(na, sa),
-          layout_name(la), shape_str(nb, sb), layout_name(lb), (unsigned long long)seed);
+  ctx_set("matmul(%s %s %s, %s %s) seed=0x%llx", dt_name(dt), shape_str(na, sa), layout_name(la),
+          shape_str(nb, sb), layout_name(lb), (unsigned long long)seed);
   bp_tensor *res = call_t("matmul", a, b, NULL);
   int64_t kk;
   rt *want = ref_matmul(ra, rb, &kk);
@@ -1144,6 +1179,48 @@ static void matmul_others(void) {
     matmul_trial(BP_FLOAT64, trial_seed(0x3a7100000, t));
     matmul_trial(BP_FLOAT16, trial_seed(0x3a7200000, t));
     matmul_trial(BP_BFLOAT16, trial_seed(0x3a7300000, t));
+  }
+  cpu_done();
+}
+
+/* The same products through the plugin's own kernels: BP_BLAS_LIBRARY=none
+ * (read when the plugin loads; each case is a fresh process) keeps it from
+ * loading a BLAS library. */
+static void matmul_builtin_kernels(void) {
+  setenv("BP_BLAS_LIBRARY", "none", 1);
+  cpu_setup();
+  for (size_t i = 0; i < NELEMS(float_dtypes); i++)
+    for (int t = 0; t < 60; t++)
+      matmul_trial(float_dtypes[i], trial_seed(0x3a7400000 + (i << 12), t));
+  /* Large: row blocks in parallel, matrix-vector loops, a folded batch. */
+  struct {
+    int32_t dt, na, nb;
+    int64_t sa[3], sb[3];
+  } big[] = {{BP_FLOAT32, 2, 2, {200, 40}, {40, 190}},
+             {BP_FLOAT64, 2, 1, {400, 150}, {150}},
+             {BP_FLOAT32, 1, 2, {150}, {150, 400}},
+             {BP_FLOAT16, 3, 2, {3, 120, 33}, {33, 100}},
+             {BP_BFLOAT16, 3, 3, {2, 130, 20}, {2, 20, 140}}};
+  rng r;
+  rng_seed(&r, 0x3a75);
+  for (size_t i = 0; i < NELEMS(big); i++) {
+    int la, lb;
+    rt *ra, *rb;
+    bp_tensor *a = gen_tensor(&r, big[i].dt, big[i].na, big[i].sa, LAY_RANDOM, VP_UNIT, &ra, &la);
+    bp_tensor *b = gen_tensor(&r, big[i].dt, big[i].nb, big[i].sb, LAY_RANDOM, VP_UNIT, &rb, &lb);
+    ctx_set("large matmul without BLAS, %s %s %s x %s %s", dt_name(big[i].dt),
+            shape_str(big[i].na, big[i].sa), layout_name(la), shape_str(big[i].nb, big[i].sb),
+            layout_name(lb));
+    bp_tensor *res = call_t("matmul", a, b, NULL);
+    int64_t k;
+    rt *w = ref_matmul(ra, rb, &k);
+    CLOSE(res, w, k, TOL_SQRT);
+    rt_free(w);
+    rt_free(ra);
+    rt_free(rb);
+    bp_tensor_release(res);
+    bp_tensor_release(a);
+    bp_tensor_release(b);
   }
   cpu_done();
 }
@@ -1257,10 +1334,18 @@ static void softmax_all(void) {
     int32_t dt;
     double in[3], sm[3], lsm[3];
   } hw[] = {
-      {BP_FLOAT32, {1, 2, 3}, {0.09003057317038046, 0.24472847105479767, 0.6652409557748219},
+      {BP_FLOAT32,
+       {1, 2, 3},
+       {0.09003057317038046, 0.24472847105479767, 0.6652409557748219},
        {-2.4076059644443806, -1.4076059644443806, -0.4076059644443806}},
-      {BP_FLOAT32, {1000, 1000, -INFINITY}, {0.5, 0.5, 0}, {-0.6931471805599453, -0.6931471805599453, -INFINITY}},
-      {BP_FLOAT16, {10000, 10000, 10000}, {1.0 / 3, 1.0 / 3, 1.0 / 3}, {-1.0986122886681098, -1.0986122886681098, -1.0986122886681098}},
+      {BP_FLOAT32,
+       {1000, 1000, -INFINITY},
+       {0.5, 0.5, 0},
+       {-0.6931471805599453, -0.6931471805599453, -INFINITY}},
+      {BP_FLOAT16,
+       {10000, 10000, 10000},
+       {1.0 / 3, 1.0 / 3, 1.0 / 3},
+       {-1.0986122886681098, -1.0986122886681098, -1.0986122886681098}},
       {BP_FLOAT64, {INFINITY, 0, 1}, {NAN, NAN, NAN}, {NAN, NAN, NAN}},
       {BP_BFLOAT16, {-INFINITY, -INFINITY, -INFINITY}, {NAN, NAN, NAN}, {NAN, NAN, NAN}},
       {BP_FLOAT64, {NAN, 0, 1}, {NAN, NAN, NAN}, {NAN, NAN, NAN}},
@@ -1268,7 +1353,8 @@ static void softmax_all(void) {
   int64_t n3[] = {3};
   for (size_t i = 0; i < NELEMS(hw); i++)
     for (int lg = 0; lg < 2; lg++) {
-      ctx_set("%s(%s) hand-worked values #%zu", lg ? "log_softmax" : "softmax", dt_name(hw[i].dt), i);
+      ctx_set("%s(%s) hand-worked values #%zu", lg ? "log_softmax" : "softmax", dt_name(hw[i].dt),
+              i);
       bp_tensor *a = tensor_f(hw[i].dt, hw[i].in, 3);
       bp_value slots[2];
       bp_stack s = BP_STACK_INIT(slots, 2);
@@ -1321,14 +1407,13 @@ static void layer_norm_trial(int32_t dt, uint64_t seed) {
   rt *rx, *rw = NULL, *rb = NULL;
   bp_tensor *x = gen_tensor(&r, dt, n, sizes, LAY_RANDOM,
                             rng_chance(&r, 0.1) ? VP_ACCUM : VP_FINITE, &rx, &lx);
-  bp_tensor *w = rng_chance(&r, 0.6)
-                     ? gen_tensor(&r, dt, nnorm, ns, LAY_RANDOM, VP_FINITE, &rw, &lw) : NULL;
-  bp_tensor *b = rng_chance(&r, 0.6)
-                     ? gen_tensor(&r, dt, nnorm, ns, LAY_RANDOM, VP_FINITE, &rb, &lb) : NULL;
+  bp_tensor *w =
+      rng_chance(&r, 0.6) ? gen_tensor(&r, dt, nnorm, ns, LAY_RANDOM, VP_FINITE, &rw, &lw) : NULL;
+  bp_tensor *b =
+      rng_chance(&r, 0.6) ? gen_tensor(&r, dt, nnorm, ns, LAY_RANDOM, VP_FINITE, &rb, &lb) : NULL;
   ctx_set("layer_norm(%s %s %s, %s, weight %s, bias %s, eps=%g) seed=0x%llx", dt_name(dt),
-          shape_str(n, sizes), layout_name(lx), shape_str(nnorm, ns),
-          w ? layout_name(lw) : "None", b ? layout_name(lb) : "None", eps,
-          (unsigned long long)seed);
+          shape_str(n, sizes), layout_name(lx), shape_str(nnorm, ns), w ? layout_name(lw) : "None",
+          b ? layout_name(lb) : "None", eps, (unsigned long long)seed);
   bp_value slots[5];
   bp_stack s = BP_STACK_INIT(slots, 5);
   bp_stack_push_tensor(&s, x);
@@ -1354,7 +1439,8 @@ static void layer_norm_trial(int32_t dt, uint64_t seed) {
 static void layer_norm(void) {
   cpu_setup();
   for (size_t i = 0; i < NELEMS(float_dtypes); i++)
-    for (int t = 0; t < 50; t++) layer_norm_trial(float_dtypes[i], trial_seed(0x1a7e0000 + (i << 8), t));
+    for (int t = 0; t < 50; t++)
+      layer_norm_trial(float_dtypes[i], trial_seed(0x1a7e0000 + (i << 8), t));
   {
     /* x = [1, 2, 3, 4]: mean 2.5, biased variance 1.25. */
     ctx_set("layer_norm hand-worked, eps=0, with weight and bias");
@@ -1371,7 +1457,8 @@ static void layer_norm(void) {
     bp_stack_push_float(&s, 0);
     bp_tensor *res = RUN(core_op("layer_norm"), &s, .in = {x, w, b}, .ret = RET_NEW);
     double k = 1 / sqrt(1.25);
-    rt *want = lit_f(BP_FLOAT64, 1, ns, (double[]){-1.5 * k, -0.5 * 2 * k, 0.5 * 3 * k, 1.5 * 4 * k + 1});
+    rt *want =
+        lit_f(BP_FLOAT64, 1, ns, (double[]){-1.5 * k, -0.5 * 2 * k, 0.5 * 3 * k, 1.5 * 4 * k + 1});
     CLOSE(res, want, 4, TOL_SQRT);
     rt_free(want);
     bp_tensor *ts[] = {res, x, w, b};
@@ -1428,29 +1515,49 @@ static void cast_exact(void) {
     double in;
     int64_t want;
   } f2i[] = {
-      {BP_FLOAT32, BP_INT8, 127.9, 127},   {BP_FLOAT32, BP_INT8, 128, 127},
-      {BP_FLOAT32, BP_INT8, -128.9, -128}, {BP_FLOAT32, BP_INT8, -129, -128},
-      {BP_FLOAT32, BP_INT8, 1e10, 127},    {BP_FLOAT32, BP_INT8, -INFINITY, -128},
-      {BP_FLOAT32, BP_INT8, INFINITY, 127}, {BP_FLOAT32, BP_INT8, NAN, 0},
-      {BP_FLOAT32, BP_INT8, -0.5, 0},      {BP_FLOAT32, BP_INT8, -1.5, -1},
-      {BP_FLOAT64, BP_UINT8, -1, 0},       {BP_FLOAT64, BP_UINT8, 255.9, 255},
-      {BP_FLOAT64, BP_UINT8, 256, 255},    {BP_FLOAT64, BP_UINT8, -0.9, 0},
-      {BP_FLOAT64, BP_UINT8, NAN, 0},      {BP_FLOAT64, BP_UINT8, -1e300, 0},
-      {BP_FLOAT64, BP_INT64, 9.3e18, INT64_MAX}, {BP_FLOAT64, BP_INT64, -9.3e18, INT64_MIN},
+      {BP_FLOAT32, BP_INT8, 127.9, 127},
+      {BP_FLOAT32, BP_INT8, 128, 127},
+      {BP_FLOAT32, BP_INT8, -128.9, -128},
+      {BP_FLOAT32, BP_INT8, -129, -128},
+      {BP_FLOAT32, BP_INT8, 1e10, 127},
+      {BP_FLOAT32, BP_INT8, -INFINITY, -128},
+      {BP_FLOAT32, BP_INT8, INFINITY, 127},
+      {BP_FLOAT32, BP_INT8, NAN, 0},
+      {BP_FLOAT32, BP_INT8, -0.5, 0},
+      {BP_FLOAT32, BP_INT8, -1.5, -1},
+      {BP_FLOAT64, BP_UINT8, -1, 0},
+      {BP_FLOAT64, BP_UINT8, 255.9, 255},
+      {BP_FLOAT64, BP_UINT8, 256, 255},
+      {BP_FLOAT64, BP_UINT8, -0.9, 0},
+      {BP_FLOAT64, BP_UINT8, NAN, 0},
+      {BP_FLOAT64, BP_UINT8, -1e300, 0},
+      {BP_FLOAT64, BP_INT64, 9.3e18, INT64_MAX},
+      {BP_FLOAT64, BP_INT64, -9.3e18, INT64_MIN},
       {BP_FLOAT64, BP_INT64, -9223372036854775808.0, INT64_MIN},
       {BP_FLOAT64, BP_INT64, 9223372036854775808.0, INT64_MAX},
       {BP_FLOAT64, BP_INT64, 4611686018427387904.0, 4611686018427387904},
-      {BP_FLOAT64, BP_INT64, NAN, 0},      {BP_FLOAT64, BP_INT64, -INFINITY, INT64_MIN},
-      {BP_FLOAT32, BP_INT32, 2147483520.0, 2147483520}, {BP_FLOAT32, BP_INT32, 2147483648.0, INT32_MAX},
-      {BP_FLOAT32, BP_INT32, -2147483648.0, INT32_MIN}, {BP_FLOAT32, BP_INT32, -3e9, INT32_MIN},
-      {BP_FLOAT64, BP_INT32, -2147483648.9, INT32_MIN}, {BP_FLOAT64, BP_INT32, 2147483647.9, INT32_MAX},
-      {BP_FLOAT16, BP_INT16, 65504, 32767}, {BP_FLOAT16, BP_INT16, -INFINITY, -32768},
-      {BP_FLOAT16, BP_INT16, -32768, -32768}, {BP_FLOAT16, BP_UINT8, -2, 0},
-      {BP_BFLOAT16, BP_INT32, 3e38, INT32_MAX}, {BP_BFLOAT16, BP_INT64, -3e38, INT64_MIN},
-      {BP_BFLOAT16, BP_INT8, NAN, 0},     {BP_FLOAT16, BP_INT64, NAN, 0},
-      {BP_FLOAT32, BP_BOOL, NAN, 1},      {BP_FLOAT32, BP_BOOL, -0.0, 0},
-      {BP_FLOAT64, BP_BOOL, 1e-300, 1},   {BP_FLOAT16, BP_BOOL, INFINITY, 1},
-      {BP_BFLOAT16, BP_BOOL, -0.0, 0},    {BP_FLOAT64, BP_BOOL, 0.1, 1},
+      {BP_FLOAT64, BP_INT64, NAN, 0},
+      {BP_FLOAT64, BP_INT64, -INFINITY, INT64_MIN},
+      {BP_FLOAT32, BP_INT32, 2147483520.0, 2147483520},
+      {BP_FLOAT32, BP_INT32, 2147483648.0, INT32_MAX},
+      {BP_FLOAT32, BP_INT32, -2147483648.0, INT32_MIN},
+      {BP_FLOAT32, BP_INT32, -3e9, INT32_MIN},
+      {BP_FLOAT64, BP_INT32, -2147483648.9, INT32_MIN},
+      {BP_FLOAT64, BP_INT32, 2147483647.9, INT32_MAX},
+      {BP_FLOAT16, BP_INT16, 65504, 32767},
+      {BP_FLOAT16, BP_INT16, -INFINITY, -32768},
+      {BP_FLOAT16, BP_INT16, -32768, -32768},
+      {BP_FLOAT16, BP_UINT8, -2, 0},
+      {BP_BFLOAT16, BP_INT32, 3e38, INT32_MAX},
+      {BP_BFLOAT16, BP_INT64, -3e38, INT64_MIN},
+      {BP_BFLOAT16, BP_INT8, NAN, 0},
+      {BP_FLOAT16, BP_INT64, NAN, 0},
+      {BP_FLOAT32, BP_BOOL, NAN, 1},
+      {BP_FLOAT32, BP_BOOL, -0.0, 0},
+      {BP_FLOAT64, BP_BOOL, 1e-300, 1},
+      {BP_FLOAT16, BP_BOOL, INFINITY, 1},
+      {BP_BFLOAT16, BP_BOOL, -0.0, 0},
+      {BP_FLOAT64, BP_BOOL, 0.1, 1},
   };
   for (size_t i = 0; i < NELEMS(f2i); i++) {
     ctx_set("cast(%s %.17g, %s)", dt_name(f2i[i].from), f2i[i].in, dt_name(f2i[i].to));
@@ -1470,12 +1577,18 @@ static void cast_exact(void) {
     int32_t from, to;
     int64_t in, want;
   } i2i[] = {
-      {BP_INT32, BP_INT8, 300, 44},          {BP_INT64, BP_UINT8, -1, 255},
-      {BP_UINT8, BP_INT8, 200, -56},         {BP_INT16, BP_BOOL, -32768, 1},
-      {BP_INT64, BP_INT32, ((int64_t)1 << 32) + 5, 5}, {BP_INT8, BP_UINT8, -128, 128},
-      {BP_INT64, BP_INT16, -65535, 1},       {BP_BOOL, BP_INT64, 1, 1},
-      {BP_UINT8, BP_BOOL, 0, 0},             {BP_UINT8, BP_BOOL, 2, 1},
-      {BP_INT8, BP_INT64, -7, -7},           {BP_UINT8, BP_INT16, 255, 255},
+      {BP_INT32, BP_INT8, 300, 44},
+      {BP_INT64, BP_UINT8, -1, 255},
+      {BP_UINT8, BP_INT8, 200, -56},
+      {BP_INT16, BP_BOOL, -32768, 1},
+      {BP_INT64, BP_INT32, ((int64_t)1 << 32) + 5, 5},
+      {BP_INT8, BP_UINT8, -128, 128},
+      {BP_INT64, BP_INT16, -65535, 1},
+      {BP_BOOL, BP_INT64, 1, 1},
+      {BP_UINT8, BP_BOOL, 0, 0},
+      {BP_UINT8, BP_BOOL, 2, 1},
+      {BP_INT8, BP_INT64, -7, -7},
+      {BP_UINT8, BP_INT16, 255, 255},
   };
   for (size_t i = 0; i < NELEMS(i2i); i++) {
     ctx_set("cast(%s %lld, %s)", dt_name(i2i[i].from), (long long)i2i[i].in, dt_name(i2i[i].to));
@@ -1496,23 +1609,23 @@ static void cast_exact(void) {
    * NaN stays NaN (even one whose payload lies in the bits dropped). */
   struct {
     int32_t from, to;
-    uint64_t in_bits; /* the source's bit pattern */
-    uint16_t want;
+    uint64_t in_bits; /* the source's bit pattern (an integer's value) */
+    uint64_t want;    /* the result's bit pattern */
   } rne[] = {
-      {BP_FLOAT32, BP_FLOAT16, 0x3f801000, 0x3c00}, /* 1 + 2^-11: tie, down to even */
-      {BP_FLOAT32, BP_FLOAT16, 0x3f803000, 0x3c02}, /* 1 + 3*2^-11: tie, up to even */
-      {BP_FLOAT32, BP_FLOAT16, 0x3f801001, 0x3c01}, /* just above the tie */
-      {BP_FLOAT32, BP_FLOAT16, 0x3f800fff, 0x3c00}, /* just below the tie */
-      {BP_FLOAT32, BP_FLOAT16, 0x477fe000, 0x7bff}, /* 65504 */
-      {BP_FLOAT32, BP_FLOAT16, 0x477fefff, 0x7bff}, /* just below 65520 */
-      {BP_FLOAT32, BP_FLOAT16, 0x477ff000, 0x7c00}, /* 65520: tie, to inf */
-      {BP_FLOAT32, BP_FLOAT16, 0xc77ff000, 0xfc00}, /* -65520 */
-      {BP_FLOAT32, BP_FLOAT16, 0x33800000, 0x0001}, /* 2^-24, the least subnormal */
-      {BP_FLOAT32, BP_FLOAT16, 0x33000000, 0x0000}, /* 2^-25: tie, to 0 */
-      {BP_FLOAT32, BP_FLOAT16, 0x33c00000, 0x0002}, /* 1.5 * 2^-24: tie, to 2 */
-      {BP_FLOAT32, BP_FLOAT16, 0x33000001, 0x0001}, /* just above 2^-25 */
-      {BP_FLOAT32, BP_FLOAT16, 0x80000000, 0x8000}, /* -0.0 */
-      {BP_FLOAT32, BP_FLOAT16, 0x387fe000, 0x0400}, /* 1023.5 * 2^-24: tie, up into the normals */
+      {BP_FLOAT32, BP_FLOAT16, 0x3f801000, 0x3c00},  /* 1 + 2^-11: tie, down to even */
+      {BP_FLOAT32, BP_FLOAT16, 0x3f803000, 0x3c02},  /* 1 + 3*2^-11: tie, up to even */
+      {BP_FLOAT32, BP_FLOAT16, 0x3f801001, 0x3c01},  /* just above the tie */
+      {BP_FLOAT32, BP_FLOAT16, 0x3f800fff, 0x3c00},  /* just below the tie */
+      {BP_FLOAT32, BP_FLOAT16, 0x477fe000, 0x7bff},  /* 65504 */
+      {BP_FLOAT32, BP_FLOAT16, 0x477fefff, 0x7bff},  /* just below 65520 */
+      {BP_FLOAT32, BP_FLOAT16, 0x477ff000, 0x7c00},  /* 65520: tie, to inf */
+      {BP_FLOAT32, BP_FLOAT16, 0xc77ff000, 0xfc00},  /* -65520 */
+      {BP_FLOAT32, BP_FLOAT16, 0x33800000, 0x0001},  /* 2^-24, the least subnormal */
+      {BP_FLOAT32, BP_FLOAT16, 0x33000000, 0x0000},  /* 2^-25: tie, to 0 */
+      {BP_FLOAT32, BP_FLOAT16, 0x33c00000, 0x0002},  /* 1.5 * 2^-24: tie, to 2 */
+      {BP_FLOAT32, BP_FLOAT16, 0x33000001, 0x0001},  /* just above 2^-25 */
+      {BP_FLOAT32, BP_FLOAT16, 0x80000000, 0x8000},  /* -0.0 */
+      {BP_FLOAT32, BP_FLOAT16, 0x387fe000, 0x0400},  /* 1023.5 * 2^-24: tie, up into the normals */
       {BP_FLOAT32, BP_BFLOAT16, 0x3f808000, 0x3f80}, /* 1 + 2^-8: tie, down */
       {BP_FLOAT32, BP_BFLOAT16, 0x3f818000, 0x3f82}, /* 1 + 3*2^-8: tie, up */
       {BP_FLOAT32, BP_BFLOAT16, 0x3f808001, 0x3f81}, /* just above the tie */
@@ -1520,38 +1633,65 @@ static void cast_exact(void) {
       {BP_FLOAT32, BP_BFLOAT16, 0x7f7f7fff, 0x7f7f}, /* below the tie: finite */
       {BP_FLOAT32, BP_BFLOAT16, 0x00010000, 0x0001}, /* a subnormal, exact */
       {BP_FLOAT32, BP_BFLOAT16, 0x00018000, 0x0002}, /* a subnormal tie, up to even */
-      {BP_FLOAT64, BP_FLOAT16, 0x3ff0020000000000, 0x3c00}, /* 1 + 2^-11 */
-      {BP_FLOAT64, BP_FLOAT16, 0x3ff0020000000001, 0x3c01}, /* just above it */
+      {BP_FLOAT64, BP_FLOAT16, 0x3ff0020000000000, 0x3c00},  /* 1 + 2^-11 */
+      {BP_FLOAT64, BP_FLOAT16, 0x3ff0020000000001, 0x3c01},  /* just above it */
       {BP_FLOAT64, BP_BFLOAT16, 0x3ff0100000000000, 0x3f80}, /* 1 + 2^-8 */
       {BP_FLOAT64, BP_BFLOAT16, 0x3ff0300000000000, 0x3f82}, /* 1 + 3*2^-8 */
-      {BP_FLOAT64, BP_FLOAT16, 0x40effe0000000000, 0x7c00}, /* 65520: tie, to inf */
-      {BP_FLOAT16, BP_BFLOAT16, 0x3c01, 0x3f80}, /* 1 + 2^-10 to 8 bits: down */
-      {BP_BFLOAT16, BP_FLOAT16, 0x4780, 0x7c00}, /* 65536 is past float16 */
-      {BP_BFLOAT16, BP_FLOAT16, 0x3f81, 0x3c08}, /* 1 + 2^-7, exact */
+      {BP_FLOAT64, BP_FLOAT16, 0x40effe0000000000, 0x7c00},  /* 65520: tie, to inf */
+      {BP_FLOAT16, BP_BFLOAT16, 0x3c01, 0x3f80},             /* 1 + 2^-10 to 8 bits: down */
+      {BP_BFLOAT16, BP_FLOAT16, 0x4780, 0x7c00},             /* 65536 is past float16 */
+      {BP_BFLOAT16, BP_FLOAT16, 0x3f81, 0x3c08},             /* 1 + 2^-7, exact */
+      /* Integers round once, from their exact value. */
+      {BP_INT32, BP_FLOAT16, 2049, 0x6800},                    /* tie, down to 2048 */
+      {BP_INT32, BP_FLOAT16, 2051, 0x6802},                    /* tie, up to 2052 */
+      {BP_INT16, BP_FLOAT16, 32767, 0x7800},                   /* 32768 */
+      {BP_INT32, BP_FLOAT16, 65519, 0x7bff},                   /* below the tie: 65504 */
+      {BP_INT32, BP_FLOAT16, 65520, 0x7c00},                   /* tie: inf */
+      {BP_INT32, BP_BFLOAT16, 257, 0x4380},                    /* tie, down to 256 */
+      {BP_INT32, BP_BFLOAT16, 259, 0x4382},                    /* tie, up to 260 */
+      {BP_INT16, BP_BFLOAT16, -32767, 0xc700},                 /* -32768 */
+      {BP_INT64, BP_BFLOAT16, 16842753, 0x4b81},               /* 2^24 + 2^16 + 1: above the tie */
+      {BP_INT64, BP_FLOAT16, 2053, 0x6802},                    /* tie, down to 2052 */
+      {BP_INT32, BP_FLOAT32, 16777217, 0x4b800000},            /* 2^24 + 1: tie, down */
+      {BP_INT32, BP_FLOAT32, 16777219, 0x4b800002},            /* 2^24 + 3: tie, up */
+      {BP_INT64, BP_FLOAT32, 0x1000001000000001, 0x5d800001},  /* 2^60 + 2^36 + 1: up */
+      {BP_INT64, BP_FLOAT32, (uint64_t)INT64_MIN, 0xdf000000}, /* -2^63 */
+      {BP_INT64, BP_FLOAT64, 9007199254740993, 0x4340000000000000},   /* 2^53 + 1: tie, down */
+      {BP_INT64, BP_FLOAT64, 0x4000000000000201, 0x43d0000000000001}, /* 2^62 + 2^9 + 1: up */
+      {BP_UINT8, BP_BFLOAT16, 255, 0x437f},                           /* exact in 8 bits */
+      {BP_INT16, BP_BFLOAT16, 511, 0x4400},                           /* 9 bits: up to 512 */
+      {BP_INT8, BP_FLOAT16, -128, 0xd800},
+      {BP_BOOL, BP_BFLOAT16, 1, 0x3f80},
   };
   for (size_t i = 0; i < NELEMS(rne); i++) {
     ctx_set("cast(%s bits 0x%llx, %s) rounds to nearest-even", dt_name(rne[i].from),
             (unsigned long long)rne[i].in_bits, dt_name(rne[i].to));
     bp_tensor *a = tensor_zeros(rne[i].from, 0, NULL);
-    memcpy(bp_tensor_get_view(a)->data, &rne[i].in_bits, bp_dtype_size(rne[i].from));
+    if (dt_is_float(rne[i].from)) /* little-endian: the low bytes */
+      memcpy(bp_tensor_get_view(a)->data, &rne[i].in_bits, bp_dtype_size(rne[i].from));
+    else
+      store_i(bp_tensor_get_view(a)->data, rne[i].from, (int64_t)rne[i].in_bits);
     bp_value slots[2];
     bp_stack s = BP_STACK_INIT(slots, 2);
     bp_stack_push_tensor(&s, a);
     bp_stack_push_scalar_type(&s, rne[i].to);
     bp_tensor *res = RUN(core_op("cast"), &s, .in = {a}, .ret = RET_NEW);
     if (res) {
-      uint16_t got;
-      memcpy(&got, bp_tensor_get_view(res)->data, 2);
+      uint64_t got = 0;
+      memcpy(&got, bp_tensor_get_view(res)->data, bp_dtype_size(rne[i].to));
       if (got != rne[i].want)
-        REPORT("rounding to nearest-even", "got bits 0x%04x, expected 0x%04x", got, rne[i].want);
+        REPORT("rounding to nearest-even", "got bits 0x%llx, expected 0x%llx",
+               (unsigned long long)got, (unsigned long long)rne[i].want);
     }
     bp_tensor_release(res);
     bp_tensor_release(a);
   }
   /* NaN of every float width stays NaN through every float cast. */
   {
-    uint64_t nans[][2] = {{BP_FLOAT32, 0x7f800001}, {BP_FLOAT32, 0xffc00000},
-                          {BP_FLOAT64, 0x7ff0000000000001}, {BP_FLOAT16, 0x7c01},
+    uint64_t nans[][2] = {{BP_FLOAT32, 0x7f800001},
+                          {BP_FLOAT32, 0xffc00000},
+                          {BP_FLOAT64, 0x7ff0000000000001},
+                          {BP_FLOAT16, 0x7c01},
                           {BP_BFLOAT16, 0x7f81}};
     for (size_t i = 0; i < NELEMS(nans); i++)
       for (size_t j = 0; j < NELEMS(float_dtypes); j++) {
@@ -1596,7 +1736,8 @@ static void contiguous_trial(int32_t dt, uint64_t seed) {
 static void contiguous_all(void) {
   cpu_setup();
   for (size_t i = 0; i < NUM_DTYPES; i++)
-    for (int t = 0; t < 30; t++) contiguous_trial(all_dtypes[i], trial_seed(0xc0470000 + (i << 8), t));
+    for (int t = 0; t < 30; t++)
+      contiguous_trial(all_dtypes[i], trial_seed(0xc0470000 + (i << 8), t));
   cpu_done();
 }
 
@@ -1610,8 +1751,8 @@ static void fill_trial(int32_t dt, uint64_t seed) {
   int lay;
   bp_tensor *a = gen_tensor(&r, dt, n, sizes, LAY_WRITABLE, VP_GENERAL, NULL, &lay);
   double v = rand_float(&r, BP_FLOAT64, VP_WIDE);
-  ctx_set("fill_(%s %s %s, %.17g) seed=0x%llx", dt_name(dt), shape_str(n, sizes),
-          layout_name(lay), v, (unsigned long long)seed);
+  ctx_set("fill_(%s %s %s, %.17g) seed=0x%llx", dt_name(dt), shape_str(n, sizes), layout_name(lay),
+          v, (unsigned long long)seed);
   bp_value slots[2];
   bp_stack s = BP_STACK_INIT(slots, 2);
   bp_stack_push_tensor(&s, a);
@@ -1719,39 +1860,41 @@ static void copy_overlap(void) {
     bp_tensor *self = NULL, *src = NULL;
     const char *what = "";
     switch (kind) {
-    case 0: /* self lies before src */
-      bp_tensor_as_strided(base, 1, &n, (int64_t[]){1}, 0, &self);
-      bp_tensor_as_strided(base, 1, &n, (int64_t[]){1}, shift, &src);
-      what = "self = base[0:n], src = base[shift:shift+n]";
-      break;
-    case 1: /* src lies before self */
-      bp_tensor_as_strided(base, 1, &n, (int64_t[]){1}, shift, &self);
-      bp_tensor_as_strided(base, 1, &n, (int64_t[]){1}, 0, &src);
-      what = "self = base[shift:shift+n], src = base[0:n]";
-      break;
-    case 2: /* an in-place transpose */
-      bp_tensor_as_strided(base, 2, (int64_t[]){m, m}, (int64_t[]){m, 1}, 0, &self);
-      bp_tensor_as_strided(base, 2, (int64_t[]){m, m}, (int64_t[]){1, m}, 0, &src);
-      what = "self = M, src = M^T";
-      break;
-    case 3: /* every other element from a contiguous run that covers them */
-      bp_tensor_as_strided(base, 1, &n, (int64_t[]){2}, 0, &self);
-      bp_tensor_as_strided(base, 1, &n, (int64_t[]){1}, 1, &src);
-      what = "self = base[0::2], src = base[1:n+1]";
-      break;
-    default:
-      bp_tensor_as_strided(base, 2, sz, st, off_self, &self);
-      bp_tensor_as_strided(base, 2, sz, sr, off_src, &src);
-      what = "random 2-D views";
-      break;
+      case 0: /* self lies before src */
+        bp_tensor_as_strided(base, 1, &n, (int64_t[]){1}, 0, &self);
+        bp_tensor_as_strided(base, 1, &n, (int64_t[]){1}, shift, &src);
+        what = "self = base[0:n], src = base[shift:shift+n]";
+        break;
+      case 1: /* src lies before self */
+        bp_tensor_as_strided(base, 1, &n, (int64_t[]){1}, shift, &self);
+        bp_tensor_as_strided(base, 1, &n, (int64_t[]){1}, 0, &src);
+        what = "self = base[shift:shift+n], src = base[0:n]";
+        break;
+      case 2: /* an in-place transpose */
+        bp_tensor_as_strided(base, 2, (int64_t[]){m, m}, (int64_t[]){m, 1}, 0, &self);
+        bp_tensor_as_strided(base, 2, (int64_t[]){m, m}, (int64_t[]){1, m}, 0, &src);
+        what = "self = M, src = M^T";
+        break;
+      case 3: /* every other element from a contiguous run that covers them */
+        bp_tensor_as_strided(base, 1, &n, (int64_t[]){2}, 0, &self);
+        bp_tensor_as_strided(base, 1, &n, (int64_t[]){1}, 1, &src);
+        what = "self = base[0::2], src = base[1:n+1]";
+        break;
+      default:
+        bp_tensor_as_strided(base, 2, sz, st, off_self, &self);
+        bp_tensor_as_strided(base, 2, sz, sr, off_src, &src);
+        what = "random 2-D views";
+        break;
     }
     if (kind == 4)
-      ctx_set("copy_ overlapping, %s, %s: self %s strides %s offset %lld, src strides %s offset "
-              "%lld seed=0x%llx", dt_name(dt), what, shape_str(2, sz), shape_str(2, st),
-              (long long)off_self, shape_str(2, sr), (long long)off_src, (unsigned long long)seed);
+      ctx_set(
+          "copy_ overlapping, %s, %s: self %s strides %s offset %lld, src strides %s offset "
+          "%lld seed=0x%llx",
+          dt_name(dt), what, shape_str(2, sz), shape_str(2, st), (long long)off_self,
+          shape_str(2, sr), (long long)off_src, (unsigned long long)seed);
     else
-      ctx_set("copy_ overlapping, %s, %s, n=%lld shift=%lld m=%lld seed=0x%llx", dt_name(dt),
-              what, (long long)n, (long long)shift, (long long)m, (unsigned long long)seed);
+      ctx_set("copy_ overlapping, %s, %s, n=%lld shift=%lld m=%lld seed=0x%llx", dt_name(dt), what,
+              (long long)n, (long long)shift, (long long)m, (unsigned long long)seed);
     rt *want = read_tensor(src);
     bp_value slots[2];
     bp_stack s = BP_STACK_INIT(slots, 2);
@@ -1784,8 +1927,8 @@ static int32_t device_type_named(const char *name) {
 /* A float32 tensor on gooddev:0 (host-visible memory) holding v. */
 static bp_tensor *on_gooddev(int32_t ndim, const int64_t *sizes, const double *v) {
   bp_tensor *t = NULL;
-  bp_status st = bp_tensor_empty(bp_device_make(device_type_named("gooddev"), 0), BP_FLOAT32, ndim,
-                                 sizes, &t);
+  bp_status st =
+      bp_tensor_empty(bp_device_make(device_type_named("gooddev"), 0), BP_FLOAT32, ndim, sizes, &t);
   if (st) {
     tap_diag("gooddev tensor: %s: %s", bp_status_str(st), bp_last_error());
     ok(0);
@@ -1810,8 +1953,8 @@ static void copy_cross_device(void) {
     int32_t dt;
     int32_t ndim;
     int64_t sizes[2];
-  } dsts[] = {{BP_FLOAT32, 1, {3}}, {BP_FLOAT64, 2, {2, 3}}, {BP_INT16, 2, {4, 3}},
-              {BP_BFLOAT16, 1, {3}}};
+  } dsts[] = {
+      {BP_FLOAT32, 1, {3}}, {BP_FLOAT64, 2, {2, 3}}, {BP_INT16, 2, {4, 3}}, {BP_BFLOAT16, 1, {3}}};
   for (size_t i = 0; i < NELEMS(dsts); i++) {
     ctx_set("copy_(cpu %s %s, gooddev float32 [3])", dt_name(dsts[i].dt),
             shape_str(dsts[i].ndim, dsts[i].sizes));
@@ -1835,6 +1978,25 @@ static void copy_cross_device(void) {
     rt_free(want);
     bp_tensor_release(res);
     bp_tensor_release(self);
+  }
+  /* A strided view on gooddev: every other element of a [6]. */
+  {
+    bp_tensor *gb = on_gooddev(1, (int64_t[]){6}, (double[]){1, -1, 2, -2, 3, -3}), *gv = NULL;
+    bp_tensor_as_strided(gb, 1, (int64_t[]){3}, (int64_t[]){2}, 0, &gv);
+    ctx_set("copy_(cpu float64 [2, 3], gooddev float32 [3] with stride 2)");
+    bp_tensor *self = tensor_zeros(BP_FLOAT64, 2, (int64_t[]){2, 3});
+    bp_value slots[2];
+    bp_stack s = BP_STACK_INIT(slots, 2);
+    bp_stack_push_tensor(&s, self);
+    bp_stack_push_tensor(&s, gv);
+    bp_tensor *res = RUN(core_op("copy_"), &s, .in = {gv}, .mut = self, .ret = RET_SELF);
+    rt *want = lit_f(BP_FLOAT64, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 1, 2, 3});
+    CLOSE(res, want, 1, TOL_PLAIN);
+    rt_free(want);
+    bp_tensor_release(res);
+    bp_tensor_release(self);
+    bp_tensor_release(gv);
+    bp_tensor_release(gb);
   }
   bp_tensor_release(g);
   cpu_done();
@@ -1936,7 +2098,8 @@ static void large_random(const int32_t *dts, size_t ndt, uint64_t base) {
     int32_t dt = dts[i];
     uint64_t b = base + ((uint64_t)dt << 16);
     for (int op = RB_ADD; op <= RB_POW; op++)
-      if (dt != BP_BOOL || (op != RB_SUB && op != RB_POW)) binary_trial(op, dt, dt, b + (uint64_t)op);
+      if (dt != BP_BOOL || (op != RB_SUB && op != RB_POW))
+        binary_trial(op, dt, dt, b + (uint64_t)op);
     binary_trial(RB_ADD, dt, all_dtypes[(i + 3) % NUM_DTYPES], b + 10);
     binary_trial(RB_MUL, all_dtypes[(i + 7) % NUM_DTYPES], dt, b + 11);
     for (int op = RU_NEG; op <= RU_GELU_TANH; op++)
@@ -2032,8 +2195,8 @@ static void large_targeted(uint64_t base) {
     /* matmul with a large result, and a batched one; layer_norm rows. */
     int64_t sa[] = {200, 8}, sb[] = {8, 200}, ba[] = {4, 100, 12}, bb[] = {12, 90};
     rt *ra, *rb;
-    bp_tensor *a = gen_tensor(&r, BP_FLOAT32, 2, sa, LAY_PERM, VP_FINITE, &ra, NULL);
-    bp_tensor *b = gen_tensor(&r, BP_FLOAT32, 2, sb, LAY_CONTIG, VP_FINITE, &rb, NULL);
+    bp_tensor *a = gen_tensor(&r, BP_FLOAT32, 2, sa, LAY_PERM, VP_UNIT, &ra, NULL);
+    bp_tensor *b = gen_tensor(&r, BP_FLOAT32, 2, sb, LAY_CONTIG, VP_UNIT, &rb, NULL);
     ctx_set("large matmul float32 [200, 8] x [8, 200] seed=0x%llx", (unsigned long long)base);
     bp_tensor *res = call_t("matmul", a, b, NULL);
     int64_t k;
@@ -2045,8 +2208,8 @@ static void large_targeted(uint64_t base) {
     bp_tensor_release(res);
     bp_tensor_release(a);
     bp_tensor_release(b);
-    a = gen_tensor(&r, BP_BFLOAT16, 3, ba, LAY_CONTIG, VP_FINITE, &ra, NULL);
-    b = gen_tensor(&r, BP_BFLOAT16, 2, bb, LAY_PERM, VP_FINITE, &rb, NULL);
+    a = gen_tensor(&r, BP_BFLOAT16, 3, ba, LAY_CONTIG, VP_UNIT, &ra, NULL);
+    b = gen_tensor(&r, BP_BFLOAT16, 2, bb, LAY_PERM, VP_UNIT, &rb, NULL);
     ctx_set("large matmul bfloat16 [4, 100, 12] x [12, 90] seed=0x%llx", (unsigned long long)base);
     res = call_t("matmul", a, b, NULL);
     w = ref_matmul(ra, rb, &k);
@@ -2151,26 +2314,27 @@ static void concurrent_callers(void) {
   bp_tensor *a = gen_tensor(&r, BP_FLOAT32, 2, s2, LAY_PERM, VP_FINITE, &ra, NULL);
   bp_tensor *b = gen_tensor(&r, BP_FLOAT32, 2, s2, LAY_CONTIG, VP_FINITE, &rb, NULL);
   bp_tensor *c = gen_tensor(&r, BP_FLOAT16, 1, s1, LAY_STRIDED, VP_FINITE, &rc, NULL);
-  bp_tensor *m = gen_tensor(&r, BP_FLOAT32, 2, sm, LAY_CONTIG, VP_FINITE, &rm, NULL);
-  bp_tensor *nmat = gen_tensor(&r, BP_FLOAT32, 2, sn, LAY_PERM, VP_FINITE, &rn, NULL);
+  bp_tensor *m = gen_tensor(&r, BP_FLOAT32, 2, sm, LAY_CONTIG, VP_UNIT, &rm, NULL);
+  bp_tensor *nmat = gen_tensor(&r, BP_FLOAT32, 2, sn, LAY_PERM, VP_UNIT, &rn, NULL);
   int64_t cnt, k;
   conc_job jobs[] = {
-      {"add float32 [300, 200]", core_op("add"), a, b, ref_binary(RB_ADD, ra, rb, 1), 1,
-       TOL_PLAIN, 15, 0, ""},
+      {"add float32 [300, 200]", core_op("add"), a, b, ref_binary(RB_ADD, ra, rb, 1), 1, TOL_PLAIN,
+       15, 0, ""},
       {"sum float32 [300, 200]", core_op("sum"), a, NULL,
        ref_reduce(RR_SUM, ra, NULL, 0, false, BP_DTYPE_INVALID, &cnt), 0, TOL_SUM, 15, 0, ""},
-      {"exp float16 [70001]", core_op("exp"), c, NULL, ref_unary(RU_EXP, rc), 1, TOL_PLAIN, 15,
-       0, ""},
-      {"matmul float32 [120, 64] x [64, 130]", core_op("matmul"), m, nmat,
-       ref_matmul(rm, rn, &k), 0, TOL_SQRT, 15, 0, ""},
-      {"mul float32 [300, 200]", core_op("mul"), b, a, ref_binary(RB_MUL, rb, ra, 1), 1,
-       TOL_PLAIN, 15, 0, ""},
+      {"exp float16 [70001]", core_op("exp"), c, NULL, ref_unary(RU_EXP, rc), 1, TOL_PLAIN, 15, 0,
+       ""},
+      {"matmul float32 [120, 64] x [64, 130]", core_op("matmul"), m, nmat, ref_matmul(rm, rn, &k),
+       0, TOL_SQRT, 15, 0, ""},
+      {"mul float32 [300, 200]", core_op("mul"), b, a, ref_binary(RB_MUL, rb, ra, 1), 1, TOL_PLAIN,
+       15, 0, ""},
   };
   jobs[1].n = cnt;
   jobs[3].n = k;
   ctx_set("concurrent callers");
   pthread_t th[NELEMS(jobs)];
-  for (size_t i = 0; i < NELEMS(jobs); i++) ok(pthread_create(&th[i], NULL, conc_worker, &jobs[i]) == 0);
+  for (size_t i = 0; i < NELEMS(jobs); i++)
+    ok(pthread_create(&th[i], NULL, conc_worker, &jobs[i]) == 0);
   for (size_t i = 0; i < NELEMS(jobs); i++) pthread_join(th[i], NULL);
   for (size_t i = 0; i < NELEMS(jobs); i++) {
     if (jobs[i].failures)
@@ -2210,7 +2374,6 @@ static void errors_dtype(void) {
   bp_tensor *d23 = zeros2(BP_FLOAT64, 2, 3);
   bp_value slots[6];
   bp_stack s = BP_STACK_INIT(slots, 6);
-  int64_t none[1] = {0};
 
   ctx_set("mean of int32");
   push_t(&s, i, NULL, NULL);
@@ -2281,7 +2444,6 @@ static void errors_dtype(void) {
   bp_stack_push_int_list(&s, (int64_t[]){3}, 1);
   bp_stack_push_tensor(&s, w64);
   EXPECT_ERROR(core_op("layer_norm"), &s, BP_ERR_TYPE, NULL, "got float64");
-  (void)none;
   bp_tensor *ts[] = {f, d, i, bo, i8, d23, i32, w64};
   for (size_t k = 0; k < NELEMS(ts); k++) bp_tensor_release(ts[k]);
   cpu_done();
@@ -2300,12 +2462,14 @@ static void errors_shape(void) {
   push_t(&s, a23, b4, NULL);
   EXPECT_ERROR(core_op("add"), &s, BP_ERR_SHAPE,
                "core::add: argument #1 'other' with shape [4] cannot be broadcast with argument "
-               "#0 'self' with shape [2, 3] (dimension 1: 4 vs 3)", NULL);
+               "#0 'self' with shape [2, 3] (dimension 1: 4 vs 3)",
+               NULL);
   ctx_set("mul [5, 3] * [2, 1]");
   push_t(&s, a53, b21, NULL);
   EXPECT_ERROR(core_op("mul"), &s, BP_ERR_SHAPE,
                "core::mul: argument #1 'other' with shape [2, 1] cannot be broadcast with "
-               "argument #0 'self' with shape [5, 3] (dimension 0: 2 vs 5)", NULL);
+               "argument #0 'self' with shape [5, 3] (dimension 0: 2 vs 5)",
+               NULL);
   ctx_set("where(bool [2], [3], [3])");
   push_t(&s, c2, b3, b3);
   EXPECT_ERROR(core_op("where"), &s, BP_ERR_SHAPE, NULL, "cannot be broadcast");
@@ -2325,7 +2489,7 @@ static void errors_shape(void) {
   push_t(&s, b3, s0, NULL);
   EXPECT_ERROR(core_op("matmul"), &s, BP_ERR_SHAPE, NULL, "core::matmul");
   ctx_set("amax, amin, argmax of nothing");
-  int64_t none[1] = {0}, d0[] = {0};
+  int64_t d0[] = {0};
   push_t(&s, e03, NULL, NULL);
   EXPECT_ERROR(core_op("amax"), &s, BP_ERR_SHAPE, NULL, "core::amax");
   push_t(&s, e03, NULL, NULL);
@@ -2365,7 +2529,6 @@ static void errors_shape(void) {
   EXPECT_ERROR(core_op("copy_"), &s, BP_ERR_SHAPE, NULL, "core::copy_");
   push_t(&s, a13, a23, NULL);
   EXPECT_ERROR(core_op("copy_"), &s, BP_ERR_SHAPE, NULL, "core::copy_");
-  (void)none;
   bp_tensor *ts[] = {a23, b4, a53, b21, a45, c2, b3, e03, s0, a22, a13, m1, m2};
   for (size_t k = 0; k < NELEMS(ts); k++) bp_tensor_release(ts[k]);
   cpu_done();
@@ -2382,7 +2545,8 @@ static void errors_dim(void) {
   bp_stack_push_int(&s, 2);
   EXPECT_ERROR(core_op("softmax"), &s, BP_ERR_INVALID_ARGUMENT,
                "core::softmax: argument #1 'dim': dimension 2 is out of range for a "
-               "2-dimensional tensor (expected -2 .. 1)", NULL);
+               "2-dimensional tensor (expected -2 .. 1)",
+               NULL);
   ctx_set("log_softmax dim -3 of a 2-D tensor");
   push_t(&s, a, NULL, NULL);
   bp_stack_push_int(&s, -3);
@@ -2462,7 +2626,8 @@ static void errors_device(void) {
   push_t(&s, c, g, NULL);
   EXPECT_ERROR(core_op("add"), &s, BP_ERR_DEVICE,
                "core::add: argument #1 'other' is on gooddev:0 but argument #0 'self' is on "
-               "cpu:0; the op does not allow mixed devices", NULL);
+               "cpu:0; the op does not allow mixed devices",
+               NULL);
   ctx_set("where(cpu, gooddev, cpu)");
   push_t(&s, cb, g, c);
   EXPECT_ERROR(core_op("where"), &s, BP_ERR_DEVICE, NULL, "gooddev:0");
@@ -2514,6 +2679,7 @@ int main(void) {
       TAP_CASE(matmul_float32),
       TAP_CASE(matmul_others),
       TAP_CASE(matmul_special),
+      TAP_CASE(matmul_builtin_kernels),
       TAP_CASE(softmax_all),
       TAP_CASE(layer_norm),
       TAP_CASE(cast_matrix),
