@@ -7,7 +7,13 @@ EXTRA_PROGRAMS += %D%/dispatch
 CLEANFILES += %D%/dispatch$(EXEEXT)
 EXTRA_DIST += %D%/dispatch-callgrind.sh %D%/README.md
 
-bench: %D%/dispatch$(EXEEXT)
+EXTRA_PROGRAMS += %D%/kernels
+%C%_kernels_SOURCES = %D%/kernels.c
+%C%_kernels_LDADD = host/libbackplane.la $(BP_DL_LIBS) $(BP_PTHREAD_LIBS) -lm
+CLEANFILES += %D%/kernels$(EXEEXT)
+
+bench: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) plugins/cpu/cpu.la
 	$(builddir)/%D%/dispatch
 	LIBTOOL='$(LIBTOOL)' $(SHELL) $(srcdir)/%D%/dispatch-callgrind.sh $(builddir)/%D%/dispatch
+	$(builddir)/%D%/kernels $(top_builddir)/plugins/cpu/.libs/cpu.so
 .PHONY: bench

@@ -1,4 +1,5 @@
 # docs/: shipped with the distribution.
 dist_doc_DATA = \
 	%D%/schemas.md \
-	%D%/op-set.md
+	%D%/op-set.md \
+	%D%/cpu-plugin.md

@@ -11,18 +11,20 @@
  *     batch and rows lie in memory as one run of rows, the batch is folded
  *     into m: one large GEMM instead of many small ones.
  *
- * Each GEMM goes to CBLAS (cblas_sgemm / cblas_dgemm) when a BLAS library
- * could be loaded; float16 and bfloat16 go there too, through float32
- * copies, so they accumulate in float32.  The library is found at run time
- * (no link dependency): $BP_BLAS_LIBRARY if set ("none" for no BLAS), else
- * the first of libopenblas.so.0, libblis.so.4, libcblas.so.3 that loads.
+ * A float32 or float64 GEMM goes to CBLAS (cblas_sgemm / cblas_dgemm) when
+ * a BLAS library could be loaded.  The library is found at run time (no
+ * link dependency), at the first matmul: $BP_BLAS_LIBRARY if set ("none"
+ * for no BLAS), else the first of libopenblas.so.0, libblis.so.4,
+ * libcblas.so.3 that loads.
  *
- * Without BLAS, a blocked kernel here does the work: B is packed in panels
- * of NR columns, A in panels of MR rows, and a register-blocked micro-kernel
- * multiplies one MR x NR tile over a block of k.  The micro-kernel is
- * compiled for AVX-512, for AVX2+FMA and for baseline SIMD, each with the
- * tile that fits its registers, and chosen at run time.  Row blocks run in
- * parallel; matrix-vector products have their own loops.
+ * Otherwise, and always for float16 and bfloat16 (which it converts to
+ * float32 as it packs them, and so accumulates in float32), a blocked
+ * kernel here does the work: B is packed in panels of NR columns, A in
+ * panels of MR rows, and a register-blocked micro-kernel multiplies one
+ * MR x NR tile over a block of k.  The micro-kernel is compiled for
+ * AVX-512, for AVX2+FMA and for baseline SIMD, each with the tile that fits
+ * its registers, and chosen at run time.  Row blocks run in parallel;
+ * matrix-vector products have their own loops.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 #include <dlfcn.h>
@@ -376,14 +378,17 @@ static bp_status gemm_blocked(const gemm *g) {
 /* Matrix-vector products                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* Products with one row or column are read once and bound by memory, so
+ * float ones can accumulate in double at no cost in time; that keeps the
+ * rounding error down where the terms cancel. */
 #define LANES 32
 
-static CPU_CLONES float dot_f32(const float *x, const float *y, int64_t n) {
-  float acc[LANES] = {0};
+static CPU_CLONES double dot_f32(const float *x, const float *y, int64_t n) {
+  double acc[LANES] = {0};
   int64_t i = 0;
   for (; i + LANES <= n; i += LANES)
-    for (int j = 0; j < LANES; j++) acc[j] += x[i + j] * y[i + j];
-  for (int j = 0; i < n; i++, j++) acc[j] += x[i] * y[i];
+    for (int j = 0; j < LANES; j++) acc[j] += (double)x[i + j] * y[i + j];
+  for (int j = 0; i < n; i++, j++) acc[j] += (double)x[i] * y[i];
   for (int w = LANES / 2; w > 0; w /= 2)
     for (int j = 0; j < w; j++) acc[j] += acc[j + w];
   return acc[0];
@@ -400,8 +405,8 @@ static CPU_CLONES double dot_f64(const double *x, const double *y, int64_t n) {
   return acc[0];
 }
 
-static CPU_CLONES void axpy_f32(float *y, float a, const float *x, int64_t n) {
-  for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+static CPU_CLONES void axpy_f32(double *y, float a, const float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] += (double)a * x[i];
 }
 
 static CPU_CLONES void axpy_f64(double *y, double a, const double *x, int64_t n) {
@@ -441,30 +446,34 @@ static void gemv_rows(void *ctx, int64_t begin, int64_t end) {
     if (g->f64)
       ((double *)g->c)[i * g->ldc] = dot_f64(row, j->vec, g->k);
     else
-      ((float *)g->c)[i * g->ldc] = dot_f32(row, j->vec, g->k);
+      ((float *)g->c)[i * g->ldc] = (float)dot_f32(row, j->vec, g->k);
   }
   free(buf);
 }
 
 /* m == 1: c[j] = a . column j of B, for columns [begin, end): adds a[p]
- * times row p of B, row by row, so that B is read along its rows. */
+ * times row p of B, row by row, so that B is read along its rows; float
+ * sums are kept in double. */
 static void gemv_cols(void *ctx, int64_t begin, int64_t end) {
   gemv_job *j = ctx;
   const gemm *g = j->g;
   int64_t w = end - begin;
-  void *buf = malloc((size_t)w * 8);
+  char *buf = malloc((size_t)w * 16);
   if (!buf) {
     atomic_store(&j->failed, true);
     return;
   }
-  memset(g->c + begin * (g->f64 ? 8 : 4), 0, (size_t)w * (g->f64 ? 8 : 4));
+  double *acc = g->f64 ? (double *)g->c + begin : (double *)(buf + w * 8);
+  memset(acc, 0, (size_t)w * sizeof *acc);
   for (int64_t p = 0; p < g->k; p++) {
     const void *row = as_array(g, g->b + p * g->brs + begin * g->bcs, g->bcs, w, buf);
     if (g->f64)
-      axpy_f64((double *)g->c + begin, ((const double *)j->vec)[p], row, w);
+      axpy_f64(acc, ((const double *)j->vec)[p], row, w);
     else
-      axpy_f32((float *)g->c + begin, ((const float *)j->vec)[p], row, w);
+      axpy_f32(acc, ((const float *)j->vec)[p], row, w);
   }
+  if (!g->f64)
+    for (int64_t i = 0; i < w; i++) ((float *)g->c)[begin + i] = (float)acc[i];
   free(buf);
 }
 
@@ -519,10 +528,11 @@ typedef struct copy_job {
   void *dst;
 } copy_job;
 
-static void copy_rows(void *ctx, int64_t begin, int64_t end) {
+static CPU_CLONES void copy_rows(void *ctx, int64_t begin, int64_t end) {
   const copy_job *j = ctx;
   const gemm *g = j->g;
-  int64_t cols = j->is_a ? g->k : g->n, rs = j->is_a ? g->ars : g->brs, cs = j->is_a ? g->acs : g->bcs;
+  int64_t cols = j->is_a ? g->k : g->n;
+  int64_t rs = j->is_a ? g->ars : g->brs, cs = j->is_a ? g->acs : g->bcs;
   const char *base = j->is_a ? g->a : g->b;
   for (int64_t r = begin; r < end; r++) {
     if (g->f64) {
@@ -530,12 +540,12 @@ static void copy_rows(void *ctx, int64_t begin, int64_t end) {
       for (int64_t c = 0; c < cols; c++) d[c] = *(const double *)(base + r * rs + c * cs);
     } else {
       float *d = (float *)j->dst + r * cols;
-      for (int64_t c = 0; c < cols; c++) d[c] = load_float(g->dt, base + r * rs + c * cs);
+      for (int64_t c = 0; c < cols; c++) d[c] = *(const float *)(base + r * rs + c * cs);
     }
   }
 }
 
-/* A contiguous row-major float (double) copy of A or B. */
+/* A contiguous row-major copy of A or B (float32 or float64). */
 static void *copy_operand(const gemm *g, bool is_a) {
   int64_t rows = is_a ? g->m : g->k, cols = is_a ? g->k : g->n;
   void *dst = malloc((size_t)(rows * cols) * (g->f64 ? 8 : 4));
@@ -545,10 +555,12 @@ static void *copy_operand(const gemm *g, bool is_a) {
   return dst;
 }
 
-/* Whether CBLAS can take this GEMM: int sizes, and a library. */
+/* Whether CBLAS can take this GEMM: float32 or float64, int sizes, and a
+ * library. */
 static bool blas_fits(const gemm *g) {
+  if (!g->f64 && g->dt != BP_FLOAT32) return false;
   pthread_once(&blas_once, blas_load);
-  if (!(g->f64 ? (void *)blas.dgemm : (void *)blas.sgemm)) return false;
+  if (g->f64 ? !blas.dgemm : !blas.sgemm) return false;
   return g->m <= INT_MAX && g->n <= INT_MAX && g->k <= INT_MAX && g->ldc <= INT_MAX;
 }
 
@@ -557,15 +569,14 @@ static bp_status gemm_blas(const gemm *g) {
   int ta, tb, lda, ldb;
   const void *a = g->a, *b = g->b;
   void *a_copy = NULL, *b_copy = NULL;
-  bool native = g->f64 || g->dt == BP_FLOAT32;
-  /* float16 and bfloat16 are always copied, to float32. */
-  if (!native || !blas_layout(g->m, g->k, g->ars / esz, g->acs / esz, &ta, &lda)) {
+  /* An operand CBLAS cannot read in place is copied, row-major. */
+  if (!blas_layout(g->m, g->k, g->ars / esz, g->acs / esz, &ta, &lda)) {
     if (!(a_copy = copy_operand(g, true))) goto oom;
     a = a_copy;
     ta = CBLAS_NO_TRANS;
     lda = (int)(g->k > 1 ? g->k : 1);
   }
-  if (!native || !blas_layout(g->k, g->n, g->brs / esz, g->bcs / esz, &tb, &ldb)) {
+  if (!blas_layout(g->k, g->n, g->brs / esz, g->bcs / esz, &tb, &ldb)) {
     if (!(b_copy = copy_operand(g, false))) goto oom;
     b = b_copy;
     tb = CBLAS_NO_TRANS;
@@ -609,6 +620,14 @@ typedef struct problem {
   atomic_bool failed;        /* an entry run on the pool failed */
 } problem;
 
+/* Rounds n floats to float16 or bfloat16. */
+static CPU_CLONES void store_half(uint16_t *dst, const float *src, int64_t n, int32_t dt) {
+  if (dt == BP_FLOAT16)
+    for (int64_t i = 0; i < n; i++) dst[i] = cpu_f32_to_f16(src[i]);
+  else
+    for (int64_t i = 0; i < n; i++) dst[i] = cpu_f32_to_bf16(src[i]);
+}
+
 /* Runs batch entry i; tmp holds m * n floats when via_float. */
 static bp_status run_entry(const problem *pb, int64_t i, float *tmp) {
   gemm g = pb->g;
@@ -622,12 +641,7 @@ static bp_status run_entry(const problem *pb, int64_t i, float *tmp) {
   g.c = pb->via_float ? (char *)tmp : out;
   bp_status st = gemm_run(&g);
   if (st || !pb->via_float) return st;
-  int64_t cells = g.m * g.n;
-  uint16_t *o = (uint16_t *)out;
-  if (pb->out_dt == BP_FLOAT16)
-    for (int64_t c = 0; c < cells; c++) o[c] = cpu_f32_to_f16(tmp[c]);
-  else
-    for (int64_t c = 0; c < cells; c++) o[c] = cpu_f32_to_bf16(tmp[c]);
+  store_half((uint16_t *)out, tmp, g.m * g.n, pb->out_dt);
   return BP_OK;
 }
 
@@ -734,7 +748,8 @@ static bp_status matmul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
   if (spread) {
     int64_t grain = flops >= (double)(1 << 20) ? 1 : (int64_t)((double)(1 << 20) / flops) + 1;
     cpu_parallel_for(pb.count, grain, run_entries, &pb);
-    if (atomic_load(&pb.failed)) st = CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->op_name);
+    if (atomic_load(&pb.failed))
+      st = CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->op_name);
   } else {
     float *tmp = NULL;
     if (pb.via_float && !(tmp = malloc((size_t)(pb.g.m * pb.g.n) * sizeof *tmp)))

@@ -25,6 +25,15 @@
 /* exp for float32, vectorisable                                            */
 /* ------------------------------------------------------------------------ */
 
+/* The ISO C mode the project builds in rounds a*b + c twice; the loops
+ * that evaluate exp's polynomial are a third faster with FMA, which is no
+ * less accurate, and GCC can allow it per function. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CONTRACT __attribute__((optimize("fp-contract=fast")))
+#else
+#define CONTRACT
+#endif
+
 static inline float bits_to_f32(uint32_t u) {
   float f;
   memcpy(&f, &u, sizeof f);
@@ -38,14 +47,15 @@ static inline uint32_t f32_to_bits(float f) {
 }
 
 /*
- * e^x within about 1 ulp (Cephes' expf polynomial): x = n ln2 + r with
- * |r| <= ln2/2, e^x = 2^n e^r.  No branches, so loops over it vectorise.
- * Results that would be subnormal are 0; overflow gives +inf; NaN stays
- * NaN.
+ * e^x for x <= 0 (softmax's x - max), within about 1 ulp (Cephes' expf
+ * polynomial): x = n ln2 + r with |r| <= ln2/2, e^x = 2^n e^r.  No
+ * branches, so loops over it vectorise.  Results that would be subnormal
+ * are 0; -inf gives 0 and NaN stays NaN.  (x > 0 is only ever NaN's
+ * neighbour here: x - max is positive for no x.)
  */
 static inline float exp_f32(float x) {
   const float shifter = 0x1.8p23f; /* adding it rounds to an integer */
-  float xc = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+  float xc = x < -87.0f ? -87.0f : x;
   float t = xc * 1.44269504088896341f + shifter;
   float n = t - shifter;
   uint32_t scale = (f32_to_bits(t) - f32_to_bits(shifter) + 127u) << 23; /* 2^n */
@@ -58,8 +68,7 @@ static inline float exp_f32(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   float y = (p * r * r + r + 1.0f) * bits_to_f32(scale);
-  y = x < -87.33654f ? 0.0f : y;
-  return x > 88.72283f ? INFINITY : y;
+  return x < -87.33654f ? 0.0f : y;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -86,7 +95,7 @@ static inline float exp_f32(float x) {
 /* y = e^(x - m); y may be x.  (Kept apart from the sum, which the
  * compiler then keeps in registers.) */
 #define DEFINE_EXP_MAP(name, T, EXP)                                                     \
-  static CPU_CLONES void name(T *y, const T *x, int64_t n, T m) {                        \
+  static CPU_CLONES CONTRACT void name(T *y, const T *x, int64_t n, T m) {               \
     for (int64_t i = 0; i < n; i++) y[i] = EXP(x[i] - m);                                \
   }
 
@@ -169,11 +178,12 @@ DEFINE_NORMALIZE(normalize_f64, double)
   static CPU_CLONES void cols_max_##sfx(T *m, const T *x, int64_t w) {                   \
     for (int64_t j = 0; j < w; j++) m[j] = x[j] > m[j] ? x[j] : m[j];                    \
   }                                                                                      \
-  static CPU_CLONES void cols_exp_sum_##sfx(double *s, const T *x, const T *m, int64_t w) { \
+  static CPU_CLONES CONTRACT void cols_exp_sum_##sfx(T *s, const T *x, const T *m,       \
+                                                     int64_t w) {                        \
     for (int64_t j = 0; j < w; j++) s[j] += EXP(x[j] - m[j]);                            \
   }                                                                                      \
-  static CPU_CLONES void cols_softmax_##sfx(T *y, const T *x, const T *m, const T *inv,  \
-                                            int64_t w) {                                 \
+  static CPU_CLONES CONTRACT void cols_softmax_##sfx(T *y, const T *x, const T *m,       \
+                                                     const T *inv, int64_t w) {          \
     for (int64_t j = 0; j < w; j++) y[j] = EXP(x[j] - m[j]) * inv[j];                    \
   }                                                                                      \
   static CPU_CLONES void cols_log_softmax_##sfx(T *y, const T *x, const T *m, const T *lse, \
@@ -258,7 +268,8 @@ static CPU_CLONES void gather_f32(float *dst, const char *src, int64_t stride, i
       for (int64_t i = 0; i < n; i++) dst[i] = *(const float *)(src + i * stride);
       break;
     case BP_FLOAT16:
-      for (int64_t i = 0; i < n; i++) dst[i] = cpu_f16_to_f32(*(const uint16_t *)(src + i * stride));
+      for (int64_t i = 0; i < n; i++)
+        dst[i] = cpu_f16_to_f32(*(const uint16_t *)(src + i * stride));
       break;
     default:
       for (int64_t i = 0; i < n; i++)
@@ -332,7 +343,7 @@ static char *row_dst(const softmax_job *j, int64_t r) {
  * turn: rows that are neighbours in memory, as along dim 0 of a matrix,
  * are then read a cache line at a time rather than an element per line.
  */
-static void gather_rows(const softmax_job *j, int64_t r0, int w, void *buf) {
+static CPU_CLONES void gather_rows(const softmax_job *j, int64_t r0, int w, void *buf) {
   int64_t n = j->len, st = j->stride;
   const char *src[ROWS];
   for (int k = 0; k < w; k++) src[k] = row_src(j, r0 + k);
@@ -354,17 +365,20 @@ static void gather_rows(const softmax_job *j, int64_t r0, int w, void *buf) {
         for (int k = 0; k < w; k++) g[k * n + l] = *(const double *)(src[k] + l * st);
         break;
       case BP_FLOAT16:
-        for (int k = 0; k < w; k++) f[k * n + l] = cpu_f16_to_f32(*(const uint16_t *)(src[k] + l * st));
+        for (int k = 0; k < w; k++)
+          f[k * n + l] = cpu_f16_to_f32(*(const uint16_t *)(src[k] + l * st));
         break;
       default:
-        for (int k = 0; k < w; k++) f[k * n + l] = cpu_bf16_to_f32(*(const uint16_t *)(src[k] + l * st));
+        for (int k = 0; k < w; k++)
+          f[k * n + l] = cpu_bf16_to_f32(*(const uint16_t *)(src[k] + l * st));
         break;
     }
   }
 }
 
 /* Writes the rows in buf to the output, the reverse of gather_rows. */
-static void scatter_rows(const softmax_job *j, int64_t r0, int w, const void *buf) {
+static CPU_CLONES void scatter_rows(const softmax_job *j, int64_t r0, int w,
+                                    const void *buf) {
   int64_t n = j->len, st = j->inner * j->isz;
   char *dst[ROWS];
   for (int k = 0; k < w; k++) dst[k] = row_dst(j, r0 + k);
@@ -431,14 +445,17 @@ static void softmax_rows(void *ctx, int64_t begin, int64_t end) {
 
 /* Columns of a softmax along a dimension with contiguous elements after it
  * computed together: each row of a block is then a contiguous read. */
-#define COLS 1024
+#define COLS 512
 
 /* Workspace of one column block: the running max, the sums, the inverse
  * sums (or log-sum-exp), and a row of input and of output converted to
  * the computing type. */
 typedef struct cols_space {
   double m[COLS], inv[COLS], sum[COLS], x[COLS], y[COLS];
+  float part[COLS]; /* float32 sums of up to FLUSH rows, added into sum */
 } cols_space;
+
+#define FLUSH 64
 
 /* Row l of a block as the computing type: in place for float32 and
  * float64, else converted into buf. */
@@ -470,12 +487,18 @@ static void softmax_block(const softmax_job *j, const char *in, char *out, int64
     else
       cols_max_f32(mf, x, w);
   }
+  memset(ws->part, 0, sizeof ws->part);
   for (int64_t l = 0; l < j->len; l++) {
     const void *x = cols_row(j, in + l * j->stride, w, ws->x);
-    if (f64)
+    if (f64) {
       cols_exp_sum_f64(ws->sum, x, ws->m, w);
-    else
-      cols_exp_sum_f32(ws->sum, x, mf, w);
+      continue;
+    }
+    cols_exp_sum_f32(ws->part, x, mf, w);
+    if ((l + 1) % FLUSH == 0 || l + 1 == j->len) {
+      for (int64_t c = 0; c < w; c++) ws->sum[c] += ws->part[c];
+      memset(ws->part, 0, (size_t)w * sizeof ws->part[0]);
+    }
   }
   for (int64_t c = 0; c < w; c++) {
     double v = j->log ? log(ws->sum[c]) : 1.0 / ws->sum[c];
@@ -545,7 +568,8 @@ static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
   j.isz = a->itemsize;
   j.in = a->data;
   j.out = o->data;
-  int32_t dim = a->ndim == 0 ? -1 : (int32_t)(args[1].u.i < 0 ? args[1].u.i + a->ndim : args[1].u.i);
+  int64_t d_arg = args[1].u.i;
+  int32_t dim = a->ndim == 0 ? -1 : (int32_t)(d_arg < 0 ? d_arg + a->ndim : d_arg);
   j.len = 1;
   j.stride = j.isz;
   j.inner = 1;
@@ -739,7 +763,8 @@ static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   if (!st) st = param_data(&args[3], j.n, &j.b, &b_owned);
   if (!st) {
     cpu_parallel_for(a->numel / j.n, j.n >= CPU_GRAIN ? 1 : CPU_GRAIN / j.n, norm_rows, &j);
-    if (atomic_load(&j.failed)) st = CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->op_name);
+    if (atomic_load(&j.failed))
+      st = CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->op_name);
   }
   free(w_owned);
   free(b_owned);

@@ -213,7 +213,8 @@ static CPU_CLONES void load_f32(const plan *p, const char *src, int64_t stride, 
       for (int64_t i = 0; i < n; i++) dst[i] = *(const float *)(src + i * stride);
       break;
     case BP_FLOAT16:
-      for (int64_t i = 0; i < n; i++) dst[i] = cpu_f16_to_f32(*(const uint16_t *)(src + i * stride));
+      for (int64_t i = 0; i < n; i++)
+        dst[i] = cpu_f16_to_f32(*(const uint16_t *)(src + i * stride));
       break;
     case BP_BFLOAT16:
       for (int64_t i = 0; i < n; i++)
@@ -674,7 +675,8 @@ static bp_status run_columns(plan *p) {
     }
   }
   free(j.parts);
-  if (atomic_load(&j.failed)) return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "cpu: out of memory in a reduction");
+  if (atomic_load(&j.failed))
+    return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "cpu: out of memory in a reduction");
   return BP_OK;
 }
 
