@@ -134,6 +134,14 @@ static bp_status broadcast(const bp_kernel_ctx *ctx, int32_t *ndim, int64_t *siz
   return BP_OK;
 }
 
+/* The broadcast shape of arguments #ai (a) and #bi (b), into ndim/sizes. */
+static bp_status broadcast2(const bp_kernel_ctx *ctx, const bp_tensor_view *a, size_t ai,
+                            const bp_tensor_view *b, size_t bi, int32_t *ndim, int64_t *sizes) {
+  *ndim = a->ndim;
+  copy_sizes(sizes, a->sizes, a->ndim);
+  return broadcast(ctx, ndim, sizes, ai, b, bi, a);
+}
+
 /* Normalises dim into [0, ndim) (a 0-dim tensor accepts -1 and 0). */
 static bp_status norm_dim(const bp_kernel_ctx *ctx, size_t argi, int64_t dim, int32_t ndim,
                           int32_t *out) {
@@ -162,10 +170,9 @@ enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAXIMUM, OP_MINIMUM, OP_POW };
 static bp_status binary_result(const bp_kernel_ctx *ctx, const bp_value *args, int kind,
                                bp_tensor_meta *out) {
   const bp_tensor_view *a = V(&args[0]), *b = V(&args[1]);
-  int32_t ndim = a->ndim;
+  int32_t ndim;
   int64_t sizes[BP_MAX_NDIM];
-  copy_sizes(sizes, a->sizes, ndim);
-  bp_status st = broadcast(ctx, &ndim, sizes, 0, b, 1, a);
+  bp_status st = broadcast2(ctx, a, 0, b, 1, &ndim, sizes);
   if (st) return st;
   int32_t dt = bp__promote(a->dtype, b->dtype);
   if (dt == BP_BOOL && (kind == OP_SUB || kind == OP_POW))
@@ -216,10 +223,9 @@ static bp_status meta_muladd(const bp_kernel_ctx *ctx, const bp_value *args, siz
   (void)nargs;
   (void)nouts;
   const bp_tensor_view *a = V(&args[0]), *b = V(&args[1]);
-  int32_t ndim = a->ndim;
+  int32_t ndim;
   int64_t sizes[BP_MAX_NDIM];
-  copy_sizes(sizes, a->sizes, ndim);
-  bp_status st = broadcast(ctx, &ndim, sizes, 0, b, 1, a);
+  bp_status st = broadcast2(ctx, a, 0, b, 1, &ndim, sizes);
   if (st) return st;
   int32_t dt = bp__promote(a->dtype, b->dtype);
   if (!is_float(dt)) return type_error(ctx, 0, a->dtype, "a floating-point dtype");
@@ -260,10 +266,9 @@ static bp_status meta_where(const bp_kernel_ctx *ctx, const bp_value *args, size
   (void)nouts;
   const bp_tensor_view *c = V(&args[0]), *a = V(&args[1]), *b = V(&args[2]);
   if (c->dtype != BP_BOOL) return type_error(ctx, 0, c->dtype, "bool");
-  int32_t ndim = c->ndim;
+  int32_t ndim;
   int64_t sizes[BP_MAX_NDIM];
-  copy_sizes(sizes, c->sizes, ndim);
-  bp_status st = broadcast(ctx, &ndim, sizes, 0, a, 1, c);
+  bp_status st = broadcast2(ctx, c, 0, a, 1, &ndim, sizes);
   if (!st) st = broadcast(ctx, &ndim, sizes, 0, b, 2, c);
   if (st) return st;
   set_contiguous(&outs[0], a->device, bp__promote(a->dtype, b->dtype), ndim, sizes);
@@ -492,10 +497,9 @@ static bp_status meta_copy(const bp_kernel_ctx *ctx, const bp_value *args, size_
   (void)nouts;
   const bp_tensor_view *self = V(&args[0]), *src = V(&args[1]);
   /* src must broadcast to self's shape exactly. */
-  int32_t ndim = self->ndim;
+  int32_t ndim;
   int64_t sizes[BP_MAX_NDIM];
-  copy_sizes(sizes, self->sizes, ndim);
-  bp_status st = broadcast(ctx, &ndim, sizes, 0, src, 1, self);
+  bp_status st = broadcast2(ctx, self, 0, src, 1, &ndim, sizes);
   if (st) return st;
   bool same = ndim == self->ndim;
   for (int32_t d = 0; same && d < ndim; d++) same = sizes[d] == self->sizes[d];
