@@ -345,7 +345,9 @@ BP_API const char *bp_plugin_dir(void);
  * Unloads a plugin: removes all of its registrations at once, waits until
  * no call into it is in flight, runs its teardown() and closes it.  Fails
  * with BP_ERR_BUSY, changing nothing, while tensors on its device types are
- * alive.
+ * alive, or when called from inside a call (a kernel).  Op handles stay
+ * valid: calls to the plugin's ops fail with BP_ERR_NOT_FOUND until a
+ * plugin defines them again.
  */
 BP_API bp_status bp_plugin_unload(bp_plugin *plugin);
 

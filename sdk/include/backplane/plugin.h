@@ -373,7 +373,9 @@ struct bp_host_api {
   bp_status (*fallback)(bp_registrar *reg, const bp_fallback_def *fallback);
   /* Registers a device type and its interface.  For iface->type ==
    * BP_DEVICE_INVALID the host assigns a runtime code, unique per name;
-   * *out_type receives the code either way. */
+   * *out_type receives the code either way.  A code keeps its name for the
+   * life of the process: the same name gets the same code when its plugin
+   * loads again, and a code cannot be registered under another name. */
   bp_status (*device_type)(bp_registrar *reg, const bp_device_iface *iface,
                            int32_t *out_type);
 
