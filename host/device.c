@@ -305,7 +305,7 @@ BP_API bp_status bp_device_properties(bp_device device, bp_device_props *out_pro
   }
   st = iface->properties(iface->user_data, device.index, out_props);
   out_props->struct_size = caller_size;
-  if (st) return bp__status_from_plugin(st, dt->name);
+  if (st) return bp__plugin_failed(st, dt->name, "properties()");
   out_props->name[sizeof out_props->name - 1] = '\0';
   return BP_OK;
 }
@@ -340,7 +340,7 @@ bp_status bp__device_register(bp__plugin *owner, const bp_device_iface *iface,
                      "device_type '%s': required slot '%s' is NULL", iface->name, missing);
   int32_t count = 0;
   bp_status st = iface->count(iface->user_data, &count);
-  if (st) return bp__status_from_plugin(st, iface->name);
+  if (st) return bp__plugin_failed(st, iface->name, "count()");
   if (count < 0)
     return bp__error(BP_ERR_BACKEND, "device_type '%s': count() reported %d devices",
                      iface->name, (int)count);
@@ -478,7 +478,11 @@ bp_status bp__device_alloc(bp__device_type *dt, int32_t index, size_t nbytes, vo
   const bp_device_iface *iface = dt->registered;
   void *p = NULL;
   bp_status st = iface->alloc(iface->user_data, index, nbytes, &p);
-  if (st) return bp__status_from_plugin(st, dt->name);
+  if (st) {
+    char what[64];
+    snprintf(what, sizeof what, "alloc(%zu bytes) on device %d", nbytes, (int)index);
+    return bp__plugin_failed(st, dt->name, what);
+  }
   if (!p)
     return bp__error(BP_ERR_BACKEND, "device '%s:%d': alloc(%zu) returned BP_OK and a NULL pointer",
                      dt->name, (int)index, nbytes);

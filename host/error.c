@@ -79,3 +79,12 @@ bp_status bp__status_from_plugin(int status, const char *who) {
                    "%s returned status %d, which is not a bp_status of ABI %d.%d",
                    who, status, BP_ABI_VERSION_MAJOR, BP_ABI_VERSION_MINOR);
 }
+
+bp_status bp__plugin_failed(int status, const char *who, const char *what) {
+  bp_status st = bp__status_from_plugin(status, who);
+  /* A plugin that fails without set_error() would otherwise leave an
+   * older, unrelated message in place. */
+  if (st == (bp_status)status && last.status != st)
+    return bp__error(st, "%s: %s failed with %s and gave no message", who, what, bp_status_str(st));
+  return st;
+}

@@ -43,6 +43,11 @@ bp_status bp__error_str(bp_status status, const char *message);
  * unknown code becomes BP_ERR_INTERNAL with a message naming it. */
 bp_status bp__status_from_plugin(int status, const char *who);
 
+/* For a failure status from a plugin's callback: maps it as above, and
+ * when the plugin recorded no message, records one naming `who` and
+ * `what` (e.g. "alloc(64 bytes)"). */
+bp_status bp__plugin_failed(int status, const char *who, const char *what);
+
 /* ------------------------------------------------------------------------ */
 /* Devices (device.c)                                                       */
 /* ------------------------------------------------------------------------ */

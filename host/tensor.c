@@ -406,7 +406,7 @@ static bp_status iface_copy(const bp_device_iface *iface, void *dst, bp_device d
                             bp_device sd, size_t nbytes) {
   if (nbytes == 0) return BP_OK;
   bp_status s = iface->copy(iface->user_data, dst, dd, src, sd, nbytes);
-  if (s) return bp__status_from_plugin(s, iface->name);
+  if (s) return bp__plugin_failed(s, iface->name, "copy()");
   return BP_OK;
 }
 

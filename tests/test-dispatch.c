@@ -801,6 +801,25 @@ static void unmappable_schemas_are_refused(void) {
   is_status(bp_op_find("limits::many", &op), BP_ERR_NOT_FOUND);
 }
 
+static void silent_device_failures_get_a_message(void) {
+  must_load("good");
+  int32_t type = BP_DEVICE_INVALID;
+  for (int32_t t = BP_DEVICE_DYNAMIC_FIRST; t < BP_DEVICE_DYNAMIC_FIRST + 64; t++) {
+    const char *name = bp_device_type_name(t);
+    if (name && strcmp(name, "mutedev") == 0) type = t;
+  }
+  /* Leave an unrelated error behind first: it must not be reported. */
+  const bp_op *op;
+  bp_op_find("good::nope", &op);
+  int64_t n = 4;
+  bp_tensor *t = NULL;
+  is_status(bp_tensor_empty(bp_device_make(type, 0), BP_FLOAT32, 1, &n, &t), BP_ERR_OUT_OF_MEMORY);
+  is_str(bp_last_error(), "mutedev: alloc(16 bytes) on device 0 failed with BP_ERR_OUT_OF_MEMORY "
+                          "and gave no message");
+  ok(t == NULL);
+  is_int(bp_live_tensor_count(), 0);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(boxed_call_and_defaults),
@@ -819,6 +838,7 @@ int main(void) {
       TAP_CASE(threads_call_concurrently),
       TAP_CASE(calls_do_not_allocate),
       TAP_CASE(unmappable_schemas_are_refused),
+      TAP_CASE(silent_device_failures_get_a_message),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }

@@ -73,6 +73,26 @@ static const bp_device_iface gooddev_iface = {
     .synchronize = dev_sync,
 };
 
+/* "mutedev": its allocations fail without a message. */
+static bp_status mute_alloc(void *ud, int32_t index, size_t nbytes, void **out) {
+  (void)ud;
+  (void)index;
+  (void)nbytes;
+  (void)out;
+  return BP_ERR_OUT_OF_MEMORY;
+}
+
+static const bp_device_iface mutedev_iface = {
+    .struct_size = BP_DEVICE_IFACE_STRUCT_SIZE,
+    .name = "mutedev",
+    .type = BP_DEVICE_INVALID,
+    .count = dev_count1,
+    .alloc = mute_alloc,
+    .free = dev_free,
+    .copy = dev_copy,
+    .synchronize = dev_sync,
+};
+
 static const bp_device_iface fbdev_iface = {
     .struct_size = BP_DEVICE_IFACE_STRUCT_SIZE,
     .name = "fbdev",
@@ -408,6 +428,8 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   bp_status st;
   if ((st = H->device_type(reg, &gooddev_iface, &gooddev))) return st;
   if ((st = H->device_type(reg, &fbdev_iface, &fbdev))) return st;
+  int32_t mutedev;
+  if ((st = H->device_type(reg, &mutedev_iface, &mutedev))) return st;
   bp_fallback_def fb = {BP_FALLBACK_DEF_STRUCT_SIZE, 0, 0, fb_fallback, NULL};
   fb.device_type = fbdev;
   if ((st = H->fallback(reg, &fb))) return st;
