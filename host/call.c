@@ -596,7 +596,8 @@ static inline int fast_scan(const bp_op *op, const bp_value *args) {
       if (!scan_one(op, args, 1, dev)) return -1;
       /* fallthrough */
     case 1:
-      if (!scan_one(op, args, 0, dev)) return -1;
+      /* Argument 0 is usually the first tensor, checked above. */
+      if (op->tensor_args[0] != 0 && !scan_one(op, args, 0, dev)) return -1;
       /* fallthrough */
     case 0:
       break;
@@ -711,6 +712,15 @@ __attribute__((noinline)) static bp_status call_general(const bp_op *op, bp_stac
   return st;
 }
 
+/* Puts the defaults of trailing arguments left off into the stack's free
+ * slots, when the fast path can then take the call; returns the new top. */
+__attribute__((noinline)) static size_t fill_defaults(const bp_op *op, bp_stack *stack,
+                                                      size_t top) {
+  if (top >= op->fast_nargs || top < op->min_args || stack->capacity < op->nargs) return top;
+  for (size_t i = top; i < op->nargs; i++) stack->values[i] = op->schema->args[i].default_value;
+  return op->nargs;
+}
+
 static inline bp_status call(const bp_op *op, bp_stack *stack, const char *const *kwnames,
                              size_t nkw) {
   if (BP__UNLIKELY(!op || !stack || stack->struct_size < BP_STACK_STRUCT_SIZE ||
@@ -724,13 +734,7 @@ static inline bp_status call(const bp_op *op, bp_stack *stack, const char *const
    * order (trailing defaults may be left off), exact tags, one device. */
   if (BP__LIKELY(r && !nested && nkw == 0 && stack->capacity >= op->nrets &&
                  atomic_load_explicit(&op->defined, memory_order_acquire))) {
-    if (BP__UNLIKELY(top < op->fast_nargs && top >= op->min_args &&
-                     stack->capacity >= op->nargs)) {
-      /* Fill the defaults into the stack's free slots. */
-      for (size_t i = top; i < op->nargs; i++)
-        stack->values[i] = op->schema->args[i].default_value;
-      top = op->nargs;
-    }
+    if (BP__UNLIKELY(top != op->fast_nargs)) top = fill_defaults(op, stack, top);
     if (top == op->fast_nargs) {
       int ds = fast_scan(op, stack->values);
       const bp__kernel *k = BP__LIKELY(ds >= 0)
