@@ -504,6 +504,70 @@ static bool compare(bp_tensor *got, const rt *want, double rscale, double ascale
   return true;
 }
 
+/* The bytes of t's elements in row-major order, copied to the CPU, so
+ * that two states of a tensor on any device compare bytewise; NULL when
+ * they cannot be read.  The caller frees the result. */
+static unsigned char *tensor_bytes(bp_tensor *t, size_t *len) {
+  const bp_tensor_view *v = bp_tensor_get_view(t);
+  bp_tensor *host = NULL;
+  if (bp_tensor_empty(BP_CPU, v->dtype, v->ndim, v->sizes, &host) != BP_OK ||
+      bp_tensor_copy(host, t) != BP_OK) {
+    bp_tensor_release(host);
+    return NULL;
+  }
+  const bp_tensor_view *hv = bp_tensor_get_view(host);
+  *len = (size_t)(hv->numel * hv->itemsize);
+  unsigned char *bytes = malloc(*len ? *len : 1);
+  if (bytes) memcpy(bytes, hv->data, *len);
+  bp_tensor_release(host);
+  return bytes;
+}
+
+/* Index of the first differing byte of two snapshots, or -1. */
+static long first_diff(const unsigned char *x, const unsigned char *y, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (x[i] != y[i]) return (long)i;
+  return -1;
+}
+
+/* What the certifier needs of a schema's arguments: each one's name, and
+ * whether it is annotated (a!), that is, the op may write to it. */
+typedef struct schema_args {
+  int n;
+  char name[12][32];
+  bool mutated[12];
+} schema_args;
+
+static void parse_schema_args(const char *schema, schema_args *out) {
+  memset(out, 0, sizeof *out);
+  const char *p = schema ? strchr(schema, '(') : NULL;
+  if (!p) return;
+  p++;
+  while (*p && *p != ')' && out->n < 12) {
+    /* One argument runs to the next ',' or ')' outside brackets; the
+     * (a!) of its type and a list default are nested. */
+    const char *start = p;
+    int depth = 0;
+    for (; *p && !(depth == 0 && (*p == ',' || *p == ')')); p++) {
+      if (*p == '(' || *p == '[') depth++;
+      if ((*p == ')' || *p == ']') && depth > 0) depth--;
+    }
+    const char *end = p;
+    if (*p == ',') p++;
+    while (start < end && *start == ' ') start++;
+    if (end - start == 1 && *start == '*') continue; /* not a slot */
+    const char *eq = memchr(start, '=', (size_t)(end - start));
+    const char *nend = eq ? eq : end;
+    while (nend > start && nend[-1] == ' ') nend--;
+    const char *nbeg = nend;
+    while (nbeg > start && nbeg[-1] != ' ') nbeg--;
+    int i = out->n++;
+    snprintf(out->name[i], sizeof out->name[i], "%.*s", (int)(nend - nbeg), nbeg);
+    for (const char *q = start; q + 1 < nbeg; q++)
+      if (q[0] == '!' && q[1] == ')') out->mutated[i] = true;
+  }
+}
+
 enum kind { K_BINARY, K_ADD_OUT, K_MULADD, K_UNARY, K_WHERE, K_REDUCE, K_ARGMAX, K_MATMUL,
             K_SOFTMAX, K_LAYER_NORM, K_CAST, K_CONTIGUOUS, K_FILL, K_COPY };
 
@@ -531,9 +595,16 @@ static const struct {
     {"copy_", K_COPY, 0},
 };
 
+/* When set, case_numerics builds its arguments and then checks the error
+ * paths instead of the numerics. */
+static bool errors_mode;
+
 /* The numerics case of one core op: small float32 inputs (a [2, 3] by [3]
  * broadcast for binary ops), one call, the reference, and the meta
- * function's view of the result. */
+ * function's view of the result.  The same case checks that the call
+ * leaves its non-(a!) inputs alone, gives bitwise the same result when
+ * repeated (unless the op is declared nondeterministic), and releases
+ * every tensor handle it made.  Failures name the check that failed. */
 static void case_numerics(const char *opname) {
   size_t r;
   for (r = 0; r < sizeof refs / sizeof *refs; r++)
@@ -548,6 +619,16 @@ static void case_numerics(const char *opname) {
     verdict(ST_FAIL, "%s: %s", opname, bp_last_error());
     return;
   }
+  bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+  if (bp_op_get_info(op, &oi) != BP_OK) {
+    verdict(ST_FAIL, "%s: %s", opname, bp_last_error());
+    return;
+  }
+  schema_args sa;
+  parse_schema_args(oi.schema, &sa);
+  /* Handles alive now belong to the host and the plugin's setup; the case
+   * must end with exactly as many. */
+  int64_t live0 = bp_live_tensor_count();
   /* Seeded from --seed and the op name, so that one case reproduces alone. */
   rng_state = opt.seed;
   for (const char *p = opname; *p; p++) rng_state = rng_state * 131 + (unsigned char)*p;
@@ -674,54 +755,166 @@ static void case_numerics(const char *opname) {
       break;
   }
 
-  char why[600] = "";
+  char why[600] = "", fail[800] = "";
   bp_tensor_meta meta;
   memset(&meta, 0, sizeof meta);
   meta.struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  /* The arguments, kept so that the call can be made again: bp_call
+   * replaces them with the results, and the stack holds them by value. */
+  bp_value saved[8];
+  size_t nsaved = st.top;
+  memcpy(saved, slots, sizeof saved);
+  unsigned char *snap[8] = {NULL}, *first = NULL, *second = NULL;
+  size_t snaplen[8] = {0}, firstlen = 0, secondlen = 0;
+  bool verdict_given = false;
   if (!ok || nmade == 0) {
     verdict(ST_FAIL, "cannot build the arguments on %s: %s", device_name(the_device.type),
             bp_last_error());
+    verdict_given = true;
+    goto out;
+  }
+  if (errors_mode) {
+    /* One argument too many (padded with None past the schema's count,
+     * which the host checks before any tag), and an int where the first
+     * Tensor is due.  Each must fail cleanly, with a message. */
+    bp_value eslots[16];
+    bp_stack es = BP_STACK_INIT(eslots, 16);
+    memcpy(eslots, saved, sizeof saved);
+    es.top = nsaved;
+    while (es.top < (size_t)sa.n + 1 && bp_stack_push_none(&es) == BP_OK) {
+    }
+    bp_clear_error();
+    if (bp_call(op, &es) == BP_OK) {
+      snprintf(fail, sizeof fail, "wrong-count: a call with %zu arguments (schema has %d) succeeded",
+               (size_t)sa.n + 1, sa.n);
+      bp_stack_release(&es);
+      goto out;
+    }
+    if (!bp_last_error() || !*bp_last_error()) {
+      snprintf(fail, sizeof fail, "wrong-count: the call failed without a message");
+      goto out;
+    }
+    memcpy(eslots, saved, sizeof saved);
+    es.top = nsaved;
+    size_t t;
+    for (t = 0; t < nsaved && eslots[t].tag != BP_TAG_TENSOR; t++) {
+    }
+    if (t < nsaved) {
+      eslots[t].tag = BP_TAG_INT;
+      eslots[t].len = 0;
+      eslots[t].u.i = 1;
+      bp_clear_error();
+      if (bp_call(op, &es) == BP_OK) {
+        snprintf(fail, sizeof fail, "wrong-tag: an int as argument %zu '%s' was accepted", t,
+                 t < (size_t)sa.n ? sa.name[t] : "?");
+        bp_stack_release(&es);
+        goto out;
+      }
+      if (!bp_last_error() || !*bp_last_error()) {
+        snprintf(fail, sizeof fail, "wrong-tag: the call failed without a message");
+        goto out;
+      }
+    }
     goto out;
   }
   if (bp_op_meta(op, &st, &meta, 1) != BP_OK) {
-    verdict(ST_FAIL, "the meta function refused the arguments: %s", bp_last_error());
+    snprintf(fail, sizeof fail, "the meta function refused the arguments: %s", bp_last_error());
     goto out;
   }
+  for (size_t i = 0; i < nsaved && i < 8; i++)
+    if (saved[i].tag == BP_TAG_TENSOR && !(i < (size_t)sa.n && sa.mutated[i]))
+      snap[i] = tensor_bytes(saved[i].u.tensor, &snaplen[i]);
   if (bp_call(op, &st) != BP_OK) {
-    verdict(ST_FAIL, "the call failed: %s", bp_last_error());
+    snprintf(fail, sizeof fail, "the call failed: %s", bp_last_error());
     goto out;
   }
   bp_tensor *res = NULL;
   if (st.top < 1 || bp_stack_get_tensor(&st, 0, &res) != BP_OK) {
-    verdict(ST_FAIL, "the call returned no tensor");
+    snprintf(fail, sizeof fail, "the call returned no tensor");
     bp_stack_release(&st);
     goto out;
   }
   const bp_tensor_view *rv = bp_tensor_get_view(res);
   if (inplace && res != inplace) {
-    verdict(ST_FAIL, "returned a new tensor instead of its (a!) argument");
+    snprintf(fail, sizeof fail, "returned a new tensor instead of its (a!) argument");
   } else if (rv->dtype != meta.dtype || rv->ndim != meta.ndim ||
              (rv->ndim && (memcmp(rv->sizes, meta.sizes, (size_t)rv->ndim * 8) != 0 ||
                            memcmp(rv->strides, meta.strides, (size_t)rv->ndim * 8) != 0))) {
-    verdict(ST_FAIL, "result disagrees with bp_op_meta: dtype %s ndim %d, meta says %s ndim %d",
-            dt_name(rv->dtype), rv->ndim, dt_name(meta.dtype), meta.ndim);
+    snprintf(fail, sizeof fail,
+             "result disagrees with bp_op_meta: dtype %s ndim %d, meta says %s ndim %d",
+             dt_name(rv->dtype), rv->ndim, dt_name(meta.dtype), meta.ndim);
   } else if (rv->device.type != meta.device.type || rv->device.index != meta.device.index) {
-    verdict(ST_FAIL, "result is on device %s:%d, bp_op_meta says %s:%d",
-            device_name(rv->device.type), rv->device.index, device_name(meta.device.type),
-            meta.device.index);
+    snprintf(fail, sizeof fail, "result is on device %s:%d, bp_op_meta says %s:%d",
+             device_name(rv->device.type), rv->device.index, device_name(meta.device.type),
+             meta.device.index);
   } else if (!compare(res, want, rscale, ascale, why, sizeof why)) {
-    verdict(ST_FAIL, "%s", why);
-  } else {
-    verdict(ST_PASS, "matches the reference and bp_op_meta");
+    snprintf(fail, sizeof fail, "numerics: %s", why);
   }
+  if (!*fail) {
+    for (size_t i = 0; i < nsaved && i < 8 && !*fail; i++) {
+      if (!snap[i]) continue;
+      size_t len = 0;
+      unsigned char *now_bytes = tensor_bytes(saved[i].u.tensor, &len);
+      long at = now_bytes && len == snaplen[i] ? first_diff(snap[i], now_bytes, len) : 0;
+      if (at >= 0)
+        snprintf(fail, sizeof fail, "inputs-unchanged: argument %zu '%s' was modified (byte %ld)",
+                 i, i < (size_t)sa.n ? sa.name[i] : "?", at);
+      free(now_bytes);
+    }
+  }
+  if (!*fail) first = tensor_bytes(res, &firstlen);
   bp_stack_release(&st);
+  if (!*fail && !(oi.flags & BP_OP_NONDETERMINISTIC)) {
+    /* The same arguments again; for an (a!) argument that is its state
+     * after the first call, which an in-place op of the op set writes the
+     * same way twice. */
+    bp_value rslots[8];
+    bp_stack rs = BP_STACK_INIT(rslots, 8);
+    memcpy(rslots, saved, sizeof saved);
+    rs.top = nsaved;
+    bp_tensor *res2 = NULL;
+    if (bp_call(op, &rs) != BP_OK) {
+      snprintf(fail, sizeof fail, "repeatability: the second call failed: %s", bp_last_error());
+    } else if (rs.top < 1 || bp_stack_get_tensor(&rs, 0, &res2) != BP_OK) {
+      snprintf(fail, sizeof fail, "repeatability: the second call returned no tensor");
+      bp_stack_release(&rs);
+    } else {
+      second = tensor_bytes(res2, &secondlen);
+      long at = first && second && firstlen == secondlen ? first_diff(first, second, firstlen) : 0;
+      if (at >= 0)
+        snprintf(fail, sizeof fail,
+                 "repeatability: a second identical call gave a different result (byte %ld)", at);
+      bp_stack_release(&rs);
+    }
+  }
 out:
   for (int i = 0; i < nmade; i++) bp_tensor_release(made[i]);
   nmade = 0;
+  for (int i = 0; i < 8; i++) free(snap[i]);
+  free(first);
+  free(second);
   rt_free(a);
   rt_free(b);
   rt_free(c);
   rt_free(want);
+  if (verdict_given) return;
+  if (!*fail) {
+    int64_t live = bp_live_tensor_count();
+    if (live != live0)
+      snprintf(fail, sizeof fail, "hygiene: %lld tensor handle(s) leaked", (long long)(live - live0));
+  }
+  if (*fail)
+    verdict(ST_FAIL, "%s", fail);
+  else if (errors_mode)
+    verdict(ST_PASS, "a wrong argument count and a wrong tag fail with a message");
+  else
+    verdict(ST_PASS, "matches the reference and bp_op_meta; inputs unchanged; repeatable; "
+                     "no leaked handles");
+}
+
+static void case_errors(const char *opname) {
+  errors_mode = true;
+  case_numerics(opname);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -776,6 +969,8 @@ static void build_cases(void) {
     add_case("numerics", "", case_numerics, oi.name);
     snprintf(cases[ncases - 1].name, sizeof cases[ncases - 1].name, "%s/float32/basic",
              oi.name);
+    add_case("errors", "", case_errors, oi.name);
+    snprintf(cases[ncases - 1].name, sizeof cases[ncases - 1].name, "%s/errors", oi.name);
   }
 }
 

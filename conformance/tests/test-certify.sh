@@ -1,7 +1,8 @@
 #!/bin/sh
 # bp-certify passes the CPU plugin, writing a certificate that says it
 # conforms, and fails plugins that break the handshake or lack the core op
-# set, naming the failing check; bad usage exits 2.
+# set, naming the failing check; fails plugins whose core::add breaks one
+# per-op check, naming that check; bad usage exits 2.
 top_builddir=${top_builddir:-.}
 certify="$top_builddir/conformance/bp-certify"
 cpu="$top_builddir/plugins/cpu/.libs/cpu.so"
@@ -21,7 +22,7 @@ result() { # result OK DESCRIPTION [FILE]
   fi
 }
 has() { grep -q -- "$2" "$1"; } # has FILE PATTERN
-echo "1..14"
+echo "1..24"
 
 # (a) The CPU plugin conforms.
 "$certify" "$cpu" --json "$tmp/cpu.json" --timeout 20 > "$tmp/cpu.tap" 2>&1
@@ -31,6 +32,8 @@ has "$tmp/cpu.tap" "^1\.\.[0-9]"; result $? "the plan comes first" "$tmp/cpu.tap
 head -1 "$tmp/cpu.tap" | grep -q "^1\.\."; result $? "the plan is the first line" "$tmp/cpu.tap"
 has "$tmp/cpu.tap" "^ok [0-9]* - core::matmul/float32/basic$"
 result $? "core::matmul is checked numerically" "$tmp/cpu.tap"
+has "$tmp/cpu.tap" "^ok [0-9]* - core::add/errors$"
+result $? "core::add's error paths are checked" "$tmp/cpu.tap"
 has "$tmp/cpu.json" '"conforms": true'; result $? "the certificate says it conforms" "$tmp/cpu.json"
 if command -v python3 >/dev/null 2>&1; then
   python3 - "$tmp/cpu.json" "$cpu" > "$tmp/py.txt" 2>&1 <<'PY'
@@ -70,6 +73,21 @@ if has "$tmp/garbage.tap" "^exit 1$" && has "$tmp/garbage.tap" "^not ok 1 - hand
 else
   result 1 "a garbage file fails handshake/exports (exit 1)" "$tmp/garbage.tap"
 fi
+
+# (c) Plugins whose core::add breaks one per-op check each.
+faulty="$top_builddir/conformance/tests/faulty/.libs"
+for pair in mutates_input:inputs-unchanged leaks_handle:hygiene \
+            nondeterministic:repeatability wrong_result:numerics; do
+  p=${pair%%:*}
+  check=${pair#*:}
+  "$certify" "$faulty/$p.so" --ops core::add > "$tmp/$p.tap" 2>&1
+  echo "exit $?" >> "$tmp/$p.tap"
+  has "$tmp/$p.tap" "^exit 1$"; result $? "$p.so fails (exit 1)" "$tmp/$p.tap"
+  has "$tmp/$p.tap" "^not ok [0-9]* - core::add/float32/basic # $check: "
+  result $? "$p.so: core::add/float32/basic fails $check" "$tmp/$p.tap"
+done
+has "$tmp/mutates_input.tap" "argument 1 'other' was modified"
+result $? "mutates_input.so: inputs-unchanged names the argument" "$tmp/mutates_input.tap"
 
 # Bad usage.
 "$certify" "$cpu" --jobs 0 > "$tmp/usage.txt" 2>&1
