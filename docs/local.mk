@@ -2,4 +2,8 @@
 dist_doc_DATA = \
 	%D%/schemas.md \
 	%D%/op-set.md \
-	%D%/cpu-plugin.md
+	%D%/cpu-plugin.md \
+	%D%/certification.md \
+	%D%/vendor-guide.md \
+	%D%/host-guide.md \
+	%D%/abi-policy.md

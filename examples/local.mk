@@ -1,0 +1,1 @@
+# examples/: an out-of-tree vendor plugin and a minimal embedding host.

@@ -1,0 +1,1 @@
+# tests/cuda/: tests of the CUDA plugin; they skip without a CUDA device.
