@@ -430,6 +430,21 @@ int64_t bp__device_live_for_owner(bp__plugin *owner, const char **out_name) {
   return total;
 }
 
+int64_t bp__device_handles_for_owner(bp__plugin *owner, const char **out_name) {
+  int64_t total = 0;
+  pthread_mutex_lock(&registry_lock);
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
+    bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_relaxed);
+    if (dt && dt->owner == owner) {
+      int64_t n = (int64_t)atomic_load(&dt->live_handles);
+      if (n > 0 && out_name && total == 0) *out_name = dt->name;
+      total += n;
+    }
+  }
+  pthread_mutex_unlock(&registry_lock);
+  return total;
+}
+
 /* Unload runs in three steps so that a tensor created concurrently with the
  * check for live tensors is never stranded: hide the types (new
  * allocations fail), wait for a grace period, check again, and then either
@@ -496,4 +511,144 @@ void bp__device_free(bp__device_type *dt, int32_t index, void *ptr, size_t nbyte
   const bp_device_iface *iface = dt->registered;
   atomic_fetch_sub_explicit(&dt->live_bytes, (int_fast64_t)nbytes, memory_order_relaxed);
   iface->free(iface->user_data, index, ptr, nbytes);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Synchronisation, streams and events                                      */
+/* ------------------------------------------------------------------------ */
+
+/* The interface of a registered `device` for the public function `what`. */
+static bp_status device_iface_for(bp_device device, const char *what, bp__device_type **out_dt,
+                                  const bp_device_iface **out_iface) {
+  bp__device_type *dt;
+  bp_status st = bp__device_check(device, what, &dt);
+  if (st) return st;
+  const bp_device_iface *iface = atomic_load_explicit(&dt->iface, memory_order_acquire);
+  if (!iface)
+    return bp__error(BP_ERR_DEVICE, "%s: device type '%s' is being unloaded", what, dt->name);
+  *out_dt = dt;
+  *out_iface = iface;
+  return BP_OK;
+}
+
+/* Gets the interface into `dt`/`iface` and returns BP_ERR_UNSUPPORTED
+ * unless the plugin's struct covers `slot` and sets it. */
+#define GET_IFACE_WITH(what, slot, feature)                                              \
+  bp__device_type *dt;                                                                   \
+  const bp_device_iface *iface;                                                          \
+  bp_status st = device_iface_for(device, what, &dt, &iface);                            \
+  if (st) return st;                                                                     \
+  if (!BP_HAS_FIELD(iface, bp_device_iface, slot) || !iface->slot)                       \
+    return bp__error(BP_ERR_UNSUPPORTED, "%s: device type '%s' has no %s", what, dt->name, \
+                     feature)
+
+static bp_status device_failed(bp_status st, bp__device_type *dt, bp_device device,
+                               const char *fn) {
+  char what[64];
+  snprintf(what, sizeof what, "%s on device %d", fn, (int)device.index);
+  return bp__plugin_failed(st, dt->name, what);
+}
+
+BP_API bp_status bp_device_synchronize(bp_device device) {
+  bp__device_type *dt;
+  const bp_device_iface *iface;
+  bp_status st = device_iface_for(device, "bp_device_synchronize", &dt, &iface);
+  if (st) return st;
+  st = iface->synchronize(iface->user_data, device.index);
+  return st ? device_failed(st, dt, device, "synchronize()") : BP_OK;
+}
+
+BP_API bp_status bp_stream_create(bp_device device, bp_stream **out_stream) {
+  if (!out_stream)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_stream_create: out_stream is NULL");
+  *out_stream = NULL;
+  GET_IFACE_WITH("bp_stream_create", stream_create, "streams");
+  void *s = NULL;
+  st = iface->stream_create(iface->user_data, device.index, &s);
+  if (st) return device_failed(st, dt, device, "stream_create()");
+  if (!s)
+    return bp__error(BP_ERR_BACKEND, "device '%s:%d': stream_create() returned BP_OK and NULL",
+                     dt->name, (int)device.index);
+  atomic_fetch_add_explicit(&dt->live_handles, 1, memory_order_relaxed);
+  *out_stream = s;
+  return BP_OK;
+}
+
+BP_API bp_status bp_stream_destroy(bp_device device, bp_stream *stream) {
+  if (!stream) return BP_OK;
+  GET_IFACE_WITH("bp_stream_destroy", stream_destroy, "streams");
+  st = iface->stream_destroy(iface->user_data, device.index, stream);
+  if (st) return device_failed(st, dt, device, "stream_destroy()");
+  atomic_fetch_sub_explicit(&dt->live_handles, 1, memory_order_relaxed);
+  return BP_OK;
+}
+
+BP_API bp_status bp_stream_get_current(bp_device device, bp_stream **out_stream) {
+  if (!out_stream)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_stream_get_current: out_stream is NULL");
+  *out_stream = NULL;
+  GET_IFACE_WITH("bp_stream_get_current", stream_get_current, "streams");
+  void *s = NULL;
+  st = iface->stream_get_current(iface->user_data, device.index, &s);
+  if (st) return device_failed(st, dt, device, "stream_get_current()");
+  *out_stream = s;
+  return BP_OK;
+}
+
+BP_API bp_status bp_stream_set_current(bp_device device, bp_stream *stream) {
+  GET_IFACE_WITH("bp_stream_set_current", stream_set_current, "streams");
+  st = iface->stream_set_current(iface->user_data, device.index, stream);
+  return st ? device_failed(st, dt, device, "stream_set_current()") : BP_OK;
+}
+
+BP_API bp_status bp_stream_synchronize(bp_device device, bp_stream *stream) {
+  GET_IFACE_WITH("bp_stream_synchronize", stream_synchronize, "streams");
+  st = iface->stream_synchronize(iface->user_data, device.index, stream);
+  return st ? device_failed(st, dt, device, "stream_synchronize()") : BP_OK;
+}
+
+BP_API bp_status bp_event_create(bp_device device, bp_event **out_event) {
+  if (!out_event)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_event_create: out_event is NULL");
+  *out_event = NULL;
+  GET_IFACE_WITH("bp_event_create", event_create, "events");
+  void *e = NULL;
+  st = iface->event_create(iface->user_data, device.index, &e);
+  if (st) return device_failed(st, dt, device, "event_create()");
+  if (!e)
+    return bp__error(BP_ERR_BACKEND, "device '%s:%d': event_create() returned BP_OK and NULL",
+                     dt->name, (int)device.index);
+  atomic_fetch_add_explicit(&dt->live_handles, 1, memory_order_relaxed);
+  *out_event = e;
+  return BP_OK;
+}
+
+BP_API bp_status bp_event_destroy(bp_device device, bp_event *event) {
+  if (!event) return BP_OK;
+  GET_IFACE_WITH("bp_event_destroy", event_destroy, "events");
+  st = iface->event_destroy(iface->user_data, device.index, event);
+  if (st) return device_failed(st, dt, device, "event_destroy()");
+  atomic_fetch_sub_explicit(&dt->live_handles, 1, memory_order_relaxed);
+  return BP_OK;
+}
+
+BP_API bp_status bp_event_record(bp_device device, bp_event *event, bp_stream *stream) {
+  if (!event) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_event_record: event is NULL");
+  GET_IFACE_WITH("bp_event_record", event_record, "events");
+  st = iface->event_record(iface->user_data, device.index, event, stream);
+  return st ? device_failed(st, dt, device, "event_record()") : BP_OK;
+}
+
+BP_API bp_status bp_stream_wait_event(bp_device device, bp_stream *stream, bp_event *event) {
+  if (!event) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_stream_wait_event: event is NULL");
+  GET_IFACE_WITH("bp_stream_wait_event", stream_wait_event, "events");
+  st = iface->stream_wait_event(iface->user_data, device.index, stream, event);
+  return st ? device_failed(st, dt, device, "stream_wait_event()") : BP_OK;
+}
+
+BP_API bp_status bp_event_synchronize(bp_device device, bp_event *event) {
+  if (!event) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_event_synchronize: event is NULL");
+  GET_IFACE_WITH("bp_event_synchronize", event_synchronize, "events");
+  st = iface->event_synchronize(iface->user_data, device.index, event);
+  return st ? device_failed(st, dt, device, "event_synchronize()") : BP_OK;
 }

@@ -72,6 +72,7 @@ typedef struct bp__device_type {
   const bp_device_iface *registered;       /* kept while hidden for unload */
   atomic_int_fast64_t live_tensors;        /* storages alive on it */
   atomic_int_fast64_t live_bytes;          /* bytes they hold */
+  atomic_int_fast64_t live_handles;        /* streams and events alive */
 } bp__device_type;
 
 /* The slot of a type code, or -1 when the code cannot be registered. */
@@ -84,6 +85,10 @@ static inline int bp__device_slot(int32_t type) {
 
 /* The entry of a registered (iface != NULL) type, or NULL. */
 bp__device_type *bp__device_lookup(int32_t type);
+
+/* Streams and events alive on the device types `owner` registered; the
+ * name of one such type in *out_name. */
+int64_t bp__device_handles_for_owner(struct bp_plugin *owner, const char **out_name);
 
 /* Like bp__device_lookup() for a full device: also checks the index
  * against the device count.  On failure records an error naming `what`. */

@@ -372,6 +372,10 @@ BP_API bp_status bp_plugin_unload(bp_plugin *p) {
   } else if ((live = bp__device_live_for_owner(p, &dev)) > 0) {
     st = bp__error(BP_ERR_BUSY, "plugin '%s': %lld tensor%s on its device type '%s' still alive",
                    p->name, (long long)live, live == 1 ? " is" : "s are", dev);
+  } else if ((live = bp__device_handles_for_owner(p, &dev)) > 0) {
+    st = bp__error(BP_ERR_BUSY, "plugin '%s': %lld stream%s or event%s on its device type '%s' "
+                   "still alive (destroy them first)", p->name, (long long)live,
+                   live == 1 ? "" : "s", live == 1 ? "" : "s", dev);
   } else {
     /* Stop new allocations, let running ones finish, and look again: a
      * tensor created in between keeps the plugin. */

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -695,6 +696,81 @@ static void vendor_devices_coexist(void) {
   is_int(bp_live_tensor_count(), 0);
 }
 
+/* The stream and event functions forward to the device's interface, keep
+ * the current stream per thread, refuse devices without streams, and keep
+ * the plugin loaded while a handle is alive. */
+static void *other_thread_stream(void *arg) {
+  bp_stream *s = (bp_stream *)1;
+  bp_status st = bp_stream_get_current(*(bp_device *)arg, &s);
+  return (st == BP_OK && s == NULL) ? arg : NULL;
+}
+
+static void streams_and_events(void) {
+  bp_plugin *p = must_load("good");
+  if (!p) return;
+  bp_device g0 = bp_device_make(device_code("gooddev"), 0);
+  bp_device g1 = bp_device_make(g0.type, 1);
+  is_status(bp_device_synchronize(g0), BP_OK);
+  is_status(bp_device_synchronize(BP_CPU), BP_OK);
+
+  bp_stream *s = NULL, *cur = (bp_stream *)1;
+  is_status(bp_stream_get_current(g0, &cur), BP_OK);
+  ok(cur == NULL); /* the default stream */
+  is_status(bp_stream_create(g0, &s), BP_OK);
+  ok(s != NULL);
+  is_status(bp_stream_set_current(g0, s), BP_OK);
+  is_status(bp_stream_get_current(g0, &cur), BP_OK);
+  ok(cur == s);
+  /* Current per device and per thread. */
+  is_status(bp_stream_get_current(g1, &cur), BP_OK);
+  ok(cur == NULL);
+  pthread_t th;
+  void *res = NULL;
+  ok(pthread_create(&th, NULL, other_thread_stream, &g0) == 0 && pthread_join(th, &res) == 0);
+  ok(res == &g0);
+  /* The plugin's own check surfaces with its message. */
+  is_status(bp_stream_set_current(g1, s), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "made current on device 1");
+  has_str(bp_last_error(), "gooddev");
+
+  bp_event *e = NULL;
+  is_status(bp_event_create(g0, &e), BP_OK);
+  is_status(bp_stream_wait_event(g0, NULL, e), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "never recorded");
+  is_status(bp_event_record(g0, e, s), BP_OK);
+  is_status(bp_stream_wait_event(g0, NULL, e), BP_OK);
+  is_status(bp_event_synchronize(g0, e), BP_OK);
+  is_status(bp_stream_synchronize(g0, s), BP_OK);
+  is_status(bp_stream_synchronize(g0, NULL), BP_OK);
+
+  /* Alive handles keep the plugin. */
+  is_status(bp_plugin_unload(p), BP_ERR_BUSY);
+  has_str(bp_last_error(), "2 streams or events");
+  has_str(bp_last_error(), "gooddev");
+  is_status(bp_event_destroy(g0, e), BP_OK);
+  is_status(bp_stream_destroy(g0, s), BP_OK);
+  is_status(bp_stream_get_current(g0, &cur), BP_OK);
+  ok(cur == NULL); /* destroying the current stream resets it */
+  is_status(bp_stream_destroy(g0, NULL), BP_OK);
+  is_status(bp_event_destroy(g0, NULL), BP_OK);
+
+  /* Bad arguments and devices without streams. */
+  is_status(bp_stream_create(g0, NULL), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "bp_stream_create: out_stream is NULL");
+  is_status(bp_event_record(g0, NULL, NULL), BP_ERR_INVALID_ARGUMENT);
+  is_status(bp_stream_create(BP_CPU, &s), BP_ERR_UNSUPPORTED);
+  is_str(bp_last_error(), "bp_stream_create: device type 'cpu' has no streams");
+  is_status(bp_event_create(BP_CPU, &e), BP_ERR_UNSUPPORTED);
+  is_str(bp_last_error(), "bp_event_create: device type 'cpu' has no events");
+  is_status(bp_stream_create(bp_device_make(g0.type, 7), &s), BP_ERR_DEVICE);
+  has_str(bp_last_error(), "device gooddev:7 does not exist");
+  is_status(bp_device_synchronize(bp_device_make(BP_DEVICE_CUDA, 0)), BP_ERR_DEVICE);
+  has_str(bp_last_error(), "bp_device_synchronize: cuda is not registered");
+
+  is_status(bp_plugin_unload(p), BP_OK);
+  is_status(bp_device_synchronize(g0), BP_ERR_DEVICE);
+}
+
 static void unload_busy_then_ok(void) {
   bp_plugin *va = must_load("vendor_a");
   if (!va) return;
@@ -919,6 +995,7 @@ int main(void) {
       TAP_CASE(discovery_env),
       TAP_CASE(static_register),
       TAP_CASE(vendor_devices_coexist),
+      TAP_CASE(streams_and_events),
       TAP_CASE(unload_busy_then_ok),
       TAP_CASE(unload_removes_registrations),
       TAP_CASE(fragments),

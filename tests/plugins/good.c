@@ -60,6 +60,101 @@ static bp_status dev_props(void *ud, int32_t index, bp_device_props *p) {
   return BP_OK;
 }
 
+/* Streams and events of "gooddev": work is synchronous, so a stream only
+ * counts what was recorded on it and an event remembers the count it saw.
+ * The current stream is kept per thread and per device, as a GPU plugin
+ * keeps it. */
+typedef struct good_stream {
+  int32_t index;
+  int64_t work;
+} good_stream;
+typedef struct good_event {
+  int32_t index;
+  int64_t seen;
+  good_stream *waited_by;
+} good_event;
+static _Thread_local good_stream *current_stream[2];
+
+static bp_status stream_create(void *ud, int32_t index, void **out) {
+  (void)ud;
+  good_stream *s = calloc(1, sizeof *s);
+  if (!s) return H->set_error(BP_ERR_OUT_OF_MEMORY, "gooddev: out of memory");
+  s->index = index;
+  *out = s;
+  return BP_OK;
+}
+static bp_status stream_destroy(void *ud, int32_t index, void *stream) {
+  (void)ud;
+  good_stream *s = stream;
+  if (s->index != index)
+    return H->set_errorf(BP_ERR_INVALID_ARGUMENT, "gooddev: stream of device %d destroyed on %d",
+                         (int)s->index, (int)index);
+  if (current_stream[index] == s) current_stream[index] = NULL;
+  free(s);
+  return BP_OK;
+}
+static bp_status stream_get(void *ud, int32_t index, void **out) {
+  (void)ud;
+  *out = current_stream[index];
+  return BP_OK;
+}
+static bp_status stream_set(void *ud, int32_t index, void *stream) {
+  (void)ud;
+  good_stream *s = stream;
+  if (s && s->index != index)
+    return H->set_errorf(BP_ERR_INVALID_ARGUMENT,
+                         "gooddev: stream of device %d made current on device %d",
+                         (int)s->index, (int)index);
+  current_stream[index] = s;
+  return BP_OK;
+}
+static bp_status stream_sync(void *ud, int32_t index, void *stream) {
+  (void)ud;
+  (void)index;
+  (void)stream;
+  return BP_OK;
+}
+static bp_status event_create(void *ud, int32_t index, void **out) {
+  (void)ud;
+  good_event *e = calloc(1, sizeof *e);
+  if (!e) return H->set_error(BP_ERR_OUT_OF_MEMORY, "gooddev: out of memory");
+  e->index = index;
+  e->seen = -1;
+  *out = e;
+  return BP_OK;
+}
+static bp_status event_destroy(void *ud, int32_t index, void *event) {
+  (void)ud;
+  (void)index;
+  free(event);
+  return BP_OK;
+}
+static bp_status event_record(void *ud, int32_t index, void *event, void *stream) {
+  (void)ud;
+  (void)index;
+  good_stream *s = stream;
+  good_event *e = event;
+  e->seen = s ? ++s->work : 0;
+  return BP_OK;
+}
+static bp_status stream_wait(void *ud, int32_t index, void *stream, void *event) {
+  (void)ud;
+  (void)index;
+  good_event *e = event;
+  if (e->seen < 0)
+    return H->set_error(BP_ERR_INVALID_ARGUMENT, "gooddev: waiting on an event never recorded");
+  e->waited_by = stream;
+  return BP_OK;
+}
+static bp_status event_sync(void *ud, int32_t index, void *event) {
+  (void)ud;
+  (void)index;
+  good_event *e = event;
+  if (e->seen < 0)
+    return H->set_error(BP_ERR_INVALID_ARGUMENT, "gooddev: synchronizing an event never recorded");
+  return BP_OK;
+}
+
 static const bp_device_iface gooddev_iface = {
     .struct_size = BP_DEVICE_IFACE_STRUCT_SIZE,
     .name = "gooddev",
@@ -71,6 +166,16 @@ static const bp_device_iface gooddev_iface = {
     .free = dev_free,
     .copy = dev_copy,
     .synchronize = dev_sync,
+    .stream_create = stream_create,
+    .stream_destroy = stream_destroy,
+    .stream_get_current = stream_get,
+    .stream_set_current = stream_set,
+    .stream_synchronize = stream_sync,
+    .event_create = event_create,
+    .event_destroy = event_destroy,
+    .event_record = event_record,
+    .stream_wait_event = stream_wait,
+    .event_synchronize = event_sync,
 };
 
 /* "mutedev": its allocations fail without a message. */

@@ -96,6 +96,68 @@ BP_API bp_status bp_device_properties(bp_device device,
 #define BP_CPU bp_device_make(BP_DEVICE_CPU, 0)
 
 /* ------------------------------------------------------------------------ */
+/* Synchronisation, streams and events                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Work on an asynchronous device (a GPU) is queued on streams.  Each thread
+ * has a current stream per device, on which that device's kernels run;
+ * NULL stands for the device's default stream.  Events mark a point in a
+ * stream, for another stream to wait on or for the host to wait for.
+ *
+ * Streams and events are opaque handles owned by the plugin that drives
+ * the device.  They are created and destroyed through these functions, on
+ * the device they belong to, and must be destroyed before that plugin is
+ * unloaded: bp_plugin_unload() refuses (BP_ERR_BUSY) while any is alive.
+ * A device type without streams or events (such as the CPU) answers
+ * BP_ERR_UNSUPPORTED; bp_device_synchronize() works on every device.
+ */
+typedef struct bp_stream bp_stream;
+typedef struct bp_event bp_event;
+
+/* Waits until all work queued on the device has finished. */
+BP_API bp_status bp_device_synchronize(bp_device device);
+
+/* Creates a stream on the device; *out_stream is a new handle that the
+ * caller destroys with bp_stream_destroy(). */
+BP_API bp_status bp_stream_create(bp_device device, bp_stream **out_stream);
+
+/* Destroys a stream made by bp_stream_create() on the same device, after
+ * its queued work.  A thread whose current stream it was goes back to the
+ * default stream.  NULL is a no-op. */
+BP_API bp_status bp_stream_destroy(bp_device device, bp_stream *stream);
+
+/* The calling thread's current stream on the device (NULL: the default
+ * stream).  The handle is borrowed. */
+BP_API bp_status bp_stream_get_current(bp_device device,
+                                       bp_stream **out_stream);
+
+/* Makes `stream` (NULL: the default stream) the calling thread's current
+ * stream on the device; the stream is borrowed and must outlive its use. */
+BP_API bp_status bp_stream_set_current(bp_device device, bp_stream *stream);
+
+/* Waits until all work queued on `stream` (NULL: the default) finished. */
+BP_API bp_status bp_stream_synchronize(bp_device device, bp_stream *stream);
+
+/* Creates an event on the device; destroy it with bp_event_destroy(). */
+BP_API bp_status bp_event_create(bp_device device, bp_event **out_event);
+
+/* Destroys an event made by bp_event_create().  NULL is a no-op. */
+BP_API bp_status bp_event_destroy(bp_device device, bp_event *event);
+
+/* Records `event` at the current end of `stream` (NULL: the default). */
+BP_API bp_status bp_event_record(bp_device device, bp_event *event,
+                                 bp_stream *stream);
+
+/* Makes future work on `stream` (NULL: the default) wait until `event`
+ * has completed, without blocking the host. */
+BP_API bp_status bp_stream_wait_event(bp_device device, bp_stream *stream,
+                                      bp_event *event);
+
+/* Blocks the host until `event` has completed. */
+BP_API bp_status bp_event_synchronize(bp_device device, bp_event *event);
+
+/* ------------------------------------------------------------------------ */
 /* Tensors                                                                  */
 /* ------------------------------------------------------------------------ */
 
