@@ -66,3 +66,7 @@ dist_check_SCRIPTS += %D%/test-setuid.sh
 # bp-info's listing, as text and as JSON.
 TESTS += %D%/test-bp-info.sh
 dist_check_SCRIPTS += %D%/test-bp-info.sh
+
+# bp-run on .npy files written by the test itself.
+TESTS += %D%/test-bp-run.sh
+dist_check_SCRIPTS += %D%/test-bp-run.sh

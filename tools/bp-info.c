@@ -189,14 +189,22 @@ static void print_ops(void) {
       json_str(o.schema);
       printf(", \"owner\": ");
       json_str(o.owner);
+      printf(", \"doc\": ");
+      json_str(o.doc);
+      printf(", \"nondeterministic\": %s, \"mixed_devices\": %s",
+             (o.flags & BP_OP_NONDETERMINISTIC) ? "true" : "false",
+             (o.flags & BP_OP_MIXED_DEVICES) ? "true" : "false");
       printf(", \"defined\": %s, \"meta\": %s, \"composite\": %s, \"kernels\": [",
              o.defined ? "true" : "false", o.has_meta ? "true" : "false",
              o.has_composite ? "true" : "false");
     } else {
       printf("  %s\n", o.schema ? o.schema : o.name);
       if (!o.defined) printf("      (not defined: its plugin was unloaded)\n");
-      printf("      defined by %s; meta function: %s%s\n", o.owner, o.has_meta ? "yes" : "no",
-             o.has_composite ? "; composite kernel" : "");
+      if (o.doc && *o.doc) printf("      %s\n", o.doc);
+      printf("      defined by %s; meta function: %s%s%s%s\n", o.owner, o.has_meta ? "yes" : "no",
+             o.has_composite ? "; composite kernel" : "",
+             (o.flags & BP_OP_NONDETERMINISTIC) ? "; nondeterministic" : "",
+             (o.flags & BP_OP_MIXED_DEVICES) ? "; mixed devices" : "");
     }
     for (int32_t k = 0; k < o.nkernels; k++) {
       bp_kernel_info ki;
@@ -209,10 +217,24 @@ static void print_ops(void) {
         json_str(device_label(ki.device_type, buf, sizeof buf));
         printf(", \"kind\": \"%s\", \"plugin\": ", kind_name(ki.kind));
         json_str(ki.plugin);
-        printf(", \"enabled\": %s}", ki.enabled ? "true" : "false");
+        printf(", \"enabled\": %s, \"dtypes\": ", ki.enabled ? "true" : "false");
+        if (ki.dtypes) {
+          putchar('[');
+          for (const int32_t *d = ki.dtypes; *d != BP_DTYPE_INVALID; d++) {
+            if (d != ki.dtypes) printf(", ");
+            json_str(bp_dtype_name(*d));
+          }
+          printf("]}");
+        } else {
+          printf("null}");
+        }
       } else {
-        printf("      kernel %-10s %-20s from %s%s\n", device_label(ki.device_type, buf, sizeof buf),
+        printf("      kernel %-10s %-20s from %s%s; dtypes: ", device_label(ki.device_type, buf, sizeof buf),
                kind_name(ki.kind), ki.plugin, ki.enabled ? "" : " (disabled)");
+        if (!ki.dtypes) printf("all the op allows");
+        for (const int32_t *d = ki.dtypes; d && *d != BP_DTYPE_INVALID; d++)
+          printf("%s%s", d != ki.dtypes ? ", " : "", bp_dtype_name(*d) ? bp_dtype_name(*d) : "?");
+        putchar('\n');
       }
     }
     if (json) printf("]}");
