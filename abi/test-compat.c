@@ -1,0 +1,204 @@
+/*
+ * abi/test-compat.c - plugins and hosts of different minor versions work
+ * together.
+ *
+ *   - compat_1_0, built against the frozen ABI 1.0 headers in abi/sdk-1.0/,
+ *     loads into today's host, and its unboxed and boxed kernels and meta
+ *     function work.
+ *   - compat_next, posing as a plugin of the next minor (a larger
+ *     descriptor, abi_minor + 1), loads into today's host, which is older
+ *     than it; the plugin sees that the slot appended in its version is
+ *     missing and does without it.
+ *   - The same plugin's bp_plugin_init, given hand-made host tables, tells
+ *     a table that has the appended slot from one whose struct_size stops
+ *     before it or whose slot is NULL, and refuses a table too small for a
+ *     slot it needs, with a message.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <backplane/host.h>
+
+#include "../tests/tap.h"
+
+static const char *compat_plugin(const char *name) {
+  static char buf[2][4096];
+  static int next;
+  char *b = buf[next++ % 2];
+  const char *top = getenv("top_builddir");
+  snprintf(b, sizeof buf[0], "%s/abi/.libs/%s.so", top ? top : ".", name);
+  return b;
+}
+
+static bp_tensor *vec(const float *x, int64_t n) {
+  bp_tensor *t = NULL;
+  if (bp_tensor_empty(BP_CPU, BP_FLOAT32, 1, &n, &t) != BP_OK) return NULL;
+  memcpy(bp_tensor_get_view(t)->data, x, (size_t)n * sizeof *x);
+  return t;
+}
+
+/* Calls ns::op on t (and s, when has_s) and checks the float32 result. */
+static void check_call(const char *name, bp_tensor *t, int has_s, double s, const float *want, int64_t n) {
+  const bp_op *op = NULL;
+  is_status(bp_op_find(name, &op), BP_OK);
+  if (!op) return;
+  bp_value slots[4];
+  bp_stack st = BP_STACK_INIT(slots, 4);
+  bp_stack_push_tensor(&st, t);
+  if (has_s) bp_stack_push_float(&st, s);
+  is_status(bp_call(op, &st), BP_OK);
+  if (st.top != 1) return;
+  const bp_tensor_view *v = bp_tensor_get_view(slots[0].u.tensor);
+  is_int(v->numel, n);
+  for (int64_t i = 0; i < n && i < v->numel; i++) is_double(((const float *)v->data)[i], want[i], 0);
+  bp_stack_release(&st);
+}
+
+static int64_t call_features(const char *name) {
+  const bp_op *op = NULL;
+  bp_value slots[1];
+  bp_stack st = BP_STACK_INIT(slots, 1);
+  if (bp_op_find(name, &op) != BP_OK || bp_call(op, &st) != BP_OK) {
+    tap_diag("%s: %s", name, bp_last_error());
+    return -1;
+  }
+  return slots[0].u.i;
+}
+
+static void old_plugin_in_todays_host(void) {
+  bp_plugin *p = NULL;
+  is_status(bp_plugin_load(compat_plugin("compat_1_0"), &p), BP_OK);
+  if (!p) return;
+  bp_plugin_info info;
+  info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
+  is_status(bp_plugin_get_info(p, &info), BP_OK);
+  is_int(info.abi_major, 1);
+  is_int(info.abi_minor, 0);
+  is_int(info.state, BP_PLUGIN_LOADED);
+  const float x[3] = {1, 2, 3}, twice[3] = {2, 4, 6}, minus[3] = {-1, -2, -3};
+  bp_tensor *t = vec(x, 3);
+  check_call("compat10::scale", t, 1, 2.0, twice, 3);
+  check_call("compat10::neg", t, 0, 0, minus, 3);
+
+  /* The kernels' kinds are as registered: unboxed and boxed. */
+  const bp_op *op = NULL;
+  bp_kernel_info k;
+  k.struct_size = BP_KERNEL_INFO_STRUCT_SIZE;
+  is_status(bp_op_find("compat10::scale", &op), BP_OK);
+  is_status(bp_op_get_kernel(op, 0, &k), BP_OK);
+  ok(k.kind == BP_KERNEL_UNBOXED || k.kind == BP_KERNEL_UNBOXED_FAST);
+
+  /* Its meta function agrees. */
+  bp_value slots[2];
+  bp_stack st = BP_STACK_INIT(slots, 2);
+  bp_stack_push_tensor(&st, t);
+  bp_stack_push_float(&st, 2.0);
+  bp_tensor_meta m;
+  memset(&m, 0, sizeof m);
+  m.struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  is_status(bp_op_meta(op, &st, &m, 1), BP_OK);
+  is_int(m.dtype, BP_FLOAT32);
+  is_int(m.ndim, 1);
+  is_int(m.sizes[0], 3);
+  is_int(call_features("compat10::features"), 0);
+  bp_tensor_release(t);
+  is_status(bp_plugin_unload(p), BP_OK);
+}
+
+static void newer_plugin_in_older_host(void) {
+  bp_plugin *p = NULL;
+  is_status(bp_plugin_load(compat_plugin("compat_next"), &p), BP_OK);
+  if (!p) return;
+  bp_plugin_info info;
+  info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
+  is_status(bp_plugin_get_info(p, &info), BP_OK);
+  is_int(info.abi_major, BP_ABI_VERSION_MAJOR);
+  is_int(info.abi_minor, BP_ABI_VERSION_MINOR + 1);
+  is_str(info.version, "1.1.0");
+  /* Today's table ends before the next minor's slot: the plugin noticed. */
+  is_int(call_features("compatnext::features"), 0);
+  const float x[2] = {1.5f, -2}, half[2] = {0.75f, -1}, minus[2] = {-1.5f, 2};
+  bp_tensor *t = vec(x, 2);
+  check_call("compatnext::scale", t, 1, 0.5, half, 2);
+  check_call("compatnext::neg", t, 0, 0, minus, 2);
+  bp_tensor_release(t);
+  is_status(bp_plugin_unload(p), BP_OK);
+}
+
+/* The next minor's host table and descriptor, as compat-plugin.c declares
+ * them. */
+typedef struct next_host_api {
+  bp_host_api base;
+  bp_status (*next_slot)(int64_t *out_value);
+} next_host_api;
+typedef struct next_desc {
+  bp_plugin_desc base;
+  uint64_t next_flags;
+  int64_t saw_next_slot;
+} next_desc;
+
+static char last_message[256];
+static bp_status fake_set_error(bp_status status, const char *message) {
+  snprintf(last_message, sizeof last_message, "%s", message ? message : "");
+  return status;
+}
+static bp_status fake_op_meta(const bp_op *op, const bp_value *args, size_t nargs, bp_tensor_meta *outs,
+                              size_t nouts) {
+  (void)op, (void)args, (void)nargs, (void)outs, (void)nouts;
+  return BP_ERR_UNSUPPORTED;
+}
+static bp_status fake_next_slot(int64_t *out_value) {
+  *out_value = 42;
+  return BP_OK;
+}
+
+/* Calls the plugin's entry point directly with a table of struct_size
+ * `size`; returns the descriptor. */
+static const next_desc *init_with(void *handle, size_t size, int with_slot) {
+  next_host_api table;
+  memset(&table, 0, sizeof table);
+  table.base.struct_size = size;
+  table.base.abi_major = BP_ABI_VERSION_MAJOR;
+  table.base.abi_minor = BP_ABI_VERSION_MINOR + (size > BP_HOST_API_STRUCT_SIZE);
+  table.base.set_error = fake_set_error;
+  table.base.op_meta = fake_op_meta;
+  table.next_slot = with_slot ? fake_next_slot : NULL;
+  last_message[0] = '\0';
+  bp_plugin_init_fn init = (bp_plugin_init_fn)(void (*)(void))dlsym(handle, BP_PLUGIN_ENTRY_SYMBOL);
+  if (!init) return NULL;
+  return (const next_desc *)(const void *)init(&table.base);
+}
+
+static void struct_size_rules_in_init(void) {
+  void *h = dlopen(compat_plugin("compat_next"), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    tap_diag("dlopen: %s", dlerror());
+    ok(0);
+    return;
+  }
+  const next_desc *d = init_with(h, sizeof(next_host_api), 1);
+  ok(d != NULL);
+  if (d) {
+    is_int(d->base.struct_size, sizeof(next_desc));
+    is_int(d->saw_next_slot, 1); /* a next-minor host with the slot */
+  }
+  d = init_with(h, sizeof(next_host_api), 0);
+  ok(d && d->saw_next_slot == 0); /* the slot is there but NULL */
+  d = init_with(h, BP_HOST_API_STRUCT_SIZE, 1);
+  ok(d && d->saw_next_slot == 0); /* a 1.0 table: struct_size stops before it */
+  d = init_with(h, offsetof(bp_host_api, op_meta), 1);
+  ok(d == NULL); /* too small for a slot the plugin needs */
+  is_str(last_message, "compat_next: the host table has no 'op_meta' slot");
+  dlclose(h);
+}
+
+int main(void) {
+  static const tap_case cases[] = {
+      TAP_CASE(old_plugin_in_todays_host),
+      TAP_CASE(newer_plugin_in_older_host),
+      TAP_CASE(struct_size_rules_in_init),
+  };
+  return tap_main(cases, TAP_NCASES(cases));
+}
