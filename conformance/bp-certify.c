@@ -1,19 +1,23 @@
 /*
  * conformance/bp-certify.c - certifies a Backplane plugin against the ABI
  * rules and the `core` op set (docs/op-set.md), printing TAP and
- * optionally writing a JSON certificate.
+ * optionally writing a JSON certificate and an HTML report.
  *
  * Every case runs in a forked child that loads the plugin itself, so that
  * a crash or a hang in the plugin becomes a CRASH or TIMEOUT verdict for
  * that case only, and no case sees state left behind by another.  The
- * child reports "<status>\n<detail>\n" over a pipe.
+ * child reports "<status>\n<detail>\n" over a pipe.  Up to --jobs children
+ * run at once; the parent prints their verdicts in case order.
+ *
+ * docs/certification.md describes every check and the two profiles.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,9 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <backplane/host.h>
@@ -32,7 +38,7 @@
 #include "num.h"
 #include "ref.h"
 
-#define CERTIFY_VERSION "0.1.0"
+#define CERTIFY_VERSION "0.2.0"
 
 /* ------------------------------------------------------------------------ */
 /* Options                                                                  */
@@ -44,17 +50,19 @@ static struct {
   const char *profile; /* "core" or "full" */
   const char *ops;     /* fnmatch glob, or NULL for all */
   const char *json;
+  const char *html;
   long jobs;
   double timeout;
   uint64_t seed;
   bool list;
-} opt = {NULL, NULL, "core", NULL, NULL, 1, 10.0, 1, false};
+  bool full;
+} opt = {NULL, NULL, "core", NULL, NULL, NULL, 1, 10.0, 1, false, false};
 
 static void usage(FILE *to) {
   fprintf(to,
           "usage: bp-certify PLUGIN.so [--device TYPE[:INDEX]] [--profile core|full]\n"
-          "                  [--ops GLOB] [--json FILE] [--jobs N] [--timeout S]\n"
-          "                  [--seed N] [--list]\n");
+          "                  [--ops GLOB] [--json FILE] [--html FILE] [--jobs N]\n"
+          "                  [--timeout S] [--seed N] [--list]\n");
 }
 
 static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -95,7 +103,7 @@ static void parse_args(int argc, char **argv) {
       continue;
     }
     static const char *const with_value[] = {"--device", "--profile", "--ops",  "--json",
-                                             "--jobs",   "--timeout", "--seed"};
+                                             "--html",   "--jobs",    "--timeout", "--seed"};
     const char *val = NULL;
     size_t k;
     for (k = 0; k < sizeof with_value / sizeof *with_value; k++) {
@@ -127,11 +135,15 @@ static void parse_args(int argc, char **argv) {
       if (strcmp(val, "core") != 0 && strcmp(val, "full") != 0)
         bad_usage("--profile: expected 'core' or 'full', got '%s'", val);
       opt.profile = val;
+      opt.full = strcmp(val, "full") == 0;
     } else if (strcmp(name, "--ops") == 0) {
       opt.ops = val;
     } else if (strcmp(name, "--json") == 0) {
       if (!*val) bad_usage("--json: empty file name");
       opt.json = val;
+    } else if (strcmp(name, "--html") == 0) {
+      if (!*val) bad_usage("--html: empty file name");
+      opt.html = val;
     } else if (strcmp(name, "--jobs") == 0) {
       if (!parse_long(val, 1, 1024, &opt.jobs))
         bad_usage("--jobs: expected an integer 1 .. 1024, got '%s'", val);
@@ -164,13 +176,7 @@ static const char *const status_name[] = {"pass", "fail", "skip", "crash", "time
 /* The child's end of the pipe. */
 static int verdict_fd = -1;
 
-static void verdict(enum status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void verdict(enum status st, const char *fmt, ...) {
-  char detail[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(detail, sizeof detail, fmt, ap);
-  va_end(ap);
+static void send_verdict(enum status st, char *detail) {
   /* The detail is one line of a TAP point. */
   for (char *p = detail; *p; p++)
     if (*p == '\n' || *p == '\r' || *p == '#') *p = ' ';
@@ -185,6 +191,70 @@ static void verdict(enum status st, const char *fmt, ...) {
   }
 }
 
+static void verdict(enum status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void verdict(enum status st, const char *fmt, ...) {
+  char detail[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  send_verdict(st, detail);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Protected memory and the fault handler (host-visible devices)            */
+/* ------------------------------------------------------------------------ */
+
+/* A read-only input between two PROT_NONE guard pages.  A write into the
+ * data pages is a schema-honesty failure, an access to a guard page a
+ * bounds failure; the handler names the argument and ends the case. */
+typedef struct region {
+  uintptr_t map_lo, data_lo, data_hi, map_hi; /* guard | data pages | guard */
+  uintptr_t elems_lo, elems_hi;               /* the elements themselves */
+  int arg;
+  char name[32];
+  bool used;
+} region;
+
+static region regions[16];
+
+static void on_fault(int sig, siginfo_t *si, void *uc_) {
+  (void)uc_;
+  uintptr_t a = (uintptr_t)si->si_addr;
+  for (int i = 0; i < 16; i++) {
+    const region *r = &regions[i];
+    if (!r->used || a < r->map_lo || a >= r->map_hi) continue;
+    char msg[300];
+    if (a >= r->data_lo && a < r->data_hi)
+      snprintf(msg, sizeof msg,
+               "honesty: the kernel wrote to argument %d '%s', which its schema does not declare "
+               "mutable (read-only page; byte %ld of the argument)",
+               r->arg, r->name, (long)(a - r->elems_lo));
+    else if (a < r->data_lo)
+      snprintf(msg, sizeof msg,
+               "bounds: the kernel touched %ld bytes before argument %d '%s' (guard page)",
+               (long)(r->elems_lo - a), r->arg, r->name);
+    else
+      snprintf(msg, sizeof msg,
+               "bounds: the kernel touched byte %ld past the end of argument %d '%s' (guard page)",
+               (long)(a - r->elems_hi), r->arg, r->name);
+    send_verdict(ST_FAIL, msg);
+    _exit(0);
+  }
+  /* Not ours: the default action, a crash the parent reports. */
+  signal(sig, SIG_DFL);
+}
+
+static void install_fault_handler(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, NULL);
+  sigaction(SIGBUS, &sa, NULL);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Plugin access inside a child                                             */
 /* ------------------------------------------------------------------------ */
@@ -192,6 +262,10 @@ static void verdict(enum status st, const char *fmt, ...) {
 static bp_plugin *the_plugin;
 static bp_plugin_info the_info;
 static bp_device the_device;
+/* Whether the CPU may touch the device's memory.  host.h does not publish
+ * a device type's flags, so only the host CPU device counts as host
+ * visible; BP_CERTIFY_DEVICE_PATH=1 forces the device path even there. */
+static bool host_visible;
 
 /* Loads the plugin; on failure gives a FAIL verdict and returns false. */
 static bool load_plugin(void) {
@@ -209,9 +283,25 @@ static bool load_plugin(void) {
 
 static bool is_core(const char *name) { return strncmp(name, "core::", 6) == 0; }
 
+/* Whether the plugin registered an enabled kernel of op for device type. */
+static bool plugin_kernel(const bp_op *op, int32_t type, bp_kernel_info *out) {
+  bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+  if (bp_op_get_info(op, &oi) != BP_OK) return false;
+  for (int32_t k = 0; k < oi.nkernels; k++) {
+    bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
+    if (bp_op_get_kernel(op, (size_t)k, &ki) == BP_OK && ki.device_type == type && ki.enabled &&
+        ki.plugin && strcmp(ki.plugin, the_info.name) == 0) {
+      if (out) *out = ki;
+      return true;
+    }
+  }
+  return false;
+}
+
 /* The device under test: --device when given, else the device type for
  * which the plugin registered most of its kernels, else the CPU. */
 static bool pick_device(void) {
+  const char *force = getenv("BP_CERTIFY_DEVICE_PATH");
   if (opt.device) {
     const char *colon = strchr(opt.device, ':');
     size_t tlen = colon ? (size_t)(colon - opt.device) : strlen(opt.device);
@@ -221,6 +311,7 @@ static bool pick_device(void) {
       const char *n = bp_device_type_name(code);
       if (n && strlen(n) == tlen && strncmp(n, opt.device, tlen) == 0) {
         the_device = bp_device_make(code, index);
+        host_visible = code == BP_DEVICE_CPU && !(force && *force == '1');
         return true;
       }
     }
@@ -251,6 +342,7 @@ static bool pick_device(void) {
     }
   }
   the_device = bp_device_make(best, 0);
+  host_visible = best == BP_DEVICE_CPU && !(force && *force == '1');
   return true;
 }
 
@@ -259,6 +351,14 @@ static const char *device_name(int32_t type) {
   return n ? n : "?";
 }
 
+/* "[2, 3]" into buf. */
+static const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t len) {
+  size_t o = (size_t)snprintf(buf, len, "[");
+  for (int32_t d = 0; d < ndim && o < len; d++)
+    o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "", (long long)sizes[d]);
+  if (o < len) snprintf(buf + o, len - o, "]");
+  return buf;
+}
 /* ------------------------------------------------------------------------ */
 /* Handshake                                                                */
 /* ------------------------------------------------------------------------ */
@@ -333,9 +433,6 @@ static void case_version(const char *arg) {
   if (the_info.abi_major != major)
     verdict(ST_FAIL, "plugin ABI %u.%u, host ABI %u.%u: majors differ", the_info.abi_major,
             the_info.abi_minor, major, minor);
-  else if (the_info.op_set_version < 1)
-    verdict(ST_FAIL, "op_set_version is %u; the core profile needs >= 1",
-            the_info.op_set_version);
   else
     verdict(ST_PASS, "ABI %u.%u (host %u.%u), op set %u", the_info.abi_major,
             the_info.abi_minor, major, minor, the_info.op_set_version);
@@ -348,6 +445,11 @@ static void case_version(const char *arg) {
 static void case_profile(const char *arg) {
   (void)arg;
   if (!load_plugin() || !pick_device()) return;
+  if (the_info.op_set_version == 0) {
+    verdict(ST_PASS, "claims no core op set (op_set_version 0): its own ops are certified on "
+                     "the generic checks");
+    return;
+  }
   size_t ncore = 0, nmissing = 0;
   const char *first = NULL;
   for (size_t i = 0; i < bp_op_count(); i++) {
@@ -367,10 +469,12 @@ static void case_profile(const char *arg) {
   if (ncore == 0)
     verdict(ST_FAIL, "the host defines no core:: ops");
   else if (nmissing == 1)
-    verdict(ST_FAIL, "%s has no kernel for %s", first, device_name(the_device.type));
+    verdict(ST_FAIL, "claims core op set %u, but %s has no kernel for %s", the_info.op_set_version,
+            first, device_name(the_device.type));
   else if (nmissing)
-    verdict(ST_FAIL, "%s has no kernel for %s (%zu of %zu core ops missing)", first,
-            device_name(the_device.type), nmissing, ncore);
+    verdict(ST_FAIL, "claims core op set %u, but %s has no kernel for %s (%zu of %zu core ops "
+            "missing)", the_info.op_set_version, first, device_name(the_device.type), nmissing,
+            ncore);
   else
     verdict(ST_PASS, "%zu core ops have kernels for %s", ncore, device_name(the_device.type));
 }
@@ -378,26 +482,51 @@ static void case_profile(const char *arg) {
 static void case_schemas(const char *arg) {
   (void)arg;
   if (!load_plugin()) return;
-  size_t nown = 0;
+  size_t nown = 0, nimpl = 0;
   for (size_t i = 0; i < bp_op_count(); i++) {
+    const bp_op *op = bp_op_at(i);
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
-    if (bp_op_get_info(bp_op_at(i), &oi) != BP_OK || !oi.owner ||
-        strcmp(oi.owner, the_info.name) != 0)
-      continue;
-    nown++;
+    if (bp_op_get_info(op, &oi) != BP_OK) continue;
+    bool own = oi.owner && strcmp(oi.owner, the_info.name) == 0;
+    int32_t mine = 0;
+    for (int32_t k = 0; k < oi.nkernels; k++) {
+      bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
+      if (bp_op_get_kernel(op, (size_t)k, &ki) != BP_OK || !ki.plugin ||
+          strcmp(ki.plugin, the_info.name) != 0)
+        continue;
+      /* One kernel per op and device type. */
+      for (int32_t k2 = k + 1; k2 < oi.nkernels; k2++) {
+        bp_kernel_info k2i = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
+        if (bp_op_get_kernel(op, (size_t)k2, &k2i) == BP_OK && k2i.device_type == ki.device_type &&
+            k2i.plugin && strcmp(k2i.plugin, the_info.name) == 0) {
+          verdict(ST_FAIL, "%s has two kernels for device type %s", oi.name,
+                  device_name(ki.device_type));
+          return;
+        }
+      }
+      mine++;
+    }
+    if (!own && !mine) continue;
+    if (own) nown++;
+    nimpl += (size_t)mine;
     if (!oi.defined || !oi.schema) {
-      verdict(ST_FAIL, "%s is owned by the plugin but has no schema", oi.name);
+      verdict(ST_FAIL, "%s: the plugin %s it, but it has no definition (schema)", oi.name,
+              own ? "owns" : "implements");
+      return;
+    }
+    if (own && is_core(oi.name)) {
+      verdict(ST_FAIL, "%s: a plugin may not define ops in the core namespace", oi.name);
       return;
     }
   }
-  verdict(ST_PASS, "%zu ops of its own, all with schemas", nown);
+  verdict(ST_PASS, "%zu ops of its own, %zu kernels, all on defined ops with schemas", nown, nimpl);
 }
 
 /* ------------------------------------------------------------------------ */
-/* Numerics smoke                                                           */
+/* Samples: the arguments of one call, and its reference result             */
 /* ------------------------------------------------------------------------ */
 
-/* splitmix64, seeded per case from --seed and the op's name. */
+/* splitmix64, seeded per case from --seed and the case's name. */
 static uint64_t rng_state;
 static uint64_t rng_next(void) {
   uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
@@ -408,164 +537,97 @@ static uint64_t rng_next(void) {
 static double rng_uniform(double lo, double hi) {
   return lo + (hi - lo) * ((double)(rng_next() >> 11) / 9007199254740992.0);
 }
+static void rng_seed_name(const char *name) {
+  uint64_t h = 1469598103934665603u;
+  for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211u;
+  rng_state = opt.seed ^ h;
+}
 
-/* A reference input: float32 values in [lo, hi), rounded to float32. */
-static rt *rand_rt(int32_t ndim, const int64_t *sizes, double lo, double hi) {
-  rt *r = rt_new(BP_FLOAT32, ndim, sizes);
-  for (int64_t i = 0; i < r->numel; i++) r->f[i] = round_to(BP_FLOAT32, rng_uniform(lo, hi));
+/* Random values of r's dtype: floats in [lo, hi) rounded to the dtype,
+ * integers in [lo, hi] clipped to the dtype's range, bools 0 or 1. */
+static void fill_rt(rt *r, double lo, double hi) {
+  for (int64_t i = 0; i < r->numel; i++) {
+    if (dt_is_float(r->dtype)) {
+      r->f[i] = round_to(r->dtype, rng_uniform(lo, hi));
+    } else if (r->dtype == BP_BOOL) {
+      r->i[i] = (int64_t)(rng_next() & 1);
+    } else {
+      int64_t l = (int64_t)ceil(lo), h = (int64_t)floor(hi);
+      if (l < dt_min(r->dtype)) l = dt_min(r->dtype);
+      if (h > dt_max(r->dtype)) h = dt_max(r->dtype);
+      r->i[i] = h < l ? l : l + (int64_t)(rng_next() % (uint64_t)(h - l + 1));
+    }
+  }
+}
+
+static rt *rand_rt(int32_t dt, int32_t ndim, const int64_t *sizes, double lo, double hi) {
+  rt *r = rt_new(dt, ndim, sizes);
+  fill_rt(r, lo, hi);
   return r;
 }
 
-/* Tensors made here, released at the end of the case. */
-static bp_tensor *made[16];
-static int nmade;
+/* Sample kinds: the test points of numerics, and the inputs of the other
+ * checks. */
+enum sk { SK_BASIC, SK_SHAPES, SK_EMPTY, SK_BCAST, SK_NONCONTIG, SK_BADSHAPE, SK_COUNT };
+static const char *const sk_name[] = {"basic",     "shapes",   "empty", "broadcast",
+                                      "noncontig", "badshape"};
+#define SHAPE_VARIANTS 3
 
-/* A tensor on the device under test holding r's values, staged through a
- * CPU tensor so that any device with copies works. */
-static bp_tensor *to_device(const rt *r) {
-  bp_tensor *host = NULL, *dev = NULL;
-  if (bp_tensor_empty(BP_CPU, r->dtype, r->ndim, r->sizes, &host) != BP_OK) return NULL;
-  const bp_tensor_view *v = bp_tensor_get_view(host);
-  for (int64_t i = 0; i < r->numel; i++) {
-    char *p = (char *)v->data + i * v->itemsize;
-    if (dt_is_float(r->dtype))
-      store_f(p, r->dtype, r->f[i]);
-    else
-      store_i(p, r->dtype, r->i[i]);
-  }
-  if (the_device.type == BP_DEVICE_CPU && the_device.index == 0) {
-    dev = host;
-  } else {
-    if (bp_tensor_empty(the_device, r->dtype, r->ndim, r->sizes, &dev) != BP_OK ||
-        bp_tensor_copy(dev, host) != BP_OK) {
-      bp_tensor_release(dev);
-      dev = NULL;
-    }
-    bp_tensor_release(host);
-  }
-  if (dev && nmade < 16) made[nmade++] = dev;
-  return dev;
-}
+enum argk { AK_TENSOR, AK_FLOAT, AK_INT, AK_BOOL, AK_INTLIST, AK_DTYPE, AK_NONE, AK_STR };
 
-/* Compares a result (on any device) with the reference; writes a reason
- * into why and returns false on a mismatch.  rtol is scaled by sqrt(n) and
- * atol by atol_n for reductions over n elements, as the op set says. */
-static bool compare(bp_tensor *got, const rt *want, double rscale, double ascale, char *why,
-                    size_t whylen) {
-  const bp_tensor_view *gv = bp_tensor_get_view(got);
-  if (gv->dtype != want->dtype) {
-    snprintf(why, whylen, "result dtype %s, expected %s", dt_name(gv->dtype),
-             dt_name(want->dtype));
-    return false;
-  }
-  if (gv->ndim != want->ndim ||
-      (gv->ndim && memcmp(gv->sizes, want->sizes, (size_t)gv->ndim * sizeof(int64_t)) != 0)) {
-    snprintf(why, whylen, "result shape differs from the reference");
-    return false;
-  }
-  bp_tensor *host = NULL;
-  if (bp_tensor_empty(BP_CPU, gv->dtype, gv->ndim, gv->sizes, &host) != BP_OK ||
-      bp_tensor_copy(host, got) != BP_OK) {
-    snprintf(why, whylen, "cannot copy the result to the CPU: %s", bp_last_error());
-    bp_tensor_release(host);
-    return false;
-  }
-  const bp_tensor_view *hv = bp_tensor_get_view(host);
-  double rtol, atol;
-  dt_tolerance(want->dtype, &rtol, &atol);
-  rtol *= rscale;
-  atol *= ascale;
-  int64_t bad = 0, first = -1;
-  double max_abs = 0, max_rel = 0;
-  for (int64_t i = 0; i < want->numel; i++) {
-    const char *p = (const char *)hv->data + i * hv->itemsize;
-    if (dt_is_float(want->dtype)) {
-      double g = load_f(p, want->dtype), w = want->f[i];
-      if (isnan(g) && isnan(w)) continue;
-      double d = fabs(g - w);
-      if (!(d <= atol + rtol * fabs(w)) && !(g == w)) {
-        if (bad++ == 0) first = i;
-        if (d > max_abs || isnan(d)) max_abs = d;
-        if (w != 0 && d / fabs(w) > max_rel) max_rel = d / fabs(w);
-      }
-    } else if (load_i(p, want->dtype) != want->i[i]) {
-      if (bad++ == 0) first = i;
-    }
-  }
-  bp_tensor_release(host);
-  if (bad) {
-    snprintf(why, whylen,
-             "%lld of %lld elements mismatch (first at flat index %lld; max abs error %g, "
-             "max rel error %g; rtol %g atol %g)",
-             (long long)bad, (long long)want->numel, (long long)first, max_abs, max_rel, rtol,
-             atol);
-    return false;
-  }
-  return true;
-}
+typedef struct sarg {
+  int k;
+  rt *t;           /* AK_TENSOR: the values (owned) */
+  bool nc;         /* AK_TENSOR: lay it out non-contiguously */
+  double f;        /* AK_FLOAT */
+  int64_t i;       /* AK_INT, AK_BOOL */
+  int64_t list[4]; /* AK_INTLIST */
+  size_t nlist;
+  int32_t dt;      /* AK_DTYPE */
+  const char *s;   /* AK_STR: static */
+} sarg;
 
-/* The bytes of t's elements in row-major order, copied to the CPU, so
- * that two states of a tensor on any device compare bytewise; NULL when
- * they cannot be read.  The caller frees the result. */
-static unsigned char *tensor_bytes(bp_tensor *t, size_t *len) {
-  const bp_tensor_view *v = bp_tensor_get_view(t);
-  bp_tensor *host = NULL;
-  if (bp_tensor_empty(BP_CPU, v->dtype, v->ndim, v->sizes, &host) != BP_OK ||
-      bp_tensor_copy(host, t) != BP_OK) {
-    bp_tensor_release(host);
-    return NULL;
-  }
-  const bp_tensor_view *hv = bp_tensor_get_view(host);
-  *len = (size_t)(hv->numel * hv->itemsize);
-  unsigned char *bytes = malloc(*len ? *len : 1);
-  if (bytes) memcpy(bytes, hv->data, *len);
-  bp_tensor_release(host);
-  return bytes;
-}
-
-/* Index of the first differing byte of two snapshots, or -1. */
-static long first_diff(const unsigned char *x, const unsigned char *y, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (x[i] != y[i]) return (long)i;
-  return -1;
-}
-
-/* What the certifier needs of a schema's arguments: each one's name, and
- * whether it is annotated (a!), that is, the op may write to it. */
-typedef struct schema_args {
+typedef struct sample {
   int n;
-  char name[12][32];
-  bool mutated[12];
-} schema_args;
+  sarg a[8];
+} sample;
 
-static void parse_schema_args(const char *schema, schema_args *out) {
-  memset(out, 0, sizeof *out);
-  const char *p = schema ? strchr(schema, '(') : NULL;
-  if (!p) return;
-  p++;
-  while (*p && *p != ')' && out->n < 12) {
-    /* One argument runs to the next ',' or ')' outside brackets; the
-     * (a!) of its type and a list default are nested. */
-    const char *start = p;
-    int depth = 0;
-    for (; *p && !(depth == 0 && (*p == ',' || *p == ')')); p++) {
-      if (*p == '(' || *p == '[') depth++;
-      if ((*p == ')' || *p == ']') && depth > 0) depth--;
-    }
-    const char *end = p;
-    if (*p == ',') p++;
-    while (start < end && *start == ' ') start++;
-    if (end - start == 1 && *start == '*') continue; /* not a slot */
-    const char *eq = memchr(start, '=', (size_t)(end - start));
-    const char *nend = eq ? eq : end;
-    while (nend > start && nend[-1] == ' ') nend--;
-    const char *nbeg = nend;
-    while (nbeg > start && nbeg[-1] != ' ') nbeg--;
-    int i = out->n++;
-    snprintf(out->name[i], sizeof out->name[i], "%.*s", (int)(nend - nbeg), nbeg);
-    for (const char *q = start; q + 1 < nbeg; q++)
-      if (q[0] == '!' && q[1] == ')') out->mutated[i] = true;
-  }
+static void sample_free(sample *s) {
+  for (int i = 0; i < s->n; i++) rt_free(s->a[i].t);
+  memset(s, 0, sizeof *s);
+}
+
+static void add_tensor(sample *s, rt *t, bool nc) {
+  sarg *a = &s->a[s->n++];
+  memset(a, 0, sizeof *a);
+  a->k = AK_TENSOR;
+  a->t = t;
+  a->nc = nc && t->ndim > 0;
+}
+static void add_float(sample *s, double f) {
+  sarg *a = &s->a[s->n++];
+  memset(a, 0, sizeof *a);
+  a->k = AK_FLOAT;
+  a->f = f;
+}
+static void add_int(sample *s, int64_t i) {
+  sarg *a = &s->a[s->n++];
+  memset(a, 0, sizeof *a);
+  a->k = AK_INT;
+  a->i = i;
+}
+static void add_list(sample *s, const int64_t *v, size_t n) {
+  sarg *a = &s->a[s->n++];
+  memset(a, 0, sizeof *a);
+  a->k = AK_INTLIST;
+  memcpy(a->list, v, n * sizeof *v);
+  a->nlist = n;
+}
+static void add_dtype(sample *s, int32_t dt) {
+  sarg *a = &s->a[s->n++];
+  memset(a, 0, sizeof *a);
+  a->k = AK_DTYPE;
+  a->dt = dt;
 }
 
 enum kind { K_BINARY, K_ADD_OUT, K_MULADD, K_UNARY, K_WHERE, K_REDUCE, K_ARGMAX, K_MATMUL,
@@ -594,350 +656,1547 @@ static const struct {
     {"contiguous", K_CONTIGUOUS, 0},     {"fill_", K_FILL, 0},
     {"copy_", K_COPY, 0},
 };
+#define NREFS (sizeof refs / sizeof *refs)
 
-/* When set, case_numerics builds its arguments and then checks the error
- * paths instead of the numerics. */
-static bool errors_mode;
+static int ref_index(const char *opname) {
+  if (!is_core(opname)) return -1;
+  for (size_t r = 0; r < NREFS; r++)
+    if (strcmp(refs[r].name, opname + 6) == 0) return (int)r;
+  return -1;
+}
 
-/* The numerics case of one core op: small float32 inputs (a [2, 3] by [3]
- * broadcast for binary ops), one call, the reference, and the meta
- * function's view of the result.  The same case checks that the call
- * leaves its non-(a!) inputs alone, gives bitwise the same result when
- * repeated (unless the op is declared nondeterministic), and releases
- * every tensor handle it made.  Failures name the check that failed. */
-static void case_numerics(const char *opname) {
-  size_t r;
-  for (r = 0; r < sizeof refs / sizeof *refs; r++)
-    if (strcmp(refs[r].name, opname + 6) == 0) break;
-  if (r == sizeof refs / sizeof *refs) {
-    verdict(ST_SKIP, "no reference in this version");
-    return;
-  }
-  if (!load_plugin() || !pick_device()) return;
-  const bp_op *op;
-  if (bp_op_find(opname, &op) != BP_OK) {
-    verdict(ST_FAIL, "%s: %s", opname, bp_last_error());
-    return;
-  }
-  bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
-  if (bp_op_get_info(op, &oi) != BP_OK) {
-    verdict(ST_FAIL, "%s: %s", opname, bp_last_error());
-    return;
-  }
-  schema_args sa;
-  parse_schema_args(oi.schema, &sa);
-  /* Handles alive now belong to the host and the plugin's setup; the case
-   * must end with exactly as many. */
-  int64_t live0 = bp_live_tensor_count();
-  /* Seeded from --seed and the op name, so that one case reproduces alone. */
-  rng_state = opt.seed;
-  for (const char *p = opname; *p; p++) rng_state = rng_state * 131 + (unsigned char)*p;
+/* Whether a sample kind applies to a kind of op. */
+static bool sk_applies(enum kind kind, int sk) {
+  if (sk == SK_BCAST)
+    return kind == K_BINARY || kind == K_ADD_OUT || kind == K_MULADD || kind == K_WHERE ||
+           kind == K_MATMUL || kind == K_COPY;
+  if (sk == SK_BADSHAPE)
+    return kind == K_BINARY || kind == K_ADD_OUT || kind == K_MULADD || kind == K_WHERE ||
+           kind == K_MATMUL || kind == K_COPY || kind == K_LAYER_NORM;
+  return true;
+}
 
-  const int64_t s23[2] = {2, 3}, s3[1] = {3}, s34[2] = {3, 4};
-  /* List arguments are borrowed by the stack, so they live as long as it. */
-  const int64_t dims[1] = {1}, norm[1] = {3};
-  bp_value slots[8];
-  bp_stack st = BP_STACK_INIT(slots, 8);
-  rt *a = NULL, *b = NULL, *c = NULL, *want = NULL;
-  double rscale = 1, ascale = 1;
-  bp_tensor *inplace = NULL; /* the tensor an in-place or out= op must return */
-  bool ok = true;
+static const int64_t S23[] = {2, 3}, S5[] = {5}, S234[] = {2, 3, 4}, S03[] = {0, 3},
+                     S213[] = {2, 1, 3}, S41[] = {4, 1}, S3[] = {3}, S4[] = {4}, S17[] = {1, 7};
+
+/* The main input shape of a sample. */
+static void main_shape(int sk, int variant, int32_t *nd, const int64_t **sz) {
+  switch (sk) {
+    case SK_SHAPES:
+      if (variant == 0) *nd = 1, *sz = S5;
+      else if (variant == 1) *nd = 3, *sz = S234;
+      else *nd = 0, *sz = NULL;
+      break;
+    case SK_EMPTY: *nd = 2, *sz = S03; break;
+    case SK_BCAST: *nd = 3, *sz = S213; break;
+    default: *nd = 2, *sz = S23; break;
+  }
+}
+
+/* The arguments of a core op's sample, of dtype dt. */
+static void gen_core(int r, int32_t dt, int sk, int variant, sample *s) {
+  memset(s, 0, sizeof *s);
   enum kind kind = refs[r].kind;
   int sub = refs[r].sub;
-
+  bool nc = sk == SK_NONCONTIG, fl = dt_is_float(dt);
+  int32_t nd;
+  const int64_t *sz;
+  main_shape(sk, variant, &nd, &sz);
   switch (kind) {
     case K_BINARY:
     case K_ADD_OUT:
-    case K_MULADD:
-      /* pow gets positive bases so that the result stays real. */
-      a = rand_rt(2, s23, sub == RB_POW && kind == K_BINARY ? 0.5 : -2, 2);
-      b = rand_rt(1, s3, -2, 2);
-      ok = bp_stack_push_tensor(&st, to_device(a)) == BP_OK &&
-           bp_stack_push_tensor(&st, to_device(b)) == BP_OK;
+    case K_MULADD: {
+      bool pw = sub == RB_POW && kind == K_BINARY;
+      rt *a = rand_rt(dt, nd, sz, pw ? (fl ? 0.5 : -3) : -2, pw ? (fl ? 2 : 3) : 2);
+      rt *b;
+      if (sk == SK_BCAST) b = rand_rt(dt, 2, S41, pw && !fl ? 0 : -2, pw && !fl ? 3 : 2);
+      else if (sk == SK_BADSHAPE) b = rand_rt(dt, 1, S4, -2, 2);
+      else b = rand_rt(dt, nd, sz, pw && !fl ? 0 : -2, pw && !fl ? 3 : 2);
+      add_tensor(s, a, nc);
+      add_tensor(s, b, nc);
       if (kind == K_MULADD) {
-        ok = ok && bp_stack_push_float(&st, 0.5) == BP_OK;
-        want = ref_muladd(a, b, 0.5);
-      } else {
-        want = ref_binary(sub, a, b, 1.0);
+        add_float(s, 0.5);
+      } else if (kind == K_ADD_OUT || sub == RB_ADD || sub == RB_SUB) {
+        add_float(s, fl ? 0.5 : 1.0);
       }
       if (kind == K_ADD_OUT) {
-        rt *zero = rt_new(BP_FLOAT32, 2, s23);
-        inplace = to_device(zero);
-        rt_free(zero);
-        ok = ok && bp_stack_push_float(&st, 1.0) == BP_OK &&
-             bp_stack_push_tensor(&st, inplace) == BP_OK;
+        int32_t on;
+        int64_t os[BP_MAX_NDIM];
+        if (!ref_broadcast(a->ndim, a->sizes, b->ndim, b->sizes, &on, os)) on = 2, os[0] = 2, os[1] = 3;
+        rt *o = rt_new(dt, on, os);
+        add_tensor(s, o, nc);
       }
       break;
+    }
     case K_UNARY: {
-      bool positive = sub == RU_LOG || sub == RU_SQRT || sub == RU_RSQRT;
-      a = rand_rt(2, s23, positive ? 0.25 : -3, 3);
-      ok = bp_stack_push_tensor(&st, to_device(a)) == BP_OK;
-      want = ref_unary(sub, a);
+      bool pos = sub == RU_LOG || sub == RU_SQRT || sub == RU_RSQRT;
+      add_tensor(s, rand_rt(dt, nd, sz, pos ? (fl ? 0.25 : 1) : -3, pos ? (fl ? 3 : 9) : 3), nc);
       break;
     }
-    case K_WHERE: {
-      c = rt_new(BP_BOOL, 2, s23);
-      for (int64_t i = 0; i < c->numel; i++) c->i[i] = (int64_t)(rng_next() & 1);
-      a = rand_rt(2, s23, -2, 2);
-      b = rand_rt(1, s3, -2, 2);
-      ok = bp_stack_push_tensor(&st, to_device(c)) == BP_OK &&
-           bp_stack_push_tensor(&st, to_device(a)) == BP_OK &&
-           bp_stack_push_tensor(&st, to_device(b)) == BP_OK;
-      want = ref_where(c, a, b);
+    case K_WHERE:
+      if (sk == SK_BCAST) {
+        add_tensor(s, rand_rt(BP_BOOL, 2, S41, 0, 1), nc);
+        add_tensor(s, rand_rt(dt, 3, S213, -2, 2), nc);
+        add_tensor(s, rand_rt(dt, 1, S3, -2, 2), nc);
+      } else {
+        add_tensor(s, rand_rt(BP_BOOL, nd, sz, 0, 1), nc);
+        add_tensor(s, rand_rt(dt, nd, sz, -2, 2), nc);
+        add_tensor(s, rand_rt(dt, sk == SK_BADSHAPE ? 1 : nd, sk == SK_BADSHAPE ? S4 : sz, -2, 2),
+                   nc);
+      }
       break;
-    }
     case K_REDUCE: {
-      int64_t n = 1;
-      a = rand_rt(2, s23, -2, 2);
-      ok = bp_stack_push_tensor(&st, to_device(a)) == BP_OK &&
-           bp_stack_push_int_list(&st, dims, 1) == BP_OK;
-      want = ref_reduce(sub, a, dims, 1, false, BP_DTYPE_INVALID, &n);
-      rscale = sqrt((double)n);
-      if (sub == RR_SUM) ascale = (double)n;
+      const int64_t d[1] = {-1};
+      add_tensor(s, rand_rt(dt, nd, sz, -2, 2), nc);
+      add_list(s, d, 1);
       break;
     }
     case K_ARGMAX:
-      a = rand_rt(2, s23, -2, 2);
-      ok = bp_stack_push_tensor(&st, to_device(a)) == BP_OK &&
-           bp_stack_push_int(&st, 1) == BP_OK;
-      want = ref_argmax(a, true, 1, false);
+      add_tensor(s, rand_rt(dt, nd, sz, -5, 5), nc);
+      add_int(s, -1);
       break;
     case K_MATMUL: {
-      int64_t k = 1;
-      a = rand_rt(2, s23, -2, 2);
-      b = rand_rt(2, s34, -2, 2);
-      ok = bp_stack_push_tensor(&st, to_device(a)) == BP_OK &&
-           bp_stack_push_tensor(&st, to_device(b)) == BP_OK;
-      want = ref_matmul(a, b, &k);
-      rscale = sqrt((double)k);
-      ascale = (double)k;
+      static const int64_t m34[] = {3, 4}, m42[] = {4, 2}, m32[] = {3, 2}, b2123[] = {2, 1, 2, 3},
+                           b334[] = {3, 3, 4};
+      int32_t na = 2, nb = 2;
+      const int64_t *sa = S23, *sb = m34;
+      if (sk == SK_EMPTY) sa = S03;
+      if (sk == SK_SHAPES && variant == 0) na = 1, sa = S5, nb = 1, sb = S5;
+      if (sk == SK_SHAPES && variant == 1) na = 3, sa = S234, sb = m42;
+      if (sk == SK_SHAPES && variant == 2) na = 1, sa = S3, sb = m32;
+      if (sk == SK_BCAST) na = 4, sa = b2123, nb = 3, sb = b334;
+      if (sk == SK_BADSHAPE) sb = m42;
+      add_tensor(s, rand_rt(dt, na, sa, -0.5, 0.5), nc);
+      add_tensor(s, rand_rt(dt, nb, sb, -0.5, 0.5), nc);
       break;
     }
     case K_SOFTMAX:
-      a = rand_rt(2, s23, -3, 3);
-      ok = bp_stack_push_tensor(&st, to_device(a)) == BP_OK &&
-           bp_stack_push_int(&st, -1) == BP_OK;
-      want = ref_softmax(a, -1, sub != 0);
-      rscale = sqrt(3.0);
+      add_tensor(s, rand_rt(dt, nd, sz, -3, 3), nc);
+      add_int(s, -1);
       break;
-    case K_LAYER_NORM:
-      a = rand_rt(2, s23, -3, 3);
-      ok = bp_stack_push_tensor(&st, to_device(a)) == BP_OK &&
-           bp_stack_push_int_list(&st, norm, 1) == BP_OK;
-      want = ref_layer_norm(a, 1, NULL, NULL, 1e-5);
-      rscale = sqrt(3.0);
+    case K_LAYER_NORM: {
+      if (nd == 0) nd = 2, sz = S17;
+      int64_t last = sk == SK_BADSHAPE ? 5 : sz[nd - 1];
+      add_tensor(s, rand_rt(dt, nd, sz, -3, 3), nc);
+      add_list(s, &last, 1);
       break;
+    }
     case K_CAST:
-      a = rand_rt(2, s23, -3, 3);
-      ok = bp_stack_push_tensor(&st, to_device(a)) == BP_OK &&
-           bp_stack_push_scalar_type(&st, BP_FLOAT64) == BP_OK;
-      want = ref_cast(a, BP_FLOAT64);
+      add_tensor(s, rand_rt(dt, nd, sz, -3, 3), nc);
+      add_dtype(s, sk == SK_BASIC ? dt : dt == BP_FLOAT64 ? BP_FLOAT32 : BP_FLOAT64);
       break;
     case K_CONTIGUOUS:
-      a = rand_rt(2, s23, -3, 3);
-      ok = bp_stack_push_tensor(&st, to_device(a)) == BP_OK;
-      want = ref_cast(a, BP_FLOAT32);
+      add_tensor(s, rand_rt(dt, nd, sz, -3, 3), nc);
       break;
     case K_FILL:
-      a = rand_rt(2, s23, -3, 3);
-      inplace = to_device(a);
-      ok = bp_stack_push_tensor(&st, inplace) == BP_OK && bp_stack_push_float(&st, 2.5) == BP_OK;
-      want = rt_new(BP_FLOAT32, 2, s23);
-      for (int64_t i = 0; i < want->numel; i++) want->f[i] = 2.5;
+      add_tensor(s, rand_rt(dt, nd, sz, -3, 3), nc);
+      add_float(s, fl ? 2.5 : dt == BP_BOOL ? 1.0 : 2.0);
       break;
     case K_COPY:
-      a = rand_rt(2, s23, -3, 3);
-      b = rand_rt(2, s23, -3, 3);
-      inplace = to_device(a);
-      ok = bp_stack_push_tensor(&st, inplace) == BP_OK &&
-           bp_stack_push_tensor(&st, to_device(b)) == BP_OK;
-      want = ref_cast(b, BP_FLOAT32);
+      if (sk == SK_BCAST || sk == SK_BADSHAPE) {
+        add_tensor(s, rand_rt(dt, 2, S23, -3, 3), nc);
+        add_tensor(s, rand_rt(dt, 1, sk == SK_BCAST ? S3 : S4, -3, 3), nc);
+      } else {
+        add_tensor(s, rand_rt(dt, nd, sz, -3, 3), nc);
+        add_tensor(s, rand_rt(dt, nd, sz, -3, 3), nc);
+      }
       break;
   }
-
-  char why[600] = "", fail[800] = "";
-  bp_tensor_meta meta;
-  memset(&meta, 0, sizeof meta);
-  meta.struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  /* The arguments, kept so that the call can be made again: bp_call
-   * replaces them with the results, and the stack holds them by value. */
-  bp_value saved[8];
-  size_t nsaved = st.top;
-  memcpy(saved, slots, sizeof saved);
-  unsigned char *snap[8] = {NULL}, *first = NULL, *second = NULL;
-  size_t snaplen[8] = {0}, firstlen = 0, secondlen = 0;
-  bool verdict_given = false;
-  if (!ok || nmade == 0) {
-    verdict(ST_FAIL, "cannot build the arguments on %s: %s", device_name(the_device.type),
-            bp_last_error());
-    verdict_given = true;
-    goto out;
-  }
-  if (errors_mode) {
-    /* One argument too many (padded with None past the schema's count,
-     * which the host checks before any tag), and an int where the first
-     * Tensor is due.  Each must fail cleanly, with a message. */
-    bp_value eslots[16];
-    bp_stack es = BP_STACK_INIT(eslots, 16);
-    memcpy(eslots, saved, sizeof saved);
-    es.top = nsaved;
-    while (es.top < (size_t)sa.n + 1 && bp_stack_push_none(&es) == BP_OK) {
-    }
-    bp_clear_error();
-    if (bp_call(op, &es) == BP_OK) {
-      snprintf(fail, sizeof fail, "wrong-count: a call with %zu arguments (schema has %d) succeeded",
-               (size_t)sa.n + 1, sa.n);
-      bp_stack_release(&es);
-      goto out;
-    }
-    if (!bp_last_error() || !*bp_last_error()) {
-      snprintf(fail, sizeof fail, "wrong-count: the call failed without a message");
-      goto out;
-    }
-    memcpy(eslots, saved, sizeof saved);
-    es.top = nsaved;
-    size_t t;
-    for (t = 0; t < nsaved && eslots[t].tag != BP_TAG_TENSOR; t++) {
-    }
-    if (t < nsaved) {
-      eslots[t].tag = BP_TAG_INT;
-      eslots[t].len = 0;
-      eslots[t].u.i = 1;
-      bp_clear_error();
-      if (bp_call(op, &es) == BP_OK) {
-        snprintf(fail, sizeof fail, "wrong-tag: an int as argument %zu '%s' was accepted", t,
-                 t < (size_t)sa.n ? sa.name[t] : "?");
-        bp_stack_release(&es);
-        goto out;
-      }
-      if (!bp_last_error() || !*bp_last_error()) {
-        snprintf(fail, sizeof fail, "wrong-tag: the call failed without a message");
-        goto out;
-      }
-    }
-    goto out;
-  }
-  if (bp_op_meta(op, &st, &meta, 1) != BP_OK) {
-    snprintf(fail, sizeof fail, "the meta function refused the arguments: %s", bp_last_error());
-    goto out;
-  }
-  for (size_t i = 0; i < nsaved && i < 8; i++)
-    if (saved[i].tag == BP_TAG_TENSOR && !(i < (size_t)sa.n && sa.mutated[i]))
-      snap[i] = tensor_bytes(saved[i].u.tensor, &snaplen[i]);
-  if (bp_call(op, &st) != BP_OK) {
-    snprintf(fail, sizeof fail, "the call failed: %s", bp_last_error());
-    goto out;
-  }
-  bp_tensor *res = NULL;
-  if (st.top < 1 || bp_stack_get_tensor(&st, 0, &res) != BP_OK) {
-    snprintf(fail, sizeof fail, "the call returned no tensor");
-    bp_stack_release(&st);
-    goto out;
-  }
-  const bp_tensor_view *rv = bp_tensor_get_view(res);
-  if (inplace && res != inplace) {
-    snprintf(fail, sizeof fail, "returned a new tensor instead of its (a!) argument");
-  } else if (rv->dtype != meta.dtype || rv->ndim != meta.ndim ||
-             (rv->ndim && (memcmp(rv->sizes, meta.sizes, (size_t)rv->ndim * 8) != 0 ||
-                           memcmp(rv->strides, meta.strides, (size_t)rv->ndim * 8) != 0))) {
-    snprintf(fail, sizeof fail,
-             "result disagrees with bp_op_meta: dtype %s ndim %d, meta says %s ndim %d",
-             dt_name(rv->dtype), rv->ndim, dt_name(meta.dtype), meta.ndim);
-  } else if (rv->device.type != meta.device.type || rv->device.index != meta.device.index) {
-    snprintf(fail, sizeof fail, "result is on device %s:%d, bp_op_meta says %s:%d",
-             device_name(rv->device.type), rv->device.index, device_name(meta.device.type),
-             meta.device.index);
-  } else if (!compare(res, want, rscale, ascale, why, sizeof why)) {
-    snprintf(fail, sizeof fail, "numerics: %s", why);
-  }
-  if (!*fail) {
-    for (size_t i = 0; i < nsaved && i < 8 && !*fail; i++) {
-      if (!snap[i]) continue;
-      size_t len = 0;
-      unsigned char *now_bytes = tensor_bytes(saved[i].u.tensor, &len);
-      long at = now_bytes && len == snaplen[i] ? first_diff(snap[i], now_bytes, len) : 0;
-      if (at >= 0)
-        snprintf(fail, sizeof fail, "inputs-unchanged: argument %zu '%s' was modified (byte %ld)",
-                 i, i < (size_t)sa.n ? sa.name[i] : "?", at);
-      free(now_bytes);
-    }
-  }
-  if (!*fail) first = tensor_bytes(res, &firstlen);
-  bp_stack_release(&st);
-  if (!*fail && !(oi.flags & BP_OP_NONDETERMINISTIC)) {
-    /* The same arguments again; for an (a!) argument that is its state
-     * after the first call, which an in-place op of the op set writes the
-     * same way twice. */
-    bp_value rslots[8];
-    bp_stack rs = BP_STACK_INIT(rslots, 8);
-    memcpy(rslots, saved, sizeof saved);
-    rs.top = nsaved;
-    bp_tensor *res2 = NULL;
-    if (bp_call(op, &rs) != BP_OK) {
-      snprintf(fail, sizeof fail, "repeatability: the second call failed: %s", bp_last_error());
-    } else if (rs.top < 1 || bp_stack_get_tensor(&rs, 0, &res2) != BP_OK) {
-      snprintf(fail, sizeof fail, "repeatability: the second call returned no tensor");
-      bp_stack_release(&rs);
-    } else {
-      second = tensor_bytes(res2, &secondlen);
-      long at = first && second && firstlen == secondlen ? first_diff(first, second, firstlen) : 0;
-      if (at >= 0)
-        snprintf(fail, sizeof fail,
-                 "repeatability: a second identical call gave a different result (byte %ld)", at);
-      bp_stack_release(&rs);
-    }
-  }
-out:
-  for (int i = 0; i < nmade; i++) bp_tensor_release(made[i]);
-  nmade = 0;
-  for (int i = 0; i < 8; i++) free(snap[i]);
-  free(first);
-  free(second);
-  rt_free(a);
-  rt_free(b);
-  rt_free(c);
-  rt_free(want);
-  if (verdict_given) return;
-  if (!*fail) {
-    int64_t live = bp_live_tensor_count();
-    if (live != live0)
-      snprintf(fail, sizeof fail, "hygiene: %lld tensor handle(s) leaked", (long long)(live - live0));
-  }
-  if (*fail)
-    verdict(ST_FAIL, "%s", fail);
-  else if (errors_mode)
-    verdict(ST_PASS, "a wrong argument count and a wrong tag fail with a message");
-  else
-    verdict(ST_PASS, "matches the reference and bp_op_meta; inputs unchanged; repeatable; "
-                     "no leaked handles");
 }
 
-static void case_errors(const char *opname) {
-  errors_mode = true;
-  case_numerics(opname);
+static int64_t norm_dim(int64_t d, int32_t ndim) { return ndim == 0 ? 0 : d < 0 ? d + ndim : d; }
+
+/* The reference result of a valid core sample; the tolerance scales. */
+static rt *ref_core(int r, const sample *s, double *rscale, double *ascale) {
+  enum kind kind = refs[r].kind;
+  int sub = refs[r].sub;
+  const rt *a = s->a[0].t, *b = s->n > 1 ? s->a[1].t : NULL;
+  *rscale = *ascale = 1;
+  switch (kind) {
+    case K_BINARY:
+      return ref_binary(sub, a, b, s->n > 2 ? s->a[2].f : 1.0);
+    case K_ADD_OUT:
+      return ref_binary(sub, a, b, s->a[2].f);
+    case K_MULADD:
+      return ref_muladd(a, b, s->a[2].f);
+    case K_UNARY:
+      return ref_unary(sub, a);
+    case K_WHERE:
+      return ref_where(a, b, s->a[2].t);
+    case K_REDUCE: {
+      int64_t n = 1, d = norm_dim(s->a[1].list[0], a->ndim);
+      rt *w = ref_reduce(sub, a, &d, a->ndim ? 1 : 0, false, BP_DTYPE_INVALID, &n);
+      *rscale = sqrt((double)(n > 1 ? n : 1));
+      if (sub == RR_SUM) *ascale = (double)(n > 1 ? n : 1);
+      return w;
+    }
+    case K_ARGMAX:
+      return ref_argmax(a, true, norm_dim(s->a[1].i, a->ndim), false);
+    case K_MATMUL: {
+      int64_t k = 1;
+      rt *w = ref_matmul(a, b, &k);
+      *rscale = sqrt((double)(k > 1 ? k : 1));
+      return w;
+    }
+    case K_SOFTMAX: {
+      int64_t d = norm_dim(s->a[1].i, a->ndim);
+      *rscale = sqrt((double)(a->ndim && a->sizes[d] > 1 ? a->sizes[d] : 1));
+      return ref_softmax(a, d, sub != 0);
+    }
+    case K_LAYER_NORM:
+      *rscale = sqrt((double)(s->a[1].list[0] > 1 ? s->a[1].list[0] : 1));
+      return ref_layer_norm(a, 1, NULL, NULL, 1e-5);
+    case K_CAST:
+      return ref_cast(a, s->a[1].dt);
+    case K_CONTIGUOUS:
+      return ref_cast(a, a->dtype);
+    case K_FILL: {
+      rt *w = rt_new(a->dtype, a->ndim, a->sizes);
+      for (int64_t i = 0; i < w->numel; i++) {
+        if (dt_is_float(w->dtype)) w->f[i] = round_to(w->dtype, s->a[1].f);
+        else w->i[i] = float_to_int(w->dtype, s->a[1].f);
+      }
+      return w;
+    }
+    case K_COPY: {
+      rt *e = ref_expand(b, a->ndim, a->sizes);
+      rt *w = ref_cast(e, a->dtype);
+      rt_free(e);
+      return w;
+    }
+  }
+  return NULL;
+}
+
+/* What the certifier needs of a schema: each argument's name and type,
+ * whether it is annotated (a!), its alias letter, and whether it has a
+ * default; and the results' alias letters. */
+typedef struct schema_info {
+  int n;
+  char name[12][32];
+  char type[12][48];
+  bool mutated[12];
+  bool has_default[12];
+  char alias[12];
+  int nret;
+  char ret_alias[4];
+} schema_info;
+
+static char alias_of(const char *start, const char *end) {
+  for (const char *q = start; q + 1 < end; q++)
+    if (q[0] == '(' && q[1] >= 'a' && q[1] <= 'z') return q[1];
+  return 0;
+}
+
+static void parse_schema(const char *schema, schema_info *out) {
+  memset(out, 0, sizeof *out);
+  const char *p = schema ? strchr(schema, '(') : NULL;
+  if (!p) return;
+  p++;
+  while (*p && *p != ')' && out->n < 12) {
+    /* One argument runs to the next ',' or ')' outside brackets; the
+     * (a!) of its type and a list default are nested. */
+    const char *start = p;
+    int depth = 0;
+    for (; *p && !(depth == 0 && (*p == ',' || *p == ')')); p++) {
+      if (*p == '(' || *p == '[') depth++;
+      if ((*p == ')' || *p == ']') && depth > 0) depth--;
+    }
+    const char *end = p;
+    if (*p == ',') p++;
+    while (start < end && *start == ' ') start++;
+    if (end - start == 1 && *start == '*') continue; /* not a slot */
+    const char *eq = memchr(start, '=', (size_t)(end - start));
+    const char *nend = eq ? eq : end;
+    while (nend > start && nend[-1] == ' ') nend--;
+    const char *nbeg = nend;
+    while (nbeg > start && nbeg[-1] != ' ') nbeg--;
+    int i = out->n++;
+    snprintf(out->name[i], sizeof out->name[i], "%.*s", (int)(nend - nbeg), nbeg);
+    const char *tend = nbeg;
+    while (tend > start && tend[-1] == ' ') tend--;
+    snprintf(out->type[i], sizeof out->type[i], "%.*s", (int)(tend - start), start);
+    out->has_default[i] = eq != NULL;
+    out->alias[i] = alias_of(start, nbeg);
+    for (const char *q = start; q + 1 < nbeg; q++)
+      if (q[0] == '!' && q[1] == ')') out->mutated[i] = true;
+  }
+  const char *arrow = strstr(p, "->");
+  if (!arrow) return;
+  /* Results: "Tensor", "Tensor(a!)", "(Tensor, Tensor)". */
+  for (const char *q = arrow + 2; *q && out->nret < 4; q++) {
+    if (strncmp(q, "Tensor", 6) != 0) continue;
+    q += 6;
+    out->ret_alias[out->nret++] = *q == '(' ? q[1] : 0;
+  }
+}
+
+/* A generic sample from a schema (ops outside core): Tensor -> float32
+ * [4, 5] (non-contiguous for SK_NONCONTIG), int -> 1, float -> 0.5,
+ * bool -> false; arguments with defaults are left to their defaults.
+ * Returns false with the reason when an argument cannot be generated. */
+static bool gen_generic(const schema_info *si, int sk, sample *s, char *why, size_t len) {
+  static const int64_t s45[] = {4, 5};
+  memset(s, 0, sizeof *s);
+  for (int i = 0; i < si->n; i++) {
+    const char *t = si->type[i];
+    if (si->has_default[i]) {
+      bool later = false;
+      for (int j = i + 1; j < si->n; j++) later |= !si->has_default[j];
+      if (!later) break;
+    }
+    if (s->n == 8) {
+      snprintf(why, len, "more than 8 arguments");
+      sample_free(s);
+      return false;
+    }
+    if (strncmp(t, "Tensor", 6) == 0 && !strchr(t, '[') && !strchr(t, '?')) {
+      add_tensor(s, rand_rt(BP_FLOAT32, 2, s45, -2, 2), sk == SK_NONCONTIG);
+    } else if (strcmp(t, "int") == 0) {
+      add_int(s, 1);
+    } else if (strcmp(t, "float") == 0) {
+      add_float(s, 0.5);
+    } else if (strcmp(t, "bool") == 0) {
+      sarg *a = &s->a[s->n++];
+      memset(a, 0, sizeof *a);
+      a->k = AK_BOOL;
+    } else if (strcmp(t, "ScalarType") == 0) {
+      add_dtype(s, BP_FLOAT32);
+    } else if (t[strlen(t) - 1] == '?') {
+      sarg *a = &s->a[s->n++];
+      memset(a, 0, sizeof *a);
+      a->k = AK_NONE;
+    } else {
+      snprintf(why, len, "cannot generate argument %d '%s' of type %s", i, si->name[i], t);
+      sample_free(s);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tensors on the device under test                                         */
+/* ------------------------------------------------------------------------ */
+
+enum mode { M_PLAIN, M_GUARD, M_PROTECT };
+#define CANARY 16 /* elements of canary before and after a guarded buffer */
+
+/* The tensors of one materialised sample, and what is needed to check
+ * their canaries. */
+typedef struct argset {
+  bp_value slots[16];
+  bp_stack st;
+  size_t nargs;
+  bp_tensor *made[8];  /* one per tensor argument, owned */
+  int made_arg[8];     /* its argument index */
+  bp_tensor *base[8];  /* the guarded storage of made[i] (owned), or NULL */
+  int64_t span[8];     /* elements of the view's reach */
+  int nmade;
+} argset;
+
+static void argset_free(argset *as) {
+  for (int i = 0; i < as->nmade; i++) {
+    bp_tensor_release(as->made[i]);
+    bp_tensor_release(as->base[i]);
+  }
+  as->nmade = 0;
+}
+
+/* One byte of the canary pattern. */
+static unsigned char canary_byte(size_t i) { return (unsigned char)(0xA5u ^ (i * 29u)); }
+
+typedef struct blob_ctx {
+  void *map;
+  size_t len;
+  int region;
+} blob_ctx;
+
+static void unmap_blob(void *ctx_, void *data) {
+  (void)data;
+  blob_ctx *c = ctx_;
+  if (c->region >= 0) regions[c->region].used = false;
+  munmap(c->map, c->len);
+  free(c);
+}
+
+/* A read-only CPU tensor of v's values in its own mapping between guard
+ * pages (M_PROTECT), registered for the fault handler. */
+static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t span, int arg,
+                                   const char *name) {
+  size_t item = bp_dtype_size(v->dtype);
+  size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+  size_t bytes = (size_t)span * item, rounded = (bytes + 63) & ~(size_t)63;
+  size_t pages = rounded ? (rounded + ps - 1) / ps : 1, len = (pages + 2) * ps;
+  char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) return NULL;
+  char *data = map + ps + pages * ps - rounded;
+  memset(map + ps, 0x5A, pages * ps);
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < v->numel; k++) {
+    int64_t off = 0;
+    for (int32_t d = 0; d < v->ndim; d++) off += idx[d] * strides[d];
+    char *p = data + off * (int64_t)item;
+    if (dt_is_float(v->dtype)) store_f(p, v->dtype, v->f[k]);
+    else store_i(p, v->dtype, v->i[k]);
+    for (int32_t d = v->ndim - 1; d >= 0; d--) {
+      if (++idx[d] < v->sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+  mprotect(map, ps, PROT_NONE);
+  mprotect(map + ps, pages * ps, PROT_READ);
+  mprotect(map + ps + pages * ps, ps, PROT_NONE);
+  blob_ctx *c = malloc(sizeof *c);
+  if (!c) {
+    munmap(map, len);
+    return NULL;
+  }
+  c->map = map;
+  c->len = len;
+  c->region = -1;
+  bp_tensor *t = NULL;
+  if (bp_tensor_from_blob(BP_CPU, v->dtype, v->ndim, v->sizes, strides, data, unmap_blob, c, &t) !=
+      BP_OK) {
+    munmap(map, len);
+    free(c);
+    return NULL;
+  }
+  for (int i = 0; i < 16; i++) {
+    if (regions[i].used) continue;
+    region *r = &regions[i];
+    r->map_lo = (uintptr_t)map;
+    r->data_lo = (uintptr_t)(map + ps);
+    r->data_hi = (uintptr_t)(map + ps + pages * ps);
+    r->map_hi = (uintptr_t)(map + len);
+    r->elems_lo = (uintptr_t)data;
+    r->elems_hi = (uintptr_t)(data + bytes);
+    r->arg = arg;
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->used = true;
+    c->region = i;
+    break;
+  }
+  return t;
+}
+
+/* A tensor on the device under test with v's values: contiguous, or with
+ * every stride doubled (nc); with CANARY elements of canary before and
+ * after (M_GUARD); read-only between guard pages (M_PROTECT, inputs on a
+ * host-visible device).  Data is staged through a CPU tensor. */
+static bool make_tensor(argset *as, const rt *v, bool nc, int mode, bool writable, int arg,
+                        const char *name) {
+  int64_t strides[BP_MAX_NDIM], span = v->numel ? 1 : 0, acc = 1;
+  for (int32_t d = v->ndim - 1; d >= 0; d--) {
+    strides[d] = acc * (nc ? 2 : 1);
+    acc *= v->sizes[d] > 0 ? v->sizes[d] : 1;
+  }
+  if (v->numel)
+    for (int32_t d = 0; d < v->ndim; d++) span += (v->sizes[d] - 1) * strides[d];
+  bp_tensor *t = NULL, *base = NULL;
+  if (mode == M_PROTECT && host_visible && !writable) {
+    t = protected_tensor(v, strides, span, arg, name);
+    if (!t) return false;
+  } else {
+    int64_t pre = mode == M_GUARD ? CANARY : 0, n = pre + span + pre;
+    bp_tensor *stage = NULL;
+    if (bp_tensor_empty(BP_CPU, v->dtype, 1, &n, &stage) != BP_OK) return false;
+    const bp_tensor_view *sv = bp_tensor_get_view(stage);
+    size_t item = (size_t)sv->itemsize;
+    for (size_t b = 0; b < (size_t)n * item; b++) ((unsigned char *)sv->data)[b] = canary_byte(b);
+    int64_t idx[BP_MAX_NDIM] = {0};
+    for (int64_t k = 0; k < v->numel; k++) {
+      int64_t off = pre;
+      for (int32_t d = 0; d < v->ndim; d++) off += idx[d] * strides[d];
+      char *p = (char *)sv->data + off * (int64_t)item;
+      if (dt_is_float(v->dtype)) store_f(p, v->dtype, v->f[k]);
+      else store_i(p, v->dtype, v->i[k]);
+      for (int32_t d = v->ndim - 1; d >= 0; d--) {
+        if (++idx[d] < v->sizes[d]) break;
+        idx[d] = 0;
+      }
+    }
+    if (the_device.type == BP_DEVICE_CPU && the_device.index == 0) {
+      base = stage;
+    } else {
+      if (bp_tensor_empty(the_device, v->dtype, 1, &n, &base) != BP_OK ||
+          bp_tensor_copy(base, stage) != BP_OK) {
+        bp_tensor_release(base);
+        bp_tensor_release(stage);
+        return false;
+      }
+      bp_tensor_release(stage);
+    }
+    if (bp_tensor_as_strided(base, v->ndim, v->sizes, strides, pre, &t) != BP_OK) {
+      bp_tensor_release(base);
+      return false;
+    }
+    if (mode != M_GUARD) {
+      bp_tensor_release(base);
+      base = NULL;
+    }
+  }
+  as->made[as->nmade] = t;
+  as->made_arg[as->nmade] = arg;
+  as->base[as->nmade] = base;
+  as->span[as->nmade] = span;
+  as->nmade++;
+  return true;
+}
+
+/* Pushes a sample's arguments, making its tensors in `mode`. */
+static bool materialise(const sample *s, const schema_info *si, int mode, argset *as) {
+  memset(as, 0, sizeof *as);
+  as->st = (bp_stack)BP_STACK_INIT(as->slots, 16);
+  for (int i = 0; i < s->n; i++) {
+    const sarg *a = &s->a[i];
+    bp_status st = BP_OK;
+    switch (a->k) {
+      case AK_TENSOR:
+        if (!make_tensor(as, a->t, a->nc, mode, i < si->n && si->mutated[i], i,
+                         i < si->n ? si->name[i] : "?"))
+          return false;
+        st = bp_stack_push_tensor(&as->st, as->made[as->nmade - 1]);
+        break;
+      case AK_FLOAT: st = bp_stack_push_float(&as->st, a->f); break;
+      case AK_INT: st = bp_stack_push_int(&as->st, a->i); break;
+      case AK_BOOL: st = bp_stack_push_bool(&as->st, a->i != 0); break;
+      case AK_INTLIST: st = bp_stack_push_int_list(&as->st, a->list, a->nlist); break;
+      case AK_DTYPE: st = bp_stack_push_scalar_type(&as->st, a->dt); break;
+      case AK_NONE: st = bp_stack_push_none(&as->st); break;
+      case AK_STR: st = bp_stack_push_str(&as->st, a->s); break;
+    }
+    if (st != BP_OK) return false;
+  }
+  as->nargs = as->st.top;
+  return true;
+}
+
+/* The bytes of t's elements in row-major order, copied to the CPU, so
+ * that two states of a tensor on any device compare bytewise; NULL when
+ * they cannot be read.  The caller frees the result. */
+static unsigned char *tensor_bytes(const bp_tensor *t, size_t *len) {
+  const bp_tensor_view *v = bp_tensor_get_view(t);
+  bp_tensor *host = NULL;
+  if (bp_tensor_empty(BP_CPU, v->dtype, v->ndim, v->sizes, &host) != BP_OK ||
+      bp_tensor_copy(host, t) != BP_OK) {
+    bp_tensor_release(host);
+    return NULL;
+  }
+  const bp_tensor_view *hv = bp_tensor_get_view(host);
+  *len = (size_t)(hv->numel * hv->itemsize);
+  unsigned char *bytes = malloc(*len ? *len : 1);
+  if (bytes) memcpy(bytes, hv->data, *len);
+  bp_tensor_release(host);
+  return bytes;
+}
+
+/* Index of the first differing byte of two snapshots, or -1. */
+static long first_diff(const unsigned char *x, const unsigned char *y, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (x[i] != y[i]) return (long)i;
+  return -1;
+}
+/* ------------------------------------------------------------------------ */
+/* Per-op checks                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct certify_case certify_case;
+struct certify_case {
+  char name[160];
+  const char *group; /* the check group: handshake, numerics, honesty, ... */
+  void (*fn)(const certify_case *c);
+  char op[96];       /* the op under test, or "" */
+  int32_t dt;        /* numerics: the dtype */
+  int sk;            /* numerics: the sample kind */
+  enum status status;
+  char detail[1024];
+  double seconds;
+};
+
+static const bp_op *cur_op;
+static bp_op_info cur_oi;
+static schema_info cur_si;
+static int cur_r; /* index into refs, -1 outside core */
+static bp_kernel_info cur_ki;
+static bool cur_has_kernel;
+
+/* Loads the plugin and finds the case's op; false after a verdict. */
+static bool op_setup(const certify_case *c) {
+  rng_seed_name(c->name);
+  if (!load_plugin() || !pick_device()) return false;
+  install_fault_handler();
+  cur_oi.struct_size = BP_OP_INFO_STRUCT_SIZE;
+  if (bp_op_find(c->op, &cur_op) != BP_OK || bp_op_get_info(cur_op, &cur_oi) != BP_OK) {
+    verdict(ST_FAIL, "%s: %s", c->op, bp_last_error());
+    return false;
+  }
+  parse_schema(cur_oi.schema, &cur_si);
+  cur_r = ref_index(c->op);
+  cur_has_kernel = plugin_kernel(cur_op, the_device.type, &cur_ki);
+  if (!cur_has_kernel) {
+    verdict(ST_SKIP, "%s has no kernel for %s (see registration/profile)", c->op,
+            device_name(the_device.type));
+    return false;
+  }
+  return true;
+}
+
+/* The float32 sample of kind sk of the current op (core or generic). */
+static bool get_sample(int sk, sample *s, char *why, size_t len) {
+  if (cur_r >= 0) {
+    gen_core(cur_r, BP_FLOAT32, sk, 0, s);
+    return true;
+  }
+  return gen_generic(&cur_si, sk, s, why, len);
+}
+
+static bool declares(int32_t dt) {
+  if (!cur_ki.dtypes) return true;
+  for (const int32_t *p = cur_ki.dtypes; *p != BP_DTYPE_INVALID; p++)
+    if (*p == dt) return true;
+  return false;
+}
+
+/* Compares a result (on any device) with the reference; writes a reason
+ * into why and returns false on a mismatch: the mismatch count, the worst
+ * element (index, got, expected) and the largest errors. */
+static bool compare(const bp_tensor *got, const rt *want, double rscale, double ascale, char *why,
+                    size_t whylen) {
+  const bp_tensor_view *gv = bp_tensor_get_view(got);
+  char b1[96], b2[96];
+  if (gv->dtype != want->dtype) {
+    snprintf(why, whylen, "result dtype %s, expected %s", dt_name(gv->dtype),
+             dt_name(want->dtype));
+    return false;
+  }
+  if (gv->ndim != want->ndim ||
+      (gv->ndim && memcmp(gv->sizes, want->sizes, (size_t)gv->ndim * sizeof(int64_t)) != 0)) {
+    snprintf(why, whylen, "result shape %s, expected %s", shape_str(gv->ndim, gv->sizes, b1, 96),
+             shape_str(want->ndim, want->sizes, b2, 96));
+    return false;
+  }
+  bp_tensor *host = NULL;
+  if (bp_tensor_empty(BP_CPU, gv->dtype, gv->ndim, gv->sizes, &host) != BP_OK ||
+      bp_tensor_copy(host, got) != BP_OK) {
+    snprintf(why, whylen, "cannot copy the result to the CPU: %s", bp_last_error());
+    bp_tensor_release(host);
+    return false;
+  }
+  const bp_tensor_view *hv = bp_tensor_get_view(host);
+  double rtol, atol;
+  dt_tolerance(want->dtype, &rtol, &atol);
+  rtol *= rscale;
+  atol *= ascale;
+  int64_t bad = 0, worst = -1;
+  double max_abs = 0, max_rel = 0, worst_excess = -1, wg = 0, ww = 0;
+  for (int64_t i = 0; i < want->numel; i++) {
+    const char *p = (const char *)hv->data + i * hv->itemsize;
+    double g, w;
+    if (dt_is_float(want->dtype)) {
+      g = load_f(p, want->dtype), w = want->f[i];
+      if (isnan(g) && isnan(w)) continue;
+      if (g == w) continue;
+      double d = fabs(g - w);
+      if (d <= atol + rtol * fabs(w)) continue;
+      double excess = isnan(d) ? INFINITY : d - (atol + rtol * fabs(w));
+      if (d > max_abs || isnan(d)) max_abs = d;
+      if (w != 0 && d / fabs(w) > max_rel) max_rel = d / fabs(w);
+      if (excess > worst_excess) worst_excess = excess, worst = i, wg = g, ww = w;
+    } else {
+      int64_t gi = load_i(p, want->dtype);
+      if (gi == want->i[i]) continue;
+      double d = fabs((double)gi - (double)want->i[i]);
+      if (d > max_abs) max_abs = d, worst = i, wg = (double)gi, ww = (double)want->i[i];
+    }
+    bad++;
+  }
+  bp_tensor_release(host);
+  if (bad) {
+    snprintf(why, whylen,
+             "%lld of %lld elements mismatch; worst at flat index %lld: got %.9g, expected %.9g; "
+             "max abs error %g, max rel error %g (rtol %g, atol %g)",
+             (long long)bad, (long long)want->numel, (long long)worst, wg, ww, max_abs, max_rel,
+             rtol, atol);
+    return false;
+  }
+  return true;
+}
+
+static const char *sample_desc(const sample *s, char *buf, size_t len) {
+  size_t o = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < s->n && o < len; i++) {
+    if (s->a[i].k != AK_TENSOR) continue;
+    char sh[96];
+    o += (size_t)snprintf(buf + o, len - o, "%s%s%s%s", o ? " " : "", dt_name(s->a[i].t->dtype),
+                          shape_str(s->a[i].t->ndim, s->a[i].t->sizes, sh, sizeof sh),
+                          s->a[i].nc ? "(strided)" : "");
+  }
+  return buf;
+}
+
+/* core::OP/DTYPE/SAMPLE: numerics against the float64 reference. */
+static void case_numerics(const certify_case *c) {
+  if (!op_setup(c)) return;
+  if (!declares(c->dt)) {
+    verdict(ST_SKIP, "the kernel does not declare %s", dt_name(c->dt));
+    return;
+  }
+  int nvar = c->sk == SK_SHAPES ? SHAPE_VARIANTS : 1, checked = 0;
+  for (int v = 0; v < nvar; v++) {
+    sample s;
+    argset as;
+    char desc[300], why[600];
+    gen_core(cur_r, c->dt, c->sk, v, &s);
+    sample_desc(&s, desc, sizeof desc);
+    if (!materialise(&s, &cur_si, M_PLAIN, &as)) {
+      verdict(ST_FAIL, "cannot build the arguments (%s) on %s: %s", desc,
+              device_name(the_device.type), bp_last_error());
+      return;
+    }
+    bp_tensor_meta meta[4];
+    for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+    bp_status ms = bp_op_meta(cur_op, &as.st, meta, 1);
+    if (ms == BP_ERR_TYPE && v == 0) {
+      verdict(ST_SKIP, "%s does not take %s (%s)", c->op, dt_name(c->dt), bp_last_error());
+      return;
+    }
+    if (ms == BP_ERR_SHAPE && c->sk == SK_EMPTY && refs[cur_r].kind == K_ARGMAX) {
+      /* The op set: argmax of nothing fails with BP_ERR_SHAPE. */
+      bp_status cs = bp_call(cur_op, &as.st);
+      if (cs != BP_ERR_SHAPE) {
+        verdict(ST_FAIL, "numerics: argmax of an empty tensor (%s) gave %s, expected BP_ERR_SHAPE",
+                desc, bp_status_str(cs));
+        return;
+      }
+      verdict(ST_PASS, "refuses an empty input with BP_ERR_SHAPE, as the op set says");
+      return;
+    }
+    if (ms != BP_OK) {
+      verdict(ST_FAIL, "the meta function refused the sample %s: %s", desc, bp_last_error());
+      return;
+    }
+    double rscale, ascale;
+    rt *want = ref_core(cur_r, &s, &rscale, &ascale);
+    if (bp_call(cur_op, &as.st) != BP_OK) {
+      verdict(ST_FAIL, "numerics: the call on %s failed: %s", desc, bp_last_error());
+      return;
+    }
+    bp_tensor *res = NULL;
+    if (as.st.top < 1 || bp_stack_get_tensor(&as.st, 0, &res) != BP_OK) {
+      verdict(ST_FAIL, "numerics: the call on %s returned no tensor", desc);
+      return;
+    }
+    if (!compare(res, want, rscale, ascale, why, sizeof why)) {
+      verdict(ST_FAIL, "numerics: %s: %s", desc, why);
+      return;
+    }
+    bp_stack_release(&as.st);
+    argset_free(&as);
+    rt_free(want);
+    sample_free(&s);
+    checked++;
+  }
+  double rtol, atol;
+  dt_tolerance(c->dt, &rtol, &atol);
+  verdict(ST_PASS, "%d sample(s) match the float64 reference (rtol %g, atol %g)", checked, rtol,
+          atol);
+}
+
+/* The samples the other checks use. */
+static const int check_samples[] = {SK_BASIC, SK_NONCONTIG};
+#define NCHECK_SAMPLES 2
+
+/* Builds sample sk in mode and calls the op; false after a verdict. */
+static bool call_sample(const certify_case *c, int sk, int mode, sample *s, argset *as,
+                        const char *check) {
+  char why[300];
+  if (!get_sample(sk, s, why, sizeof why)) {
+    verdict(ST_SKIP, "%s", why);
+    return false;
+  }
+  if (!materialise(s, &cur_si, mode, as)) {
+    verdict(ST_FAIL, "%s: cannot build the arguments of sample %s on %s: %s", check, sk_name[sk],
+            device_name(the_device.type), bp_last_error());
+    return false;
+  }
+  if (bp_call(cur_op, &as->st) != BP_OK) {
+    verdict(ST_FAIL, "%s: the call on sample %s failed: %s", check, sk_name[sk], bp_last_error());
+    return false;
+  }
+  (void)c;
+  return true;
+}
+
+/* core::OP/meta: every result agrees with bp_op_meta on the same
+ * arguments: dtype, sizes, strides and device. */
+static void case_meta(const certify_case *c) {
+  if (!op_setup(c)) return;
+  if (!cur_oi.has_meta) {
+    verdict(ST_FAIL, "meta: %s has no meta function", c->op);
+    return;
+  }
+  for (int k = 0; k < NCHECK_SAMPLES; k++) {
+    int sk = check_samples[k];
+    sample s;
+    argset as;
+    char why[300];
+    if (!get_sample(sk, &s, why, sizeof why)) {
+      verdict(ST_SKIP, "%s", why);
+      return;
+    }
+    if (!materialise(&s, &cur_si, M_PLAIN, &as)) {
+      verdict(ST_FAIL, "meta: cannot build sample %s: %s", sk_name[sk], bp_last_error());
+      return;
+    }
+    size_t nret = cur_si.nret ? (size_t)cur_si.nret : 1;
+    bp_tensor_meta meta[4];
+    for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+    if (bp_op_meta(cur_op, &as.st, meta, nret) != BP_OK) {
+      verdict(ST_FAIL, "meta: the meta function refused sample %s: %s", sk_name[sk],
+              bp_last_error());
+      return;
+    }
+    if (bp_call(cur_op, &as.st) != BP_OK) {
+      verdict(ST_FAIL, "meta: the call on sample %s failed: %s", sk_name[sk], bp_last_error());
+      return;
+    }
+    for (size_t i = 0; i < nret && i < as.st.top; i++) {
+      bp_tensor *res;
+      if (bp_stack_get_tensor(&as.st, (int64_t)i, &res) != BP_OK) continue;
+      const bp_tensor_view *rv = bp_tensor_get_view(res);
+      const bp_tensor_meta *m = &meta[i];
+      char g1[96], g2[96], m1[96], m2[96];
+      if (rv->dtype != m->dtype) {
+        verdict(ST_FAIL, "meta: sample %s: result %zu has dtype %s, bp_op_meta says %s",
+                sk_name[sk], i, dt_name(rv->dtype), dt_name(m->dtype));
+        return;
+      }
+      if (rv->ndim != m->ndim ||
+          (rv->ndim && (memcmp(rv->sizes, m->sizes, (size_t)rv->ndim * 8) != 0 ||
+                        memcmp(rv->strides, m->strides, (size_t)rv->ndim * 8) != 0))) {
+        verdict(ST_FAIL,
+                "meta: sample %s: result %zu has sizes %s strides %s, bp_op_meta says sizes %s "
+                "strides %s",
+                sk_name[sk], i, shape_str(rv->ndim, rv->sizes, g1, 96),
+                shape_str(rv->ndim, rv->strides, g2, 96), shape_str(m->ndim, m->sizes, m1, 96),
+                shape_str(m->ndim, m->strides, m2, 96));
+        return;
+      }
+      if (rv->device.type != m->device.type || rv->device.index != m->device.index) {
+        verdict(ST_FAIL, "meta: sample %s: result %zu is on %s:%d, bp_op_meta says %s:%d",
+                sk_name[sk], i, device_name(rv->device.type), rv->device.index,
+                device_name(m->device.type), m->device.index);
+        return;
+      }
+    }
+    bp_stack_release(&as.st);
+    argset_free(&as);
+    sample_free(&s);
+  }
+  verdict(ST_PASS, "results agree with bp_op_meta (dtype, sizes, strides, device) on %d samples",
+          NCHECK_SAMPLES);
+}
+
+/* The byte range a view reaches: [lo, hi), empty for 0 elements. */
+static void view_range(const bp_tensor_view *v, uintptr_t *lo, uintptr_t *hi) {
+  if (v->numel == 0) {
+    *lo = *hi = 0;
+    return;
+  }
+  int64_t mn = 0, mx = 0;
+  for (int32_t d = 0; d < v->ndim; d++) {
+    int64_t e = (v->sizes[d] - 1) * v->strides[d];
+    if (e < 0) mn += e;
+    else mx += e;
+  }
+  *lo = (uintptr_t)v->data + (uintptr_t)(mn * v->itemsize);
+  *hi = (uintptr_t)v->data + (uintptr_t)((mx + 1) * v->itemsize);
+}
+
+static bool overlaps(const bp_tensor *a, const bp_tensor *b) {
+  const bp_tensor_view *va = bp_tensor_get_view(a), *vb = bp_tensor_get_view(b);
+  if (va->device.type != vb->device.type || va->device.index != vb->device.index) return false;
+  uintptr_t al, ah, bl, bh;
+  view_range(va, &al, &ah);
+  view_range(vb, &bl, &bh);
+  return al < ah && bl < bh && al < bh && bl < ah;
+}
+
+/* core::OP/honesty: inputs the schema does not mark (a!) are unchanged
+ * (byte compare; on host-visible memory also read-only pages, so the
+ * faulting write is named), results alias inputs or each other only as
+ * declared, and an (a!) argument that the op returns is returned. */
+static void case_honesty(const certify_case *c) {
+  if (!op_setup(c)) return;
+  for (int k = 0; k < NCHECK_SAMPLES; k++) {
+    int sk = check_samples[k];
+    sample s;
+    argset as;
+    char why[300];
+    if (!get_sample(sk, &s, why, sizeof why)) {
+      verdict(ST_SKIP, "%s", why);
+      return;
+    }
+    if (!materialise(&s, &cur_si, M_PROTECT, &as)) {
+      verdict(ST_FAIL, "honesty: cannot build sample %s: %s", sk_name[sk], bp_last_error());
+      return;
+    }
+    unsigned char *snap[8] = {NULL};
+    size_t snaplen[8] = {0};
+    for (int i = 0; i < as.nmade; i++)
+      if (!cur_si.mutated[as.made_arg[i]]) snap[i] = tensor_bytes(as.made[i], &snaplen[i]);
+    if (bp_call(cur_op, &as.st) != BP_OK) {
+      verdict(ST_FAIL, "honesty: the call on sample %s failed: %s", sk_name[sk], bp_last_error());
+      return;
+    }
+    for (int i = 0; i < as.nmade; i++) {
+      if (!snap[i]) continue;
+      size_t len = 0;
+      unsigned char *now_bytes = tensor_bytes(as.made[i], &len);
+      long at = now_bytes && len == snaplen[i] ? first_diff(snap[i], now_bytes, len) : 0;
+      free(now_bytes);
+      free(snap[i]);
+      snap[i] = NULL;
+      if (at >= 0) {
+        int a = as.made_arg[i];
+        verdict(ST_FAIL,
+                "honesty: sample %s: argument %d '%s' was modified (byte %ld), but the schema "
+                "does not declare it mutable",
+                sk_name[sk], a, cur_si.name[a], at);
+        return;
+      }
+    }
+    for (size_t j = 0; j < as.st.top; j++) {
+      bp_tensor *res;
+      if (bp_stack_get_tensor(&as.st, (int64_t)j, &res) != BP_OK) continue;
+      char ra = j < 4 ? cur_si.ret_alias[j] : 0;
+      for (int i = 0; i < as.nmade; i++) {
+        int a = as.made_arg[i];
+        bool declared = ra && cur_si.alias[a] == ra;
+        if (declared && cur_si.mutated[a] && res != as.made[i] &&
+            bp_tensor_get_view(res)->data != bp_tensor_get_view(as.made[i])->data) {
+          verdict(ST_FAIL,
+                  "honesty: sample %s: result %zu must be argument %d '%s' (declared %s), but "
+                  "the op returned another tensor",
+                  sk_name[sk], j, a, cur_si.name[a], cur_si.type[a]);
+          return;
+        }
+        if (!declared && overlaps(res, as.made[i])) {
+          verdict(ST_FAIL,
+                  "honesty: sample %s: result %zu aliases argument %d '%s', which the schema "
+                  "does not declare (no shared alias annotation)",
+                  sk_name[sk], j, a, cur_si.name[a]);
+          return;
+        }
+      }
+      for (size_t j2 = j + 1; j2 < as.st.top; j2++) {
+        bp_tensor *r2;
+        if (bp_stack_get_tensor(&as.st, (int64_t)j2, &r2) != BP_OK) continue;
+        if (overlaps(res, r2) && !(ra && j2 < 4 && cur_si.ret_alias[j2] == ra)) {
+          verdict(ST_FAIL, "honesty: sample %s: results %zu and %zu alias each other", sk_name[sk],
+                  j, j2);
+          return;
+        }
+      }
+    }
+    bp_stack_release(&as.st);
+    argset_free(&as);
+    sample_free(&s);
+  }
+  if (host_visible)
+    verdict(ST_PASS, "inputs unchanged (read-only pages and byte compare); aliasing as declared");
+  else
+    verdict(ST_PASS, "inputs unchanged (byte compare; read-only pages skipped: the device is not "
+                     "host-visible); aliasing as declared");
+}
+
+/* core::OP/bounds: canaries before and after every tensor argument (an
+ * as_strided view inside a larger allocation) survive the call. */
+static void case_bounds(const certify_case *c) {
+  if (!op_setup(c)) return;
+  for (int k = 0; k < NCHECK_SAMPLES; k++) {
+    int sk = check_samples[k];
+    sample s;
+    argset as;
+    if (!call_sample(c, sk, M_GUARD, &s, &as, "bounds")) return;
+    bp_stack_release(&as.st);
+    for (int i = 0; i < as.nmade; i++) {
+      size_t len = 0;
+      unsigned char *b = tensor_bytes(as.base[i], &len);
+      if (!b) {
+        verdict(ST_FAIL, "bounds: cannot read back argument %d: %s", as.made_arg[i],
+                bp_last_error());
+        return;
+      }
+      size_t item = (size_t)bp_tensor_get_view(as.base[i])->itemsize;
+      size_t pre = CANARY * item, post = (size_t)(CANARY + as.span[i]) * item;
+      int a = as.made_arg[i];
+      for (size_t x = 0; x < pre; x++)
+        if (b[x] != canary_byte(x)) {
+          verdict(ST_FAIL,
+                  "bounds: sample %s: the canary %zu byte(s) before argument %d '%s' was "
+                  "overwritten",
+                  sk_name[sk], pre - x, a, cur_si.name[a]);
+          free(b);
+          return;
+        }
+      for (size_t x = post; x < len; x++)
+        if (b[x] != canary_byte(x)) {
+          verdict(ST_FAIL,
+                  "bounds: sample %s: the canary after argument %d '%s' was overwritten (byte "
+                  "+%zu past its last element)",
+                  sk_name[sk], a, cur_si.name[a], x - post);
+          free(b);
+          return;
+        }
+      free(b);
+    }
+    argset_free(&as);
+    sample_free(&s);
+  }
+  verdict(ST_PASS, "canaries of %d bytes-worth of elements before and after every argument intact",
+          CANARY);
+}
+
+/* core::OP/hygiene: live tensor handles are the same after each call. */
+static void case_hygiene(const certify_case *c) {
+  if (!op_setup(c)) return;
+  for (int k = 0; k < NCHECK_SAMPLES; k++) {
+    int sk = check_samples[k];
+    sample s;
+    argset as;
+    int64_t live0 = bp_live_tensor_count();
+    if (!call_sample(c, sk, M_PLAIN, &s, &as, "hygiene")) return;
+    bp_stack_release(&as.st);
+    argset_free(&as);
+    sample_free(&s);
+    int64_t live1 = bp_live_tensor_count();
+    if (live1 != live0) {
+      verdict(ST_FAIL, "hygiene: sample %s: %lld tensor handle(s) leaked (%lld live before the "
+                       "case, %lld after)",
+              sk_name[sk], (long long)(live1 - live0), (long long)live0, (long long)live1);
+      return;
+    }
+  }
+  verdict(ST_PASS, "no tensor handle leaked (device bytes are not observable through host.h)");
+}
+
+/* The bytes of every result on the stack, concatenated (owned). */
+static unsigned char *result_bytes(const bp_stack *st, size_t *len) {
+  unsigned char *all = NULL;
+  *len = 0;
+  for (size_t i = 0; i < st->top; i++) {
+    bp_tensor *t;
+    if (bp_stack_get_tensor(st, (int64_t)i, &t) != BP_OK) continue;
+    size_t n = 0;
+    unsigned char *b = tensor_bytes(t, &n);
+    if (!b) continue;
+    unsigned char *grown = realloc(all, *len + n + 1);
+    if (!grown) {
+      free(b);
+      break;
+    }
+    all = grown;
+    memcpy(all + *len, b, n);
+    *len += n;
+    free(b);
+  }
+  if (!all) all = calloc(1, 1);
+  return all;
+}
+
+/* core::OP/repeatability: two calls on equal fresh arguments give
+ * bitwise equal results, unless the op is declared nondeterministic. */
+static void case_repeat(const certify_case *c) {
+  if (!op_setup(c)) return;
+  if (cur_oi.flags & BP_OP_NONDETERMINISTIC) {
+    verdict(ST_SKIP, "%s is declared nondeterministic (BP_OP_NONDETERMINISTIC)", c->op);
+    return;
+  }
+  for (int k = 0; k < NCHECK_SAMPLES; k++) {
+    int sk = check_samples[k];
+    unsigned char *r[2];
+    size_t len[2];
+    for (int t = 0; t < 2; t++) {
+      sample s;
+      argset as;
+      rng_seed_name(c->name);
+      if (!call_sample(c, sk, M_PLAIN, &s, &as, "repeatability")) return;
+      r[t] = result_bytes(&as.st, &len[t]);
+      bp_stack_release(&as.st);
+      argset_free(&as);
+      sample_free(&s);
+    }
+    long at = len[0] == len[1] ? first_diff(r[0], r[1], len[0]) : 0;
+    free(r[0]);
+    free(r[1]);
+    if (at >= 0) {
+      verdict(ST_FAIL, "repeatability: sample %s: a second identical call gave a different "
+                       "result (byte %ld)",
+              sk_name[sk], at);
+      return;
+    }
+  }
+  verdict(ST_PASS, "bitwise equal results from repeated calls");
+}
+
+/* core::OP/concurrency: 4 threads call the op at once, each on its own
+ * copy of the same arguments, and all get the single-threaded result. */
+#define NTHREADS 4
+#define NITER 16
+static struct {
+  const unsigned char *want;
+  size_t len;
+  pthread_mutex_t lock;
+  char fail[400];
+} conc = {NULL, 0, PTHREAD_MUTEX_INITIALIZER, ""};
+static sample conc_sample;
+
+static void *conc_thread(void *arg) {
+  intptr_t id = (intptr_t)arg;
+  for (int it = 0; it < NITER; it++) {
+    argset as;
+    char why[400] = "";
+    if (!materialise(&conc_sample, &cur_si, M_PLAIN, &as)) {
+      snprintf(why, sizeof why, "thread %d: cannot build the arguments: %s", (int)id,
+               bp_last_error());
+    } else if (bp_call(cur_op, &as.st) != BP_OK) {
+      snprintf(why, sizeof why, "thread %d, call %d failed: %s", (int)id, it, bp_last_error());
+    } else {
+      size_t len;
+      unsigned char *b = result_bytes(&as.st, &len);
+      long at = len == conc.len ? first_diff(b, conc.want, len) : 0;
+      if (at >= 0)
+        snprintf(why, sizeof why,
+                 "thread %d, call %d: the result differs from the single-threaded one (byte %ld)",
+                 (int)id, it, at);
+      free(b);
+      bp_stack_release(&as.st);
+    }
+    argset_free(&as);
+    if (*why) {
+      pthread_mutex_lock(&conc.lock);
+      if (!*conc.fail) snprintf(conc.fail, sizeof conc.fail, "%s", why);
+      pthread_mutex_unlock(&conc.lock);
+      break;
+    }
+  }
+  return NULL;
+}
+
+static void case_concurrency(const certify_case *c) {
+  if (!opt.full) {
+    verdict(ST_SKIP, "the concurrency check belongs to --profile full");
+    return;
+  }
+  if (!op_setup(c)) return;
+  if (cur_oi.flags & BP_OP_NONDETERMINISTIC) {
+    verdict(ST_SKIP, "%s is declared nondeterministic: results cannot be compared", c->op);
+    return;
+  }
+  argset as;
+  if (!call_sample(c, SK_BASIC, M_PLAIN, &conc_sample, &as, "concurrency")) return;
+  size_t len;
+  unsigned char *want = result_bytes(&as.st, &len);
+  bp_stack_release(&as.st);
+  argset_free(&as);
+  conc.want = want;
+  conc.len = len;
+  pthread_t th[NTHREADS];
+  int started = 0;
+  for (intptr_t i = 0; i < NTHREADS; i++)
+    if (pthread_create(&th[i], NULL, conc_thread, (void *)i) == 0) started++;
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  free(want);
+  sample_free(&conc_sample);
+  if (started < NTHREADS)
+    verdict(ST_FAIL, "concurrency: could start only %d of %d threads", started, NTHREADS);
+  else if (*conc.fail)
+    verdict(ST_FAIL, "concurrency: %s", conc.fail);
+  else
+    verdict(ST_PASS, "%d threads x %d calls gave the single-threaded result", NTHREADS, NITER);
+}
+
+/* Calls with the stack of `as` and expects a clean failure; false after a
+ * verdict naming `what`. */
+static bool expect_failure(argset *as, const char *what) {
+  bp_clear_error();
+  if (bp_call(cur_op, &as->st) == BP_OK) {
+    verdict(ST_FAIL, "errors: %s succeeded", what);
+    bp_stack_release(&as->st);
+    return false;
+  }
+  if (!*bp_last_error()) {
+    verdict(ST_FAIL, "errors: %s failed without a message", what);
+    return false;
+  }
+  return true;
+}
+
+/* core::OP/errors: a wrong argument count, a wrong tag, a dtype the op or
+ * the kernel does not take, a shape that does not fit and a tensor on
+ * another device each give a non-OK status and a message, never a crash. */
+static void case_errors(const certify_case *c) {
+  if (!op_setup(c)) return;
+  sample s;
+  argset as;
+  char why[300], what[400], done[300] = "";
+  size_t dl = 0;
+  if (!get_sample(SK_BASIC, &s, why, sizeof why)) {
+    verdict(ST_SKIP, "%s", why);
+    return;
+  }
+  if (!materialise(&s, &cur_si, M_PLAIN, &as)) {
+    verdict(ST_FAIL, "errors: cannot build the arguments: %s", bp_last_error());
+    return;
+  }
+  bp_value saved[16];
+  memcpy(saved, as.slots, sizeof saved);
+  /* One argument too many (None past the schema's count). */
+  while (as.st.top < (size_t)cur_si.n + 1 && bp_stack_push_none(&as.st) == BP_OK) {
+  }
+  snprintf(what, sizeof what, "a call with %d arguments (the schema has %d)", cur_si.n + 1,
+           cur_si.n);
+  if (!expect_failure(&as, what)) return;
+  dl += (size_t)snprintf(done + dl, sizeof done - dl, "count");
+  /* An int where the first Tensor is due. */
+  memcpy(as.slots, saved, sizeof saved);
+  as.st.top = as.nargs;
+  size_t t;
+  for (t = 0; t < as.nargs && as.slots[t].tag != BP_TAG_TENSOR; t++) {
+  }
+  if (t < as.nargs) {
+    as.slots[t].tag = BP_TAG_INT;
+    as.slots[t].len = 0;
+    as.slots[t].u.i = 1;
+    snprintf(what, sizeof what, "an int as argument %zu '%s'", t, cur_si.name[t]);
+    if (!expect_failure(&as, what)) return;
+    dl += (size_t)snprintf(done + dl, sizeof done - dl, ", tag");
+  }
+  memcpy(as.slots, saved, sizeof saved);
+  as.st.top = as.nargs;
+  /* A tensor on the CPU among tensors on another device. */
+  if (the_device.type != BP_DEVICE_CPU && !(cur_oi.flags & BP_OP_MIXED_DEVICES) &&
+      as.nmade >= 2 && strcmp(c->op, "core::copy_") != 0) {
+    bp_tensor *cpu = NULL;
+    const bp_tensor_view *v = bp_tensor_get_view(as.made[1]);
+    if (bp_tensor_empty(BP_CPU, v->dtype, v->ndim, v->sizes, &cpu) == BP_OK &&
+        bp_tensor_copy(cpu, as.made[1]) == BP_OK) {
+      as.slots[as.made_arg[1]].u.tensor = cpu;
+      snprintf(what, sizeof what, "argument %d '%s' on the CPU, the others on %s", as.made_arg[1],
+               cur_si.name[as.made_arg[1]], device_name(the_device.type));
+      bool ok = expect_failure(&as, what);
+      bp_tensor_release(cpu);
+      if (!ok) return;
+      dl += (size_t)snprintf(done + dl, sizeof done - dl, ", device");
+    } else {
+      bp_tensor_release(cpu);
+    }
+  }
+  argset_free(&as);
+  sample_free(&s);
+  /* A dtype the kernel does not declare, or the op does not take. */
+  if (cur_r >= 0 || cur_ki.dtypes) {
+    for (int d = 0; d < NUM_DTYPES; d++) {
+      int32_t dt = all_dtypes[d];
+      bool bad = !declares(dt);
+      if (cur_r >= 0) {
+        gen_core(cur_r, dt, SK_BASIC, 0, &s);
+      } else {
+        if (!gen_generic(&cur_si, SK_BASIC, &s, why, sizeof why)) break;
+        for (int i = 0; i < s.n; i++)
+          if (s.a[i].k == AK_TENSOR) {
+            rt *x = ref_cast(s.a[i].t, dt);
+            rt_free(s.a[i].t);
+            s.a[i].t = x;
+          }
+      }
+      if (!materialise(&s, &cur_si, M_PLAIN, &as)) {
+        argset_free(&as);
+        sample_free(&s);
+        continue;
+      }
+      bp_tensor_meta meta[4];
+      for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+      if (!bad && cur_r >= 0 && bp_op_meta(cur_op, &as.st, meta, 1) == BP_ERR_TYPE) bad = true;
+      if (bad) {
+        snprintf(what, sizeof what, "a call with %s arguments (%s)", dt_name(dt),
+                 declares(dt) ? "the op does not take it" : "the kernel does not declare it");
+        if (!expect_failure(&as, what)) return;
+        dl += (size_t)snprintf(done + dl, sizeof done - dl, ", dtype %s", dt_name(dt));
+        argset_free(&as);
+        sample_free(&s);
+        break;
+      }
+      argset_free(&as);
+      sample_free(&s);
+    }
+  }
+  /* Shapes that do not fit. */
+  if (cur_r >= 0 && sk_applies(refs[cur_r].kind, SK_BADSHAPE)) {
+    gen_core(cur_r, BP_FLOAT32, SK_BADSHAPE, 0, &s);
+    char desc[300];
+    sample_desc(&s, desc, sizeof desc);
+    if (materialise(&s, &cur_si, M_PLAIN, &as)) {
+      snprintf(what, sizeof what, "a call with mismatched shapes (%s)", desc);
+      if (!expect_failure(&as, what)) return;
+      dl += (size_t)snprintf(done + dl, sizeof done - dl, ", shape");
+    }
+    argset_free(&as);
+    sample_free(&s);
+  }
+  verdict(ST_PASS, "clean failures with messages: %s", done);
+}
+
+/* device/synchronize: bp_device_synchronize works on the device. */
+static void case_sync(const certify_case *c) {
+  (void)c;
+  if (!load_plugin() || !pick_device()) return;
+  if (bp_device_synchronize(the_device) != BP_OK) {
+    verdict(ST_FAIL, "device: bp_device_synchronize(%s:%d) failed: %s", device_name(the_device.type),
+            the_device.index, bp_last_error());
+    return;
+  }
+  verdict(ST_PASS, "bp_device_synchronize(%s:%d) succeeds", device_name(the_device.type),
+          the_device.index);
+}
+
+/* device/streams: the optional streams and events, when the device has
+ * them: create, make current, run an op on it, record, wait, synchronize
+ * and destroy. */
+static void case_streams(const certify_case *c) {
+  (void)c;
+  if (!opt.full) {
+    verdict(ST_SKIP, "the device-feature check belongs to --profile full");
+    return;
+  }
+  if (!load_plugin() || !pick_device()) return;
+  const char *dn = device_name(the_device.type);
+  bp_stream *s1 = NULL, *s2 = NULL, *cur = NULL;
+  bp_event *ev = NULL;
+  bp_status st = bp_stream_create(the_device, &s1);
+  bp_status est = bp_event_create(the_device, &ev);
+  if (st == BP_ERR_UNSUPPORTED && est == BP_ERR_UNSUPPORTED) {
+    verdict(ST_SKIP, "%s declares no streams or events (BP_ERR_UNSUPPORTED)", dn);
+    return;
+  }
+#define STEP(call, what)                                                                     \
+  do {                                                                                       \
+    if ((call) != BP_OK) {                                                                   \
+      verdict(ST_FAIL, "device: %s on %s failed: %s", what, dn, bp_last_error());            \
+      return;                                                                                \
+    }                                                                                        \
+  } while (0)
+  if (st == BP_ERR_UNSUPPORTED) {
+    /* Events on the default stream only. */
+    STEP(est, "bp_event_create");
+    STEP(bp_event_record(the_device, ev, NULL), "bp_event_record on the default stream");
+    STEP(bp_event_synchronize(the_device, ev), "bp_event_synchronize");
+    STEP(bp_event_destroy(the_device, ev), "bp_event_destroy");
+    verdict(ST_PASS, "%s: events on the default stream work (no streams declared)", dn);
+    return;
+  }
+  STEP(st, "bp_stream_create");
+  STEP(bp_stream_create(the_device, &s2), "a second bp_stream_create");
+  STEP(bp_stream_set_current(the_device, s1), "bp_stream_set_current");
+  STEP(bp_stream_get_current(the_device, &cur), "bp_stream_get_current");
+  if (cur != s1) {
+    verdict(ST_FAIL, "device: bp_stream_get_current on %s did not return the stream just set", dn);
+    return;
+  }
+  /* Some work on the stream: core::add when the plugin has it. */
+  const bp_op *add;
+  if (bp_op_find("core::add", &add) == BP_OK && plugin_kernel(add, the_device.type, NULL)) {
+    static const int64_t sz[2] = {64, 64};
+    rt *a = rand_rt(BP_FLOAT32, 2, sz, -1, 1);
+    argset as;
+    memset(&as, 0, sizeof as);
+    as.st = (bp_stack)BP_STACK_INIT(as.slots, 16);
+    if (!make_tensor(&as, a, false, M_PLAIN, false, 0, "self")) {
+      verdict(ST_FAIL, "device: cannot make a tensor on %s: %s", dn, bp_last_error());
+      return;
+    }
+    bp_stack_push_tensor(&as.st, as.made[0]);
+    bp_stack_push_tensor(&as.st, as.made[0]);
+    STEP(bp_call(add, &as.st), "core::add on a created stream");
+    bp_stack_release(&as.st);
+    argset_free(&as);
+    rt_free(a);
+  }
+  if (est == BP_ERR_UNSUPPORTED) {
+    STEP(bp_stream_synchronize(the_device, s1), "bp_stream_synchronize");
+  } else {
+    STEP(est, "bp_event_create");
+    STEP(bp_event_record(the_device, ev, s1), "bp_event_record");
+    STEP(bp_stream_wait_event(the_device, s2, ev), "bp_stream_wait_event");
+    STEP(bp_event_synchronize(the_device, ev), "bp_event_synchronize");
+    STEP(bp_stream_synchronize(the_device, s2), "bp_stream_synchronize");
+    STEP(bp_event_destroy(the_device, ev), "bp_event_destroy");
+  }
+  STEP(bp_stream_set_current(the_device, NULL), "bp_stream_set_current(NULL)");
+  STEP(bp_stream_destroy(the_device, s1), "bp_stream_destroy");
+  STEP(bp_stream_destroy(the_device, s2), "bp_stream_destroy of the second stream");
+#undef STEP
+  verdict(ST_PASS, "%s: streams%s work: create, current, a call, %ssynchronize, destroy", dn,
+          est == BP_ERR_UNSUPPORTED ? "" : " and events",
+          est == BP_ERR_UNSUPPORTED ? "" : "record, wait, ");
+}
+
+static void case_nometa(const certify_case *c) {
+  (void)c;
+  verdict(ST_SKIP, "no meta function: the generic checks need one to know the results");
+}
+
+/* ------------------------------------------------------------------------ */
+/* The probe: what the plugin registers, learned in a child                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct probe_op {
+  char name[96];
+  bool has_meta;
+  bool any_dtype;
+  int32_t dtypes[16];
+  int ndtypes;
+} probe_op;
+
+static struct {
+  bool loaded;
+  char name[128], vendor[128], version[64], device[64], device_name[128];
+  unsigned abi_major, abi_minor, op_set;
+  probe_op *ops;
+  size_t nops;
+} probe;
+
+static void probe_child(void) {
+  if (bp_plugin_load(opt.plugin, &the_plugin) != BP_OK) return;
+  the_info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
+  if (bp_plugin_get_info(the_plugin, &the_info) != BP_OK || !the_info.name) return;
+  if (!pick_device()) return;
+  bp_device_props props;
+  memset(&props, 0, sizeof props);
+  props.struct_size = BP_DEVICE_PROPS_STRUCT_SIZE;
+  if (bp_device_properties(the_device, &props) != BP_OK) props.name[0] = '\0';
+  props.name[sizeof props.name - 1] = '\0';
+  FILE *f = fdopen(verdict_fd, "w");
+  if (!f) return;
+  fprintf(f, "%s\t%s\t%s\t%u\t%u\t%u\t%s:%d\t%s\n", the_info.name,
+          the_info.vendor ? the_info.vendor : "", the_info.version ? the_info.version : "",
+          the_info.abi_major, the_info.abi_minor, the_info.op_set_version,
+          device_name(the_device.type), the_device.index, props.name);
+  for (size_t i = 0; i < bp_op_count(); i++) {
+    const bp_op *op = bp_op_at(i);
+    bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+    bp_kernel_info ki;
+    if (bp_op_get_info(op, &oi) != BP_OK || !plugin_kernel(op, the_device.type, &ki)) continue;
+    fprintf(f, "op\t%s\t%d\t", oi.name, oi.has_meta ? 1 : 0);
+    if (!ki.dtypes) fputs("*", f);
+    for (const int32_t *p = ki.dtypes; p && *p != BP_DTYPE_INVALID; p++)
+      fprintf(f, "%s%d", p == ki.dtypes ? "" : ",", (int)*p);
+    fputc('\n', f);
+  }
+  fclose(f);
+}
+
+/* Runs probe_child in a child under alarm(); fills `probe`. */
+static void run_probe(void) {
+  int fds[2];
+  if (pipe(fds) != 0) return;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    verdict_fd = fds[1];
+    dup2(STDERR_FILENO, STDOUT_FILENO);
+    alarm((unsigned)ceil(opt.timeout));
+    probe_child();
+    _exit(0);
+  }
+  close(fds[1]);
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (!buf) break;
+    if (n + 1 >= cap) {
+      char *g = realloc(buf, cap *= 2);
+      if (!g) break;
+      buf = g;
+    }
+    ssize_t got = read(fds[0], buf + n, cap - 1 - n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    n += (size_t)got;
+  }
+  close(fds[0]);
+  int wst;
+  waitpid(pid, &wst, 0);
+  if (!buf) return;
+  buf[n] = '\0';
+  char *save = NULL;
+  for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char *field[8] = {NULL};
+    int nf = 0;
+    for (char *p = line; nf < 8;) {
+      field[nf++] = p;
+      char *tab = strchr(p, '\t');
+      if (!tab) break;
+      *tab = '\0';
+      p = tab + 1;
+    }
+    if (!probe.loaded) {
+      if (nf < 8) break;
+      probe.loaded = true;
+      snprintf(probe.name, sizeof probe.name, "%s", field[0]);
+      snprintf(probe.vendor, sizeof probe.vendor, "%s", field[1]);
+      snprintf(probe.version, sizeof probe.version, "%s", field[2]);
+      probe.abi_major = (unsigned)strtoul(field[3], NULL, 10);
+      probe.abi_minor = (unsigned)strtoul(field[4], NULL, 10);
+      probe.op_set = (unsigned)strtoul(field[5], NULL, 10);
+      snprintf(probe.device, sizeof probe.device, "%s", field[6]);
+      snprintf(probe.device_name, sizeof probe.device_name, "%s", field[7]);
+      continue;
+    }
+    if (nf < 4 || strcmp(field[0], "op") != 0) continue;
+    probe_op *grown = realloc(probe.ops, (probe.nops + 1) * sizeof *probe.ops);
+    if (!grown) break;
+    probe.ops = grown;
+    probe_op *po = &probe.ops[probe.nops++];
+    memset(po, 0, sizeof *po);
+    snprintf(po->name, sizeof po->name, "%s", field[1]);
+    po->has_meta = field[2][0] == '1';
+    po->any_dtype = field[3][0] == '*';
+    for (char *p = field[3]; !po->any_dtype && *p && po->ndtypes < 16;) {
+      po->dtypes[po->ndtypes++] = (int32_t)strtol(p, &p, 10);
+      if (*p == ',') p++;
+    }
+  }
+  free(buf);
+}
+
+static const probe_op *probe_find(const char *name) {
+  for (size_t i = 0; i < probe.nops; i++)
+    if (strcmp(probe.ops[i].name, name) == 0) return &probe.ops[i];
+  return NULL;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Cases and the runner                                                     */
 /* ------------------------------------------------------------------------ */
 
-typedef struct certify_case {
-  char name[160];
-  const char *group;
-  void (*fn)(const char *arg);
-  char arg[128];
-  enum status status;
-  char detail[1024];
-  double seconds;
-} certify_case;
-
 static certify_case *cases;
 static size_t ncases, capcases;
 
-static void add_case(const char *group, const char *name, void (*fn)(const char *),
-                     const char *arg) {
+static certify_case *add_case(const char *group, const char *name, void (*fn)(const certify_case *),
+                              const char *op) {
   if (ncases == capcases) {
-    capcases = capcases ? 2 * capcases : 64;
+    capcases = capcases ? 2 * capcases : 256;
     cases = realloc(cases, capcases * sizeof *cases);
     if (!cases) {
       perror("bp-certify");
@@ -946,48 +2205,127 @@ static void add_case(const char *group, const char *name, void (*fn)(const char 
   }
   certify_case *c = &cases[ncases++];
   memset(c, 0, sizeof *c);
-  snprintf(c->name, sizeof c->name, "%s/%s", group, name);
+  snprintf(c->name, sizeof c->name, "%s", name);
   c->group = group;
   c->fn = fn;
-  snprintf(c->arg, sizeof c->arg, "%s", arg ? arg : "");
+  snprintf(c->op, sizeof c->op, "%s", op ? op : "");
+  return c;
+}
+
+static void handshake_exports(const certify_case *c) { (void)c, case_exports(NULL); }
+static void handshake_imports(const certify_case *c) { (void)c, case_imports(NULL); }
+static void handshake_loads(const certify_case *c) { (void)c, case_loads(NULL); }
+static void handshake_version(const certify_case *c) { (void)c, case_version(NULL); }
+static void registration_profile(const certify_case *c) { (void)c, case_profile(NULL); }
+static void registration_schemas(const certify_case *c) { (void)c, case_schemas(NULL); }
+
+/* Whether --ops selects a case of op: the glob matches the op's name, the
+ * name without "core::", or the whole case name. */
+static bool selected(const char *op, const char *casename) {
+  if (!opt.ops) return true;
+  return fnmatch(opt.ops, op, 0) == 0 || (is_core(op) && fnmatch(opt.ops, op + 6, 0) == 0) ||
+         fnmatch(opt.ops, casename, 0) == 0;
+}
+
+static const struct {
+  const char *group;
+  void (*fn)(const certify_case *);
+} op_checks[] = {
+    {"meta", case_meta},           {"honesty", case_honesty},
+    {"bounds", case_bounds},       {"hygiene", case_hygiene},
+    {"repeatability", case_repeat}, {"errors", case_errors},
+    {"concurrency", case_concurrency},
+};
+#define NOP_CHECKS (sizeof op_checks / sizeof *op_checks)
+
+static void add_op_checks(const char *op) {
+  char name[160];
+  for (size_t k = 0; k < NOP_CHECKS; k++) {
+    snprintf(name, sizeof name, "%s/%s", op, op_checks[k].group);
+    if (selected(op, name)) add_case(op_checks[k].group, name, op_checks[k].fn, op);
+  }
 }
 
 /* The case list.  The core ops come from the host, which defines them
- * before any plugin loads, so listing never runs plugin code. */
+ * before any plugin loads; what the plugin registers comes from the probe,
+ * so the parent never runs plugin code. */
 static void build_cases(void) {
-  add_case("handshake", "exports", case_exports, NULL);
-  add_case("handshake", "imports", case_imports, NULL);
-  add_case("handshake", "loads", case_loads, NULL);
-  add_case("handshake", "version", case_version, NULL);
-  add_case("registration", "profile", case_profile, NULL);
-  add_case("registration", "schemas", case_schemas, NULL);
+  add_case("handshake", "handshake/exports", handshake_exports, NULL);
+  add_case("handshake", "handshake/imports", handshake_imports, NULL);
+  add_case("handshake", "handshake/loads", handshake_loads, NULL);
+  add_case("handshake", "handshake/version", handshake_version, NULL);
+  add_case("registration", "registration/profile", registration_profile, NULL);
+  add_case("registration", "registration/schemas", registration_schemas, NULL);
+  if (!probe.loaded) return;
+  char name[160];
   for (size_t i = 0; i < bp_op_count(); i++) {
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
     if (bp_op_get_info(bp_op_at(i), &oi) != BP_OK || !is_core(oi.name)) continue;
-    if (opt.ops && fnmatch(opt.ops, oi.name, 0) != 0 && fnmatch(opt.ops, oi.name + 6, 0) != 0)
-      continue;
-    add_case("numerics", "", case_numerics, oi.name);
-    snprintf(cases[ncases - 1].name, sizeof cases[ncases - 1].name, "%s/float32/basic",
-             oi.name);
-    add_case("errors", "", case_errors, oi.name);
-    snprintf(cases[ncases - 1].name, sizeof cases[ncases - 1].name, "%s/errors", oi.name);
+    int r = ref_index(oi.name);
+    const probe_op *po = probe_find(oi.name);
+    if (r < 0 || (probe.op_set < 1 && !po)) continue;
+    int32_t dts[NUM_DTYPES];
+    int ndt = 0;
+    if (!opt.full) {
+      dts[ndt++] = BP_FLOAT32;
+    } else {
+      for (int d = 0; d < NUM_DTYPES; d++) {
+        bool ok = !po || po->any_dtype;
+        for (int k = 0; po && k < po->ndtypes; k++) ok |= po->dtypes[k] == all_dtypes[d];
+        if (ok) dts[ndt++] = all_dtypes[d];
+      }
+    }
+    for (int d = 0; d < ndt; d++)
+      for (int sk = SK_BASIC; sk <= SK_NONCONTIG; sk++) {
+        if (!sk_applies(refs[r].kind, sk)) continue;
+        snprintf(name, sizeof name, "%s/%s/%s", oi.name, dt_name(dts[d]), sk_name[sk]);
+        if (!selected(oi.name, name)) continue;
+        certify_case *c = add_case("numerics", name, case_numerics, oi.name);
+        c->dt = dts[d];
+        c->sk = sk;
+      }
+    add_op_checks(oi.name);
   }
+  for (size_t i = 0; i < probe.nops; i++) {
+    const probe_op *po = &probe.ops[i];
+    if (is_core(po->name)) continue;
+    if (po->has_meta) {
+      add_op_checks(po->name);
+    } else {
+      snprintf(name, sizeof name, "%s/generic", po->name);
+      if (selected(po->name, name)) add_case("meta", name, case_nometa, po->name);
+    }
+  }
+  add_case("device", "device/synchronize", case_sync, NULL);
+  add_case("device", "device/streams", case_streams, NULL);
 }
 
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Runs one case in a child under the watchdog and fills its verdict. */
-static void run_case(certify_case *c) {
+/* One running child. */
+typedef struct job {
+  pid_t pid;
+  int fd;        /* -1 once at EOF */
+  size_t ci;     /* its case */
+  double t0;
+  char buf[2048];
+  size_t n;
+} job;
+
+static bool start_job(job *j, size_t ci) {
+  certify_case *c = &cases[ci];
   int fds[2];
-  double t0 = now();
+  j->ci = ci;
+  j->n = 0;
+  j->t0 = now();
   if (pipe(fds) != 0) {
     c->status = ST_FAIL;
     snprintf(c->detail, sizeof c->detail, "pipe: %s", strerror(errno));
-    return;
+    return false;
   }
   fflush(stdout);
   fflush(stderr);
@@ -997,86 +2335,172 @@ static void run_case(certify_case *c) {
     snprintf(c->detail, sizeof c->detail, "fork: %s", strerror(errno));
     close(fds[0]);
     close(fds[1]);
-    return;
+    return false;
   }
   if (pid == 0) {
     close(fds[0]);
     verdict_fd = fds[1];
     /* Whatever the plugin prints must not break the TAP stream. */
     dup2(STDERR_FILENO, STDOUT_FILENO);
-    c->fn(c->arg);
+    c->fn(c);
     close(verdict_fd);
     /* _exit: the plugin's atexit handlers are its own business, not the
      * verdict's; a hang in them would be a false TIMEOUT. */
     _exit(0);
   }
   close(fds[1]);
-  char buf[2048];
-  size_t n = 0;
-  bool timed_out = false;
-  for (;;) {
-    double left = opt.timeout - (now() - t0);
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    struct pollfd p = {fds[0], POLLIN, 0};
-    int pr = poll(&p, 1, (int)(left * 1000) + 1);
-    if (pr < 0 && errno == EINTR) continue;
-    if (pr <= 0) continue; /* re-checks the deadline */
-    ssize_t got = read(fds[0], buf + n, sizeof buf - 1 - n);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break; /* EOF: the child finished or died */
-    n += (size_t)got;
-    if (n == sizeof buf - 1) break;
-  }
-  close(fds[0]);
-  buf[n] = '\0';
-  int wst = 0;
+  j->pid = pid;
+  j->fd = fds[0];
+  return true;
+}
+
+/* Fills the case's verdict from the child's exit and output. */
+static void finish_job(job *j, int wst, bool timed_out) {
+  certify_case *c = &cases[j->ci];
+  j->buf[j->n] = '\0';
+  c->seconds = now() - j->t0;
   if (timed_out) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &wst, 0);
     c->status = ST_TIMEOUT;
     snprintf(c->detail, sizeof c->detail, "TIMEOUT after %g s", opt.timeout);
+    return;
+  }
+  char *nl = strchr(j->buf, '\n');
+  if (nl) {
+    /* A verdict sent before a crash (the fault handler's) stands. */
+    *nl = '\0';
+    char *detail = nl + 1;
+    char *end = strchr(detail, '\n');
+    if (end) *end = '\0';
+    c->status = ST_FAIL;
+    for (int s = 0; s < 3; s++)
+      if (strcmp(j->buf, status_name[s]) == 0) c->status = (enum status)s;
+    snprintf(c->detail, sizeof c->detail, "%s", detail);
+    return;
+  }
+  if (WIFSIGNALED(wst)) {
+    c->status = ST_CRASH;
+    snprintf(c->detail, sizeof c->detail, "CRASH signal %d", WTERMSIG(wst));
   } else {
-    /* The pipe closes before exit; give the child the rest of the budget
-     * to finish, then kill it. */
-    pid_t w;
-    while ((w = waitpid(pid, &wst, WNOHANG)) == 0 && now() - t0 < opt.timeout) {
-      struct timespec ts = {0, 1000000};
-      nanosleep(&ts, NULL);
+    c->status = ST_FAIL;
+    snprintf(c->detail, sizeof c->detail, "the case exited (status %d) without a verdict",
+             WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+  }
+}
+
+static size_t npassed, nfailed, nskipped;
+static bool progress;
+
+static void print_case(size_t i) {
+  certify_case *c = &cases[i];
+  switch (c->status) {
+    case ST_PASS:
+      npassed++;
+      printf("ok %zu - %s\n", i + 1, c->name);
+      break;
+    case ST_SKIP:
+      nskipped++;
+      printf("ok %zu - %s # SKIP %s\n", i + 1, c->name, c->detail);
+      break;
+    default:
+      nfailed++;
+      printf("not ok %zu - %s # %s\n", i + 1, c->name, c->detail);
+      break;
+  }
+  fflush(stdout);
+}
+
+static void show_progress(size_t done, size_t cur, double t0) {
+  if (!progress) return;
+  double el = now() - t0, eta = done ? el / (double)done * (double)(ncases - done) : 0;
+  fprintf(stderr, "\r\033[K[%zu/%zu] %.60s  failures %zu  ETA %.0fs", done, ncases,
+          cur < ncases ? cases[cur].name : "", nfailed, eta);
+  fflush(stderr);
+}
+
+/* Runs every case, up to --jobs at once, printing in case order. */
+static void run_all(void) {
+  size_t nj = (size_t)opt.jobs, next = 0, printed = 0, done = 0;
+  job *jobs = calloc(nj, sizeof *jobs);
+  bool *finished = calloc(ncases ? ncases : 1, sizeof *finished);
+  struct pollfd *pf = calloc(nj, sizeof *pf);
+  if (!jobs || !finished || !pf) {
+    perror("bp-certify");
+    exit(2);
+  }
+  for (size_t k = 0; k < nj; k++) jobs[k].pid = 0;
+  double t0 = now();
+  size_t active = 0;
+  while (printed < ncases) {
+    for (size_t k = 0; k < nj && next < ncases; k++) {
+      if (jobs[k].pid) continue;
+      size_t ci = next++;
+      if (!start_job(&jobs[k], ci)) {
+        finished[ci] = true;
+        done++;
+        jobs[k].pid = 0;
+        continue;
+      }
+      active++;
     }
-    if (w == 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &wst, 0);
-      c->status = ST_TIMEOUT;
-      snprintf(c->detail, sizeof c->detail, "TIMEOUT after %g s (while exiting)", opt.timeout);
-    } else if (WIFSIGNALED(wst)) {
-      c->status = ST_CRASH;
-      snprintf(c->detail, sizeof c->detail, "CRASH signal %d", WTERMSIG(wst));
-    } else {
-      char *nl = strchr(buf, '\n');
-      c->status = ST_FAIL;
-      if (!nl) {
-        snprintf(c->detail, sizeof c->detail, "the case exited (status %d) without a verdict",
-                 WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
-      } else {
-        *nl = '\0';
-        char *detail = nl + 1;
-        char *end = strchr(detail, '\n');
-        if (end) *end = '\0';
-        for (int s = 0; s < 3; s++)
-          if (strcmp(buf, status_name[s]) == 0) c->status = (enum status)s;
-        snprintf(c->detail, sizeof c->detail, "%s", detail);
+    if (active) {
+      size_t np = 0;
+      for (size_t k = 0; k < nj; k++)
+        if (jobs[k].pid && jobs[k].fd >= 0) pf[np++] = (struct pollfd){jobs[k].fd, POLLIN, 0};
+      if (np) poll(pf, (nfds_t)np, 20);
+      else {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+      }
+      for (size_t k = 0; k < nj; k++) {
+        job *j = &jobs[k];
+        if (!j->pid) continue;
+        if (j->fd >= 0) {
+          for (;;) {
+            struct pollfd p = {j->fd, POLLIN, 0};
+            if (poll(&p, 1, 0) <= 0) break;
+            ssize_t got = read(j->fd, j->buf + j->n, sizeof j->buf - 1 - j->n);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0 || (j->n += (size_t)got) == sizeof j->buf - 1) {
+              close(j->fd);
+              j->fd = -1;
+              break;
+            }
+          }
+        }
+        int wst = 0;
+        bool timed_out = now() - j->t0 > opt.timeout;
+        pid_t w = j->fd < 0 ? waitpid(j->pid, &wst, WNOHANG) : 0;
+        if (w == 0 && !timed_out) continue;
+        if (w == 0) {
+          kill(j->pid, SIGKILL);
+          waitpid(j->pid, &wst, 0);
+        }
+        if (j->fd >= 0) close(j->fd);
+        j->fd = -1;
+        finish_job(j, wst, w == 0);
+        finished[j->ci] = true;
+        j->pid = 0;
+        active--;
+        done++;
       }
     }
+    while (printed < ncases && finished[printed]) print_case(printed++);
+    show_progress(done, next < ncases ? next : ncases - 1, t0);
   }
-  c->seconds = now() - t0;
+  if (progress) fputs("\r\033[K", stderr);
+  free(jobs);
+  free(finished);
+  free(pf);
 }
 
 /* ------------------------------------------------------------------------ */
-/* The certificate                                                          */
+/* The certificate and the report                                           */
 /* ------------------------------------------------------------------------ */
+
+static const char *const groups[] = {"handshake", "registration", "numerics", "meta",
+                                     "honesty",   "bounds",       "hygiene",  "repeatability",
+                                     "errors",    "concurrency",  "device"};
+#define NGROUPS (sizeof groups / sizeof *groups)
 
 static void json_str(FILE *f, const char *s) {
   if (!s) {
@@ -1098,79 +2522,6 @@ static void json_str(FILE *f, const char *s) {
   }
   fputc('"', f);
 }
-
-/* What a child learned about the plugin, for the certificate. */
-static struct {
-  bool loaded;
-  char name[128], vendor[128], version[64], device[64];
-  unsigned abi_major, abi_minor, op_set;
-} probe;
-
-static void probe_child(const char *arg) {
-  (void)arg;
-  if (bp_plugin_load(opt.plugin, &the_plugin) != BP_OK) return;
-  the_info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
-  if (bp_plugin_get_info(the_plugin, &the_info) != BP_OK || !the_info.name) return;
-  char buf[1024];
-  pick_device();
-  int n = snprintf(buf, sizeof buf, "%s\n%s\n%s\n%u\n%u\n%u\n%s:%d\n", the_info.name,
-                   the_info.vendor ? the_info.vendor : "", the_info.version ? the_info.version : "",
-                   the_info.abi_major, the_info.abi_minor, the_info.op_set_version,
-                   device_name(the_device.type), the_device.index);
-  if (n > 0 && write(verdict_fd, buf, (size_t)n) < 0) _exit(1);
-}
-
-/* Runs probe_child under the watchdog; its output replaces the verdict. */
-static void run_probe(void) {
-  /* The probe sends seven lines rather than a verdict, so it has its own
-   * small runner; alarm() is its watchdog. */
-  int fds[2];
-  if (pipe(fds) != 0) return;
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    verdict_fd = fds[1];
-    dup2(STDERR_FILENO, STDOUT_FILENO);
-    alarm((unsigned)ceil(opt.timeout));
-    probe_child(NULL);
-    _exit(0);
-  }
-  close(fds[1]);
-  char buf[1024];
-  size_t n = 0;
-  ssize_t got;
-  while (n < sizeof buf - 1 && ((got = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0 ||
-                                (got < 0 && errno == EINTR)))
-    if (got > 0) n += (size_t)got;
-  close(fds[0]);
-  buf[n] = '\0';
-  int wst;
-  waitpid(pid, &wst, 0);
-  char *line[7];
-  char *p = buf;
-  for (int i = 0; i < 7; i++) {
-    char *nl = strchr(p, '\n');
-    if (!nl) return;
-    *nl = '\0';
-    line[i] = p;
-    p = nl + 1;
-  }
-  probe.loaded = true;
-  snprintf(probe.name, sizeof probe.name, "%s", line[0]);
-  snprintf(probe.vendor, sizeof probe.vendor, "%s", line[1]);
-  snprintf(probe.version, sizeof probe.version, "%s", line[2]);
-  probe.abi_major = (unsigned)strtoul(line[3], NULL, 10);
-  probe.abi_minor = (unsigned)strtoul(line[4], NULL, 10);
-  probe.op_set = (unsigned)strtoul(line[5], NULL, 10);
-  snprintf(probe.device, sizeof probe.device, "%s", line[6]);
-}
-
 static void cpu_model(char *out, size_t len) {
   struct utsname u;
   snprintf(out, len, "%s", uname(&u) == 0 ? u.machine : "unknown");
@@ -1190,7 +2541,14 @@ static void cpu_model(char *out, size_t len) {
   fclose(f);
 }
 
-static bool write_json(const char *path, size_t passed, size_t failed, size_t skipped) {
+/* The command line that reruns one case alone. */
+static void repro(const certify_case *c, char *out, size_t len) {
+  snprintf(out, len, "bp-certify '%s'%s%s --profile %s --ops '%s' --seed %llu", opt.plugin,
+           opt.device ? " --device " : "", opt.device ? opt.device : "", opt.profile, c->name,
+           (unsigned long long)opt.seed);
+}
+
+static bool write_json(const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) {
     fprintf(stderr, "bp-certify: cannot write %s: %s\n", path, strerror(errno));
@@ -1230,16 +2588,34 @@ static bool write_json(const char *path, size_t passed, size_t failed, size_t sk
   json_str(f, cpu);
   fputs(", \"device\": ", f);
   json_str(f, opt.device ? opt.device : probe.loaded ? probe.device : NULL);
+  fputs(", \"device_name\": ", f);
+  json_str(f, probe.loaded && probe.device_name[0] ? probe.device_name : NULL);
   fputs(", \"backplane\": ", f);
   json_str(f, bp_version());
   fputs("},\n  \"profile\": ", f);
   json_str(f, opt.profile);
-  fprintf(f, ",\n  \"seed\": %llu,\n  \"results\": [", (unsigned long long)opt.seed);
+  fprintf(f, ",\n  \"seed\": %llu,\n  \"checks\": {", (unsigned long long)opt.seed);
+  for (size_t g = 0; g < NGROUPS; g++) {
+    size_t cnt[5] = {0};
+    double secs = 0;
+    for (size_t i = 0; i < ncases; i++)
+      if (strcmp(cases[i].group, groups[g]) == 0) cnt[cases[i].status]++, secs += cases[i].seconds;
+    size_t bad = cnt[ST_FAIL] + cnt[ST_CRASH] + cnt[ST_TIMEOUT];
+    fprintf(f, "%s\n    ", g ? "," : "");
+    json_str(f, groups[g]);
+    fprintf(f,
+            ": {\"status\": \"%s\", \"passed\": %zu, \"failed\": %zu, \"skipped\": %zu, "
+            "\"seconds\": %.3f}",
+            bad ? "fail" : cnt[ST_PASS] ? "pass" : "skip", cnt[ST_PASS], bad, cnt[ST_SKIP], secs);
+  }
+  fputs("\n  },\n  \"results\": [", f);
   for (size_t i = 0; i < ncases; i++) {
     fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
     json_str(f, cases[i].name);
     fputs(", \"group\": ", f);
     json_str(f, cases[i].group);
+    fputs(", \"op\": ", f);
+    json_str(f, cases[i].op[0] ? cases[i].op : NULL);
     fputs(", \"status\": ", f);
     json_str(f, status_name[cases[i].status]);
     fputs(", \"detail\": ", f);
@@ -1249,7 +2625,127 @@ static bool write_json(const char *path, size_t passed, size_t failed, size_t sk
   fprintf(f,
           "\n  ],\n  \"summary\": {\"passed\": %zu, \"failed\": %zu, \"skipped\": %zu},\n"
           "  \"conforms\": %s\n}\n",
-          passed, failed, skipped, failed == 0 ? "true" : "false");
+          npassed, nfailed, nskipped, nfailed == 0 ? "true" : "false");
+  bool ok = !ferror(f);
+  if (fclose(f) != 0) ok = false;
+  if (!ok) fprintf(stderr, "bp-certify: error writing %s\n", path);
+  return ok;
+}
+
+static void html_str(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (*s == '<') fputs("&lt;", f);
+    else if (*s == '>') fputs("&gt;", f);
+    else if (*s == '&') fputs("&amp;", f);
+    else if (*s == '"') fputs("&quot;", f);
+    else fputc(*s, f);
+  }
+}
+
+static bool failed_status(enum status s) { return s == ST_FAIL || s == ST_CRASH || s == ST_TIMEOUT; }
+
+/* One matrix cell: the worst status of the cases of op in group (and
+ * dtype, for numerics), linked to the first failure. */
+static void html_cell(FILE *f, const char *op, const char *group, const char *dtname) {
+  size_t n = 0, first_bad = (size_t)-1;
+  bool pass = false, bad = false;
+  char prefix[160];
+  snprintf(prefix, sizeof prefix, "%s/%s/", op, dtname ? dtname : "");
+  for (size_t i = 0; i < ncases; i++) {
+    const certify_case *c = &cases[i];
+    if (strcmp(c->op, op) != 0 || strcmp(c->group, group) != 0) continue;
+    if (dtname && strncmp(c->name, prefix, strlen(prefix)) != 0) continue;
+    n++;
+    if (c->status == ST_PASS) pass = true;
+    if (failed_status(c->status)) {
+      if (!bad) first_bad = i;
+      bad = true;
+    }
+  }
+  if (!n) {
+    fputs("<td class=na></td>", f);
+  } else if (bad) {
+    fprintf(f, "<td class=fail><a href=\"#case%zu\">%s</a></td>", first_bad + 1,
+            status_name[cases[first_bad].status]);
+  } else {
+    fprintf(f, "<td class=%s>%s</td>", pass ? "pass" : "skip", pass ? "pass" : "skip");
+  }
+}
+
+static bool write_html(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "bp-certify: cannot write %s: %s\n", path, strerror(errno));
+    return false;
+  }
+  fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>bp-certify: ", f);
+  html_str(f, probe.loaded ? probe.name : opt.plugin);
+  fputs("</title>\n<style>body{font-family:sans-serif}table{border-collapse:collapse}"
+        "td,th{border:1px solid #999;padding:2px 5px;font-size:12px}"
+        ".pass{background:#9d9}.fail{background:#e77}.skip{background:#ddd}.na{background:#fff}"
+        "code{white-space:pre-wrap}</style></head><body>\n<h1>bp-certify ",
+        f);
+  fputs(CERTIFY_VERSION, f);
+  fputs(": ", f);
+  html_str(f, opt.plugin);
+  fprintf(f, "</h1>\n<p>Profile %s, seed %llu, device ", opt.profile, (unsigned long long)opt.seed);
+  html_str(f, probe.loaded ? probe.device : "?");
+  fprintf(f, ". %zu passed, %zu failed, %zu skipped: <b>%s</b>.</p>\n", npassed, nfailed,
+          nskipped, nfailed ? "does NOT conform" : "conforms");
+  /* Plugin-wide checks. */
+  fputs("<h2>Plugin</h2>\n<table><tr><th>check</th><th>result</th><th>detail</th></tr>\n", f);
+  for (size_t i = 0; i < ncases; i++) {
+    const certify_case *c = &cases[i];
+    if (c->op[0]) continue;
+    fprintf(f, "<tr><td>%s</td><td class=%s>", c->name,
+            failed_status(c->status) ? "fail" : c->status == ST_PASS ? "pass" : "skip");
+    if (failed_status(c->status)) fprintf(f, "<a href=\"#case%zu\">%s</a>", i + 1, status_name[c->status]);
+    else fputs(status_name[c->status], f);
+    fputs("</td><td>", f);
+    html_str(f, c->detail);
+    fputs("</td></tr>\n", f);
+  }
+  fputs("</table>\n", f);
+  /* The matrix: ops x (dtypes of numerics, then the other groups). */
+  bool dt_used[NUM_DTYPES] = {false};
+  for (size_t i = 0; i < ncases; i++)
+    if (strcmp(cases[i].group, "numerics") == 0)
+      for (int d = 0; d < NUM_DTYPES; d++) dt_used[d] |= cases[i].dt == all_dtypes[d];
+  fputs("<h2>Ops</h2>\n<table><tr><th>op</th>", f);
+  for (int d = 0; d < NUM_DTYPES; d++)
+    if (dt_used[d]) fprintf(f, "<th>numerics<br>%s</th>", dt_name(all_dtypes[d]));
+  for (size_t k = 0; k < NOP_CHECKS; k++) fprintf(f, "<th>%s</th>", op_checks[k].group);
+  fputs("</tr>\n", f);
+  for (size_t i = 0; i < ncases; i++) {
+    const certify_case *c = &cases[i];
+    if (!c->op[0]) continue;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; j++) seen = strcmp(cases[j].op, c->op) == 0;
+    if (seen) continue;
+    fputs("<tr><th>", f);
+    html_str(f, c->op);
+    fputs("</th>", f);
+    for (int d = 0; d < NUM_DTYPES; d++)
+      if (dt_used[d]) html_cell(f, c->op, "numerics", dt_name(all_dtypes[d]));
+    for (size_t k = 0; k < NOP_CHECKS; k++) html_cell(f, c->op, op_checks[k].group, NULL);
+    fputs("</tr>\n", f);
+  }
+  fputs("</table>\n<h2>Failures</h2>\n", f);
+  for (size_t i = 0; i < ncases; i++) {
+    const certify_case *c = &cases[i];
+    if (!failed_status(c->status)) continue;
+    char cmd[700];
+    repro(c, cmd, sizeof cmd);
+    fprintf(f, "<h3 id=\"case%zu\">%zu. ", i + 1, i + 1);
+    html_str(f, c->name);
+    fprintf(f, ": %s</h3>\n<p>", status_name[c->status]);
+    html_str(f, c->detail);
+    fputs("</p>\n<p>Reproduce: <code>", f);
+    html_str(f, cmd);
+    fputs("</code></p>\n", f);
+  }
+  if (!nfailed) fputs("<p>None.</p>\n", f);
+  fputs("</body></html>\n", f);
   bool ok = !ferror(f);
   if (fclose(f) != 0) ok = false;
   if (!ok) fprintf(stderr, "bp-certify: error writing %s\n", path);
@@ -1258,42 +2754,25 @@ static bool write_json(const char *path, size_t passed, size_t failed, size_t sk
 
 int main(int argc, char **argv) {
   parse_args(argc, argv);
+  /* The probe needs a loaded plugin only for what it registered; a plugin
+   * that does not load gets the handshake and registration cases. */
+  run_probe();
   build_cases();
   if (opt.list) {
     for (size_t i = 0; i < ncases; i++) printf("%s\n", cases[i].name);
     return 0;
   }
+  progress = isatty(STDERR_FILENO) != 0;
   printf("1..%zu\n", ncases);
-  printf("# bp-certify %s, plugin %s, profile %s, seed %llu\n", CERTIFY_VERSION, opt.plugin,
-         opt.profile, (unsigned long long)opt.seed);
-  if (strcmp(opt.profile, "full") == 0)
-    printf("# note: profile 'full' runs the same checks as 'core' in this version\n");
-  if (opt.jobs > 1) printf("# note: cases run one at a time in this version (--jobs ignored)\n");
-  size_t passed = 0, failed = 0, skipped = 0;
-  for (size_t i = 0; i < ncases; i++) {
-    certify_case *c = &cases[i];
-    run_case(c);
-    switch (c->status) {
-      case ST_PASS:
-        passed++;
-        printf("ok %zu - %s\n", i + 1, c->name);
-        break;
-      case ST_SKIP:
-        skipped++;
-        printf("ok %zu - %s # SKIP %s\n", i + 1, c->name, c->detail);
-        break;
-      default:
-        failed++;
-        printf("not ok %zu - %s # %s\n", i + 1, c->name, c->detail);
-        break;
-    }
-    fflush(stdout);
-  }
-  printf("# %zu passed, %zu failed, %zu skipped: %s\n", passed, failed, skipped,
-         failed ? "does NOT conform" : "conforms");
-  if (opt.json) {
-    run_probe();
-    if (!write_json(opt.json, passed, failed, skipped)) return 1;
-  }
-  return failed ? 1 : 0;
+  printf("# bp-certify %s, plugin %s, profile %s, device %s, seed %llu, jobs %ld\n",
+         CERTIFY_VERSION, opt.plugin, opt.profile, probe.loaded ? probe.device : "?",
+         (unsigned long long)opt.seed, opt.jobs);
+  run_all();
+  printf("# %zu passed, %zu failed, %zu skipped: %s\n", npassed, nfailed, nskipped,
+         nfailed ? "does NOT conform" : "conforms");
+  bool ok = true;
+  if (opt.json) ok &= write_json(opt.json);
+  if (opt.html) ok &= write_html(opt.html);
+  if (!ok) return 1;
+  return nfailed ? 1 : 0;
 }

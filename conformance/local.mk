@@ -1,4 +1,4 @@
-# conformance/: bp-certify, the plugin certifier, and its test.
+# conformance/: bp-certify, the plugin certifier, and its tests.
 bin_PROGRAMS += %D%/bp-certify
 # The numerics reference is the float64 one the CPU plugin's tests use.
 %C%_bp_certify_SOURCES = \
@@ -11,29 +11,83 @@ bin_PROGRAMS += %D%/bp-certify
 	tests/cpu/num.c \
 	tests/cpu/num.h
 %C%_bp_certify_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/cpu
-%C%_bp_certify_LDADD = host/libbackplane.la -lm
+%C%_bp_certify_LDADD = host/libbackplane.la $(BP_PTHREAD_LIBS) -lm
 
-# Certifies the CPU plugin and some plugins that must fail (tests/plugins).
+# Certifies the CPU plugin (both profiles, and the device path) and the
+# faulty plugins, each of which must fail the check that names its fault;
+# (docs/certification.md describes the checks.)
 TESTS += %D%/tests/test-certify.sh
 dist_check_SCRIPTS += %D%/tests/test-certify.sh
 
-# Plugins that each break one per-op check (conformance/tests/faulty):
-# one source, four plugins.
+# One small plugin per fault class (conformance/tests/faulty/faulty.c).
 check_LTLIBRARIES += \
+	%D%/tests/faulty/wrong_result.la \
+	%D%/tests/faulty/wrong_noncontig.la \
 	%D%/tests/faulty/mutates_input.la \
+	%D%/tests/faulty/writes_past_end.la \
+	%D%/tests/faulty/aliases_input.la \
+	%D%/tests/faulty/meta_disagrees.la \
+	%D%/tests/faulty/crashes_on_empty.la \
+	%D%/tests/faulty/hangs.la \
 	%D%/tests/faulty/leaks_handle.la \
 	%D%/tests/faulty/nondeterministic.la \
-	%D%/tests/faulty/wrong_result.la
+	%D%/tests/faulty/not_thread_safe.la \
+	%D%/tests/faulty/accepts_bad_dtype.la \
+	%D%/tests/faulty/missing_op.la \
+	%D%/tests/faulty/extra_export.la
+%C%_tests_faulty_wrong_result_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_wrong_result_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_WRONG
+%C%_tests_faulty_wrong_result_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_wrong_result_la_LIBADD = -lm
+%C%_tests_faulty_wrong_noncontig_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_wrong_noncontig_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_NONCONTIG
+%C%_tests_faulty_wrong_noncontig_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_wrong_noncontig_la_LIBADD = -lm
 %C%_tests_faulty_mutates_input_la_SOURCES = %D%/tests/faulty/faulty.c
 %C%_tests_faulty_mutates_input_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_MUTATE
 %C%_tests_faulty_mutates_input_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_mutates_input_la_LIBADD = -lm
+%C%_tests_faulty_writes_past_end_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_writes_past_end_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_OOB
+%C%_tests_faulty_writes_past_end_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_writes_past_end_la_LIBADD = -lm
+%C%_tests_faulty_aliases_input_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_aliases_input_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_ALIAS
+%C%_tests_faulty_aliases_input_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_aliases_input_la_LIBADD = -lm
+%C%_tests_faulty_meta_disagrees_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_meta_disagrees_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_META
+%C%_tests_faulty_meta_disagrees_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_meta_disagrees_la_LIBADD = -lm
+%C%_tests_faulty_crashes_on_empty_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_crashes_on_empty_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_CRASH
+%C%_tests_faulty_crashes_on_empty_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_crashes_on_empty_la_LIBADD = -lm
+%C%_tests_faulty_hangs_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_hangs_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_HANG
+%C%_tests_faulty_hangs_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_hangs_la_LIBADD = -lm
 %C%_tests_faulty_leaks_handle_la_SOURCES = %D%/tests/faulty/faulty.c
 %C%_tests_faulty_leaks_handle_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_LEAK
 %C%_tests_faulty_leaks_handle_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_leaks_handle_la_LIBADD = -lm
 %C%_tests_faulty_nondeterministic_la_SOURCES = %D%/tests/faulty/faulty.c
 %C%_tests_faulty_nondeterministic_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_NONDET
 %C%_tests_faulty_nondeterministic_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 %C%_tests_faulty_nondeterministic_la_LIBADD = -lm
-%C%_tests_faulty_wrong_result_la_SOURCES = %D%/tests/faulty/faulty.c
-%C%_tests_faulty_wrong_result_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_WRONG
-%C%_tests_faulty_wrong_result_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_not_thread_safe_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_not_thread_safe_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_THREADS
+%C%_tests_faulty_not_thread_safe_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_not_thread_safe_la_LIBADD = -lm
+%C%_tests_faulty_accepts_bad_dtype_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_accepts_bad_dtype_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_DTYPE
+%C%_tests_faulty_accepts_bad_dtype_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_accepts_bad_dtype_la_LIBADD = -lm
+%C%_tests_faulty_missing_op_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_missing_op_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_MISSING
+%C%_tests_faulty_missing_op_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_missing_op_la_LIBADD = -lm
+%C%_tests_faulty_extra_export_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_extra_export_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_EXPORT
+%C%_tests_faulty_extra_export_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+%C%_tests_faulty_extra_export_la_LIBADD = -lm

@@ -1,12 +1,14 @@
 #!/bin/sh
-# bp-certify passes the CPU plugin, writing a certificate that says it
-# conforms, and fails plugins that break the handshake or lack the core op
-# set, naming the failing check; fails plugins whose core::add breaks one
-# per-op check, naming that check; bad usage exits 2.
+# bp-certify certifies the CPU plugin (profiles core and full, and through
+# the device path that non-host-visible devices take), writing a JSON
+# certificate and an HTML report; it fails every plugin of the faulty
+# corpus on the one check that names its fault and on nothing else; a crash
+# or a hang never ends the run; bad usage exits 2.
 top_builddir=${top_builddir:-.}
 certify="$top_builddir/conformance/bp-certify"
 cpu="$top_builddir/plugins/cpu/.libs/cpu.so"
 plugins="$top_builddir/tests/plugins/.libs"
+faulty="$top_builddir/conformance/tests/faulty/.libs"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -17,77 +19,196 @@ result() { # result OK DESCRIPTION [FILE]
     echo "ok $n - $2"
   else
     echo "not ok $n - $2"
-    [ -n "$3" ] && sed 's/^/#   /' "$3" | head -40
+    [ -n "$3" ] && grep -v '^ok ' "$3" | sed 's/^/#   /' | head -40
     fail=1
   fi
 }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 has() { grep -q -- "$2" "$1"; } # has FILE PATTERN
-echo "1..24"
+# run NAME ARGS...: certifies into $tmp/NAME.tap, with "exit N" appended.
+run() {
+  name=$1
+  shift
+  "$certify" "$@" > "$tmp/$name.tap" 2> "$tmp/$name.err"
+  echo "exit $?" >> "$tmp/$name.tap"
+}
+# only NAME PATTERN: every "not ok" line of NAME matches PATTERN, and
+# there is at least one.
+only() {
+  grep '^not ok' "$tmp/$1.tap" > "$tmp/$1.bad"
+  [ -s "$tmp/$1.bad" ] && ! grep -v -- "$2" "$tmp/$1.bad" > /dev/null
+}
+echo "1..51"
 
-# (a) The CPU plugin conforms.
-"$certify" "$cpu" --json "$tmp/cpu.json" --timeout 20 > "$tmp/cpu.tap" 2>&1
-echo "exit $?" >> "$tmp/cpu.tap"
+# (a) The CPU plugin conforms to the core profile.
+run cpu "$cpu" --json "$tmp/cpu.json" --html "$tmp/cpu.html" --jobs 2
 has "$tmp/cpu.tap" "^exit 0$"; result $? "the CPU plugin certifies (exit 0)" "$tmp/cpu.tap"
-has "$tmp/cpu.tap" "^1\.\.[0-9]"; result $? "the plan comes first" "$tmp/cpu.tap"
-head -1 "$tmp/cpu.tap" | grep -q "^1\.\."; result $? "the plan is the first line" "$tmp/cpu.tap"
-has "$tmp/cpu.tap" "^ok [0-9]* - core::matmul/float32/basic$"
-result $? "core::matmul is checked numerically" "$tmp/cpu.tap"
-has "$tmp/cpu.tap" "^ok [0-9]* - core::add/errors$"
-result $? "core::add's error paths are checked" "$tmp/cpu.tap"
-has "$tmp/cpu.json" '"conforms": true'; result $? "the certificate says it conforms" "$tmp/cpu.json"
+head -1 "$tmp/cpu.tap" | grep -q "^1\.\.[0-9]"; result $? "the plan is the first line" "$tmp/cpu.tap"
+! grep -v '^\(ok \|not ok \|#\|1\.\.\|exit \)' "$tmp/cpu.tap" > /dev/null
+result $? "stdout is pure TAP" "$tmp/cpu.tap"
+for p in core::matmul/float32/basic core::add/float32/noncontig core::add/float32/broadcast \
+         core::sum/float32/empty core::add/honesty core::add.out/bounds core::add/errors; do
+  has "$tmp/cpu.tap" "^ok [0-9]* - $p\$"; result $? "$p is a passing test point" "$tmp/cpu.tap"
+done
+has "$tmp/cpu.tap" "^ok [0-9]* - core::add/concurrency # SKIP .*--profile full"
+result $? "the concurrency check is a SKIP with a reason in the core profile" "$tmp/cpu.tap"
 if command -v python3 >/dev/null 2>&1; then
   python3 - "$tmp/cpu.json" "$cpu" > "$tmp/py.txt" 2>&1 <<'PY'
 import hashlib, json, sys
 d = json.load(open(sys.argv[1]))
 assert d["conforms"] is True and d["summary"]["failed"] == 0, d["summary"]
-assert d["plugin"]["name"] == "cpu" and d["plugin"]["abi"] == "1.0"
+assert d["plugin"]["name"] == "cpu" and d["plugin"]["abi"] == "1.0", d["plugin"]
+assert d["plugin"]["vendor"] and d["plugin"]["version"], d["plugin"]
 assert d["plugin"]["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
-assert all(r["status"] == "pass" for r in d["results"])
+assert d["certifier"]["version"] and d["host"]["os"] and d["host"]["cpu"], d["host"]
+assert d["host"]["device"] == "cpu:0" and d["profile"] == "core", d["host"]
+for g in ("handshake", "registration", "numerics", "meta", "honesty", "bounds",
+          "hygiene", "repeatability", "errors"):
+    assert d["checks"][g]["status"] == "pass" and d["checks"][g]["passed"] > 0, (g, d["checks"][g])
+assert all(r["status"] in ("pass", "skip") for r in d["results"])
+assert all(isinstance(r["seconds"], float) for r in d["results"])
 PY
-  result $? "the certificate is valid JSON with the file's SHA-256" "$tmp/py.txt"
+  result $? "the certificate is valid JSON: SHA-256, plugin, host, per-check results" "$tmp/py.txt"
 else
-  result 0 "the certificate is valid JSON # SKIP python3 not found"
+  skip "the certificate is valid JSON" "python3 not found"
 fi
+has "$tmp/cpu.html" "<th>core::add</th><td class=pass>pass</td>"
+result $? "the HTML report has the op matrix" "$tmp/cpu.html"
 
-# (b) Plugins that must fail.
-"$certify" "$plugins/no_entry.so" --ops add > "$tmp/ne.tap" 2>&1
-echo "exit $?" >> "$tmp/ne.tap"
+# (b) The full profile: every dtype, concurrency, in parallel.
+run full "$cpu" --profile full --jobs 2 --ops 'core::[acm]*' --json "$tmp/full.json"
+has "$tmp/full.tap" "^exit 0$"; result $? "the CPU plugin certifies with --profile full" "$tmp/full.tap"
+has "$tmp/full.tap" "^ok [0-9]* - core::add/bfloat16/noncontig$"
+result $? "full: every declared dtype is checked" "$tmp/full.tap"
+has "$tmp/full.tap" "^ok [0-9]* - core::add/concurrency$"
+result $? "full: the concurrency check runs" "$tmp/full.tap"
+has "$tmp/full.tap" "^ok [0-9]* - core::matmul/int32/basic # SKIP core::matmul does not take int32"
+result $? "full: a dtype the op refuses is a SKIP with the reason" "$tmp/full.tap"
+has "$tmp/full.tap" "^ok [0-9]* - device/streams # SKIP cpu declares no streams or events"
+result $? "full: streams and events the device does not declare are a SKIP" "$tmp/full.tap"
+
+# (c) The device path (no read-only pages; canaries and staging only).
+BP_CERTIFY_DEVICE_PATH=1 "$certify" "$cpu" --ops 'add*' --json "$tmp/dev.json" > "$tmp/dev.tap" 2>&1
+echo "exit $?" >> "$tmp/dev.tap"
+has "$tmp/dev.tap" "^exit 0$"; result $? "the device path certifies the CPU plugin" "$tmp/dev.tap"
+has "$tmp/dev.json" "read-only pages skipped: the device is not host-visible"
+result $? "the device path says the read-only pages were skipped" "$tmp/dev.json"
+BP_CERTIFY_DEVICE_PATH=1 "$certify" "$faulty/mutates_input.so" > "$tmp/devmut.tap" 2>&1
+only devmut "core::add/honesty # honesty: sample basic: argument 1 'other' was modified"
+result $? "device path: mutates_input fails honesty by byte compare" "$tmp/devmut.tap"
+BP_CERTIFY_DEVICE_PATH=1 "$certify" "$faulty/writes_past_end.so" > "$tmp/devoob.tap" 2>&1
+only devoob "core::add.out/bounds # bounds: "
+result $? "device path: writes_past_end fails bounds (canary)" "$tmp/devoob.tap"
+
+# (d) The faulty corpus: each fails (exit 1) on its named check only.
+check_faulty() { # check_faulty PLUGIN PATTERN DESCRIPTION [ARGS...]
+  p=$1
+  pat=$2
+  what=$3
+  shift 3
+  run "$p" "$faulty/$p.so" --jobs 2 "$@"
+  if has "$tmp/$p.tap" "^exit 1$" && only "$p" "$pat"; then
+    result 0 "$p.so fails $what, and nothing else"
+  else
+    result 1 "$p.so fails $what, and nothing else" "$tmp/$p.tap"
+  fi
+}
+check_faulty wrong_result "core::add/float32/[a-z]* # numerics: " "numerics"
+has "$tmp/wrong_result.tap" "mismatch; worst at flat index [0-9]*: got .*, expected .*; max abs error .*, max rel error"
+result $? "wrong_result.so: the failure gives the count, the worst element and the errors" \
+  "$tmp/wrong_result.tap"
+check_faulty wrong_noncontig "core::add/float32/noncontig # numerics: " "numerics on non-contiguous input"
+has "$tmp/wrong_noncontig.tap" "^ok [0-9]* - core::add/float32/basic$"
+result $? "wrong_noncontig.so: contiguous input passes" "$tmp/wrong_noncontig.tap"
+check_faulty mutates_input "core::add/honesty # honesty: the kernel wrote to argument 1 'other'" \
+  "honesty (the faulting write is named)"
+check_faulty writes_past_end \
+  "core::add.out/bounds # bounds: sample basic: the canary after argument 3 'out' was overwritten" \
+  "bounds"
+check_faulty aliases_input "core::cast/honesty # honesty: sample basic: result 0 aliases argument 0 'self'" \
+  "honesty (aliasing)"
+check_faulty meta_disagrees "faulty::twice/meta # meta: sample basic: result 0 has sizes \[20\]" \
+  "meta agreement (generic checks of a vendor op)"
+has "$tmp/meta_disagrees.tap" "^ok [0-9]* - faulty::twice/bounds$"
+result $? "meta_disagrees.so: the other generic checks of faulty::twice run and pass" \
+  "$tmp/meta_disagrees.tap"
+check_faulty crashes_on_empty "core::add/float32/empty # CRASH signal 11" "as a CRASH"
+has "$tmp/crashes_on_empty.tap" "^ok [0-9]* - core::add/errors$"
+result $? "crashes_on_empty.so: the run goes on after the crash" "$tmp/crashes_on_empty.tap"
+check_faulty hangs "core::add/float32/[a-z]* # TIMEOUT after 2 s" "as a TIMEOUT" --timeout 2
+has "$tmp/hangs.tap" "^# [0-9]* passed, 2 failed"
+result $? "hangs.so: the run goes on after the hang" "$tmp/hangs.tap"
+check_faulty leaks_handle "core::add/hygiene # hygiene: sample basic: 1 tensor handle(s) leaked" "hygiene"
+check_faulty nondeterministic "core::add/repeatability # repeatability: " "repeatability"
+check_faulty not_thread_safe "core::add/concurrency # concurrency: thread " "concurrency" --profile full
+check_faulty accepts_bad_dtype "core::add/errors # errors: a call with [a-z0-9]* arguments (the kernel does not declare it) succeeded" \
+  "error paths (a bad dtype accepted)"
+check_faulty missing_op "registration/profile # claims core op set 1, but core::[a-z_.]* has no kernel for cpu" \
+  "registration/profile" --ops 'core::add*'
+check_faulty extra_export "handshake/exports # 1 symbols exported besides bp_plugin_init: faulty_helper" \
+  "handshake/exports"
+
+# (e) Plugins that do not load, and files that are not plugins.
+run ne "$plugins/no_entry.so" --ops add
 has "$tmp/ne.tap" "^exit 1$"; result $? "no_entry.so fails (exit 1)" "$tmp/ne.tap"
 has "$tmp/ne.tap" "^not ok 1 - handshake/exports # bp_plugin_init is not exported"
 result $? "no_entry.so: handshake/exports names the missing entry point" "$tmp/ne.tap"
 has "$tmp/ne.tap" "^not ok 3 - handshake/loads # plugin does not load: "
 result $? "no_entry.so: handshake/loads gives the host's reason" "$tmp/ne.tap"
-
-"$certify" "$plugins/good.so" --ops add --json "$tmp/good.json" > "$tmp/good.tap" 2>&1
-echo "exit $?" >> "$tmp/good.tap"
-has "$tmp/good.tap" "^exit 1$"; result $? "good.so (no core kernels) fails (exit 1)" "$tmp/good.tap"
-has "$tmp/good.tap" "^not ok 5 - registration/profile # core::[a-z_.]* has no kernel for cpu"
-result $? "good.so: registration/profile names a core op" "$tmp/good.tap"
-has "$tmp/good.json" '"conforms": false'; result $? "good.so: the certificate says it does not conform" "$tmp/good.json"
-
 printf 'this is not a shared object\n' > "$tmp/garbage.so"
-"$certify" "$tmp/garbage.so" --ops add > "$tmp/garbage.tap" 2>&1
-echo "exit $?" >> "$tmp/garbage.tap"
+run garbage "$tmp/garbage.so" --json "$tmp/garbage.json"
 if has "$tmp/garbage.tap" "^exit 1$" && has "$tmp/garbage.tap" "^not ok 1 - handshake/exports # not an ELF file"; then
   result 0 "a garbage file fails handshake/exports (exit 1)"
 else
   result 1 "a garbage file fails handshake/exports (exit 1)" "$tmp/garbage.tap"
 fi
+has "$tmp/garbage.json" '"conforms": false'; result $? "its certificate says it does not conform" "$tmp/garbage.json"
 
-# (c) Plugins whose core::add breaks one per-op check each.
-faulty="$top_builddir/conformance/tests/faulty/.libs"
-for pair in mutates_input:inputs-unchanged leaks_handle:hygiene \
-            nondeterministic:repeatability wrong_result:numerics; do
-  p=${pair%%:*}
-  check=${pair#*:}
-  "$certify" "$faulty/$p.so" --ops core::add > "$tmp/$p.tap" 2>&1
-  echo "exit $?" >> "$tmp/$p.tap"
-  has "$tmp/$p.tap" "^exit 1$"; result $? "$p.so fails (exit 1)" "$tmp/$p.tap"
-  has "$tmp/$p.tap" "^not ok [0-9]* - core::add/float32/basic # $check: "
-  result $? "$p.so: core::add/float32/basic fails $check" "$tmp/$p.tap"
-done
-has "$tmp/mutates_input.tap" "argument 1 'other' was modified"
-result $? "mutates_input.so: inputs-unchanged names the argument" "$tmp/mutates_input.tap"
+# (f) One case alone, by its name; --list.
+run one "$cpu" --ops 'core::add/float32/noncontig' --seed 7
+if has "$tmp/one.tap" "^exit 0$" && has "$tmp/one.tap" "^ok 7 - core::add/float32/noncontig$" &&
+   [ "$(grep -c '^ok [0-9]* - core::' "$tmp/one.tap")" = 1 ]; then
+  result 0 "--ops CASE runs that case alone (after the plugin-wide ones)"
+else
+  result 1 "--ops CASE runs that case alone (after the plugin-wide ones)" "$tmp/one.tap"
+fi
+"$certify" "$cpu" --list --ops add > "$tmp/list.txt" 2>&1
+has "$tmp/list.txt" "^core::add/float32/shapes$"; result $? "--list names the cases" "$tmp/list.txt"
+"$certify" "$faulty/wrong_result.so" --html "$tmp/wr.html" > /dev/null 2>&1
+if has "$tmp/wr.html" "<td class=fail><a href=\"#case7\">fail</a>" &&
+   has "$tmp/wr.html" "Reproduce: <code>bp-certify '[^']*wrong_result.so' --profile core --ops 'core::add/float32/basic' --seed 1</code>"; then
+  result 0 "the HTML report links a failure to its detail and its command line"
+else
+  result 1 "the HTML report links a failure to its detail and its command line" "$tmp/wr.html"
+fi
+
+# (g) On a terminal, a progress line on stderr; stdout stays TAP.
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$certify" "$cpu" "$tmp/pty.tap" > "$tmp/pty.txt" 2>&1 <<'PY'
+import os, pty, subprocess, sys
+master, slave = pty.openpty()
+with open(sys.argv[3], "w") as out:
+    p = subprocess.Popen([sys.argv[1], sys.argv[2], "--ops", "add*"], stdout=out, stderr=slave)
+os.close(slave)
+err = b""
+while True:
+    try:
+        chunk = os.read(master, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    err += chunk
+assert p.wait() == 0
+text = err.decode()
+assert "failures 0" in text and "ETA" in text and "/" in text, text
+tap = open(sys.argv[3]).read()
+assert "ETA" not in tap and tap.startswith("1.."), tap
+PY
+  result $? "a terminal gets a progress line on stderr, not on stdout" "$tmp/pty.txt"
+else
+  skip "a terminal gets a progress line" "python3 not found"
+fi
 
 # Bad usage.
 "$certify" "$cpu" --jobs 0 > "$tmp/usage.txt" 2>&1

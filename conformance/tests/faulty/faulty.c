@@ -1,33 +1,124 @@
 /*
- * conformance/tests/faulty/faulty.c - plugins that bp-certify must reject.
+ * conformance/tests/faulty/faulty.c - plugins that bp-certify must reject,
+ * one per fault class.  Each is built from this file with one FAULT_*
+ * macro, and each breaks exactly one check (named in brackets):
  *
- * Each implements only core::add for the CPU, float32 and contiguous, and
- * gets one thing wrong, chosen by a macro, so that exactly one of the
- * certifier's per-op checks fails:
- *   FAULT_MUTATE  writes 0 into its `other` argument  (inputs-unchanged)
- *   FAULT_LEAK    allocates a tensor it never releases (hygiene)
- *   FAULT_NONDET  nudges its result by a call counter   (repeatability)
- *   FAULT_WRONG   returns self - other                  (numerics)
+ *   FAULT_WRONG      core::add returns self - alpha * other       [numerics]
+ *   FAULT_NONCONTIG  core::add ignores its inputs' strides        [numerics, noncontig only]
+ *   FAULT_MUTATE     core::add writes 0 into `other`              [honesty]
+ *   FAULT_OOB        core::add.out writes one element past `out`  [bounds]
+ *   FAULT_ALIAS      core::cast to the same dtype returns `self`  [honesty]
+ *   FAULT_META       faulty::twice's kernel returns a 1-D result
+ *                    where its meta function says [4, 5]        [meta]
+ *   FAULT_CRASH      core::add dereferences NULL on 0-size input [CRASH]
+ *   FAULT_HANG       core::add never returns for 3-D input       [TIMEOUT]
+ *   FAULT_LEAK       core::add allocates a tensor it never frees [hygiene]
+ *   FAULT_NONDET     core::add nudges its result by a counter    [repeatability]
+ *   FAULT_THREADS    core::add keeps its output in a global      [concurrency]
+ *   FAULT_DTYPE      core::add declares float32 only (as they all
+ *                    do), yet returns BP_OK, with garbage, for
+ *                    other dtypes                                [errors]
+ *   FAULT_MISSING    claims core op set 1, implements only add   [registration/profile]
+ *   FAULT_EXPORT     exports a symbol besides bp_plugin_init     [handshake/exports]
+ *
+ * All but FAULT_MISSING claim no core op set (op_set_version 0), so the
+ * certifier holds only the ops they register to the checks, and the fault
+ * is the only failure.  The kernels handle float32 with any strides and
+ * broadcasting, which is all the core profile gives them.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 
 #include <backplane/plugin.h>
 
-#if defined(FAULT_MUTATE)
+#if defined(FAULT_WRONG)
+#define FAULTY_NAME "wrong_result"
+#elif defined(FAULT_NONCONTIG)
+#define FAULTY_NAME "wrong_noncontig"
+#elif defined(FAULT_MUTATE)
 #define FAULTY_NAME "mutates_input"
+#elif defined(FAULT_OOB)
+#define FAULTY_NAME "writes_past_end"
+#elif defined(FAULT_ALIAS)
+#define FAULTY_NAME "aliases_input"
+#elif defined(FAULT_META)
+#define FAULTY_NAME "meta_disagrees"
+#elif defined(FAULT_CRASH)
+#define FAULTY_NAME "crashes_on_empty"
+#elif defined(FAULT_HANG)
+#define FAULTY_NAME "hangs"
 #elif defined(FAULT_LEAK)
 #define FAULTY_NAME "leaks_handle"
 #elif defined(FAULT_NONDET)
 #define FAULTY_NAME "nondeterministic"
-#elif defined(FAULT_WRONG)
-#define FAULTY_NAME "wrong_result"
+#elif defined(FAULT_THREADS)
+#define FAULTY_NAME "not_thread_safe"
+#elif defined(FAULT_DTYPE)
+#define FAULTY_NAME "accepts_bad_dtype"
+#elif defined(FAULT_MISSING)
+#define FAULTY_NAME "missing_op"
+#elif defined(FAULT_EXPORT)
+#define FAULTY_NAME "extra_export"
 #else
 #error "define one FAULT_* macro"
 #endif
 
 static const bp_host_api *host;
+
+/* The element offset in v of the output index idx (of ndim n), with
+ * NumPy broadcasting; contiguous strides instead of v's when `flat`. */
+static int64_t offset_of(const bp_tensor_view *v, int32_t n, const int64_t *idx, bool flat) {
+  int64_t off = 0, acc = 1;
+  for (int32_t d = v->ndim - 1; d >= 0; d--) {
+    int32_t od = d + (n - v->ndim);
+    int64_t stride = flat ? acc : v->strides[d];
+    if (v->sizes[d] != 1) off += idx[od] * stride;
+    acc *= v->sizes[d];
+  }
+  return off;
+}
+
+#if !defined(FAULT_ALIAS) && !defined(FAULT_META)
+/* o = a + alpha * b over o's shape (float32; any strides). */
+static void add_into(const bp_tensor_view *a, const bp_tensor_view *b, const bp_tensor_view *o,
+                     float alpha, bool flat_inputs) {
+  int64_t idx[BP_MAX_NDIM] = {0};
+  const float *x = a->data, *y = b->data;
+  float *z = o->data;
+  for (int64_t k = 0; k < o->numel; k++) {
+    float xv = x[offset_of(a, o->ndim, idx, flat_inputs)];
+    float yv = y[offset_of(b, o->ndim, idx, flat_inputs)];
+#ifdef FAULT_WRONG
+    z[offset_of(o, o->ndim, idx, false)] = xv - alpha * yv;
+#else
+    z[offset_of(o, o->ndim, idx, false)] = xv + alpha * yv;
+#endif
+    for (int32_t d = o->ndim - 1; d >= 0; d--) {
+      if (++idx[d] < o->sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+#endif
+
+static bp_status ret_tensor(bp_value *rets, bp_tensor *t) {
+  rets[0].tag = BP_TAG_TENSOR;
+  rets[0].len = 0;
+  rets[0].u.tensor = t;
+  return BP_OK;
+}
+
+#if !defined(FAULT_ALIAS) && !defined(FAULT_META)
+#if defined(FAULT_THREADS)
+/* The bug: the output being written lives in a global. */
+static const bp_tensor_view *current_out;
+#endif
 
 static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                             bp_value *rets, size_t nrets) {
@@ -38,30 +129,45 @@ static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size
   if (st) return st;
   const bp_tensor_view *a = host->tensor_view(args[0].u.tensor);
   const bp_tensor_view *b = host->tensor_view(args[1].u.tensor);
-  /* Enough for the certifier's inputs: float32, contiguous, and `other`
-   * broadcast along leading dimensions only. */
-  if (meta.dtype != BP_FLOAT32 || a->dtype != BP_FLOAT32 || b->dtype != BP_FLOAT32 ||
-      !(a->flags & BP_VIEW_CONTIGUOUS) || !(b->flags & BP_VIEW_CONTIGUOUS) || b->numel == 0 ||
-      a->numel % b->numel != 0)
-    return host->set_errorf(BP_ERR_UNSUPPORTED, "%s: only contiguous float32 with trailing broadcast",
-                            ctx->op_name);
   bp_tensor *out;
+#if defined(FAULT_DTYPE)
+  /* The bug: no dtype check; other dtypes get an unwritten result. */
+  if (a->dtype != BP_FLOAT32 || b->dtype != BP_FLOAT32) {
+    st = host->tensor_empty_strided(meta.device, meta.dtype, meta.ndim, meta.sizes, meta.strides,
+                                    &out);
+    if (st) return st;
+    return ret_tensor(rets, out);
+  }
+#endif
+  if (meta.dtype != BP_FLOAT32 || a->dtype != BP_FLOAT32 || b->dtype != BP_FLOAT32)
+    return host->set_errorf(BP_ERR_TYPE, "%s: only float32 (got %d and %d)", ctx->op_name,
+                            (int)a->dtype, (int)b->dtype);
+#if defined(FAULT_CRASH)
+  if (a->numel == 0) *(volatile int *)(uintptr_t)0 = 1;
+#elif defined(FAULT_HANG)
+  if (a->ndim >= 3)
+    for (;;) {
+      struct timespec ts = {1, 0};
+      nanosleep(&ts, NULL);
+    }
+#endif
   st = host->tensor_empty_strided(meta.device, meta.dtype, meta.ndim, meta.sizes, meta.strides,
                                   &out);
   if (st) return st;
   const bp_tensor_view *o = host->tensor_view(out);
-  const float *x = a->data, *y = b->data;
-  float *z = o->data;
   float alpha = (float)args[2].u.f;
-  for (int64_t i = 0; i < o->numel; i++) {
-#ifdef FAULT_WRONG
-    z[i] = x[i] - alpha * y[i % b->numel];
+#if defined(FAULT_THREADS)
+  current_out = o;
+  struct timespec pause_ts = {0, 200000};
+  nanosleep(&pause_ts, NULL);
+  add_into(a, b, current_out, alpha, false);
+#elif defined(FAULT_NONCONTIG)
+  add_into(a, b, o, alpha, true);
 #else
-    z[i] = x[i] + alpha * y[i % b->numel];
+  add_into(a, b, o, alpha, false);
 #endif
-  }
 #if defined(FAULT_MUTATE)
-  ((float *)b->data)[0] = 0.0f;
+  if (b->numel) ((float *)b->data)[0] = 0.0f;
 #elif defined(FAULT_LEAK)
   bp_tensor *lost;
   st = host->tensor_empty_strided(meta.device, meta.dtype, meta.ndim, meta.sizes, meta.strides,
@@ -74,26 +180,158 @@ static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size
   /* A few ulps, well inside the numerics tolerance, different every call. */
   static unsigned calls;
   calls++;
-  for (unsigned k = 0; k < calls; k++) z[0] = nextafterf(z[0], INFINITY);
+  if (o->numel)
+    for (unsigned k = 0; k < calls; k++)
+      ((float *)o->data)[0] = nextafterf(((float *)o->data)[0], INFINITY);
 #endif
-  rets[0].tag = BP_TAG_TENSOR;
-  rets[0].len = 0;
-  rets[0].u.tensor = out;
+  return ret_tensor(rets, out);
+}
+#endif
+
+#if defined(FAULT_OOB)
+/* add.out(self, other, *, alpha, out): writes out, then one more. */
+static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor_meta meta;
+  meta.struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  bp_status st = host->op_meta(ctx->op, args, nargs, &meta, 1);
+  if (st) return st;
+  const bp_tensor_view *a = host->tensor_view(args[0].u.tensor);
+  const bp_tensor_view *b = host->tensor_view(args[1].u.tensor);
+  const bp_tensor_view *o = host->tensor_view(args[3].u.tensor);
+  if (a->dtype != BP_FLOAT32 || b->dtype != BP_FLOAT32 || o->dtype != BP_FLOAT32)
+    return host->set_errorf(BP_ERR_TYPE, "%s: only float32", ctx->op_name);
+  add_into(a, b, o, (float)args[2].u.f, false);
+  /* The bug: one element past the last one. */
+  int64_t reach = 0;
+  for (int32_t d = 0; d < o->ndim; d++) reach += (o->sizes[d] - 1) * o->strides[d];
+  if (o->numel) ((float *)o->data)[reach + 1] = 0.0f;
+  return ret_tensor(rets, host->tensor_retain(args[3].u.tensor));
+}
+#endif
+
+#if defined(FAULT_ALIAS)
+/* cast(self, dtype) for float32 input to float32 or float64. */
+static bp_status cast_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor_meta meta;
+  meta.struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  bp_status st = host->op_meta(ctx->op, args, nargs, &meta, 1);
+  if (st) return st;
+  const bp_tensor_view *a = host->tensor_view(args[0].u.tensor);
+  /* The bug: "nothing to convert" returns the input itself, though the
+   * schema promises a new tensor. */
+  if (a->dtype != BP_FLOAT32 || (meta.dtype != BP_FLOAT32 && meta.dtype != BP_FLOAT64))
+    return host->set_errorf(BP_ERR_TYPE, "%s: only float32 to float32 or float64", ctx->op_name);
+  if (meta.dtype == a->dtype) return ret_tensor(rets, host->tensor_retain(args[0].u.tensor));
+  bp_tensor *out;
+  st = host->tensor_empty_strided(meta.device, meta.dtype, meta.ndim, meta.sizes, meta.strides,
+                                  &out);
+  if (st) return st;
+  const bp_tensor_view *o = host->tensor_view(out);
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < o->numel; k++) {
+    ((double *)o->data)[k] = ((const float *)a->data)[offset_of(a, a->ndim, idx, false)];
+    for (int32_t d = a->ndim - 1; d >= 0; d--) {
+      if (++idx[d] < a->sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return ret_tensor(rets, out);
+}
+#endif
+
+#if defined(FAULT_META)
+/* faulty::twice(Tensor self) -> Tensor: the meta function says "same
+ * shape, contiguous float32"; the kernel returns a flat [numel]. */
+static bp_status twice_meta(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                            bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = host->tensor_view(args[0].u.tensor);
+  if (a->dtype != BP_FLOAT32)
+    return host->set_errorf(BP_ERR_TYPE, "%s: argument #0 'self': expected float32",
+                            ctx->op_name);
+  outs[0].device = a->device;
+  outs[0].dtype = a->dtype;
+  outs[0].ndim = a->ndim;
+  int64_t acc = 1;
+  for (int32_t d = a->ndim - 1; d >= 0; d--) {
+    outs[0].sizes[d] = a->sizes[d];
+    outs[0].strides[d] = acc;
+    acc *= a->sizes[d] ? a->sizes[d] : 1;
+  }
   return BP_OK;
 }
 
-static bp_status setup(const bp_host_api *h, bp_registrar *reg) {
-  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "core", BP_LIBRARY_IMPL, 0};
-  bp_library *lib;
-  bp_status st = h->library(reg, &ld, &lib);
+static bp_status twice_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_value *rets, size_t nrets) {
+  (void)nargs;
+  (void)nrets;
+  const bp_tensor_view *a = host->tensor_view(args[0].u.tensor);
+  if (a->dtype != BP_FLOAT32)
+    return host->set_errorf(BP_ERR_TYPE, "%s: argument #0 'self': expected float32",
+                            ctx->op_name);
+  int64_t n = a->numel;
+  bp_tensor *out;
+  /* The bug: a flat result. */
+  bp_status st = host->tensor_empty(a->device, BP_FLOAT32, 1, &n, &out);
   if (st) return st;
+  const bp_tensor_view *o = host->tensor_view(out);
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < n; k++) {
+    ((float *)o->data)[k] = 2.0f * ((const float *)a->data)[offset_of(a, a->ndim, idx, false)];
+    for (int32_t d = a->ndim - 1; d >= 0; d--) {
+      if (++idx[d] < a->sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return ret_tensor(rets, out);
+}
+#endif
+
+/* Every kernel declares float32 only, the one dtype it handles. */
+static const int32_t only_f32[] = {BP_FLOAT32, BP_DTYPE_INVALID};
+
+static bp_status impl(bp_library *lib, const char *op, bp_boxed_kernel fn) {
   bp_kernel_def k;
   memset(&k, 0, sizeof k);
   k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
-  k.op = "core::add";
+  k.op = op;
   k.device_type = BP_DEVICE_CPU;
-  k.boxed = add_kernel;
-  return h->impl(lib, &k);
+  k.boxed = fn;
+  k.dtypes = only_f32;
+  return host->impl(lib, &k);
+}
+
+static bp_status setup(const bp_host_api *h, bp_registrar *reg) {
+  bp_library *lib;
+  bp_status st;
+#if defined(FAULT_META)
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "faulty", BP_LIBRARY_DEF, 0};
+  if ((st = h->library(reg, &ld, &lib))) return st;
+  bp_op_def d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+  d.schema = "twice(Tensor self) -> Tensor";
+  d.meta = twice_meta;
+  d.doc = "2 * self";
+  if ((st = h->def(lib, &d))) return st;
+  return impl(lib, "faulty::twice", twice_kernel);
+#else
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "core", BP_LIBRARY_IMPL, 0};
+  if ((st = h->library(reg, &ld, &lib))) return st;
+#if defined(FAULT_ALIAS)
+  return impl(lib, "core::cast", cast_kernel);
+#else
+#if defined(FAULT_OOB)
+  if ((st = impl(lib, "core::add.out", add_out_kernel))) return st;
+#endif
+  return impl(lib, "core::add", add_kernel);
+#endif
+#endif
 }
 
 static const bp_plugin_desc desc = {
@@ -103,9 +341,19 @@ static const bp_plugin_desc desc = {
     .name = FAULTY_NAME,
     .vendor = "Backplane tests",
     .version = "0.0.1",
+#if defined(FAULT_MISSING)
     .op_set_version = BP_CORE_OP_SET_VERSION,
+#else
+    .op_set_version = 0,
+#endif
     .setup = setup,
 };
+
+#if defined(FAULT_EXPORT)
+/* The bug: a second exported symbol. */
+BP_PLUGIN_EXPORT int faulty_helper(void);
+BP_PLUGIN_EXPORT int faulty_helper(void) { return 42; }
+#endif
 
 BP_PLUGIN_EXPORT const bp_plugin_desc *bp_plugin_init(const bp_host_api *h) {
   if (!h || h->abi_major != BP_ABI_VERSION_MAJOR) return NULL;
