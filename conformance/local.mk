@@ -15,9 +15,9 @@ bin_PROGRAMS += %D%/bp-certify
 
 # Certifies the CPU plugin (both profiles, and the device path) and the
 # faulty plugins, each of which must fail the check that names its fault;
-# (docs/certification.md describes the checks.)
-TESTS += %D%/tests/test-certify.sh
-dist_check_SCRIPTS += %D%/tests/test-certify.sh
+# runs every command of docs/certification.md.
+TESTS += %D%/tests/test-certify.sh %D%/tests/test-certify-doc.sh
+dist_check_SCRIPTS += %D%/tests/test-certify.sh %D%/tests/test-certify-doc.sh
 
 # One small plugin per fault class (conformance/tests/faulty/faulty.c).
 check_LTLIBRARIES += \
