@@ -438,6 +438,27 @@ static void case_version(const char *arg) {
             the_info.abi_minor, major, minor, the_info.op_set_version);
 }
 
+/* handshake/names: the descriptor's name is a valid identifier
+ * ([a-z][a-z0-9_]*, as device and namespace names are), and it gives a
+ * vendor and a version. */
+static void case_names(const char *arg) {
+  (void)arg;
+  if (!load_plugin()) return;
+  const char *n = the_info.name;
+  bool ok = n[0] >= 'a' && n[0] <= 'z';
+  for (const char *p = n; ok && *p; p++)
+    ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_';
+  if (!ok)
+    verdict(ST_FAIL, "plugin name '%s' is not [a-z][a-z0-9_]*", n);
+  else if (!the_info.vendor || !*the_info.vendor)
+    verdict(ST_FAIL, "plugin '%s' gives no vendor", n);
+  else if (!the_info.version || !*the_info.version)
+    verdict(ST_FAIL, "plugin '%s' gives no version", n);
+  else
+    verdict(ST_PASS, "name '%s', vendor '%s', version '%s'", n, the_info.vendor,
+            the_info.version);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Registration                                                             */
 /* ------------------------------------------------------------------------ */
@@ -2216,6 +2237,7 @@ static void handshake_exports(const certify_case *c) { (void)c, case_exports(NUL
 static void handshake_imports(const certify_case *c) { (void)c, case_imports(NULL); }
 static void handshake_loads(const certify_case *c) { (void)c, case_loads(NULL); }
 static void handshake_version(const certify_case *c) { (void)c, case_version(NULL); }
+static void handshake_names(const certify_case *c) { (void)c, case_names(NULL); }
 static void registration_profile(const certify_case *c) { (void)c, case_profile(NULL); }
 static void registration_schemas(const certify_case *c) { (void)c, case_schemas(NULL); }
 
@@ -2254,6 +2276,7 @@ static void build_cases(void) {
   add_case("handshake", "handshake/imports", handshake_imports, NULL);
   add_case("handshake", "handshake/loads", handshake_loads, NULL);
   add_case("handshake", "handshake/version", handshake_version, NULL);
+  add_case("handshake", "handshake/names", handshake_names, NULL);
   add_case("registration", "registration/profile", registration_profile, NULL);
   add_case("registration", "registration/schemas", registration_schemas, NULL);
   if (!probe.loaded) return;

@@ -166,7 +166,7 @@ has "$tmp/garbage.json" '"conforms": false'; result $? "its certificate says it 
 
 # (f) One case alone, by its name; --list.
 run one "$cpu" --ops 'core::add/float32/noncontig' --seed 7
-if has "$tmp/one.tap" "^exit 0$" && has "$tmp/one.tap" "^ok 7 - core::add/float32/noncontig$" &&
+if has "$tmp/one.tap" "^exit 0$" && has "$tmp/one.tap" "^ok 8 - core::add/float32/noncontig$" &&
    [ "$(grep -c '^ok [0-9]* - core::' "$tmp/one.tap")" = 1 ]; then
   result 0 "--ops CASE runs that case alone (after the plugin-wide ones)"
 else
@@ -175,7 +175,7 @@ fi
 "$certify" "$cpu" --list --ops add > "$tmp/list.txt" 2>&1
 has "$tmp/list.txt" "^core::add/float32/shapes$"; result $? "--list names the cases" "$tmp/list.txt"
 "$certify" "$faulty/wrong_result.so" --html "$tmp/wr.html" > /dev/null 2>&1
-if has "$tmp/wr.html" "<td class=fail><a href=\"#case7\">fail</a>" &&
+if has "$tmp/wr.html" "<td class=fail><a href=\"#case8\">fail</a>" &&
    has "$tmp/wr.html" "Reproduce: <code>bp-certify '[^']*wrong_result.so' --profile core --ops 'core::add/float32/basic' --seed 1</code>"; then
   result 0 "the HTML report links a failure to its detail and its command line"
 else
