@@ -13,7 +13,8 @@
  *
  * Namespace compat10 or compatnext:
  *   scale(Tensor a, float s) -> Tensor   unboxed kernel, a * s (float32)
- *   neg(Tensor a) -> Tensor              boxed kernel, -a (float32)
+ *   neg(Tensor a) -> Tensor              boxed kernel, -a (float32), which
+ *                                        calls scale through host->call
  *   features() -> int                    what bp_plugin_init saw: 1 when
  *                                        the host had the next slot
  * Both tensor ops share one meta function.
@@ -80,16 +81,26 @@ static bp_status scale_unboxed(const bp_kernel_ctx *ctx, bp_tensor *a, double s,
   return map(ctx, a, (float)s, out);
 }
 
+/* neg goes through the host table: it finds NS::scale and calls it with
+ * s = -1, so that the plugin built against the 1.0 headers also relies on
+ * the offsets of the op_find and call slots. */
 static bp_status neg_boxed(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                            bp_value *rets, size_t nrets) {
+  (void)ctx;
   (void)nargs;
   (void)nrets;
-  bp_tensor *out;
-  bp_status st = map(ctx, args[0].u.tensor, -1.0f, &out);
+  const bp_op *scale;
+  bp_status st = H->op_find(NS "::scale", &scale);
   if (st) return st;
-  rets[0].tag = BP_TAG_TENSOR;
-  rets[0].len = 0;
-  rets[0].u.tensor = out;
+  bp_value slots[2];
+  bp_stack stack = BP_STACK_INIT(slots, 2);
+  slots[0] = args[0];
+  slots[1].tag = BP_TAG_FLOAT;
+  slots[1].len = 0;
+  slots[1].u.f = -1.0;
+  stack.top = 2;
+  if ((st = H->call(scale, &stack))) return st;
+  rets[0] = slots[0];
   return BP_OK;
 }
 
@@ -124,10 +135,13 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   memset(&k, 0, sizeof k);
   k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
   k.device_type = BP_DEVICE_CPU;
+  static const int32_t f32[] = {BP_FLOAT32, BP_DTYPE_INVALID};
   k.op = "scale";
   k.unboxed = (bp_unboxed_kernel)scale_unboxed;
+  k.dtypes = f32;
   if ((st = host->impl(lib, &k))) return st;
   k.unboxed = NULL;
+  k.dtypes = NULL;
   k.op = "neg";
   k.boxed = neg_boxed;
   if ((st = host->impl(lib, &k))) return st;

@@ -20,7 +20,7 @@ check() { # check DESCRIPTION FILE PATTERN
     fail=1
   fi
 }
-echo "1..12"
+echo "1..16"
 BP_PLUGIN_PATH= "$info" --no-discover "$cpu" "$tmp/missing.so" > "$tmp/out.txt" 2>&1
 echo "exit $?" >> "$tmp/out.txt"
 check "exits 0 even when a plugin fails" "$tmp/out.txt" "^exit 0$"
@@ -45,6 +45,19 @@ if command -v python3 >/dev/null 2>&1; then
 else
   echo "ok $n - the JSON parses, with 33 ops # SKIP python3 is not installed"
 fi
+# A plugin built against the frozen ABI 1.0 headers, with an unboxed
+# kernel that lists its dtypes and a boxed one that does not.
+compat="$top_builddir/abi/.libs/compat_1_0.so"
+"$info" --no-discover "$compat" > "$tmp/compat.txt" 2>&1
+check "shows an unboxed kernel and its dtypes" "$tmp/compat.txt" "kernel cpu        unboxed .*from compat_1_0; dtypes: float32$"
+check "shows the op's doc line and meta presence" "$tmp/compat.txt" "defined by compat_1_0; meta function: yes"
+"$info" --json --no-discover "$compat" > "$tmp/compat.json" 2>&1
+check "JSON lists a kernel's dtypes" "$tmp/compat.json" '"kind": "unboxed[^"]*", "plugin": "compat_1_0", "enabled": true, "dtypes": \["float32"\]'
+n=$((n + 1))
 "$info" --bogus > /dev/null 2> "$tmp/err.txt"
-[ $? -eq 2 ] || fail=1
+if [ $? -eq 2 ] && grep -q "unknown option '--bogus'" "$tmp/err.txt"; then
+  echo "ok $n - an unknown option is a usage error"
+else
+  echo "not ok $n - an unknown option is a usage error"; fail=1
+fi
 exit $fail

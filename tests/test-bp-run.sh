@@ -50,7 +50,7 @@ mknpy "$tmp/c.npy" '<c8' '(1,)' '\000\000\000\000\000\000\000\000'
 echo "not a tensor" > "$tmp/text.npy"
 head -c 130 "$tmp/a.npy" > "$tmp/short.npy"
 
-echo "1..20"
+echo "1..23"
 bprun core::muladd "$tmp/a.npy" "$tmp/b.npy" 2.5 -o "$tmp/out.npy"
 if [ "$st" -eq 0 ] && [ ! -s "$tmp/out" ] && [ -s "$tmp/out.npy" ]; then ok "muladd writes its result to out.npy, silently"
 else bad "muladd writes its result to out.npy, silently"; fi
@@ -91,8 +91,17 @@ expect_error "shapes that do not broadcast" "cannot be broadcast"
 bprun core::softmax "$tmp/a.npy" x
 expect_error "a scalar that does not parse" "argument #2 'dim': expected an int, got 'x'"
 bprun --device nodev core::softmax "$tmp/a.npy" 0
-st=$((st - 1))
+st=$((st - 1)) # a usage error: 2
 expect_error "an unknown device" "no device type 'nodev'"
 bprun core::muladd "$tmp/missing.npy" "$tmp/b.npy" 1
 expect_error "a missing file" "missing.npy: cannot open: No such file or directory"
+"$run" --write "$tmp/w.npy" int16 2,3 1,-2,3,-4,5,-6 > "$tmp/out" 2>&1 && "$run" --show "$tmp/w.npy" > "$tmp/out" 2>&1
+st=$?
+expect "--write makes a .npy file from text" 0 '^  1 -2 3 -4 5 -6$'
+bprun core::mul "$tmp/w.npy" "$tmp/w.npy"
+expect "a file from --write is an argument" 0 '^  1 4 9 16 25 36$'
+# A usage error exits with 2; expect_error checks for 1.
+"$run" --write "$tmp/w.npy" int8 2 1,300 > "$tmp/out" 2>&1
+st=$(($? - 1))
+expect_error "--write refuses a value out of range" "value #1 (300) is not a int8"
 exit $fail

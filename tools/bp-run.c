@@ -3,6 +3,7 @@
  *
  *   bp-run [OPTIONS] OP [ARG ...] [NAME=VALUE ...]
  *   bp-run --show FILE.npy ...
+ *   bp-run --write FILE.npy DTYPE SIZES VALUES
  *
  * Tensors are read from NumPy .npy files (format 1.0, 2.0 and 3.0; C or
  * Fortran order; little-, big- or native-endian) and results are written
@@ -19,6 +20,9 @@
  *   --repeat N          call N times and print the call's timing
  *   -o FILE.npy         write the next Tensor result to FILE.npy
  *   --show              print the dtype, shape and values of .npy files
+ *   --write             write a .npy file from text: a dtype name, the
+ *                       sizes ("2,3"; "" for a 0-dim tensor) and the
+ *                       values in C order ("1,2,3,4,5,6")
  *
  * Every failure prints one line, "bp-run: ...", and exits with 1 (2 for a
  * usage error).
@@ -622,6 +626,54 @@ static void parse_value(const param *a, size_t index, const char *text, bp_value
   if (what) die(1, "argument #%zu '%s': expected %s, got '%s'", index + 1, a->name, what, text);
 }
 
+/* bp-run --write FILE DTYPE SIZES VALUES */
+static void write_from_text(const char *path, const char *dtype_name, const char *sizes_text,
+                            const char *values_text) {
+  int32_t dtype;
+  if (bp_dtype_from_name(dtype_name, &dtype) != BP_OK) die(2, "--write: unknown dtype '%s'", dtype_name);
+  if (dtype == BP_FLOAT16 || dtype == BP_BFLOAT16)
+    die(2, "--write: %s values cannot be given as text; write float32 and use core::cast", dtype_name);
+  param ints = {"sizes", "int", 1, 0, 0}, floats = {"values", "float", 1, 0, 0};
+  bp_value sv, vv;
+  parse_value(&ints, 2, sizes_text, &sv);
+  parse_value(&floats, 3, values_text, &vv);
+  if (sv.len > BP_MAX_NDIM) die(2, "--write: at most %d sizes, got %u", BP_MAX_NDIM, sv.len);
+  bp_tensor *t;
+  if (bp_tensor_empty(BP_CPU, dtype, (int32_t)sv.len, sv.len ? sv.u.ints : NULL, &t) != BP_OK)
+    die(1, "--write: %s", bp_last_error());
+  own(t);
+  const bp_tensor_view *v = bp_tensor_get_view(t);
+  if ((int64_t)vv.len != v->numel)
+    die(2, "--write: the sizes give %" PRId64 " elements, but %u values were given", v->numel, vv.len);
+  unsigned char *p = v->data;
+  double lo = -INFINITY, hi = INFINITY;
+  switch (dtype) {
+    case BP_BOOL: lo = 0, hi = 1; break;
+    case BP_INT8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case BP_UINT8: lo = 0, hi = UINT8_MAX; break;
+    case BP_INT16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case BP_INT32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case BP_INT64: lo = -9223372036854775808.0, hi = 9223372036854774784.0; break;
+    default: break;
+  }
+  for (int64_t i = 0; i < v->numel; i++) {
+    double x = vv.u.floats[i];
+    if (!isinf(lo) && (!(x >= lo && x <= hi) || x != (double)(int64_t)x))
+      die(2, "--write: value #%" PRId64 " (%g) is not a %s", i, x, dtype_name);
+    switch (dtype) {
+      case BP_BOOL: p[i] = x != 0; break;
+      case BP_INT8: ((int8_t *)p)[i] = (int8_t)x; break;
+      case BP_UINT8: p[i] = (uint8_t)x; break;
+      case BP_INT16: ((int16_t *)(void *)p)[i] = (int16_t)x; break;
+      case BP_INT32: ((int32_t *)(void *)p)[i] = (int32_t)x; break;
+      case BP_INT64: ((int64_t *)(void *)p)[i] = (int64_t)x; break;
+      case BP_FLOAT32: ((float *)(void *)p)[i] = (float)x; break;
+      default: ((double *)(void *)p)[i] = x; break;
+    }
+  }
+  npy_write(path, t);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Main                                                                     */
 /* ------------------------------------------------------------------------ */
@@ -630,6 +682,7 @@ static int usage(FILE *f) {
   fputs("usage: bp-run [-p PLUGIN.so]... [--no-discover] [--device DEV] [--repeat N]\n"
         "              [-o OUT.npy]... OP [ARG]... [NAME=VALUE]...\n"
         "       bp-run --show FILE.npy...\n"
+        "       bp-run --write FILE.npy DTYPE SIZES VALUES   (e.g. x.npy float32 2,2 1,2,3,4)\n"
         "Tensors are .npy files; other arguments are text (2.5, -1, true, float32,\n"
         "cpu:0, 0,1 for a list, None).  NAME=VALUE passes an argument by keyword.\n",
         f);
@@ -676,6 +729,11 @@ int main(int argc, char **argv) {
       discover = 0;
     } else if (!strcmp(a, "--show")) {
       show = 1;
+    } else if (!strcmp(a, "--write")) {
+      if (i + 4 >= argc) die(2, "--write needs FILE.npy DTYPE SIZES VALUES");
+      write_from_text(argv[i + 1], argv[i + 2], argv[i + 3], argv[i + 4]);
+      cleanup();
+      return 0;
     } else if (!strcmp(a, "-p") || !strcmp(a, "--plugin")) {
       if (!has_value) die(2, "%s needs a path", a);
       if (nplugins == MAX_ARGS) die(2, "too many plugins");
