@@ -1,1 +1,83 @@
 # examples/: an out-of-tree vendor plugin and a minimal embedding host.
+#
+# `make installcheck` (and so `make distcheck`) builds both from the
+# installed tree, as a vendor or an embedding program would: through
+# pkg-config, with their own Makefiles.  It loads the plugin with bp-info,
+# certifies it with bp-certify, and runs the host.  Then it runs the
+# commands of docs/vendor-guide.md (which build and install Backplane from
+# this source tree into a scratch HOME and certify the guide's plugin) and
+# of docs/host-guide.md (against the installed tree).
+EXTRA_DIST += \
+	%D%/vendor-plugin/Makefile \
+	%D%/vendor-plugin/acme.c \
+	%D%/host/Makefile \
+	%D%/host/host.c \
+	tests/run-doc.sh
+
+EXAMPLES_CHECK_DIR = $(abs_top_builddir)/examples-check
+
+# The environment of a program that uses the installed tree.  With DESTDIR
+# the .pc files still name the configured prefix: PKG_CONFIG_SYSROOT_DIR
+# makes pkg-config put DESTDIR in front of the paths it prints, and the
+# installed libbackplane looks for plugins in the configured directory, so
+# BP_PLUGIN_PATH points at the staged one.
+EXAMPLES_ENV = \
+	unset MAKEFLAGS MFLAGS MAKELEVEL; \
+	PATH='$(DESTDIR)$(bindir)':"$$PATH"; export PATH; \
+	PKG_CONFIG_PATH='$(DESTDIR)$(pkgconfigdir)'; export PKG_CONFIG_PATH; \
+	if test -n '$(DESTDIR)'; then \
+	  PKG_CONFIG_SYSROOT_DIR='$(DESTDIR)'; export PKG_CONFIG_SYSROOT_DIR; \
+	  LD_LIBRARY_PATH='$(DESTDIR)$(libdir)'; export LD_LIBRARY_PATH; \
+	  BP_PLUGIN_PATH='$(DESTDIR)$(pkglibdir)/plugins'; export BP_PLUGIN_PATH; \
+	fi; \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0; export ASAN_OPTIONS; \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; export UBSAN_OPTIONS;
+
+# What the examples' Makefiles compile with: the configured compiler and
+# flags, and the sanitizers when libbackplane was built with them.
+EXAMPLES_MAKEFLAGS = CC='$(CC)' CFLAGS='$(CFLAGS) $(BP_SAN_FLAGS)' \
+	LDFLAGS='$(LDFLAGS) $(BP_SAN_FLAGS)' PKG_CONFIG='$(PKG_CONFIG)'
+
+installcheck-local: installcheck-examples installcheck-docs
+
+installcheck-examples:
+	rm -rf $(EXAMPLES_CHECK_DIR) && mkdir -p $(EXAMPLES_CHECK_DIR)
+	cp -R $(srcdir)/%D%/vendor-plugin $(srcdir)/%D%/host $(EXAMPLES_CHECK_DIR)/
+	chmod -R u+w $(EXAMPLES_CHECK_DIR)
+	@$(EXAMPLES_ENV) \
+	set -x; \
+	cd $(EXAMPLES_CHECK_DIR)/vendor-plugin && \
+	$(MAKE) $(EXAMPLES_MAKEFLAGS) && \
+	nm -D --defined-only acme.so | grep -q ' T bp_plugin_init$$' && \
+	bp-info --no-discover ./acme.so > info.txt && cat info.txt && \
+	grep -q 'kernel cpu .*unboxed.* from acme' info.txt && \
+	grep -q 'kernel cpu .*boxed .* from acme' info.txt && \
+	bp-certify ./acme.so --json cert.json && \
+	cd ../host && \
+	$(MAKE) $(EXAMPLES_MAKEFLAGS) && \
+	./host ../vendor-plugin/acme.so > out.txt && cat out.txt && \
+	grep -q '^core::muladd: 10.5 40.5 90.5 160.5$$' out.txt && \
+	grep -q '^acme::axpy: 12 24 36 48$$' out.txt
+	rm -rf $(EXAMPLES_CHECK_DIR)
+
+# Each document runs in a scratch HOME.  The host guide finds the installed
+# tree at ~/backplane; the vendor guide builds and installs its own there
+# from $(abs_top_srcdir).
+installcheck-docs:
+	rm -rf $(EXAMPLES_CHECK_DIR) && mkdir -p $(EXAMPLES_CHECK_DIR)/host-home
+	ln -s '$(DESTDIR)$(prefix)' $(EXAMPLES_CHECK_DIR)/host-home/backplane
+	@$(EXAMPLES_ENV) \
+	cd $(EXAMPLES_CHECK_DIR)/host-home && \
+	HOME=$$PWD $(SHELL) $(abs_top_srcdir)/tests/run-doc.sh $(abs_top_srcdir)/docs/host-guide.md
+	mkdir -p $(EXAMPLES_CHECK_DIR)/vendor-home
+	@unset MAKEFLAGS MFLAGS MAKELEVEL; \
+	cd $(EXAMPLES_CHECK_DIR)/vendor-home && \
+	HOME=$$PWD BACKPLANE_SRC='$(abs_top_srcdir)' \
+	$(SHELL) $(abs_top_srcdir)/tests/run-doc.sh $(abs_top_srcdir)/docs/vendor-guide.md
+	rm -rf $(EXAMPLES_CHECK_DIR)
+
+clean-local: clean-examples-check
+clean-examples-check:
+	rm -rf $(EXAMPLES_CHECK_DIR)
+
+.PHONY: installcheck-examples installcheck-docs clean-examples-check
