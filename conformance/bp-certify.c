@@ -241,8 +241,12 @@ static void on_fault(int sig, siginfo_t *si, void *uc_) {
     send_verdict(ST_FAIL, msg);
     _exit(0);
   }
-  /* Not ours: the default action, a crash the parent reports. */
-  signal(sig, SIG_DFL);
+  /* Not ours: a crash.  It is reported here rather than by dying of the
+   * signal, because a sanitizer runtime may own the default action. */
+  char msg[120];
+  snprintf(msg, sizeof msg, "CRASH signal %d (address %p)", sig, si->si_addr);
+  send_verdict(ST_CRASH, msg);
+  _exit(0);
 }
 
 static void install_fault_handler(void) {
@@ -253,6 +257,8 @@ static void install_fault_handler(void) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGSEGV, &sa, NULL);
   sigaction(SIGBUS, &sa, NULL);
+  sigaction(SIGFPE, &sa, NULL);
+  sigaction(SIGILL, &sa, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -945,8 +951,7 @@ static void parse_schema(const char *schema, schema_info *out) {
   const char *arrow = strstr(p, "->");
   if (!arrow) return;
   /* Results: "Tensor", "Tensor(a!)", "(Tensor, Tensor)". */
-  for (const char *q = arrow + 2; *q && out->nret < 4; q++) {
-    if (strncmp(q, "Tensor", 6) != 0) continue;
+  for (const char *q = strstr(arrow, "Tensor"); q && out->nret < 4; q = strstr(q, "Tensor")) {
     q += 6;
     out->ret_alias[out->nret++] = *q == '(' ? q[1] : 0;
   }
@@ -2365,6 +2370,7 @@ static bool start_job(job *j, size_t ci) {
     verdict_fd = fds[1];
     /* Whatever the plugin prints must not break the TAP stream. */
     dup2(STDERR_FILENO, STDOUT_FILENO);
+    install_fault_handler();
     c->fn(c);
     close(verdict_fd);
     /* _exit: the plugin's atexit handlers are its own business, not the
@@ -2395,7 +2401,7 @@ static void finish_job(job *j, int wst, bool timed_out) {
     char *end = strchr(detail, '\n');
     if (end) *end = '\0';
     c->status = ST_FAIL;
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s <= ST_CRASH; s++)
       if (strcmp(j->buf, status_name[s]) == 0) c->status = (enum status)s;
     snprintf(c->detail, sizeof c->detail, "%s", detail);
     return;

@@ -10,7 +10,7 @@
  *   FAULT_ALIAS      core::cast to the same dtype returns `self`  [honesty]
  *   FAULT_META       faulty::twice's kernel returns a 1-D result
  *                    where its meta function says [4, 5]        [meta]
- *   FAULT_CRASH      core::add dereferences NULL on 0-size input [CRASH]
+ *   FAULT_CRASH      core::add writes through NULL on 0-size input [CRASH]
  *   FAULT_HANG       core::add never returns for 3-D input       [TIMEOUT]
  *   FAULT_LEAK       core::add allocates a tensor it never frees [hygiene]
  *   FAULT_NONDET     core::add nudges its result by a counter    [repeatability]
@@ -69,6 +69,11 @@
 #endif
 
 static const bp_host_api *host;
+
+#if defined(FAULT_CRASH)
+/* Where a field at offset 16 of a NULL struct pointer would be. */
+static volatile uintptr_t null_field = 16;
+#endif
 
 /* The element offset in v of the output index idx (of ndim n), with
  * NumPy broadcasting; contiguous strides instead of v's when `flat`. */
@@ -143,7 +148,8 @@ static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size
     return host->set_errorf(BP_ERR_TYPE, "%s: only float32 (got %d and %d)", ctx->op_name,
                             (int)a->dtype, (int)b->dtype);
 #if defined(FAULT_CRASH)
-  if (a->numel == 0) *(volatile int *)(uintptr_t)0 = 1;
+  /* The bug: a store through a field of a NULL pointer (address 16). */
+  if (a->numel == 0) *(volatile int *)null_field = 1;
 #elif defined(FAULT_HANG)
   if (a->ndim >= 3)
     for (;;) {
