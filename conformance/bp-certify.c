@@ -213,6 +213,7 @@ typedef struct region {
   uintptr_t elems_lo, elems_hi;               /* the elements themselves */
   int arg;
   char name[32];
+  bool readonly; /* the data pages are read-only (an input) */
   bool used;
 } region;
 
@@ -225,6 +226,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc_) {
     const region *r = &regions[i];
     if (!r->used || a < r->map_lo || a >= r->map_hi) continue;
     char msg[300];
+    if (a >= r->data_lo && a < r->data_hi && !r->readonly)
+      break; /* a writable page cannot fault: not ours */
     if (a >= r->data_lo && a < r->data_hi)
       snprintf(msg, sizeof msg,
                "honesty: the kernel wrote to argument %d '%s', which its schema does not declare "
@@ -1046,21 +1049,26 @@ static void unmap_blob(void *ctx_, void *data) {
   free(c);
 }
 
-/* A read-only CPU tensor of v's values in its own mapping between guard
- * pages (M_PROTECT), registered for the fault handler. */
-static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t span, int arg,
-                                   const char *name) {
+/* A CPU tensor of v's values in its own mapping between PROT_NONE guard
+ * pages, registered for the fault handler: read-only for an input
+ * (M_PROTECT), or a 1-D base of `pre` canary elements, the view's reach
+ * and `pre` more (M_GUARD), whose view the caller makes.  The data ends
+ * where the upper guard page begins, rounded to 64 bytes. */
+static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t span, int64_t pre,
+                                   bool readonly, int arg, const char *name) {
   size_t item = bp_dtype_size(v->dtype);
   size_t ps = (size_t)sysconf(_SC_PAGESIZE);
-  size_t bytes = (size_t)span * item, rounded = (bytes + 63) & ~(size_t)63;
+  int64_t total = pre + span + pre;
+  size_t bytes = (size_t)total * item, rounded = (bytes + 63) & ~(size_t)63;
   size_t pages = rounded ? (rounded + ps - 1) / ps : 1, len = (pages + 2) * ps;
   char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (map == MAP_FAILED) return NULL;
   char *data = map + ps + pages * ps - rounded;
   memset(map + ps, 0x5A, pages * ps);
+  for (size_t b = 0; b < bytes; b++) ((unsigned char *)data)[b] = canary_byte(b);
   int64_t idx[BP_MAX_NDIM] = {0};
   for (int64_t k = 0; k < v->numel; k++) {
-    int64_t off = 0;
+    int64_t off = pre;
     for (int32_t d = 0; d < v->ndim; d++) off += idx[d] * strides[d];
     char *p = data + off * (int64_t)item;
     if (dt_is_float(v->dtype)) store_f(p, v->dtype, v->f[k]);
@@ -1071,7 +1079,7 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
     }
   }
   mprotect(map, ps, PROT_NONE);
-  mprotect(map + ps, pages * ps, PROT_READ);
+  if (readonly) mprotect(map + ps, pages * ps, PROT_READ);
   mprotect(map + ps + pages * ps, ps, PROT_NONE);
   blob_ctx *c = malloc(sizeof *c);
   if (!c) {
@@ -1082,8 +1090,11 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
   c->len = len;
   c->region = -1;
   bp_tensor *t = NULL;
-  if (bp_tensor_from_blob(BP_CPU, v->dtype, v->ndim, v->sizes, strides, data, unmap_blob, c, &t) !=
-      BP_OK) {
+  bp_status st = readonly ? bp_tensor_from_blob(BP_CPU, v->dtype, v->ndim, v->sizes, strides, data,
+                                                unmap_blob, c, &t)
+                          : bp_tensor_from_blob(BP_CPU, v->dtype, 1, &total, NULL, data,
+                                                unmap_blob, c, &t);
+  if (st != BP_OK) {
     munmap(map, len);
     free(c);
     return NULL;
@@ -1095,8 +1106,9 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
     r->data_lo = (uintptr_t)(map + ps);
     r->data_hi = (uintptr_t)(map + ps + pages * ps);
     r->map_hi = (uintptr_t)(map + len);
-    r->elems_lo = (uintptr_t)data;
-    r->elems_hi = (uintptr_t)(data + bytes);
+    r->elems_lo = (uintptr_t)(data + pre * (int64_t)item);
+    r->elems_hi = (uintptr_t)(data + (pre + span) * (int64_t)item);
+    r->readonly = readonly;
     r->arg = arg;
     snprintf(r->name, sizeof r->name, "%s", name);
     r->used = true;
@@ -1121,8 +1133,16 @@ static bool make_tensor(argset *as, const rt *v, bool nc, int mode, bool writabl
     for (int32_t d = 0; d < v->ndim; d++) span += (v->sizes[d] - 1) * strides[d];
   bp_tensor *t = NULL, *base = NULL;
   if (mode == M_PROTECT && host_visible && !writable) {
-    t = protected_tensor(v, strides, span, arg, name);
+    t = protected_tensor(v, strides, span, 0, true, arg, name);
     if (!t) return false;
+  } else if (mode == M_GUARD && host_visible) {
+    /* Canaries, and guard pages beyond them. */
+    base = protected_tensor(v, strides, span, CANARY, false, arg, name);
+    if (!base) return false;
+    if (bp_tensor_as_strided(base, v->ndim, v->sizes, strides, CANARY, &t) != BP_OK) {
+      bp_tensor_release(base);
+      return false;
+    }
   } else {
     int64_t pre = mode == M_GUARD ? CANARY : 0, n = pre + span + pre;
     bp_tensor *stage = NULL;
