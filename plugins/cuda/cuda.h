@@ -1,0 +1,126 @@
+/*
+ * plugins/cuda/cuda.h - internals of the CUDA reference plugin.
+ *
+ * The plugin includes only the SDK headers and the CUDA runtime's headers.
+ * It links the CUDA runtime statically, so it loads on a machine without
+ * one; the runtime then looks for the driver itself, and a machine without
+ * a driver or a GPU gets a plugin with 0 devices and a reason.
+ *
+ * Kernels are boxed and registered for BP_DEVICE_CUDA in an IMPL library
+ * of the `core` namespace.  Each sizes its outputs through the op's meta
+ * function (cu_alloc_outputs), exactly as the CPU plugin does, and
+ * launches on the calling thread's current stream of the output's device.
+ *
+ * Layout:
+ *   plugin.cu      entry point, setup, the "cuda" and "cuda_host" device
+ *                  types: allocator, copies, streams and events
+ *   elementwise.cu binary, unary, where, muladd, cast, contiguous, fill_,
+ *                  copy_, add.out
+ *   reduce.cu      sum, mean, amax, amin, argmax
+ *   nn.cu          softmax, log_softmax, layer_norm
+ *   matmul.cu      matmul: cuBLAS (loaded at run time) or a tiled kernel
+ */
+#ifndef BP_PLUGINS_CUDA_H
+#define BP_PLUGINS_CUDA_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include <backplane/plugin.h>
+
+/* The host's table, set by bp_plugin_init before setup runs. */
+extern const bp_host_api *cu_host;
+
+/* Records an error on the calling thread and evaluates to its status. */
+#define CU_ERR(status, ...) cu_host->set_errorf((status), __VA_ARGS__)
+
+/* The most CUDA devices the plugin drives. */
+#define CU_MAX_DEVICES 64
+
+/* Threads per block of the plugin's kernels, unless a kernel says else. */
+#define CU_THREADS 256
+
+/* Properties of a device, cached at setup. */
+typedef struct cu_device_info {
+  int sm_count;
+  int max_blocks; /* resident blocks of CU_THREADS threads, all SMs */
+} cu_device_info;
+
+extern int cu_ndevices;
+extern cu_device_info cu_devices[CU_MAX_DEVICES];
+
+/* Turns a CUDA error into a status: BP_ERR_OUT_OF_MEMORY for an
+ * allocation failure, BP_ERR_BACKEND otherwise, with a message naming
+ * `what` and CUDA's text.  BP_OK for cudaSuccess. */
+bp_status cu_check(cudaError_t err, const char *what);
+
+/* The status of the kernels launched last on this thread (a launch error
+ * such as a bad configuration), as cu_check does, naming `what`. */
+bp_status cu_launched(const char *what);
+
+/* Makes `index` the calling thread's CUDA device and returns its current
+ * stream (the default stream is NULL).  On failure records the error. */
+bp_status cu_enter(int32_t index, cudaStream_t *out_stream);
+
+/* ------------------------------------------------------------------------ */
+/* Outputs and registration                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Allocates the Tensor results of the op being called, sized by its meta
+ * function.  On failure nothing is left allocated. */
+bp_status cu_alloc_outputs(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                           bp_tensor **outs, size_t nouts);
+
+/* Registers `fn` as the boxed CUDA kernel of core::<op>. */
+bp_status cu_impl(bp_library *lib, const char *op, bp_boxed_kernel fn, void *user_data);
+
+/* Puts a Tensor result (owned) into rets[0]. */
+static inline bp_status cu_return(bp_value *rets, bp_tensor *t) {
+  rets[0].tag = BP_TAG_TENSOR;
+  rets[0].len = 0;
+  rets[0].u.tensor = t;
+  return BP_OK;
+}
+
+static inline const bp_tensor_view *cu_view(const bp_tensor *t) { return cu_host->tensor_view(t); }
+
+/* The dtype's name, for messages. */
+const char *cu_dtype_name(int32_t dt);
+
+static inline bool cu_is_float(int32_t dt) {
+  return dt == BP_FLOAT32 || dt == BP_FLOAT64 || dt == BP_FLOAT16 || dt == BP_BFLOAT16;
+}
+
+/*
+ * A contiguous copy of `src` (on a CUDA device) converted to `dtype` by the
+ * rules of core::cast.  If src already has that dtype and is contiguous,
+ * *out is a new reference to src.  Runs on `stream`.
+ */
+bp_status cu_cast_to(const bp_tensor *src, int32_t dtype, cudaStream_t stream, bp_tensor **out);
+
+/* The matmul path chosen at the first matmul: "cublas (LIBRARY)" or
+ * "tiled kernel (REASON)".  Static. */
+const char *cu_matmul_path(void);
+
+/* Releases the cuBLAS handles and library (at teardown). */
+void cu_matmul_shutdown(void);
+
+/* Each kernel file registers its kernels. */
+bp_status cu_register_elementwise(bp_library *lib);
+bp_status cu_register_reduce(bp_library *lib);
+bp_status cu_register_nn(bp_library *lib);
+bp_status cu_register_matmul(bp_library *lib);
+
+/* Blocks for n elements of grid-stride work: enough to fill the device,
+ * no more than needed. */
+static inline unsigned cu_blocks(int32_t device, int64_t n, int64_t per_block) {
+  int64_t b = (n + per_block - 1) / per_block;
+  int64_t cap = cu_devices[device].max_blocks > 0 ? cu_devices[device].max_blocks : 1024;
+  if (b > cap) b = cap;
+  if (b < 1) b = 1;
+  return (unsigned)b;
+}
+
+#endif /* BP_PLUGINS_CUDA_H */

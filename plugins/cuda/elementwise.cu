@@ -1,0 +1,903 @@
+/*
+ * plugins/cuda/elementwise.cu - binary, unary, where, muladd, cast,
+ * contiguous, fill_, copy_ and add.out.
+ *
+ * Each op is a functor over storage types, run by one of a few grid-stride
+ * kernels: a vectorised one for contiguous operands of one shape (16-byte
+ * loads and stores where the pointers allow), a contiguous one where an
+ * operand is a broadcast scalar ("tensor op scalar"), and a strided one
+ * that computes every operand's offset from the element's index.  The
+ * geometry (cu_geo_init) broadcasts, drops size-1 dimensions and merges
+ * the rest, so most views end up on the first two.
+ *
+ * Type promotion: the meta function gives the result dtype; an input of
+ * another dtype is first converted to it (cu_cast_to), so the op kernels
+ * see operands of one dtype, as in the CPU plugin.
+ */
+#include <math.h>
+
+#include "kernels.cuh"
+
+/* ------------------------------------------------------------------------ */
+/* Geometry                                                                 */
+/* ------------------------------------------------------------------------ */
+
+void cu_geo_init(Geo *g, int nops, const bp_tensor_view *const *views, int32_t ndim,
+                 const int64_t *shape) {
+  g->numel = 1;
+  for (int32_t d = 0; d < ndim; d++) g->numel *= shape[d];
+  int n = 0;
+  for (int32_t d = 0; d < ndim; d++) {
+    if (shape[d] == 1) continue;
+    g->sizes[n] = shape[d];
+    for (int i = 0; i < nops; i++) {
+      const bp_tensor_view *v = views[i];
+      int32_t dv = d - (ndim - v->ndim);
+      g->strides[i][n] = dv >= 0 && v->sizes[dv] != 1 ? v->strides[dv] : 0;
+    }
+    n++;
+  }
+  int m = 0;
+  for (int d = 0; d < n; d++) {
+    if (m > 0) {
+      bool merge = true;
+      for (int i = 0; i < nops && merge; i++)
+        merge = g->strides[i][m - 1] == g->strides[i][d] * g->sizes[d];
+      if (merge) {
+        g->sizes[m - 1] *= g->sizes[d];
+        for (int i = 0; i < nops; i++) g->strides[i][m - 1] = g->strides[i][d];
+        continue;
+      }
+    }
+    g->sizes[m] = g->sizes[d];
+    for (int i = 0; i < nops; i++) g->strides[i][m] = g->strides[i][d];
+    m++;
+  }
+  g->ndim = m;
+  for (int i = nops; i < CU_MAX_OPS; i++)
+    for (int d = 0; d < m; d++) g->strides[i][d] = 0;
+}
+
+bool cu_geo_contiguous(const Geo *g, int k) {
+  return g->ndim == 0 || (g->ndim == 1 && g->strides[k][0] == 1);
+}
+
+bool cu_geo_scalar(const Geo *g, int k) {
+  for (int d = 0; d < g->ndim; d++)
+    if (g->strides[k][d] != 0) return false;
+  return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Functors                                                                 */
+/* ------------------------------------------------------------------------ */
+
+enum {
+  B_ADD1, B_ADD, B_SUB1, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW, B_MULADD, B_OR, B_AND
+};
+
+__device__ __forceinline__ float cu_pow(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ double cu_pow(double a, double b) { return pow(a, b); }
+
+/* Integer pow: wrapping repeated multiplication by squaring; a negative
+ * exponent gives 0 except for bases 1 and -1. */
+__device__ __forceinline__ int64_t cu_ipow(int64_t base, int64_t e) {
+  if (e < 0) return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
+  uint64_t r = 1, b = (uint64_t)base;
+  for (uint64_t k = (uint64_t)e; k; k >>= 1) {
+    if (k & 1u) r *= b;
+    b *= b;
+  }
+  return (int64_t)r;
+}
+
+/* Floating binary ops, in the compute type C. */
+template <int OP, class T, bool F = Tr<T>::is_float> struct Bin {
+  typedef typename Tr<T>::C C;
+  C al;
+  __device__ __forceinline__ T operator()(T x, T y) const {
+    const C a = Tr<T>::ld(x), b = Tr<T>::ld(y);
+    C r;
+    if (OP == B_ADD1) r = a + b;
+    else if (OP == B_ADD) r = a + al * b;
+    else if (OP == B_SUB1) r = a - b;
+    else if (OP == B_SUB) r = a - al * b;
+    else if (OP == B_MUL) r = a * b;
+    else if (OP == B_DIV) r = a / b;
+    else if (OP == B_MAX) r = (a > b || a != a) ? a : b;
+    else if (OP == B_MIN) r = (a < b || a != a) ? a : b;
+    else if (OP == B_POW) r = cu_pow(a, b);
+    else r = a * b + al; /* B_MULADD */
+    return Tr<T>::st(r);
+  }
+};
+
+/* Integer (and bool) binary ops, wrapping in the unsigned type U. */
+template <int OP, class T> struct Bin<OP, T, false> {
+  typedef typename Tr<T>::C C;
+  typedef typename Tr<T>::U U;
+  U al;
+  __device__ __forceinline__ T operator()(T x, T y) const {
+    const C a = Tr<T>::ld(x), b = Tr<T>::ld(y);
+    C r;
+    if (OP == B_ADD1) r = (C)((U)a + (U)b);
+    else if (OP == B_ADD) r = (C)((U)a + al * (U)b);
+    else if (OP == B_SUB1) r = (C)((U)a - (U)b);
+    else if (OP == B_SUB) r = (C)((U)a - al * (U)b);
+    else if (OP == B_MUL) r = (C)((U)a * (U)b);
+    else if (OP == B_MAX) r = a > b ? a : b;
+    else if (OP == B_MIN) r = a < b ? a : b;
+    else if (OP == B_POW) r = (C)cu_ipow((int64_t)a, (int64_t)b);
+    else if (OP == B_OR) r = (C)((a != 0) | (b != 0));
+    else r = (C)((a != 0) & (b != 0)); /* B_AND */
+    return Tr<T>::st(r);
+  }
+};
+
+enum {
+  U_NEG, U_ABS, U_RELU, U_SQRT, U_RSQRT, U_EXP, U_LOG, U_SIGMOID, U_TANH, U_GELU, U_GELU_TANH
+};
+
+#define SQRT_2_OVER_PI 0.79788456080286535587989211986876
+#define SQRT_1_2 0.70710678118654752440084436210485
+
+__device__ __forceinline__ float m_sqrt(float a) { return sqrtf(a); }
+__device__ __forceinline__ double m_sqrt(double a) { return sqrt(a); }
+__device__ __forceinline__ float m_exp(float a) { return expf(a); }
+__device__ __forceinline__ double m_exp(double a) { return exp(a); }
+__device__ __forceinline__ float m_log(float a) { return logf(a); }
+__device__ __forceinline__ double m_log(double a) { return log(a); }
+__device__ __forceinline__ float m_tanh(float a) { return tanhf(a); }
+__device__ __forceinline__ double m_tanh(double a) { return tanh(a); }
+__device__ __forceinline__ float m_erfc(float a) { return erfcf(a); }
+__device__ __forceinline__ double m_erfc(double a) { return erfc(a); }
+__device__ __forceinline__ float m_fabs(float a) { return fabsf(a); }
+__device__ __forceinline__ double m_fabs(double a) { return fabs(a); }
+
+template <int OP, class T, bool F = Tr<T>::is_float> struct Un {
+  typedef typename Tr<T>::C C;
+  __device__ __forceinline__ T operator()(T x) const {
+    const C a = Tr<T>::ld(x);
+    C r;
+    if (OP == U_NEG) r = -a;
+    else if (OP == U_ABS) r = m_fabs(a);
+    else if (OP == U_RELU) r = !(a <= (C)0) ? a : (C)0;
+    else if (OP == U_SQRT) r = m_sqrt(a);
+    else if (OP == U_RSQRT) r = (C)1 / m_sqrt(a);
+    else if (OP == U_EXP) r = m_exp(a);
+    else if (OP == U_LOG) r = m_log(a);
+    else if (OP == U_SIGMOID) r = (C)1 / ((C)1 + m_exp(-a));
+    else if (OP == U_TANH) r = m_tanh(a);
+    else if (OP == U_GELU) r = (C)0.5 * a * m_erfc(-a * (C)SQRT_1_2);
+    else /* U_GELU_TANH */
+      r = a / ((C)1 + m_exp((C)-2 * (C)SQRT_2_OVER_PI * (a + (C)0.044715 * a * a * a)));
+    return Tr<T>::st(r);
+  }
+};
+
+template <int OP, class T> struct Un<OP, T, false> {
+  typedef typename Tr<T>::U U;
+  __device__ __forceinline__ T operator()(T a) const {
+    const bool is_signed = (T)-1 < (T)0;
+    if (OP == U_NEG) return (T)((U)0 - (U)a);
+    if (OP == U_ABS) return is_signed && a < 0 ? (T)((U)0 - (U)a) : a;
+    return a > 0 ? a : (T)0; /* U_RELU */
+  }
+};
+
+template <class D, class S> struct CastF {
+  __device__ __forceinline__ D operator()(S x) const { return Cv<D>::f(lv(x)); }
+};
+
+template <class T> struct CopyF {
+  __device__ __forceinline__ T operator()(T x) const { return x; }
+};
+
+template <class T> struct WhereF {
+  __device__ __forceinline__ T operator()(b8 c, T x, T y) const { return c.x ? x : y; }
+};
+
+/* ------------------------------------------------------------------------ */
+/* Kernels                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Elements per vector access: 16 bytes of the output, 2 to 8 elements. */
+template <class O> struct VecN {
+  static const int n = 16 / sizeof(O) < 2 ? 2 : 16 / sizeof(O) > 8 ? 8 : 16 / sizeof(O);
+};
+
+template <class T, int N> struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+
+/* out[i] = f(a[i]) with N-element vector accesses; the tail (n % N) too. */
+template <class F, class O, class A, int N>
+__global__ void k_map1_vec(F f, O *o, const A *a, int64_t n) {
+  int64_t nv = n / N;
+  CU_GRID_LOOP(i, nv) {
+    Vec<A, N> x = reinterpret_cast<const Vec<A, N> *>(a)[i];
+    Vec<O, N> r;
+#pragma unroll
+    for (int k = 0; k < N; k++) r.v[k] = f(x.v[k]);
+    reinterpret_cast<Vec<O, N> *>(o)[i] = r;
+  }
+  CU_GRID_LOOP(j, n - nv * N) o[nv * N + j] = f(a[nv * N + j]);
+}
+
+template <class F, class O, class A> __global__ void k_map1_strided(F f, O *o, const A *a, Geo g) {
+  CU_GRID_LOOP(i, g.numel) {
+    int64_t off[2];
+    geo_offsets<2>(g, i, off);
+    o[off[0]] = f(a[off[1]]);
+  }
+}
+
+/* out[i] = f(a[i], b[i]) with N-element vector accesses; SA (SB): a (b) is
+ * one broadcast element. */
+template <class F, class O, class A, class B, int N, bool SA, bool SB>
+__global__ void k_map2_vec(F f, O *o, const A *a, const B *b, int64_t n) {
+  int64_t nv = n / N;
+  const A a0 = a[0];
+  const B b0 = b[0];
+  CU_GRID_LOOP(i, nv) {
+    Vec<A, N> x;
+    Vec<B, N> y;
+    if (!SA) x = reinterpret_cast<const Vec<A, N> *>(a)[i];
+    if (!SB) y = reinterpret_cast<const Vec<B, N> *>(b)[i];
+    Vec<O, N> r;
+#pragma unroll
+    for (int k = 0; k < N; k++) r.v[k] = f(SA ? a0 : x.v[k], SB ? b0 : y.v[k]);
+    reinterpret_cast<Vec<O, N> *>(o)[i] = r;
+  }
+  CU_GRID_LOOP(j, n - nv * N) {
+    int64_t e = nv * N + j;
+    o[e] = f(SA ? a0 : a[e], SB ? b0 : b[e]);
+  }
+}
+
+template <class F, class O, class A, class B>
+__global__ void k_map2_strided(F f, O *o, const A *a, const B *b, Geo g) {
+  CU_GRID_LOOP(i, g.numel) {
+    int64_t off[3];
+    geo_offsets<3>(g, i, off);
+    o[off[0]] = f(a[off[1]], b[off[2]]);
+  }
+}
+
+template <class F, class O, class A, class B, class C>
+__global__ void k_map3_strided(F f, O *o, const A *a, const B *b, const C *c, Geo g) {
+  CU_GRID_LOOP(i, g.numel) {
+    int64_t off[4];
+    geo_offsets<4>(g, i, off);
+    o[off[0]] = f(a[off[1]], b[off[2]], c[off[3]]);
+  }
+}
+
+/* The value is converted on the device, by the rules of cast. */
+template <class T> __global__ void k_fill(T *o, double value, Geo g) {
+  const T v = Cv<T>::f(value);
+  if (g.ndim <= 1) {
+    int64_t s = g.ndim ? g.strides[0][0] : 0;
+    CU_GRID_LOOP(i, g.numel) o[i * s] = v;
+  } else {
+    CU_GRID_LOOP(i, g.numel) {
+      int64_t off[1];
+      geo_offsets<1>(g, i, off);
+      o[off[0]] = v;
+    }
+  }
+}
+
+static bool aligned(const void *p, size_t a) { return ((uintptr_t)p & (a - 1)) == 0; }
+
+/* ------------------------------------------------------------------------ */
+/* Launchers                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* A launch: the device, its current stream and the geometry. */
+struct Launch {
+  int32_t dev;
+  cudaStream_t s;
+  Geo g;
+  void *p[CU_MAX_OPS];
+};
+
+static bp_status launch_init(Launch *L, int nops, const bp_tensor_view *const *views) {
+  L->dev = views[0]->device.index;
+  bp_status st = cu_enter(L->dev, &L->s);
+  if (st) return st;
+  cu_geo_init(&L->g, nops, views, views[0]->ndim, views[0]->sizes);
+  for (int i = 0; i < nops; i++) L->p[i] = views[i]->data;
+  return BP_OK;
+}
+
+/* VEC false leaves out the vectorised kernel (conversions between two
+ * dtypes other than two floating ones, which mostly serve other kernels:
+ * with it they were a third of the plugin's size). */
+template <class F, class O, class A, bool VEC = true> static void map1(const Launch &L, F f) {
+  O *o = (O *)L.p[0];
+  const A *a = (const A *)L.p[1];
+  int64_t n = L.g.numel;
+  if (n == 0) return;
+  if (VEC && cu_geo_contiguous(&L.g, 0) && cu_geo_contiguous(&L.g, 1)) {
+    const int N = VecN<O>::n;
+    if (aligned(o, sizeof(O) * N) && aligned(a, sizeof(A) * N)) {
+      k_map1_vec<F, O, A, N>
+          <<<cu_blocks(L.dev, n / N + 1, CU_THREADS), CU_THREADS, 0, L.s>>>(f, o, a, n);
+      return;
+    }
+  }
+  k_map1_strided<F, O, A><<<cu_blocks(L.dev, n, CU_THREADS), CU_THREADS, 0, L.s>>>(f, o, a, L.g);
+}
+
+template <class F, class O, class A, class B> static void map2(const Launch &L, F f) {
+  O *o = (O *)L.p[0];
+  const A *a = (const A *)L.p[1];
+  const B *b = (const B *)L.p[2];
+  int64_t n = L.g.numel;
+  if (n == 0) return;
+  if (cu_geo_contiguous(&L.g, 0)) {
+    bool ca = cu_geo_contiguous(&L.g, 1), cb = cu_geo_contiguous(&L.g, 2);
+    bool sa = !ca && cu_geo_scalar(&L.g, 1), sb = !cb && cu_geo_scalar(&L.g, 2);
+    const int N = VecN<O>::n;
+    /* Both broadcast (a single element) goes the strided way. */
+    if ((ca || sa) && (cb || sb) && !(sa && sb) && aligned(o, sizeof(O) * N) &&
+        (sa || aligned(a, sizeof(A) * N)) && (sb || aligned(b, sizeof(B) * N))) {
+      unsigned blocks = cu_blocks(L.dev, n / N + 1, CU_THREADS);
+      if (ca && cb)
+        k_map2_vec<F, O, A, B, N, false, false><<<blocks, CU_THREADS, 0, L.s>>>(f, o, a, b, n);
+      else if (ca)
+        k_map2_vec<F, O, A, B, N, false, true><<<blocks, CU_THREADS, 0, L.s>>>(f, o, a, b, n);
+      else
+        k_map2_vec<F, O, A, B, N, true, false><<<blocks, CU_THREADS, 0, L.s>>>(f, o, a, b, n);
+      return;
+    }
+  }
+  k_map2_strided<F, O, A, B>
+      <<<cu_blocks(L.dev, n, CU_THREADS), CU_THREADS, 0, L.s>>>(f, o, a, b, L.g);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Conversion                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Runs dst = convert(src) over a launch of (dst, src). */
+template <class D> static bool convert_to(const Launch &L, int32_t src_dt) {
+  bool ok = true;
+  CU_SWITCH_ALL(src_dt, ok = false, {
+    if constexpr (std::is_same<D, scalar_t>::value)
+      map1<CopyF<D>, D, D>(L, CopyF<D>());
+    else if constexpr (Tr<D>::is_float && Tr<scalar_t>::is_float)
+      map1<CastF<D, scalar_t>, D, scalar_t, true>(L, CastF<D, scalar_t>());
+    else
+      map1<CastF<D, scalar_t>, D, scalar_t, false>(L, CastF<D, scalar_t>());
+  });
+  return ok;
+}
+
+/* dst (any strides) = src converted, broadcast to dst's shape. */
+static bp_status convert(const bp_tensor_view *dst, const bp_tensor_view *src, const char *who) {
+  const bp_tensor_view *views[2] = {dst, src};
+  Launch L;
+  bp_status st = launch_init(&L, 2, views);
+  if (st) return st;
+  bool ok = true;
+  CU_SWITCH_ALL(dst->dtype, ok = false, ok = convert_to<scalar_t>(L, src->dtype));
+  if (!ok)
+    return CU_ERR(BP_ERR_UNSUPPORTED, "%s: cannot convert %s to %s", who,
+                  cu_dtype_name(src->dtype), cu_dtype_name(dst->dtype));
+  return cu_launched(who);
+}
+
+bp_status cu_cast_to(const bp_tensor *src, int32_t dtype, cudaStream_t stream, bp_tensor **out) {
+  (void)stream;
+  const bp_tensor_view *v = cu_view(src);
+  if (v->dtype == dtype && (v->flags & BP_VIEW_CONTIGUOUS)) {
+    *out = cu_host->tensor_retain((bp_tensor *)src);
+    return BP_OK;
+  }
+  bp_tensor *t;
+  bp_status st = cu_host->tensor_empty(v->device, dtype, v->ndim, v->sizes, &t);
+  if (st) return st;
+  st = convert(cu_view(t), v, "cuda: cast");
+  if (st) {
+    cu_host->tensor_release(t);
+    return st;
+  }
+  *out = t;
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static bp_status unsupported(const bp_kernel_ctx *ctx, int argi, const char *arg, int32_t dt) {
+  return CU_ERR(BP_ERR_UNSUPPORTED, "%s: argument #%d '%s': the CUDA plugin has no kernel for %s",
+                ctx->op_name, argi, arg, cu_dtype_name(dt));
+}
+
+/* Inputs converted to one dtype (temporaries where needed). */
+struct Inputs {
+  const bp_tensor_view *views[CU_MAX_OPS];
+  bp_tensor *temps[CU_MAX_OPS];
+  Inputs() { memset(temps, 0, sizeof temps); }
+  ~Inputs() {
+    for (int i = 0; i < CU_MAX_OPS; i++) cu_host->tensor_release(temps[i]);
+  }
+};
+
+/* views[0] = out; views[first + i] = ts[i] converted to dtype. */
+static bp_status inputs_init(Inputs *in, const bp_tensor_view *out, int first,
+                             bp_tensor *const *ts, int n, int32_t dtype) {
+  in->views[0] = out;
+  for (int i = first; i < first + n; i++) {
+    const bp_tensor_view *v = cu_view(ts[i - first]);
+    if (v->dtype != dtype) {
+      bp_status st = cu_cast_to(ts[i - first], dtype, NULL, &in->temps[i]);
+      if (st) return st;
+      v = cu_view(in->temps[i]);
+    }
+    in->views[i] = v;
+  }
+  return BP_OK;
+}
+
+static void byte_span(const bp_tensor_view *v, uintptr_t *lo, uintptr_t *hi) {
+  int64_t reach = 0;
+  for (int32_t d = 0; d < v->ndim; d++)
+    if (v->sizes[d] > 1) reach += (v->sizes[d] - 1) * v->strides[d];
+  *lo = (uintptr_t)v->data;
+  *hi = *lo + (uintptr_t)((reach + 1) * v->itemsize);
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Whether two views may share a byte (as the CPU plugin decides it). */
+static bool may_overlap(const bp_tensor_view *a, const bp_tensor_view *b) {
+  if (a->numel == 0 || b->numel == 0) return false;
+  if (a->device.type != b->device.type || a->device.index != b->device.index) return false;
+  uintptr_t alo, ahi, blo, bhi;
+  byte_span(a, &alo, &ahi);
+  byte_span(b, &blo, &bhi);
+  if (ahi <= blo || bhi <= alo) return false;
+  uint64_t g = 0;
+  for (int32_t d = 0; d < a->ndim; d++)
+    if (a->sizes[d] > 1) g = gcd64(g, (uint64_t)(a->strides[d] * a->itemsize));
+  for (int32_t d = 0; d < b->ndim; d++)
+    if (b->sizes[d] > 1) g = gcd64(g, (uint64_t)(b->strides[d] * b->itemsize));
+  if (g == 0) return true;
+  int64_t diff = (int64_t)((intptr_t)alo - (intptr_t)blo) % (int64_t)g;
+  if (diff < 0) diff += (int64_t)g;
+  return diff < a->itemsize || (int64_t)g - diff < b->itemsize;
+}
+
+static bool same_view(const bp_tensor_view *a, const bp_tensor_view *b) {
+  if (a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim) return false;
+  for (int32_t d = 0; d < a->ndim; d++)
+    if (a->sizes[d] != b->sizes[d] || (a->sizes[d] > 1 && a->strides[d] != b->strides[d]))
+      return false;
+  return true;
+}
+
+static bp_status check_args(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs) {
+  bp_tensor_meta m;
+  m.struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  return cu_host->op_meta(ctx->op, args, nargs, &m, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Binary ops                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* What a binary kernel's user_data says. */
+struct BinaryOp {
+  int op;       /* B_* with alpha; the alpha-free form is op - 1 for add/sub */
+  bool scalar;  /* argument #2 is a float: alpha or c */
+  bool ints;    /* integers supported */
+  int bool_op;  /* B_OR or B_AND for bool, or -1 */
+};
+
+static const BinaryOp op_add = {B_ADD, true, true, B_OR};
+static const BinaryOp op_sub = {B_SUB, true, true, -1};
+static const BinaryOp op_mul = {B_MUL, false, true, B_AND};
+static const BinaryOp op_div = {B_DIV, false, false, -1};
+static const BinaryOp op_maximum = {B_MAX, false, true, B_OR};
+static const BinaryOp op_minimum = {B_MIN, false, true, B_AND};
+static const BinaryOp op_pow = {B_POW, false, true, -1};
+static const BinaryOp op_muladd = {B_MULADD, true, false, -1};
+
+template <int OP, class T> static void run_bin(const Launch &L, double alpha) {
+  Bin<OP, T> f;
+  if constexpr (Tr<T>::is_float)
+    f.al = (decltype(f.al))alpha;
+  else
+    f.al = (decltype(f.al))cu_sat<T>(alpha);
+  map2<Bin<OP, T>, T, T, T>(L, f);
+}
+
+/* Integer ops for an integer T; false when op has none. */
+template <class T> static bool bin_int(const Launch &L, int op, double alpha) {
+  switch (op) {
+    case B_ADD1: run_bin<B_ADD1, T>(L, alpha); return true;
+    case B_ADD: run_bin<B_ADD, T>(L, alpha); return true;
+    case B_SUB1: run_bin<B_SUB1, T>(L, alpha); return true;
+    case B_SUB: run_bin<B_SUB, T>(L, alpha); return true;
+    case B_MUL: run_bin<B_MUL, T>(L, alpha); return true;
+    case B_MAX: run_bin<B_MAX, T>(L, alpha); return true;
+    case B_MIN: run_bin<B_MIN, T>(L, alpha); return true;
+    case B_POW: run_bin<B_POW, T>(L, alpha); return true;
+    default: return false;
+  }
+}
+
+template <class T> static bool bin_float(const Launch &L, int op, double alpha) {
+  switch (op) {
+    case B_ADD1: run_bin<B_ADD1, T>(L, alpha); return true;
+    case B_ADD: run_bin<B_ADD, T>(L, alpha); return true;
+    case B_SUB1: run_bin<B_SUB1, T>(L, alpha); return true;
+    case B_SUB: run_bin<B_SUB, T>(L, alpha); return true;
+    case B_MUL: run_bin<B_MUL, T>(L, alpha); return true;
+    case B_DIV: run_bin<B_DIV, T>(L, alpha); return true;
+    case B_MAX: run_bin<B_MAX, T>(L, alpha); return true;
+    case B_MIN: run_bin<B_MIN, T>(L, alpha); return true;
+    case B_POW: run_bin<B_POW, T>(L, alpha); return true;
+    case B_MULADD: run_bin<B_MULADD, T>(L, alpha); return true;
+    default: return false;
+  }
+}
+
+/* out = a op b; out already sized. */
+static bp_status run_binary(const bp_kernel_ctx *ctx, const BinaryOp *op, bp_tensor *out,
+                            bp_tensor *a, bp_tensor *b, double alpha) {
+  const bp_tensor_view *vo = cu_view(out);
+  int32_t dt = vo->dtype;
+  int code = op->op;
+  if ((code == B_ADD || code == B_SUB) && alpha == 1.0) code -= 1;
+  const char *arg0 = op == &op_muladd ? "a" : "self";
+  if (dt == BP_BOOL) {
+    if (op->bool_op < 0 || (op->scalar && alpha != 1.0)) return unsupported(ctx, 0, arg0, dt);
+    code = op->bool_op;
+  } else if (!cu_is_float(dt) && !op->ints) {
+    return unsupported(ctx, 0, arg0, dt);
+  }
+  bp_tensor *ts[2] = {a, b};
+  Inputs in;
+  bp_status st = inputs_init(&in, vo, 1, ts, 2, dt);
+  if (st) return st;
+  if (vo->numel == 0) return BP_OK;
+  Launch L;
+  st = launch_init(&L, 3, in.views);
+  if (st) return st;
+  bool ok = false;
+  switch (dt) {
+    case BP_FLOAT32: ok = bin_float<float>(L, code, alpha); break;
+    case BP_FLOAT64: ok = bin_float<double>(L, code, alpha); break;
+    case BP_FLOAT16: ok = bin_float<h16>(L, code, alpha); break;
+    case BP_BFLOAT16: ok = bin_float<bf16>(L, code, alpha); break;
+    case BP_INT8: ok = bin_int<int8_t>(L, code, alpha); break;
+    case BP_INT16: ok = bin_int<int16_t>(L, code, alpha); break;
+    case BP_INT32: ok = bin_int<int32_t>(L, code, alpha); break;
+    case BP_INT64: ok = bin_int<int64_t>(L, code, alpha); break;
+    case BP_UINT8: ok = bin_int<uint8_t>(L, code, alpha); break;
+    case BP_BOOL:
+      ok = true;
+      if (code == B_OR)
+        map2<Bin<B_OR, b8>, b8, b8, b8>(L, Bin<B_OR, b8>());
+      else
+        map2<Bin<B_AND, b8>, b8, b8, b8>(L, Bin<B_AND, b8>());
+      break;
+    default: break;
+  }
+  if (!ok) return unsupported(ctx, 0, arg0, dt);
+  return cu_launched(ctx->op_name);
+}
+
+static bp_status binary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                               bp_value *rets, size_t nrets) {
+  (void)nrets;
+  const BinaryOp *op = (const BinaryOp *)ctx->user_data;
+  bp_tensor *out;
+  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  double alpha = op->scalar ? args[2].u.f : 1.0;
+  st = run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
+  if (st) {
+    cu_host->tensor_release(out);
+    return st;
+  }
+  return cu_return(rets, out);
+}
+
+static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_status st = check_args(ctx, args, nargs);
+  if (st) return st;
+  bp_tensor *out = args[3].u.tensor;
+  const bp_tensor_view *vo = cu_view(out);
+  for (int i = 0; i < 2; i++) {
+    const bp_tensor_view *vi = cu_view(args[i].u.tensor);
+    if (may_overlap(vo, vi) && !same_view(vo, vi))
+      return CU_ERR(BP_ERR_INVALID_ARGUMENT,
+                    "%s: argument #3 'out': overlaps argument #%d '%s' in memory (it may only be "
+                    "exactly that tensor)", ctx->op_name, i, i ? "other" : "self");
+  }
+  st = run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
+  if (st) return st;
+  return cu_return(rets, cu_host->tensor_retain(out));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Unary ops                                                                */
+/* ------------------------------------------------------------------------ */
+
+struct UnaryOp {
+  int op;
+  bool ints; /* neg, abs and relu also take integers */
+};
+
+static const UnaryOp op_neg = {U_NEG, true}, op_abs = {U_ABS, true}, op_relu = {U_RELU, true},
+                     op_exp = {U_EXP, false}, op_log = {U_LOG, false},
+                     op_sqrt = {U_SQRT, false}, op_rsqrt = {U_RSQRT, false},
+                     op_sigmoid = {U_SIGMOID, false}, op_tanh = {U_TANH, false},
+                     op_gelu = {U_GELU, false};
+
+template <int OP, class T> static void run_un(const Launch &L) { map1<Un<OP, T>, T, T>(L, Un<OP, T>()); }
+
+template <class T> static bool un_float(const Launch &L, int op) {
+  switch (op) {
+    case U_NEG: run_un<U_NEG, T>(L); return true;
+    case U_ABS: run_un<U_ABS, T>(L); return true;
+    case U_RELU: run_un<U_RELU, T>(L); return true;
+    case U_SQRT: run_un<U_SQRT, T>(L); return true;
+    case U_RSQRT: run_un<U_RSQRT, T>(L); return true;
+    case U_EXP: run_un<U_EXP, T>(L); return true;
+    case U_LOG: run_un<U_LOG, T>(L); return true;
+    case U_SIGMOID: run_un<U_SIGMOID, T>(L); return true;
+    case U_TANH: run_un<U_TANH, T>(L); return true;
+    case U_GELU: run_un<U_GELU, T>(L); return true;
+    case U_GELU_TANH: run_un<U_GELU_TANH, T>(L); return true;
+    default: return false;
+  }
+}
+
+template <class T> static bool un_int(const Launch &L, int op) {
+  switch (op) {
+    case U_NEG: run_un<U_NEG, T>(L); return true;
+    case U_ABS: run_un<U_ABS, T>(L); return true;
+    case U_RELU: run_un<U_RELU, T>(L); return true;
+    default: return false;
+  }
+}
+
+static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_value *rets, size_t nrets) {
+  (void)nrets;
+  const UnaryOp *op = (const UnaryOp *)ctx->user_data;
+  int code = op->op;
+  if (op == &op_gelu && strcmp(args[1].u.str, "tanh") == 0) code = U_GELU_TANH;
+  bp_tensor *out;
+  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  const bp_tensor_view *vo = cu_view(out);
+  bool ok = false;
+  {
+    Inputs in;
+    st = inputs_init(&in, vo, 1, &args[0].u.tensor, 1, vo->dtype);
+    Launch L;
+    if (!st && vo->numel > 0) st = launch_init(&L, 2, in.views);
+    if (!st && vo->numel == 0) ok = true;
+    if (!st && vo->numel > 0) {
+      switch (vo->dtype) {
+        case BP_FLOAT32: ok = un_float<float>(L, code); break;
+        case BP_FLOAT64: ok = un_float<double>(L, code); break;
+        case BP_FLOAT16: ok = un_float<h16>(L, code); break;
+        case BP_BFLOAT16: ok = un_float<bf16>(L, code); break;
+        case BP_INT8: ok = un_int<int8_t>(L, code); break;
+        case BP_INT16: ok = un_int<int16_t>(L, code); break;
+        case BP_INT32: ok = un_int<int32_t>(L, code); break;
+        case BP_INT64: ok = un_int<int64_t>(L, code); break;
+        case BP_UINT8: ok = un_int<uint8_t>(L, code); break;
+        default: break;
+      }
+      if (ok) st = cu_launched(ctx->op_name);
+    }
+  }
+  if (!st && !ok) st = unsupported(ctx, 0, "self", vo->dtype);
+  if (st) {
+    cu_host->tensor_release(out);
+    return st;
+  }
+  return cu_return(rets, out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* where, cast, contiguous, fill_, copy_                                    */
+/* ------------------------------------------------------------------------ */
+
+static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor *out;
+  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  const bp_tensor_view *vo = cu_view(out);
+  bool ok = true;
+  {
+    Inputs in;
+    bp_tensor *ts[2] = {args[1].u.tensor, args[2].u.tensor};
+    st = inputs_init(&in, vo, 2, ts, 2, vo->dtype);
+    if (!st && vo->numel > 0) {
+      in.views[1] = cu_view(args[0].u.tensor);
+      Launch L;
+      st = launch_init(&L, 4, in.views);
+      if (!st) {
+        unsigned blocks = cu_blocks(L.dev, L.g.numel, CU_THREADS);
+        CU_SWITCH_ALL(vo->dtype, ok = false, {
+          k_map3_strided<WhereF<scalar_t>, scalar_t, b8, scalar_t, scalar_t>
+              <<<blocks, CU_THREADS, 0, L.s>>>(WhereF<scalar_t>(), (scalar_t *)L.p[0],
+                                               (const b8 *)L.p[1], (const scalar_t *)L.p[2],
+                                               (const scalar_t *)L.p[3], L.g);
+        });
+        if (ok) st = cu_launched(ctx->op_name);
+      }
+    }
+  }
+  if (!st && !ok) st = unsupported(ctx, 1, "self", vo->dtype);
+  if (st) {
+    cu_host->tensor_release(out);
+    return st;
+  }
+  return cu_return(rets, out);
+}
+
+static bool known_dtype(int64_t dt) {
+  switch (dt) {
+    case BP_FLOAT32: case BP_FLOAT64: case BP_FLOAT16: case BP_BFLOAT16: case BP_INT8:
+    case BP_INT16: case BP_INT32: case BP_INT64: case BP_UINT8: case BP_BOOL: return true;
+    default: return false;
+  }
+}
+
+static bp_status cast_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_value *rets, size_t nrets) {
+  (void)nrets;
+  const bp_tensor_view *vs = cu_view(args[0].u.tensor);
+  int64_t dt = args[1].u.i;
+  if (!known_dtype(dt) || !known_dtype(vs->dtype))
+    return CU_ERR(BP_ERR_TYPE, "%s: argument #1 'dtype': %lld is not a dtype of the op set",
+                  ctx->op_name, (long long)dt);
+  bp_tensor *out;
+  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  if (vs->numel > 0) st = convert(cu_view(out), vs, ctx->op_name);
+  if (st) {
+    cu_host->tensor_release(out);
+    return st;
+  }
+  return cu_return(rets, out);
+}
+
+static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                   bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor *self = args[0].u.tensor;
+  const bp_tensor_view *vs = cu_view(self);
+  if (vs->flags & BP_VIEW_CONTIGUOUS) return cu_return(rets, cu_host->tensor_retain(self));
+  if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
+  bp_tensor *out;
+  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  if (vs->numel > 0) st = convert(cu_view(out), vs, ctx->op_name);
+  if (st) {
+    cu_host->tensor_release(out);
+    return st;
+  }
+  return cu_return(rets, out);
+}
+
+static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_status st = check_args(ctx, args, nargs);
+  if (st) return st;
+  bp_tensor *self = args[0].u.tensor;
+  const bp_tensor_view *vs = cu_view(self);
+  if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
+  if (vs->numel == 0) return cu_return(rets, cu_host->tensor_retain(self));
+  /* Each distinct element once: a stride-0 dimension counts as size 1. */
+  int64_t sizes[BP_MAX_NDIM];
+  bp_tensor_view distinct = *vs;
+  for (int32_t d = 0; d < vs->ndim; d++)
+    sizes[d] = vs->strides[d] == 0 && vs->sizes[d] > 1 ? 1 : vs->sizes[d];
+  distinct.sizes = sizes;
+  const bp_tensor_view *views[1] = {&distinct};
+  Launch L;
+  st = launch_init(&L, 1, views);
+  if (st) return st;
+  double value = args[1].u.f;
+  unsigned blocks = cu_blocks(L.dev, L.g.numel, CU_THREADS);
+  CU_SWITCH_ALL(vs->dtype, (void)0, {
+    k_fill<scalar_t><<<blocks, CU_THREADS, 0, L.s>>>((scalar_t *)L.p[0], value, L.g);
+  });
+  st = cu_launched(ctx->op_name);
+  if (st) return st;
+  return cu_return(rets, cu_host->tensor_retain(self));
+}
+
+static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_status st = check_args(ctx, args, nargs);
+  if (st) return st;
+  bp_tensor *self = args[0].u.tensor, *src = args[1].u.tensor, *tmp = NULL;
+  const bp_tensor_view *vs = cu_view(self), *vr = cu_view(src);
+  if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
+  if (!known_dtype(vr->dtype)) return unsupported(ctx, 1, "src", vr->dtype);
+  if (vs->numel == 0) return cu_return(rets, cu_host->tensor_retain(self));
+  if (vr->device.type != vs->device.type || vr->device.index != vs->device.index) {
+    /* Bring src to self's device through the devices' interfaces. */
+    st = cu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
+    if (!st) st = cu_host->tensor_copy(tmp, src);
+  } else if (same_view(vs, vr)) {
+    return cu_return(rets, cu_host->tensor_retain(self));
+  } else if (may_overlap(vs, vr)) {
+    /* Read all of src before writing any of self. */
+    st = cu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
+    if (!st) st = convert(cu_view(tmp), vr, ctx->op_name);
+  }
+  if (!st) st = convert(vs, tmp ? cu_view(tmp) : vr, ctx->op_name);
+  cu_host->tensor_release(tmp);
+  if (st) return st;
+  return cu_return(rets, cu_host->tensor_retain(self));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Registration                                                             */
+/* ------------------------------------------------------------------------ */
+
+bp_status cu_register_elementwise(bp_library *lib) {
+  static const struct {
+    const char *op;
+    bp_boxed_kernel fn;
+    const void *data;
+  } kernels[] = {
+      {"add", binary_kernel, &op_add},
+      {"add.out", add_out_kernel, NULL},
+      {"sub", binary_kernel, &op_sub},
+      {"mul", binary_kernel, &op_mul},
+      {"div", binary_kernel, &op_div},
+      {"maximum", binary_kernel, &op_maximum},
+      {"minimum", binary_kernel, &op_minimum},
+      {"pow", binary_kernel, &op_pow},
+      {"muladd", binary_kernel, &op_muladd},
+      {"neg", unary_kernel, &op_neg},
+      {"abs", unary_kernel, &op_abs},
+      {"exp", unary_kernel, &op_exp},
+      {"log", unary_kernel, &op_log},
+      {"sqrt", unary_kernel, &op_sqrt},
+      {"rsqrt", unary_kernel, &op_rsqrt},
+      {"relu", unary_kernel, &op_relu},
+      {"sigmoid", unary_kernel, &op_sigmoid},
+      {"tanh", unary_kernel, &op_tanh},
+      {"gelu", unary_kernel, &op_gelu},
+      {"where", where_kernel, NULL},
+      {"cast", cast_kernel, NULL},
+      {"contiguous", contiguous_kernel, NULL},
+      {"fill_", fill_kernel, NULL},
+      {"copy_", copy_kernel, NULL},
+  };
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    bp_status st = cu_impl(lib, kernels[i].op, kernels[i].fn, (void *)kernels[i].data);
+    if (st) return st;
+  }
+  return BP_OK;
+}

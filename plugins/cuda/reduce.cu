@@ -1,0 +1,449 @@
+/*
+ * plugins/cuda/reduce.cu - sum, mean, amax, amin, argmax.
+ *
+ * A reduction is planned on the host: the input's dimensions split into
+ * kept dimensions (one per output element, in the output's order) and
+ * reduced ones, size-1 dimensions dropped and neighbours that step
+ * through memory as one merged (order kept, so argmax's positions stay
+ * row-major).  Two kernels follow:
+ *
+ *   rows     a block reduces one output, or a slice of one output's
+ *            reduced range when there are too few outputs to fill the GPU
+ *            (a second small kernel then combines the slices in order).
+ *            Each thread keeps four accumulators over coalesced loads,
+ *            then the block combines them in a shared-memory tree.
+ *   columns  when the innermost kept dimension is contiguous (sum(dim=0)
+ *            of a matrix), a thread reduces one output and neighbouring
+ *            threads read neighbouring elements.
+ *
+ * Accumulators: float32, float16 and bfloat16 in float32, float64 in
+ * double, integers and bool in 64-bit unsigned arithmetic that wraps.
+ * sum(dtype=...) first converts the input to that dtype (cu_cast_to), as
+ * the op set converts mixed inputs to the result dtype.
+ */
+#include <math.h>
+
+#include "kernels.cuh"
+
+enum { OP_SUM = 1, OP_MEAN, OP_AMAX, OP_AMIN, OP_ARGMAX };
+
+/* The plan, passed to kernels by value.  Strides in elements. */
+struct RPlan {
+  int nk, nr;
+  int64_t ksize[BP_MAX_NDIM], kstride[BP_MAX_NDIM];
+  int64_t rsize[BP_MAX_NDIM], rstride[BP_MAX_NDIM];
+  int64_t nout, nred;
+  int64_t chunk; /* reduced elements per slice (rows) */
+  int splits;    /* slices per output */
+};
+
+__device__ __forceinline__ int64_t kept_offset(const RPlan &p, int64_t o) {
+  int64_t off = 0;
+  for (int d = p.nk - 1; d >= 0; d--) {
+    off += (o % p.ksize[d]) * p.kstride[d];
+    o /= p.ksize[d];
+  }
+  return off;
+}
+
+__device__ __forceinline__ int64_t red_offset(const RPlan &p, int64_t r) {
+  if (p.nr == 1) return r * p.rstride[0];
+  int64_t off = 0;
+  for (int d = p.nr - 1; d >= 0; d--) {
+    off += (r % p.rsize[d]) * p.rstride[d];
+    r /= p.rsize[d];
+  }
+  return off;
+}
+
+/* Accumulator types. */
+template <class T> struct SumAcc {
+  typedef uint64_t A;
+  static __device__ __forceinline__ A ld(T x) { return (uint64_t)(int64_t)Tr<T>::ld(x); }
+  static __device__ __forceinline__ T st(A a, int64_t) { return Tr<T>::st((typename Tr<T>::C)a); }
+};
+template <> struct SumAcc<float> {
+  typedef float A;
+  static __device__ __forceinline__ A ld(float x) { return x; }
+  static __device__ __forceinline__ float st(A a, int64_t) { return a; }
+};
+template <> struct SumAcc<double> {
+  typedef double A;
+  static __device__ __forceinline__ A ld(double x) { return x; }
+  static __device__ __forceinline__ double st(A a, int64_t) { return a; }
+};
+template <> struct SumAcc<h16> {
+  typedef float A;
+  static __device__ __forceinline__ A ld(h16 x) { return Tr<h16>::ld(x); }
+  static __device__ __forceinline__ h16 st(A a, int64_t) { return Tr<h16>::st(a); }
+};
+template <> struct SumAcc<bf16> {
+  typedef float A;
+  static __device__ __forceinline__ A ld(bf16 x) { return Tr<bf16>::ld(x); }
+  static __device__ __forceinline__ bf16 st(A a, int64_t) { return Tr<bf16>::st(a); }
+};
+
+/* The reduction functors: A, init(), load(x, r), comb(a, b), store(a, n). */
+/* step(a, x, r) is comb(a, load(x, r)), which an op may do faster. */
+template <class T> struct SumOp {
+  typedef typename SumAcc<T>::A A;
+  __device__ __forceinline__ A step(A a, T x, int64_t) const { return a + SumAcc<T>::ld(x); }
+  __device__ __forceinline__ A init() const { return (A)0; }
+  __device__ __forceinline__ A load(T x, int64_t) const { return SumAcc<T>::ld(x); }
+  __device__ __forceinline__ A comb(A a, A b) const { return a + b; }
+  __device__ __forceinline__ T store(A a, int64_t) const { return SumAcc<T>::st(a, 0); }
+};
+
+template <class T> struct MeanOp {
+  typedef typename SumAcc<T>::A A;
+  __device__ __forceinline__ A step(A a, T x, int64_t) const { return a + SumAcc<T>::ld(x); }
+  __device__ __forceinline__ A init() const { return (A)0; }
+  __device__ __forceinline__ A load(T x, int64_t) const { return SumAcc<T>::ld(x); }
+  __device__ __forceinline__ A comb(A a, A b) const { return a + b; }
+  __device__ __forceinline__ T store(A a, int64_t n) const {
+    return SumAcc<T>::st(a / (A)n, 0);
+  }
+};
+
+template <class C> __device__ __forceinline__ C lowest() {
+  if constexpr (std::is_floating_point<C>::value) return (C)-INFINITY;
+  else if constexpr (std::is_same<C, uint8_t>::value) return 0;
+  else return Lim<C>::min;
+}
+template <class C> __device__ __forceinline__ C highest() {
+  if constexpr (std::is_floating_point<C>::value) return (C)INFINITY;
+  else return Lim<C>::max;
+}
+
+template <class T, bool MAX> struct ExtOp {
+  typedef typename Tr<T>::C A;
+  __device__ __forceinline__ A init() const { return MAX ? lowest<A>() : highest<A>(); }
+  __device__ __forceinline__ A load(T x, int64_t) const { return Tr<T>::ld(x); }
+  __device__ __forceinline__ A comb(A a, A b) const {
+    if (MAX) return (a > b || a != a) ? a : b;
+    return (a < b || a != a) ? a : b;
+  }
+  __device__ __forceinline__ A step(A a, T x, int64_t) const { return comb(a, Tr<T>::ld(x)); }
+  __device__ __forceinline__ T store(A a, int64_t) const { return Tr<T>::st(a); }
+};
+
+template <class C> struct ArgAcc {
+  C v;
+  int64_t i; /* -1: nothing yet */
+};
+
+/* argmax: the first index of the maximum; NaN counts as the maximum. */
+template <class T> struct ArgOp {
+  typedef ArgAcc<typename Tr<T>::C> A;
+  __device__ __forceinline__ A init() const {
+    A a;
+    a.v = 0;
+    a.i = -1;
+    return a;
+  }
+  __device__ __forceinline__ A load(T x, int64_t r) const {
+    A a;
+    a.v = Tr<T>::ld(x);
+    a.i = r;
+    return a;
+  }
+  __device__ __forceinline__ A comb(A a, A b) const {
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    bool an = a.v != a.v, bn = b.v != b.v;
+    if (an || bn) {
+      if (an && bn) return a.i < b.i ? a : b;
+      return an ? a : b;
+    }
+    if (a.v > b.v) return a;
+    if (b.v > a.v) return b;
+    return a.i < b.i ? a : b;
+  }
+  /* Positions come in increasing order to one accumulator: only a
+   * strictly larger value, or a first NaN, replaces the best so far. */
+  __device__ __forceinline__ A step(A a, T x, int64_t r) const {
+    typename Tr<T>::C v = Tr<T>::ld(x);
+    if (a.i < 0 || v > a.v || (v != v && a.v == a.v)) {
+      a.v = v;
+      a.i = r;
+    }
+    return a;
+  }
+  /* (stored by the launcher as int64) */
+  __device__ __forceinline__ int64_t store(A a, int64_t) const { return a.i < 0 ? 0 : a.i; }
+};
+
+/* Out type of a functor's store. */
+template <class Op, class T> struct OutOf {
+  typedef T type;
+};
+template <class T> struct OutOf<ArgOp<T>, T> {
+  typedef int64_t type;
+};
+
+/* Rows: block (o, s) reduces slice s of output o.  With one slice it
+ * stores; otherwise it writes its partial. */
+template <class T, int N> struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+
+template <class Op, class T>
+__global__ void k_rows(Op op, const T *in, typename OutOf<Op, T>::type *out,
+                       typename Op::A *partial, RPlan p) {
+  typedef typename Op::A A;
+  extern __shared__ unsigned char smem_raw[];
+  A *sh = reinterpret_cast<A *>(smem_raw);
+  int64_t o = blockIdx.x;
+  int s = blockIdx.y;
+  const T *base = in + kept_offset(p, o);
+  int64_t lo = (int64_t)s * p.chunk, hi = lo + p.chunk < p.nred ? lo + p.chunk : p.nred;
+  A a0 = op.init(), a1 = op.init(), a2 = op.init(), a3 = op.init();
+  int64_t B = blockDim.x;
+  if (p.nr == 1 && p.rstride[0] == 1) {
+    /* Contiguous: 16-byte vector loads when the slice is aligned (the
+     * launcher makes slices multiples of 4096 elements). */
+    const int N = 16 / sizeof(T) < 1 ? 1 : 16 / sizeof(T);
+    int64_t r = lo;
+    if (N > 1 && ((uintptr_t)(base + lo) & 15) == 0) {
+      int64_t nv = (hi - lo) / N;
+      const Vec<T, N> *v = reinterpret_cast<const Vec<T, N> *>(base + lo);
+      int64_t j = threadIdx.x;
+      for (; j + B < nv; j += 2 * B) {
+        Vec<T, N> x = v[j], y = v[j + B];
+#pragma unroll
+        for (int k = 0; k < N; k += 2) {
+          a0 = op.step(a0, x.v[k], lo + j * N + k);
+          a1 = op.step(a1, x.v[k + 1], lo + j * N + k + 1);
+          a2 = op.step(a2, y.v[k], lo + (j + B) * N + k);
+          a3 = op.step(a3, y.v[k + 1], lo + (j + B) * N + k + 1);
+        }
+      }
+      for (; j < nv; j += B) {
+        Vec<T, N> x = v[j];
+#pragma unroll
+        for (int k = 0; k < N; k++) a0 = op.step(a0, x.v[k], lo + j * N + k);
+      }
+      r = lo + nv * N;
+    }
+    for (r += threadIdx.x; r < hi; r += B) a0 = op.step(a0, base[r], r);
+  } else {
+    for (int64_t r = lo + threadIdx.x; r < hi; r += B)
+      a0 = op.step(a0, base[red_offset(p, r)], r);
+  }
+  /* Combined in an order that keeps argmax's ties on the lower index
+   * (comb breaks ties by index, so any order is right). */
+  A acc = op.comb(op.comb(a0, a1), op.comb(a2, a3));
+  sh[threadIdx.x] = acc;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+    if ((int)threadIdx.x < w) sh[threadIdx.x] = op.comb(sh[threadIdx.x], sh[threadIdx.x + w]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    if (p.splits == 1)
+      out[o] = op.store(sh[0], p.nred);
+    else
+      partial[o * p.splits + s] = sh[0];
+  }
+}
+
+/* Combines the slices' partial results: a block per output. */
+template <class Op, class T>
+__global__ void k_finish(Op op, typename OutOf<Op, T>::type *out, const typename Op::A *partial,
+                         RPlan p) {
+  typedef typename Op::A A;
+  extern __shared__ unsigned char smem_raw[];
+  A *sh = reinterpret_cast<A *>(smem_raw);
+  int64_t o = blockIdx.x;
+  A a = op.init();
+  for (int s = threadIdx.x; s < p.splits; s += blockDim.x) a = op.comb(a, partial[o * p.splits + s]);
+  sh[threadIdx.x] = a;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+    if ((int)threadIdx.x < w) sh[threadIdx.x] = op.comb(sh[threadIdx.x], sh[threadIdx.x + w]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[o] = op.store(sh[0], p.nred);
+}
+
+/* Columns: a thread per output and slice (blockIdx.y), reduced positions
+ * in order; with several slices each writes its partial. */
+template <class Op, class T>
+__global__ void k_cols(Op op, const T *in, typename OutOf<Op, T>::type *out,
+                       typename Op::A *partial, RPlan p) {
+  int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (o >= p.nout) return;
+  int s = blockIdx.y;
+  const T *base = in + kept_offset(p, o);
+  int64_t lo = (int64_t)s * p.chunk, hi = lo + p.chunk < p.nred ? lo + p.chunk : p.nred;
+  typename Op::A a = op.init();
+  for (int64_t r = lo; r < hi; r++) a = op.step(a, base[red_offset(p, r)], r);
+  if (p.splits == 1)
+    out[o] = op.store(a, p.nred);
+  else
+    partial[o * p.splits + s] = a;
+}
+
+template <class Op, class T>
+static bp_status launch(Op op, const T *in, void *out, RPlan &p, int32_t dev, cudaStream_t s,
+                        bp_device device) {
+  typedef typename OutOf<Op, T>::type O;
+  typedef typename Op::A A;
+  int64_t sms = cu_devices[dev].sm_count > 0 ? cu_devices[dev].sm_count : 1;
+  bool columns = p.nk > 0 && p.kstride[p.nk - 1] == 1 && p.ksize[p.nk - 1] >= 32;
+  int64_t splits = 1;
+  if (columns) {
+    /* Enough threads to fill the GPU: about 2048 per SM. */
+    int64_t want = (sms * 2048 + p.nout - 1) / p.nout, most = (p.nred + 31) / 32;
+    splits = want < most ? want : most;
+    if (splits > 65535) splits = 65535;
+    if (splits < 1) splits = 1;
+    p.chunk = (p.nred + splits - 1) / splits;
+  } else {
+    if (p.nout < sms * 4) {
+      int64_t want = (sms * 8 + p.nout - 1) / p.nout, most = (p.nred + 8191) / 8192;
+      splits = want < most ? want : most;
+      if (splits > 65535) splits = 65535;
+      if (splits < 1) splits = 1;
+    }
+    /* Slices of whole 4096-element blocks keep vector loads aligned. */
+    p.chunk = (p.nred + splits - 1) / splits;
+    if (splits > 1) p.chunk = (p.chunk + 4095) / 4096 * 4096;
+  }
+  if (p.chunk < 1) p.chunk = 1;
+  splits = (p.nred + p.chunk - 1) / p.chunk;
+  if (splits < 1) splits = 1;
+  p.splits = (int)splits;
+  bp_tensor *ws = NULL;
+  A *partial = NULL;
+  if (splits > 1) {
+    int64_t bytes = p.nout * splits * (int64_t)sizeof(A);
+    bp_status st = cu_host->tensor_empty(device, BP_UINT8, 1, &bytes, &ws);
+    if (st) return st;
+    partial = (A *)cu_view(ws)->data;
+  }
+  if (columns) {
+    dim3 grid((unsigned)((p.nout + CU_THREADS - 1) / CU_THREADS), (unsigned)splits);
+    k_cols<Op, T><<<grid, CU_THREADS, 0, s>>>(op, in, (O *)out, partial, p);
+  } else {
+    int threads = p.nred >= 4096 ? 256 : p.nred >= 512 ? 128 : 32;
+    dim3 grid((unsigned)p.nout, (unsigned)splits);
+    k_rows<Op, T><<<grid, threads, threads * sizeof(A), s>>>(op, in, (O *)out, partial, p);
+  }
+  if (splits > 1) {
+    int ft = splits >= 256 ? 256 : splits >= 64 ? 64 : 32;
+    k_finish<Op, T><<<(unsigned)p.nout, ft, ft * sizeof(A), s>>>(op, (O *)out, partial, p);
+  }
+  /* Freed blocks are reused on this stream only, after these kernels. */
+  cu_host->tensor_release(ws);
+  return BP_OK;
+}
+
+/* Collects the kept or reduced dimensions of size > 1, merged. */
+static int collect(const bp_tensor_view *v, const bool *reduced, bool want, int64_t *sizes,
+                   int64_t *strides) {
+  int n = 0;
+  for (int32_t d = 0; d < v->ndim; d++) {
+    if (reduced[d] != want || v->sizes[d] == 1) continue;
+    if (n > 0 && strides[n - 1] == v->strides[d] * v->sizes[d]) {
+      sizes[n - 1] *= v->sizes[d];
+      strides[n - 1] = v->strides[d];
+      continue;
+    }
+    sizes[n] = v->sizes[d];
+    strides[n] = v->strides[d];
+    n++;
+  }
+  return n;
+}
+
+static void mark_reduced(const bp_value *args, int op, int32_t ndim, bool *reduced) {
+  const bp_value *dims = &args[1];
+  bool all = op == OP_ARGMAX ? dims->tag == BP_TAG_NONE : dims->len == 0;
+  for (int32_t d = 0; d < ndim; d++) reduced[d] = all;
+  if (all || ndim == 0) return;
+  if (op == OP_ARGMAX) {
+    int64_t d = dims->u.i;
+    reduced[d < 0 ? d + ndim : d] = true;
+    return;
+  }
+  for (uint32_t i = 0; i < dims->len; i++) {
+    int64_t d = dims->u.ints[i];
+    reduced[d < 0 ? d + ndim : d] = true;
+  }
+}
+
+template <class T>
+static bp_status run_op(int op, const bp_tensor_view *a, void *out, RPlan &p, int32_t dev,
+                        cudaStream_t s) {
+  const T *in = (const T *)a->data;
+  switch (op) {
+    case OP_SUM: return launch(SumOp<T>(), in, out, p, dev, s, a->device);
+    case OP_MEAN:
+      if constexpr (Tr<T>::is_float) return launch(MeanOp<T>(), in, out, p, dev, s, a->device);
+      break;
+    case OP_AMAX: return launch(ExtOp<T, true>(), in, out, p, dev, s, a->device);
+    case OP_AMIN: return launch(ExtOp<T, false>(), in, out, p, dev, s, a->device);
+    case OP_ARGMAX:
+      if constexpr (!std::is_same<T, b8>::value)
+        return launch(ArgOp<T>(), in, out, p, dev, s, a->device);
+      break;
+  }
+  return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: reduction %d has no kernel for %s", op,
+                cu_dtype_name(a->dtype));
+}
+
+static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                               bp_value *rets, size_t nrets) {
+  (void)nrets;
+  int op = (int)(intptr_t)ctx->user_data;
+  bp_tensor *out;
+  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
+  if (st) return st;
+  const bp_tensor_view *o = cu_view(out);
+  const bp_tensor_view *a0 = cu_view(args[0].u.tensor);
+  int32_t conv = op == OP_SUM ? o->dtype : a0->dtype;
+  bp_tensor *conv_t = NULL;
+  cudaStream_t s;
+  st = cu_enter(a0->device.index, &s);
+  if (!st && o->numel > 0) {
+    if (a0->dtype != conv) st = cu_cast_to(args[0].u.tensor, conv, s, &conv_t);
+    const bp_tensor_view *a = conv_t ? cu_view(conv_t) : a0;
+    if (!st) {
+      RPlan p;
+      memset(&p, 0, sizeof p);
+      bool reduced[BP_MAX_NDIM];
+      mark_reduced(args, op, a->ndim, reduced);
+      p.nk = collect(a, reduced, false, p.ksize, p.kstride);
+      p.nr = collect(a, reduced, true, p.rsize, p.rstride);
+      p.nout = 1;
+      for (int i = 0; i < p.nk; i++) p.nout *= p.ksize[i];
+      p.nred = 1;
+      for (int i = 0; i < p.nr; i++) p.nred *= p.rsize[i];
+      if (a->numel == 0) p.nred = 0;
+      int32_t dev = a->device.index;
+      CU_SWITCH_ALL(a->dtype, st = CU_ERR(BP_ERR_UNSUPPORTED, "%s: no kernel for %s",
+                                          ctx->op_name, cu_dtype_name(a->dtype)),
+                    st = run_op<scalar_t>(op, a, o->data, p, dev, s));
+      if (!st) st = cu_launched(ctx->op_name);
+    }
+  }
+  cu_host->tensor_release(conv_t);
+  if (st) {
+    cu_host->tensor_release(out);
+    return st;
+  }
+  return cu_return(rets, out);
+}
+
+bp_status cu_register_reduce(bp_library *lib) {
+  static const struct {
+    const char *name;
+    int op;
+  } ops[] = {{"sum", OP_SUM}, {"mean", OP_MEAN}, {"amax", OP_AMAX}, {"amin", OP_AMIN},
+             {"argmax", OP_ARGMAX}};
+  bp_status st = BP_OK;
+  for (size_t i = 0; !st && i < sizeof ops / sizeof ops[0]; i++)
+    st = cu_impl(lib, ops[i].name, reduce_kernel, (void *)(intptr_t)ops[i].op);
+  return st;
+}
