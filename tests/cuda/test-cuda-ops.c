@@ -1,0 +1,901 @@
+/*
+ * tests/cuda/test-cuda-ops.c - every core op on the CUDA plugin against
+ * the CPU plugin, the reference implementation.
+ *
+ * Each trial makes the same inputs on both devices: a random storage, the
+ * same bytes on the CPU and on cuda:0, and the same view of it (contiguous,
+ * permuted, strided with an offset, or broadcast with a stride of 0).  The
+ * op runs on both; a failure on the CPU must be the same failure (status)
+ * on CUDA, and a success must give the same dtype and sizes and values
+ * within the op set's tolerances (twice them, as both sides round).  Ops
+ * that write an argument are compared over its whole storage, so bytes
+ * outside the view must stay as they were.
+ *
+ * Every dtype, 0-size and 0-dim tensors, broadcasting, non-contiguous
+ * views and the edge values of docs/op-set.md (NaN, infinities, -0.0,
+ * out-of-range conversions, ties) are covered.  Without a CUDA device the
+ * whole program is skipped.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "cudatest.h"
+
+/* ------------------------------------------------------------------------ */
+/* Random numbers                                                           */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void) {
+  uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+
+static double uni(double lo, double hi) { return lo + (hi - lo) * (double)(rnd() >> 11) / 9007199254740992.0; }
+static int64_t irange(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+
+/* ------------------------------------------------------------------------ */
+/* Dtypes                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static const int32_t all_dtypes[] = {BP_FLOAT32, BP_FLOAT64, BP_FLOAT16, BP_BFLOAT16, BP_INT8,
+                                     BP_INT16,   BP_INT32,   BP_INT64,   BP_UINT8,    BP_BOOL};
+#define NDTYPES 10
+
+static bool is_float(int32_t dt) {
+  return dt == BP_FLOAT32 || dt == BP_FLOAT64 || dt == BP_FLOAT16 || dt == BP_BFLOAT16;
+}
+
+static float h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, u;
+  if (exp == 0x1f) {
+    u = sign | 0x7f800000u | (man << 13);
+  } else if (exp) {
+    u = sign | ((exp + 112u) << 23) | (man << 13);
+  } else if (man) {
+    int e = -1;
+    do {
+      e++;
+      man <<= 1;
+    } while (!(man & 0x400u));
+    u = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3ffu) << 13);
+  } else {
+    u = sign;
+  }
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static float bf2f(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* Element i of contiguous data as a double (floats) or exactly as int64. */
+static double get_f(int32_t dt, const void *p, int64_t i) {
+  switch (dt) {
+    case BP_FLOAT32: return ((const float *)p)[i];
+    case BP_FLOAT64: return ((const double *)p)[i];
+    case BP_FLOAT16: return h2f(((const uint16_t *)p)[i]);
+    case BP_BFLOAT16: return bf2f(((const uint16_t *)p)[i]);
+    default: return 0;
+  }
+}
+
+static int64_t get_i(int32_t dt, const void *p, int64_t i) {
+  switch (dt) {
+    case BP_INT8: return ((const int8_t *)p)[i];
+    case BP_INT16: return ((const int16_t *)p)[i];
+    case BP_INT32: return ((const int32_t *)p)[i];
+    case BP_INT64: return ((const int64_t *)p)[i];
+    case BP_UINT8: return ((const uint8_t *)p)[i];
+    case BP_BOOL: return ((const uint8_t *)p)[i];
+    default: return 0;
+  }
+}
+
+/* Value profiles. */
+enum { P_GENERAL, P_FINITE, P_POS, P_UNIT, P_WIDE, P_EXP, P_TIES };
+
+static uint16_t f2h_bits(float f) {
+  /* Through double rounding is fine for test inputs: any 16-bit value
+   * is as good as another. */
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
+  if (a < 0x38800000u) return (uint16_t)sign; /* tiny: zero */
+  return (uint16_t)(sign | ((a - 0x38000000u + 0xfffu) >> 13));
+}
+
+static double rand_fval(int prof) {
+  double r = uni(0, 1);
+  switch (prof) {
+    case P_GENERAL:
+      if (r < 0.01) return NAN;
+      if (r < 0.02) return INFINITY;
+      if (r < 0.03) return -INFINITY;
+      if (r < 0.04) return -0.0;
+      return uni(-4, 4);
+    case P_FINITE: return uni(-4, 4);
+    case P_POS:
+      if (r < 0.02) return 0.0;
+      if (r < 0.04) return -1.0;
+      if (r < 0.05) return NAN;
+      return uni(0.01, 10);
+    case P_UNIT: return uni(-0.5, 0.5);
+    case P_WIDE:
+      if (r < 0.03) return NAN;
+      if (r < 0.06) return r < 0.045 ? INFINITY : -INFINITY;
+      return uni(-1, 1) * pow(10.0, uni(-3, 20));
+    case P_EXP: return (double)irange(-3, 5) + (r < 0.5 ? 0.0 : uni(0, 1));
+    case P_TIES: return (double)irange(-3, 3);
+  }
+  return 0;
+}
+
+static int64_t rand_ival(int32_t dt, int prof) {
+  if (dt == BP_BOOL) return (int64_t)(rnd() & 1);
+  if (prof == P_WIDE) {
+    uint64_t x = rnd();
+    switch (dt) {
+      case BP_INT8: return (int8_t)x;
+      case BP_INT16: return (int16_t)x;
+      case BP_INT32: return (int32_t)x;
+      case BP_UINT8: return (uint8_t)x;
+      default: return (int64_t)x;
+    }
+  }
+  if (prof == P_EXP) return irange(-2, 6);
+  if (prof == P_TIES) return irange(dt == BP_UINT8 ? 0 : -3, 3);
+  if (dt == BP_UINT8) return irange(0, 255);
+  if (dt == BP_INT8) return irange(-100, 100);
+  return irange(-1000, 1000);
+}
+
+static void put_rand(int32_t dt, void *p, int64_t i, int prof) {
+  if (is_float(dt)) {
+    double v = rand_fval(prof);
+    switch (dt) {
+      case BP_FLOAT32: ((float *)p)[i] = (float)v; break;
+      case BP_FLOAT64: ((double *)p)[i] = v; break;
+      case BP_FLOAT16: ((uint16_t *)p)[i] = f2h_bits((float)v); break;
+      default: {
+        float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        ((uint16_t *)p)[i] = (uint16_t)(u >> 16);
+      }
+    }
+    return;
+  }
+  int64_t v = rand_ival(dt, prof);
+  switch (dt) {
+    case BP_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case BP_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case BP_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case BP_INT64: ((int64_t *)p)[i] = v; break;
+    default: ((uint8_t *)p)[i] = (uint8_t)v; break;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tensors on both devices                                                  */
+/* ------------------------------------------------------------------------ */
+
+enum { L_CONTIG, L_PERM, L_STRIDED, L_BCAST, L_ANY, L_WRITABLE };
+
+typedef struct twin {
+  bp_tensor *c, *g;   /* the views on the CPU and on cuda:0 */
+  bp_tensor *cs, *gs; /* their storages */
+} twin;
+
+static char context[512];
+
+static void ctx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void ctx(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(context, sizeof context, fmt, ap);
+  va_end(ap);
+}
+
+static int failures_reported;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...) {
+  ok(0);
+  if (++failures_reported > 20) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  tap_diag("%s", buf);
+  tap_diag("  in: %s (seed %llu)", context, (unsigned long long)rng_state);
+}
+
+static void twin_free(twin *t) {
+  bp_tensor_release(t->c);
+  bp_tensor_release(t->g);
+  bp_tensor_release(t->cs);
+  bp_tensor_release(t->gs);
+  memset(t, 0, sizeof *t);
+}
+
+/* A twin of the given shape and layout with random contents. */
+static twin make(int32_t dt, int32_t ndim, const int64_t *sizes, int layout, int prof) {
+  twin t;
+  memset(&t, 0, sizeof t);
+  if (layout == L_ANY) layout = (int)irange(L_CONTIG, L_BCAST);
+  if (layout == L_WRITABLE) layout = (int)irange(L_CONTIG, L_STRIDED);
+  int64_t strides[BP_MAX_NDIM], numel = 1, offset = 0;
+  for (int32_t d = 0; d < ndim; d++) numel *= sizes[d];
+  int64_t acc = 1;
+  if (layout == L_PERM) {
+    for (int32_t d = 0; d < ndim; d++) { /* column-major */
+      strides[d] = acc;
+      acc *= sizes[d] > 0 ? sizes[d] : 1;
+    }
+  } else {
+    /* L_STRIDED: every other element of the innermost dimension. */
+    if (layout == L_STRIDED) {
+      acc = 2;
+      offset = 3;
+    }
+    for (int32_t d = ndim - 1; d >= 0; d--) {
+      strides[d] = acc;
+      acc *= sizes[d] > 0 ? sizes[d] : 1;
+    }
+    if (layout == L_BCAST) {
+      for (int32_t d = 0; d < ndim; d++)
+        if (sizes[d] > 1) {
+          strides[d] = 0;
+          break;
+        }
+    }
+  }
+  int64_t storage = acc + offset + 1;
+  if (bp_tensor_empty(BP_CPU, dt, 1, &storage, &t.cs) != BP_OK ||
+      bp_tensor_empty(CUDA0, dt, 1, &storage, &t.gs) != BP_OK) {
+    fail("allocating a storage of %lld: %s", (long long)storage, bp_last_error());
+    twin_free(&t);
+    return t;
+  }
+  void *p = bp_tensor_get_view(t.cs)->data;
+  for (int64_t i = 0; i < storage; i++) put_rand(dt, p, i, prof);
+  if (bp_tensor_copy(t.gs, t.cs) != BP_OK ||
+      bp_tensor_as_strided(t.cs, ndim, sizes, strides, offset, &t.c) != BP_OK ||
+      bp_tensor_as_strided(t.gs, ndim, sizes, strides, offset, &t.g) != BP_OK) {
+    fail("making a view: %s", bp_last_error());
+    twin_free(&t);
+  }
+  (void)numel;
+  return t;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Comparison                                                               */
+/* ------------------------------------------------------------------------ */
+
+enum { T_PLAIN, T_SQRT, T_SUM };
+
+static void tolerance(int32_t dt, double *rtol, double *atol) {
+  switch (dt) {
+    case BP_FLOAT32: *rtol = 1.3e-6; *atol = 1e-5; break;
+    case BP_FLOAT64: *rtol = 1e-7; *atol = 1e-7; break;
+    case BP_FLOAT16: *rtol = 1e-3; *atol = 1e-5; break;
+    case BP_BFLOAT16: *rtol = 1.6e-2; *atol = 1e-5; break;
+    default: *rtol = 0; *atol = 0;
+  }
+}
+
+/* A CPU contiguous copy of any tensor. */
+static bp_tensor *to_host(bp_tensor *t) {
+  const bp_tensor_view *v = bp_tensor_get_view(t);
+  bp_tensor *h = NULL;
+  if (bp_tensor_empty(BP_CPU, v->dtype, v->ndim, v->sizes, &h) != BP_OK) return NULL;
+  if (bp_tensor_copy(h, t) != BP_OK) {
+    fail("copying a result to the host: %s", bp_last_error());
+    bp_tensor_release(h);
+    return NULL;
+  }
+  return h;
+}
+
+/* Compares got (any device) with want (CPU): dtype, sizes, values. */
+static bool compare(bp_tensor *got, bp_tensor *want, int kind, int64_t n) {
+  const bp_tensor_view *gv = bp_tensor_get_view(got), *wv = bp_tensor_get_view(want);
+  if (gv->dtype != wv->dtype || gv->ndim != wv->ndim) {
+    fail("result dtype %d ndim %d, the CPU's dtype %d ndim %d", (int)gv->dtype, (int)gv->ndim,
+         (int)wv->dtype, (int)wv->ndim);
+    return false;
+  }
+  for (int32_t d = 0; d < gv->ndim; d++)
+    if (gv->sizes[d] != wv->sizes[d]) {
+      fail("result size %lld at dim %d, the CPU's %lld", (long long)gv->sizes[d], (int)d,
+           (long long)wv->sizes[d]);
+      return false;
+    }
+  bp_tensor *gh = to_host(got), *wh = to_host(want);
+  if (!gh || !wh) {
+    bp_tensor_release(gh);
+    bp_tensor_release(wh);
+    return false;
+  }
+  const void *g = bp_tensor_get_view(gh)->data, *w = bp_tensor_get_view(wh)->data;
+  int32_t dt = gv->dtype;
+  double rtol, atol;
+  tolerance(dt, &rtol, &atol);
+  double scale = n > 1 && kind != T_PLAIN ? sqrt((double)n) : 1;
+  rtol *= 2 * scale;
+  atol *= 2 * (kind == T_SUM && n > 1 ? (double)n : 1);
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < gv->numel; i++) {
+    bool same;
+    if (is_float(dt)) {
+      double a = get_f(dt, g, i), b = get_f(dt, w, i);
+      if (isnan(a) || isnan(b)) same = isnan(a) && isnan(b);
+      else if (isinf(a) || isinf(b)) same = a == b;
+      else same = fabs(a - b) <= atol + rtol * fabs(b);
+    } else {
+      same = get_i(dt, g, i) == get_i(dt, w, i);
+    }
+    if (!same && bad++ == 0) first = i;
+  }
+  if (bad) {
+    if (is_float(dt))
+      fail("%lld of %lld elements differ; first at %lld: cuda %.9g, cpu %.9g", (long long)bad,
+           (long long)gv->numel, (long long)first, get_f(dt, g, first), get_f(dt, w, first));
+    else
+      fail("%lld of %lld elements differ; first at %lld: cuda %lld, cpu %lld", (long long)bad,
+           (long long)gv->numel, (long long)first, (long long)get_i(dt, g, first),
+           (long long)get_i(dt, w, first));
+  }
+  bp_tensor_release(gh);
+  bp_tensor_release(wh);
+  return bad == 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Calls on both devices                                                    */
+/* ------------------------------------------------------------------------ */
+
+enum { A_T, A_T_CPU, A_NONE, A_INT, A_FLOAT, A_BOOL, A_STR, A_INTS, A_DTYPE };
+
+typedef struct arg {
+  int kind;
+  twin *t;          /* A_T: the twin's view on each device; A_T_CPU: the
+                       CPU view on both (a cross-device argument) */
+  int64_t i;
+  double f;
+  const char *s;
+  const int64_t *ints;
+  size_t n;
+  const char *kw;   /* keyword name, or NULL for positional */
+} arg;
+
+#define AT(tw) ((arg){A_T, (tw), 0, 0, NULL, NULL, 0, NULL})
+#define AT_CPU(tw) ((arg){A_T_CPU, (tw), 0, 0, NULL, NULL, 0, NULL})
+#define ANONE ((arg){A_NONE, NULL, 0, 0, NULL, NULL, 0, NULL})
+#define AINT(v) ((arg){A_INT, NULL, (v), 0, NULL, NULL, 0, NULL})
+#define AFLOAT(v) ((arg){A_FLOAT, NULL, 0, (v), NULL, NULL, 0, NULL})
+#define ABOOL(v) ((arg){A_BOOL, NULL, (v), 0, NULL, NULL, 0, NULL})
+#define AINTS(p, c) ((arg){A_INTS, NULL, 0, 0, NULL, (p), (c), NULL})
+#define KW(a, name) ((arg){(a).kind, (a).t, (a).i, (a).f, (a).s, (a).ints, (a).n, (name)})
+
+static bp_status call_on(const bp_op *op, const arg *args, size_t nargs, bool gpu, bp_tensor **out) {
+  bp_value vals[16];
+  bp_stack s = {BP_STACK_STRUCT_SIZE, vals, 16, 0};
+  const char *kws[8];
+  size_t nkw = 0;
+  for (size_t i = 0; i < nargs; i++) {
+    const arg *a = &args[i];
+    switch (a->kind) {
+      case A_T: bp_stack_push_tensor(&s, gpu ? a->t->g : a->t->c); break;
+      case A_T_CPU: bp_stack_push_tensor(&s, a->t->c); break;
+      case A_NONE: bp_stack_push_none(&s); break;
+      case A_INT: bp_stack_push_int(&s, a->i); break;
+      case A_FLOAT: bp_stack_push_float(&s, a->f); break;
+      case A_BOOL: bp_stack_push_bool(&s, a->i != 0); break;
+      case A_STR: bp_stack_push_str(&s, a->s); break;
+      case A_INTS: bp_stack_push_int_list(&s, a->ints, a->n); break;
+      case A_DTYPE: bp_stack_push_scalar_type(&s, (int32_t)a->i); break;
+    }
+    if (a->kw) kws[nkw++] = a->kw;
+  }
+  bp_status st = nkw ? bp_call_kw(op, &s, kws, nkw) : bp_call(op, &s);
+  *out = st == BP_OK ? vals[0].u.tensor : NULL;
+  return st;
+}
+
+static int64_t ntrials;
+
+/*
+ * Runs op on both devices and compares.  `mut` (may be NULL) is the twin
+ * the op writes: its storages are compared too, and the result must be
+ * its view.
+ */
+static void check(const char *name, const arg *args, size_t nargs, twin *mut, int kind, int64_t n) {
+  const bp_op *op = NULL;
+  if (bp_op_find(name, &op) != BP_OK) {
+    fail("%s: %s", name, bp_last_error());
+    return;
+  }
+  ntrials++;
+  bp_tensor *rc = NULL, *rg = NULL;
+  bp_status sc = call_on(op, args, nargs, false, &rc);
+  char cmsg[512];
+  snprintf(cmsg, sizeof cmsg, "%s", bp_last_error());
+  bp_status sg = call_on(op, args, nargs, true, &rg);
+  if (sc != sg) {
+    fail("%s: the CPU gives %s (%s), CUDA gives %s (%s)", name, bp_status_str(sc),
+         sc ? cmsg : "", bp_status_str(sg), sg ? bp_last_error() : "");
+  } else if (sc == BP_OK) {
+    if (rg && bp_tensor_get_view(rg)->device.type != BP_DEVICE_CUDA)
+      fail("%s: the result is not on cuda", name);
+    else if (mut && (rg != mut->g || rc != mut->c))
+      fail("%s: the result is not the argument it writes", name);
+    else
+      compare(rg, rc, kind, n);
+    if (mut) compare(mut->gs, mut->cs, kind, n);
+  }
+  if (bp_device_synchronize(CUDA0) != BP_OK) fail("%s: synchronize: %s", name, bp_last_error());
+  bp_tensor_release(rc);
+  bp_tensor_release(rg);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Setup                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static bp_plugin *cpu_plugin, *cuda_plugin;
+
+static bool setup(uint64_t seed) {
+  rng_state = seed;
+  failures_reported = 0;
+  cpu_plugin = load_plugin("cpu");
+  cuda_plugin = load_plugin("cuda");
+  return cpu_plugin && cuda_plugin;
+}
+
+static void done(void) {
+  tap_diag("%lld trials", (long long)ntrials);
+  is_int(bp_live_tensor_count(), 0);
+  if (cuda_plugin) is_status(bp_plugin_unload(cuda_plugin), BP_OK);
+  if (cpu_plugin) is_status(bp_plugin_unload(cpu_plugin), BP_OK);
+}
+
+/* Shapes of broadcasting pairs. */
+typedef struct shape2 {
+  int32_t na;
+  int64_t a[4];
+  int32_t nb;
+  int64_t b[4];
+} shape2;
+
+static const shape2 pairs[] = {
+    {0, {0}, 0, {0}},          {1, {5}, 1, {5}},           {2, {3, 4}, 1, {4}},
+    {3, {2, 3, 4}, 3, {2, 1, 4}}, {2, {0, 3}, 1, {3}},      {1, {1}, 2, {7, 1}},
+    {3, {4, 1, 3}, 3, {1, 5, 1}}, {2, {3, 4}, 2, {2, 4}} /* does not broadcast */,
+    {2, {300, 257}, 1, {257}},    {1, {70001}, 1, {70001}}, {0, {0}, 2, {33, 65}},
+};
+#define NPAIRS (sizeof pairs / sizeof pairs[0])
+
+static const char *dtn(int32_t dt) {
+  switch (dt) {
+    case BP_FLOAT32: return "float32";
+    case BP_FLOAT64: return "float64";
+    case BP_FLOAT16: return "float16";
+    case BP_BFLOAT16: return "bfloat16";
+    case BP_INT8: return "int8";
+    case BP_INT16: return "int16";
+    case BP_INT32: return "int32";
+    case BP_INT64: return "int64";
+    case BP_UINT8: return "uint8";
+    case BP_BOOL: return "bool";
+  }
+  return "?";
+}
+
+/* ------------------------------------------------------------------------ */
+/* Elementwise                                                              */
+/* ------------------------------------------------------------------------ */
+
+static void binary_ops(void) {
+  if (!setup(1)) return;
+  static const char *const ops[] = {"core::add", "core::sub", "core::mul", "core::div",
+                                    "core::maximum", "core::minimum", "core::pow"};
+  for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+    for (int di = 0; di < NDTYPES; di++)
+      for (size_t s = 0; s < NPAIRS; s++) {
+        int32_t dt = all_dtypes[di];
+        /* A second dtype now and then: promotion. */
+        int32_t dt2 = rnd() % 4 == 0 ? all_dtypes[rnd() % NDTYPES] : dt;
+        int prof = !strcmp(ops[o], "core::pow") ? P_EXP : rnd() % 2 ? P_GENERAL : P_TIES;
+        const shape2 *sh = &pairs[s];
+        ctx("%s(%s%s, %s) shapes %d/%d", ops[o], dtn(dt), "", dtn(dt2), (int)sh->na, (int)sh->nb);
+        twin a = make(dt, sh->na, sh->a, L_ANY, prof), b = make(dt2, sh->nb, sh->b, L_ANY, prof);
+        if (!a.c || !b.c) {
+          twin_free(&a);
+          twin_free(&b);
+          continue;
+        }
+        arg args[3] = {AT(&a), AT(&b)};
+        check(ops[o], args, 2, NULL, T_PLAIN, 1);
+        if (!strcmp(ops[o], "core::add") || !strcmp(ops[o], "core::sub")) {
+          double alpha = rnd() % 2 ? 3.0 : -1.5;
+          args[2] = KW(AFLOAT(alpha), "alpha");
+          check(ops[o], args, 3, NULL, T_PLAIN, 1);
+        }
+        twin_free(&a);
+        twin_free(&b);
+      }
+  done();
+}
+
+static void muladd_and_add_out(void) {
+  if (!setup(2)) return;
+  for (int di = 0; di < NDTYPES; di++)
+    for (size_t s = 0; s < NPAIRS; s++) {
+      int32_t dt = all_dtypes[di];
+      const shape2 *sh = &pairs[s];
+      ctx("muladd/add.out %s shapes %d/%d", dtn(dt), (int)sh->na, (int)sh->nb);
+      twin a = make(dt, sh->na, sh->a, L_ANY, P_GENERAL), b = make(dt, sh->nb, sh->b, L_ANY, P_GENERAL);
+      if (!a.c || !b.c) {
+        twin_free(&a);
+        twin_free(&b);
+        continue;
+      }
+      arg args[4] = {AT(&a), AT(&b), AFLOAT(0.75)};
+      check("core::muladd", args, 3, NULL, T_PLAIN, 1);
+      /* add.out into a fresh tensor of the broadcast shape (a writable
+       * layout), and into `a` itself when it has that shape. */
+      const bp_tensor_view *va = bp_tensor_get_view(a.c), *vb = bp_tensor_get_view(b.c);
+      int32_t nd = va->ndim > vb->ndim ? va->ndim : vb->ndim;
+      int64_t shape[BP_MAX_NDIM];
+      bool bc = true;
+      for (int32_t d = 0; d < nd; d++) {
+        int32_t da = d - (nd - va->ndim), db = d - (nd - vb->ndim);
+        int64_t x = da >= 0 ? va->sizes[da] : 1, y = db >= 0 ? vb->sizes[db] : 1;
+        if (x != y && x != 1 && y != 1) bc = false;
+        shape[d] = x == 1 ? y : x;
+      }
+      if (bc) {
+        twin out = make(dt, nd, shape, L_WRITABLE, P_FINITE);
+        if (out.c) {
+          arg a2[4] = {AT(&a), AT(&b), KW(AFLOAT(2.0), "alpha"), KW(AT(&out), "out")};
+          check("core::add.out", a2, 4, &out, T_PLAIN, 1);
+        }
+        twin_free(&out);
+      }
+      twin_free(&a);
+      twin_free(&b);
+    }
+  /* add.out writing into self, contiguous and strided. */
+  int64_t sz[2] = {17, 33};
+  for (int di = 0; di < NDTYPES; di++) {
+    ctx("add.out into self, %s", dtn(all_dtypes[di]));
+    twin a = make(all_dtypes[di], 2, sz, L_WRITABLE, P_TIES), b = make(all_dtypes[di], 1, sz + 1, L_ANY, P_TIES);
+    if (a.c && b.c) {
+      arg args[4] = {AT(&a), AT(&b), KW(AFLOAT(1.0), "alpha"), KW(AT(&a), "out")};
+      check("core::add.out", args, 4, &a, T_PLAIN, 1);
+    }
+    twin_free(&a);
+    twin_free(&b);
+  }
+  done();
+}
+
+static const int64_t ushapes[][4] = {{0}, {7}, {3, 4, 5}, {0, 3}, {1000, 129}, {65537}};
+static const int32_t undims[] = {0, 1, 3, 2, 2, 1};
+#define NUSHAPES 6
+
+static void unary_ops(void) {
+  if (!setup(3)) return;
+  static const char *const ops[] = {"core::neg",  "core::abs",     "core::relu", "core::exp",
+                                    "core::log",  "core::sqrt",    "core::rsqrt", "core::sigmoid",
+                                    "core::tanh", "core::gelu"};
+  for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+    for (int di = 0; di < NDTYPES; di++)
+      for (int s = 0; s < NUSHAPES; s++) {
+        int32_t dt = all_dtypes[di];
+        bool pos = !strcmp(ops[o], "core::log") || !strcmp(ops[o], "core::sqrt") ||
+                   !strcmp(ops[o], "core::rsqrt");
+        ctx("%s(%s) shape #%d", ops[o], dtn(dt), s);
+        twin a = make(dt, undims[s], ushapes[s], L_ANY, pos ? P_POS : P_GENERAL);
+        if (!a.c) continue;
+        arg args[2] = {AT(&a)};
+        check(ops[o], args, 1, NULL, T_PLAIN, 1);
+        if (!strcmp(ops[o], "core::gelu")) {
+          args[1] = KW(((arg){A_STR, NULL, 0, 0, "tanh", NULL, 0, NULL}), "approximate");
+          check(ops[o], args, 2, NULL, T_PLAIN, 1);
+          args[1] = KW(((arg){A_STR, NULL, 0, 0, "exact", NULL, 0, NULL}), "approximate");
+          check(ops[o], args, 2, NULL, T_PLAIN, 1);
+        }
+        twin_free(&a);
+      }
+  done();
+}
+
+static void where_cast_contiguous(void) {
+  if (!setup(4)) return;
+  for (int di = 0; di < NDTYPES; di++)
+    for (size_t s = 0; s < NPAIRS; s++) {
+      int32_t dt = all_dtypes[di], dt2 = rnd() % 3 == 0 ? all_dtypes[rnd() % NDTYPES] : dt;
+      const shape2 *sh = &pairs[s];
+      ctx("where(bool, %s, %s) shapes %d/%d", dtn(dt), dtn(dt2), (int)sh->na, (int)sh->nb);
+      twin c = make(rnd() % 8 ? BP_BOOL : BP_INT8, sh->na, sh->a, L_ANY, P_GENERAL);
+      twin a = make(dt, sh->nb, sh->b, L_ANY, P_GENERAL), b = make(dt2, sh->na, sh->a, L_ANY, P_GENERAL);
+      if (c.c && a.c && b.c) {
+        arg args[3] = {AT(&c), AT(&a), AT(&b)};
+        check("core::where", args, 3, NULL, T_PLAIN, 1);
+      }
+      twin_free(&c);
+      twin_free(&a);
+      twin_free(&b);
+    }
+  for (int si = 0; si < NDTYPES; si++)
+    for (int di = 0; di < NDTYPES; di++)
+      for (int s = 0; s < NUSHAPES; s++) {
+        int prof = s % 2 ? P_WIDE : P_GENERAL;
+        ctx("cast %s -> %s shape #%d", dtn(all_dtypes[si]), dtn(all_dtypes[di]), s);
+        twin a = make(all_dtypes[si], undims[s], ushapes[s], L_ANY, prof);
+        if (!a.c) continue;
+        arg args[2] = {AT(&a), ((arg){A_DTYPE, NULL, all_dtypes[di], 0, NULL, NULL, 0, NULL})};
+        check("core::cast", args, 2, NULL, T_PLAIN, 1);
+        twin_free(&a);
+      }
+  for (int di = 0; di < NDTYPES; di++)
+    for (int s = 0; s < NUSHAPES; s++)
+      for (int lay = L_CONTIG; lay <= L_BCAST; lay++) {
+        ctx("contiguous %s shape #%d layout %d", dtn(all_dtypes[di]), s, lay);
+        twin a = make(all_dtypes[di], undims[s], ushapes[s], lay, P_WIDE);
+        if (!a.c) continue;
+        arg args[1] = {AT(&a)};
+        check("core::contiguous", args, 1, NULL, T_PLAIN, 1);
+        twin_free(&a);
+      }
+  done();
+}
+
+static void fill_and_copy(void) {
+  if (!setup(5)) return;
+  static const double values[] = {2.5, -1e10, NAN, 300.0, -1.0, 0.0, INFINITY};
+  for (int di = 0; di < NDTYPES; di++)
+    for (size_t v = 0; v < sizeof values / sizeof values[0]; v++)
+      for (int s = 0; s < NUSHAPES; s++) {
+        ctx("fill_ %s value %g shape #%d", dtn(all_dtypes[di]), values[v], s);
+        twin a = make(all_dtypes[di], undims[s], ushapes[s], L_WRITABLE, P_GENERAL);
+        if (!a.c) continue;
+        arg args[2] = {AT(&a), AFLOAT(values[v])};
+        check("core::fill_", args, 2, &a, T_PLAIN, 1);
+        twin_free(&a);
+      }
+  for (int di = 0; di < NDTYPES; di++)
+    for (size_t s = 0; s < NPAIRS; s++) {
+      const shape2 *sh = &pairs[s];
+      int32_t dt = all_dtypes[di], dt2 = all_dtypes[rnd() % NDTYPES];
+      ctx("copy_ %s <- %s shapes %d/%d", dtn(dt), dtn(dt2), (int)sh->na, (int)sh->nb);
+      twin self = make(dt, sh->na, sh->a, L_WRITABLE, P_GENERAL);
+      twin src = make(dt2, sh->nb, sh->b, L_ANY, P_WIDE);
+      if (self.c && src.c) {
+        arg args[2] = {AT(&self), AT(&src)};
+        check("core::copy_", args, 2, &self, T_PLAIN, 1);
+        /* From the CPU to cuda: the kernel of self's device moves it. */
+        args[1] = AT_CPU(&src);
+        check("core::copy_", args, 2, &self, T_PLAIN, 1);
+      }
+      twin_free(&self);
+      twin_free(&src);
+    }
+  /* Overlapping: src is self's storage shifted by one element. */
+  for (int di = 0; di < NDTYPES; di++) {
+    int64_t n = 1000, one = 1;
+    ctx("copy_ overlapping %s", dtn(all_dtypes[di]));
+    twin self = make(all_dtypes[di], 1, &n, L_CONTIG, P_TIES);
+    if (!self.c) continue;
+    twin src;
+    memset(&src, 0, sizeof src);
+    const bp_tensor_view *v = bp_tensor_get_view(self.c);
+    bp_tensor_as_strided(self.cs, 1, &n, &one, v->storage_offset + 1, &src.c);
+    bp_tensor_as_strided(self.gs, 1, &n, &one, v->storage_offset + 1, &src.g);
+    arg args[2] = {AT(&self), AT(&src)};
+    check("core::copy_", args, 2, &self, T_PLAIN, 1);
+    bp_tensor_release(src.c);
+    bp_tensor_release(src.g);
+    twin_free(&self);
+  }
+  done();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reductions                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct rshape {
+  int32_t nd;
+  int64_t s[4];
+} rshape;
+
+static const rshape rshapes[] = {{0, {0}},          {1, {7}},          {3, {3, 4, 5}},
+                                 {2, {0, 4}},       {2, {4, 0}},       {3, {2, 300, 3}},
+                                 {1, {65537}},      {2, {3000, 70}},   {2, {33, 2000}},
+                                 {1, {1 << 22}}};
+#define NRSHAPES (sizeof rshapes / sizeof rshapes[0])
+
+static int64_t reduced_count(const rshape *r, const int64_t *dims, size_t nd) {
+  int64_t n = 1;
+  if (nd == 0) {
+    for (int32_t d = 0; d < r->nd; d++) n *= r->s[d];
+    return n;
+  }
+  for (size_t i = 0; i < nd; i++) {
+    int64_t d = dims[i] < 0 ? dims[i] + r->nd : dims[i];
+    if (d >= 0 && d < r->nd) n *= r->s[d];
+  }
+  return n;
+}
+
+static void reductions(void) {
+  if (!setup(6)) return;
+  static const int64_t dimsets[][2] = {{0, 0}, {0, 0}, {-1, 0}, {0, 2}, {1, 0}};
+  static const size_t dimlens[] = {0, 1, 1, 2, 1};
+  for (int di = 0; di < NDTYPES; di++)
+    for (size_t s = 0; s < NRSHAPES; s++) {
+      int32_t dt = all_dtypes[di];
+      const rshape *r = &rshapes[s];
+      bool big = r->s[0] >= (1 << 22);
+      if (big && dt != BP_FLOAT32 && dt != BP_INT32 && dt != BP_FLOAT16) continue;
+      int prof = rnd() % 3 == 0 ? P_TIES : rnd() % 2 ? P_GENERAL : P_FINITE;
+      twin a = make(dt, r->nd, r->s, big ? L_CONTIG : L_ANY, prof);
+      if (!a.c) continue;
+      for (size_t ds = 0; ds < sizeof dimlens / sizeof dimlens[0]; ds++)
+        for (int keep = 0; keep < 2; keep++) {
+          const int64_t *dims = dimsets[ds];
+          size_t nd = dimlens[ds];
+          int64_t n = reduced_count(r, dims, nd);
+          ctx("reductions %s shape #%zu dims #%zu keepdim %d profile %d", dtn(dt), s, ds, keep, prof);
+          arg args[4] = {AT(&a), AINTS(dims, nd), ABOOL(keep)};
+          check("core::sum", args, 3, NULL, T_SUM, n);
+          check("core::mean", args, 3, NULL, T_SQRT, n);
+          check("core::amax", args, 3, NULL, T_PLAIN, n);
+          check("core::amin", args, 3, NULL, T_PLAIN, n);
+          if (ds < 3) {
+            int32_t sdt = ds == 1 ? BP_FLOAT64 : ds == 2 ? BP_INT32 : BP_FLOAT32;
+            args[3] = KW(((arg){A_DTYPE, NULL, sdt, 0, NULL, NULL, 0, NULL}), "dtype");
+            check("core::sum", args, 4, NULL, T_SUM, n);
+          }
+          /* argmax: dim None or one dim. */
+          arg aa[3] = {AT(&a), nd == 0 ? ANONE : AINT(dims[0]), ABOOL(keep)};
+          check("core::argmax", aa, 3, NULL, T_PLAIN, n);
+        }
+      twin_free(&a);
+    }
+  done();
+}
+
+/* ------------------------------------------------------------------------ */
+/* softmax, log_softmax, layer_norm, matmul                                 */
+/* ------------------------------------------------------------------------ */
+
+static void nn_ops(void) {
+  if (!setup(7)) return;
+  static const rshape shapes[] = {{0, {0}}, {1, {7}}, {3, {3, 4, 5}}, {2, {2, 1000}},
+                                  {2, {1000, 3}}, {2, {0, 3}}, {2, {64, 4099}}};
+  for (int di = 0; di < NDTYPES; di++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+      int32_t dt = all_dtypes[di];
+      const rshape *r = &shapes[s];
+      for (int prof = P_GENERAL; prof <= P_FINITE; prof++) {
+        twin a = make(dt, r->nd, r->s, L_ANY, prof);
+        if (!a.c) continue;
+        for (int64_t d = -1; d < (r->nd ? r->nd : 1); d++) {
+          int32_t dd = r->nd == 0 ? 0 : (int32_t)(d < 0 ? d + r->nd : d);
+          int64_t n = r->nd ? r->s[dd] : 1;
+          ctx("softmax %s shape #%zu dim %lld profile %d", dtn(dt), s, (long long)d, prof);
+          arg args[2] = {AT(&a), AINT(d)};
+          check("core::softmax", args, 2, NULL, T_SQRT, n);
+          check("core::log_softmax", args, 2, NULL, T_SQRT, n);
+        }
+        twin_free(&a);
+      }
+    }
+  /* layer_norm */
+  static const struct {
+    int32_t nd;
+    int64_t s[3];
+    int32_t nn; /* trailing dims normalised */
+  } ln[] = {{2, {4, 6}, 1}, {3, {2, 3, 4}, 2}, {2, {0, 5}, 1}, {2, {300, 1024}, 1}, {1, {5000}, 1}};
+  for (int di = 0; di < NDTYPES; di++)
+    for (size_t s = 0; s < sizeof ln / sizeof ln[0]; s++)
+      for (int wb = 0; wb < 4; wb++) {
+        int32_t dt = all_dtypes[di];
+        const int64_t *norm = ln[s].s + (ln[s].nd - ln[s].nn);
+        int64_t n = 1;
+        for (int32_t i = 0; i < ln[s].nn; i++) n *= norm[i];
+        ctx("layer_norm %s shape #%zu weight/bias %d", dtn(dt), s, wb);
+        twin x = make(dt, ln[s].nd, ln[s].s, L_ANY, wb == 3 ? P_GENERAL : P_FINITE);
+        twin w = make(dt, ln[s].nn, norm, L_ANY, P_FINITE), b = make(dt, ln[s].nn, norm, L_ANY, P_FINITE);
+        if (x.c && w.c && b.c) {
+          arg args[5] = {AT(&x), AINTS(norm, (size_t)ln[s].nn), wb & 1 ? AT(&w) : ANONE,
+                         wb & 2 ? AT(&b) : ANONE, AFLOAT(1e-5)};
+          check("core::layer_norm", args, 5, NULL, T_SQRT, n);
+        }
+        twin_free(&x);
+        twin_free(&w);
+        twin_free(&b);
+      }
+  done();
+}
+
+static void matmul_cases(bool tiled) {
+  if (tiled) setenv("BP_CUDA_MATMUL", "tiled", 1);
+  if (!setup(tiled ? 9 : 8)) return;
+  static const struct {
+    int32_t na;
+    int64_t a[4];
+    int32_t nb;
+    int64_t b[4];
+  } mm[] = {
+      {2, {3, 4}, 2, {4, 5}},         {1, {4}, 2, {4, 5}},          {2, {3, 4}, 1, {4}},
+      {1, {7}, 1, {7}},               {3, {2, 3, 4}, 2, {4, 5}},    {2, {3, 4}, 3, {2, 4, 5}},
+      {4, {2, 1, 3, 4}, 3, {5, 4, 6}}, {3, {2, 3, 0}, 3, {2, 0, 5}}, {2, {0, 4}, 2, {4, 3}},
+      {2, {130, 200}, 2, {200, 70}},  {2, {3, 4}, 2, {5, 6}},       {0, {0}, 1, {3}},
+      {3, {3, 65, 129}, 3, {3, 129, 66}}, {2, {256, 1000}, 2, {1000, 64}},
+  };
+  for (int di = 0; di < NDTYPES; di++)
+    for (size_t s = 0; s < sizeof mm / sizeof mm[0]; s++) {
+      int32_t dt = all_dtypes[di];
+      if (tiled && !is_float(dt)) continue;
+      ctx("matmul%s %s case #%zu", tiled ? " (tiled)" : "", dtn(dt), s);
+      twin a = make(dt, mm[s].na, mm[s].a, L_ANY, P_UNIT), b = make(dt, mm[s].nb, mm[s].b, L_ANY, P_UNIT);
+      if (a.c && b.c) {
+        arg args[2] = {AT(&a), AT(&b)};
+        int64_t k = mm[s].na ? mm[s].a[mm[s].na - 1] : 1;
+        check("core::matmul", args, 2, NULL, T_SQRT, k);
+      }
+      twin_free(&a);
+      twin_free(&b);
+    }
+  done();
+}
+
+static void matmul_default(void) { matmul_cases(false); }
+static void matmul_tiled(void) { matmul_cases(true); }
+
+/* A tiny op many times, alternating streams: results stay right. */
+static void many_small_calls(void) {
+  if (!setup(10)) return;
+  int64_t n = 3;
+  for (int i = 0; i < 2000; i++) {
+    twin a = make(BP_FLOAT32, 1, &n, L_CONTIG, P_FINITE);
+    if (!a.c) break;
+    arg args[2] = {AT(&a), AT(&a)};
+    check("core::mul", args, 2, NULL, T_PLAIN, 1);
+    twin_free(&a);
+  }
+  done();
+}
+
+int main(void) {
+  if (!plugin_built("cuda")) return tap_skip_all("the CUDA plugin is not built (no CUDA Toolkit)");
+  if (!plugin_built("cpu")) return tap_skip_all("the CPU plugin is not built");
+  if (cuda_probe(NULL, 0) == 0) return tap_skip_all("no CUDA device");
+  static const tap_case cases[] = {
+      TAP_CASE(binary_ops),   TAP_CASE(muladd_and_add_out), TAP_CASE(unary_ops),
+      TAP_CASE(where_cast_contiguous), TAP_CASE(fill_and_copy), TAP_CASE(reductions),
+      TAP_CASE(nn_ops),       TAP_CASE(matmul_default),     TAP_CASE(matmul_tiled),
+      TAP_CASE(many_small_calls),
+  };
+  return tap_main(cases, TAP_NCASES(cases));
+}
