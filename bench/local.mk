@@ -12,8 +12,29 @@ EXTRA_PROGRAMS += %D%/kernels
 %C%_kernels_LDADD = host/libbackplane.la $(BP_DL_LIBS) $(BP_PTHREAD_LIBS) -lm
 CLEANFILES += %D%/kernels$(EXEEXT)
 
-bench: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) plugins/cpu/cpu.la
+# The CUDA benchmark (bench/cuda.cu), built by nvcc and linked by libtool
+# against libbackplane and the static CUDA runtime; `make bench` runs it
+# when configure found the CUDA Toolkit.  bench/cuda-run.sh repeats the
+# tests and this benchmark on a GPU machine from a build directory.
+EXTRA_DIST += %D%/cuda.cu %D%/cuda-run.sh
+bench_cuda_deps =
+if HAVE_CUDA
+bench_cuda_deps += %D%/cuda-bench$(EXEEXT) plugins/cuda/cuda.la
+CLEANFILES += %D%/cuda-bench$(EXEEXT) %D%/cuda-bench.o
+%D%/cuda-bench.o: %D%/cuda.cu $(top_srcdir)/sdk/include/backplane/host.h
+	$(AM_V_GEN)$(NVCC) $(BP_NVCC_ALLFLAGS) -c $< -o $@
+%D%/cuda-bench$(EXEEXT): %D%/cuda-bench.o host/libbackplane.la
+	$(AM_V_CCLD)$(LIBTOOL) $(AM_V_lt) --tag=CC --mode=link $(CCLD) $(AM_LDFLAGS) $(LDFLAGS) \
+	  -o $@ %D%/cuda-bench.o host/libbackplane.la -L$(CUDA_LIBDIR) -lcudart_static -lrt \
+	  $(BP_DL_LIBS) $(BP_PTHREAD_LIBS) -lm
+endif
+
+bench: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) plugins/cpu/cpu.la $(bench_cuda_deps)
 	$(builddir)/%D%/dispatch
 	LIBTOOL='$(LIBTOOL)' $(SHELL) $(srcdir)/%D%/dispatch-callgrind.sh $(builddir)/%D%/dispatch
 	$(builddir)/%D%/kernels $(top_builddir)/plugins/cpu/.libs/cpu.so
+	@if test -n '$(bench_cuda_deps)'; then \
+	  echo '$(builddir)/%D%/cuda-bench $(top_builddir)/plugins/cuda/.libs/cuda.so'; \
+	  $(builddir)/%D%/cuda-bench $(top_builddir)/plugins/cuda/.libs/cuda.so; \
+	fi
 .PHONY: bench
