@@ -38,7 +38,7 @@ only() {
   grep '^not ok' "$tmp/$1.tap" > "$tmp/$1.bad"
   [ -s "$tmp/$1.bad" ] && ! grep -v -- "$2" "$tmp/$1.bad" > /dev/null
 }
-echo "1..51"
+echo "1..52"
 
 # (a) The CPU plugin conforms to the core profile.
 run cpu "$cpu" --json "$tmp/cpu.json" --html "$tmp/cpu.html" --jobs 2
@@ -163,6 +163,16 @@ else
   result 1 "a garbage file fails handshake/exports (exit 1)" "$tmp/garbage.tap"
 fi
 has "$tmp/garbage.json" '"conforms": false'; result $? "its certificate says it does not conform" "$tmp/garbage.json"
+
+run vendor "$plugins/vendor_a.so" --profile full --jobs 2
+if has "$tmp/vendor.tap" "^exit 0$" && has "$tmp/vendor.tap" "^ok [0-9]* - vendor_a::offset/meta$" &&
+   has "$tmp/vendor.tap" "^ok [0-9]* - vendor_a::offset/concurrency$" &&
+   has "$tmp/vendor.tap" "^ok [0-9]* - registration/profile$"; then
+  result 0 "a vendor plugin without the core op set conforms on the generic checks of its ops"
+else
+  result 1 "a vendor plugin without the core op set conforms on the generic checks of its ops" \
+    "$tmp/vendor.tap"
+fi
 
 # (f) One case alone, by its name; --list.
 run one "$cpu" --ops 'core::add/float32/noncontig' --seed 7
