@@ -14,7 +14,9 @@ EXTRA_DIST += \
 	%D%/host/host.c \
 	tests/run-doc.sh
 
+# Scratch directories, one per rule, since make -j runs the rules at once.
 EXAMPLES_CHECK_DIR = $(abs_top_builddir)/examples-check
+DOCS_CHECK_DIR = $(abs_top_builddir)/docs-check
 
 # The environment of a program that uses the installed tree.  With DESTDIR
 # the .pc files still name the configured prefix: PKG_CONFIG_SYSROOT_DIR
@@ -64,20 +66,20 @@ installcheck-examples:
 # tree at ~/backplane; the vendor guide builds and installs its own there
 # from $(abs_top_srcdir).
 installcheck-docs:
-	rm -rf $(EXAMPLES_CHECK_DIR) && mkdir -p $(EXAMPLES_CHECK_DIR)/host-home
-	ln -s '$(DESTDIR)$(prefix)' $(EXAMPLES_CHECK_DIR)/host-home/backplane
+	rm -rf $(DOCS_CHECK_DIR) && mkdir -p $(DOCS_CHECK_DIR)/host-home
+	ln -s '$(DESTDIR)$(prefix)' $(DOCS_CHECK_DIR)/host-home/backplane
 	@$(EXAMPLES_ENV) \
-	cd $(EXAMPLES_CHECK_DIR)/host-home && \
+	cd $(DOCS_CHECK_DIR)/host-home && \
 	HOME=$$PWD $(SHELL) $(abs_top_srcdir)/tests/run-doc.sh $(abs_top_srcdir)/docs/host-guide.md
-	mkdir -p $(EXAMPLES_CHECK_DIR)/vendor-home
+	mkdir -p $(DOCS_CHECK_DIR)/vendor-home
 	@unset MAKEFLAGS MFLAGS MAKELEVEL; \
-	cd $(EXAMPLES_CHECK_DIR)/vendor-home && \
+	cd $(DOCS_CHECK_DIR)/vendor-home && \
 	HOME=$$PWD BACKPLANE_SRC='$(abs_top_srcdir)' \
 	$(SHELL) $(abs_top_srcdir)/tests/run-doc.sh $(abs_top_srcdir)/docs/vendor-guide.md
-	rm -rf $(EXAMPLES_CHECK_DIR)
+	rm -rf $(DOCS_CHECK_DIR)
 
 clean-local: clean-examples-check
 clean-examples-check:
-	rm -rf $(EXAMPLES_CHECK_DIR)
+	rm -rf $(EXAMPLES_CHECK_DIR) $(DOCS_CHECK_DIR)
 
 .PHONY: installcheck-examples installcheck-docs clean-examples-check
