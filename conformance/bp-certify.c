@@ -1014,6 +1014,8 @@ enum mode { M_PLAIN, M_GUARD, M_PROTECT };
 /* The tensors of one materialised sample, and what is needed to check
  * their canaries. */
 typedef struct argset {
+  /* The stack borrows the tensors of made[]; after a call it holds the
+   * results, which the caller owns and releases (bp_stack_release). */
   bp_value slots[16];
   bp_stack st;
   size_t nargs;
@@ -1035,10 +1037,13 @@ static void argset_free(argset *as) {
 /* One byte of the canary pattern. */
 static unsigned char canary_byte(size_t i) { return (unsigned char)(0xA5u ^ (i * 29u)); }
 
+/* The deleter context of a tensor made by protected_tensor(): malloc'd
+ * there, owned by the tensor, and freed with the mapping by unmap_blob()
+ * when libbackplane drops the tensor's last reference. */
 typedef struct blob_ctx {
-  void *map;
+  void *map;   /* the whole mapping, guard pages included */
   size_t len;
-  int region;
+  int region;  /* its entry in regions[], or -1 */
 } blob_ctx;
 
 static void unmap_blob(void *ctx_, void *data) {
