@@ -22,9 +22,11 @@ DOCS_CHECK_DIR = $(abs_top_builddir)/docs-check
 # the .pc files still name the configured prefix: PKG_CONFIG_SYSROOT_DIR
 # makes pkg-config put DESTDIR in front of the paths it prints, and the
 # installed libbackplane looks for plugins in the configured directory, so
-# BP_PLUGIN_PATH points at the staged one.
+# BP_PLUGIN_PATH points at the staged one.  DESTDIR itself, which make
+# exports when it is given on the command line, must not reach the
+# examples' and the guides' own builds.
 EXAMPLES_ENV = \
-	unset MAKEFLAGS MFLAGS MAKELEVEL; \
+	unset MAKEFLAGS MFLAGS MAKELEVEL DESTDIR; \
 	PATH='$(DESTDIR)$(bindir)':"$$PATH"; export PATH; \
 	PKG_CONFIG_PATH='$(DESTDIR)$(pkgconfigdir)'; export PKG_CONFIG_PATH; \
 	if test -n '$(DESTDIR)'; then \
@@ -72,7 +74,7 @@ installcheck-docs:
 	cd $(DOCS_CHECK_DIR)/host-home && \
 	HOME=$$PWD $(SHELL) $(abs_top_srcdir)/tests/run-doc.sh $(abs_top_srcdir)/docs/host-guide.md
 	mkdir -p $(DOCS_CHECK_DIR)/vendor-home
-	@unset MAKEFLAGS MFLAGS MAKELEVEL; \
+	@unset MAKEFLAGS MFLAGS MAKELEVEL DESTDIR; \
 	cd $(DOCS_CHECK_DIR)/vendor-home && \
 	HOME=$$PWD BACKPLANE_SRC='$(abs_top_srcdir)' \
 	$(SHELL) $(abs_top_srcdir)/tests/run-doc.sh $(abs_top_srcdir)/docs/vendor-guide.md
