@@ -777,7 +777,8 @@ int main(int argc, char **argv) {
   if (device_text) {
     int32_t count = 0;
     if (bp_device_count(target.type, &count) != BP_OK || target.index >= count)
-      die(1, "--device %s: there are %d devices of that type", device_text, (int)count);
+      die(1, "--device %s: no such device (%d device%s of that type)", device_text, (int)count,
+          count == 1 ? "" : "s");
   }
 
   const char *opname = rest[0];
