@@ -284,6 +284,34 @@ BP_API bp_status bp_device_count(int32_t type, int32_t *out_count) {
   return BP_OK;
 }
 
+BP_API bp_status bp_device_type_flags(int32_t type, uint32_t *out_flags) {
+  if (!out_flags)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_device_type_flags: out_flags is NULL");
+  bp__device_type *dt = bp__device_lookup(type);
+  char buf[32];
+  if (!dt)
+    return bp__error(BP_ERR_DEVICE, "bp_device_type_flags: %s is not registered",
+                     type_label(type, buf, sizeof buf));
+  const bp_device_iface *iface = atomic_load_explicit(&dt->iface, memory_order_acquire);
+  if (!iface)
+    return bp__error(BP_ERR_DEVICE, "bp_device_type_flags: device type '%s' is being unloaded",
+                     dt->name);
+  *out_flags = iface->flags;
+  return BP_OK;
+}
+
+BP_API bp_status bp_device_memory_in_use(int32_t type, int64_t *out_bytes) {
+  if (!out_bytes)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_device_memory_in_use: out_bytes is NULL");
+  bp__device_type *dt = bp__device_lookup(type);
+  char buf[32];
+  if (!dt)
+    return bp__error(BP_ERR_DEVICE, "bp_device_memory_in_use: %s is not registered",
+                     type_label(type, buf, sizeof buf));
+  *out_bytes = (int64_t)atomic_load_explicit(&dt->live_bytes, memory_order_relaxed);
+  return BP_OK;
+}
+
 BP_API bp_status bp_device_properties(bp_device device, bp_device_props *out_props) {
   if (!out_props)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_device_properties: out_props is NULL");

@@ -201,6 +201,13 @@ static bp_status attach(bp__plugin *p, bp_plugin_init_fn init) {
     return bp__error(st, "plugin '%s' (%s): setup failed: %s", p->name, who, why);
   }
   bp__registry_commit(p);
+  /* A note that setup() left with set_error(BP_OK, ...), such as why the
+   * plugin found no devices, is kept as bp_plugin_info.error. */
+  char *note = strdup(bp_last_status() == BP_OK ? bp_last_error() : "");
+  if (note) {
+    free(p->error);
+    p->error = note;
+  }
   return BP_OK;
 }
 
@@ -241,7 +248,6 @@ static bp_status load_path(const char *path, int32_t origin, bool *newly, bp__pl
   }
   p->state = BP_PLUGIN_LOADED;
   p->status = BP_OK;
-  p->error[0] = '\0';
   *newly = true;
   *out = p;
   return BP_OK;
@@ -278,7 +284,6 @@ BP_API bp_status bp_plugin_register(bp_plugin_init_fn init, const char *label,
     } else {
       p->state = BP_PLUGIN_LOADED;
       p->status = BP_OK;
-      p->error[0] = '\0';
     }
   }
   pthread_mutex_unlock(&loader_lock);

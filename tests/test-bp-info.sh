@@ -20,7 +20,7 @@ check() { # check DESCRIPTION FILE PATTERN
     fail=1
   fi
 }
-echo "1..16"
+echo "1..17"
 BP_PLUGIN_PATH= "$info" --no-discover "$cpu" "$tmp/missing.so" > "$tmp/out.txt" 2>&1
 echo "exit $?" >> "$tmp/out.txt"
 check "exits 0 even when a plugin fails" "$tmp/out.txt" "^exit 0$"
@@ -53,6 +53,10 @@ check "shows an unboxed kernel and its dtypes" "$tmp/compat.txt" "kernel cpu    
 check "shows the op's doc line and meta presence" "$tmp/compat.txt" "defined by compat_1_0; meta function: yes"
 "$info" --json --no-discover "$compat" > "$tmp/compat.json" 2>&1
 check "JSON lists a kernel's dtypes" "$tmp/compat.json" '"kind": "unboxed[^"]*", "plugin": "compat_1_0", "enabled": true, "dtypes": \["float32"\]'
+# A loaded plugin's note from its setup() (why it has no devices, say).
+vb="$top_builddir/tests/plugins/.libs/vendor_b.so"
+"$info" --no-discover "$vb" > "$tmp/vb.txt" 2>&1
+check "shows a loaded plugin's note" "$tmp/vb.txt" "note        vendor_b: npu_b is simulated in host memory"
 n=$((n + 1))
 "$info" --bogus > /dev/null 2> "$tmp/err.txt"
 if [ $? -eq 2 ] && grep -q "unknown option '--bogus'" "$tmp/err.txt"; then

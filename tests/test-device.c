@@ -51,11 +51,36 @@ static void unknown_types(void) {
   has_str(bp_last_error(), "device cpu:2 does not exist");
 }
 
+/* Flags and the bytes held by live tensors, per device type. */
+static void flags_and_memory_in_use(void) {
+  uint32_t flags = 0;
+  is_status(bp_device_type_flags(BP_DEVICE_CPU, &flags), BP_OK);
+  ok(flags & BP_DEVICE_HOST_VISIBLE);
+  is_status(bp_device_type_flags(BP_DEVICE_CUDA, &flags), BP_ERR_DEVICE);
+  is_str(bp_last_error(), "bp_device_type_flags: cuda is not registered");
+  is_status(bp_device_type_flags(BP_DEVICE_CPU, NULL), BP_ERR_INVALID_ARGUMENT);
+
+  int64_t before = -1, during = -1, after = -1;
+  is_status(bp_device_memory_in_use(BP_DEVICE_CPU, &before), BP_OK);
+  cmp_ok(before, ">=", 0);
+  bp_tensor *t = NULL;
+  int64_t sizes[2] = {100, 1000};
+  is_status(bp_tensor_empty(BP_CPU, BP_FLOAT64, 2, sizes, &t), BP_OK);
+  is_status(bp_device_memory_in_use(BP_DEVICE_CPU, &during), BP_OK);
+  is_int(during - before, 100 * 1000 * 8);
+  bp_tensor_release(t);
+  is_status(bp_device_memory_in_use(BP_DEVICE_CPU, &after), BP_OK);
+  is_int(after, before);
+  is_status(bp_device_memory_in_use(BP_DEVICE_ROCM, &after), BP_ERR_DEVICE);
+  is_status(bp_device_memory_in_use(BP_DEVICE_CPU, NULL), BP_ERR_INVALID_ARGUMENT);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(cpu_is_built_in),
       TAP_CASE(props_honour_struct_size),
       TAP_CASE(unknown_types),
+      TAP_CASE(flags_and_memory_in_use),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }

@@ -629,6 +629,10 @@ static void static_register(void) {
 static void vendor_devices_coexist(void) {
   bp_plugin *va = must_load("vendor_a"), *vb = must_load("vendor_b");
   if (!va || !vb) return;
+  /* A plugin's note from setup() is kept; none is "". */
+  is_int(info_of(vb).status, BP_OK);
+  is_str(info_of(vb).error, "vendor_b: npu_b is simulated in host memory");
+  is_str(info_of(va).error, "");
   int32_t a = device_code("npu_a"), b = device_code("npu_b");
   cmp_ok(a, ">=", BP_DEVICE_DYNAMIC_FIRST);
   cmp_ok(b, ">=", BP_DEVICE_DYNAMIC_FIRST);

@@ -125,6 +125,8 @@ static void print_plugins(void) {
                p.op_set_version);
       if (p.state == BP_PLUGIN_FAILED)
         printf("      error       %s: %s\n", bp_status_str((bp_status)p.status), p.error);
+      else if (p.error && *p.error)
+        printf("      note        %s\n", p.error);
     }
   }
   if (json) printf("%s]", n ? "\n  " : "");

@@ -77,6 +77,12 @@ static void zero_devices_with_reason(void) {
   /* The load succeeds and leaves the reason as a note (status BP_OK). */
   is_int(bp_last_status(), BP_OK);
   has_str(bp_last_error(), "cuda: 0 devices");
+  /* The host keeps it as the plugin's note, for bp-info. */
+  bp_plugin_info info;
+  info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
+  is_status(bp_plugin_get_info(p, &info), BP_OK);
+  is_int(info.state, BP_PLUGIN_LOADED);
+  has_str(info.error, "cuda: 0 devices");
   int32_t n = -1;
   is_status(bp_device_count(BP_DEVICE_CUDA, &n), BP_OK);
   is_int(n, 0);

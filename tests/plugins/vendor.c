@@ -246,7 +246,12 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
       (st = impl(lib, "slow", BP_DEVICE_CPU, slow_kernel, NULL, NULL)) ||
       (st = impl(lib, "device_code", BP_DEVICE_CPU, device_code_kernel, NULL, NULL)))
     return st;
+#if defined(VENDOR_B)
+  /* A note for the user, kept by the host as bp_plugin_info.error. */
+  return host->set_error(BP_OK, "vendor_b: npu_b is simulated in host memory");
+#else
   return BP_OK;
+#endif
 }
 
 static void teardown(const bp_host_api *host) {

@@ -453,7 +453,10 @@ typedef struct bp_plugin_desc {
                                   0 for none */
   uint32_t flags;              /* zero in ABI 1.0 */
   /* Registers everything.  Required.  On failure, every registration made
-   * so far is rolled back and the plugin is unloaded. */
+   * so far is rolled back and the plugin is unloaded.  To leave a note for
+   * the user on success (such as why no device was found), call
+   * host->set_error(BP_OK, message) before returning BP_OK: hosts see it
+   * in bp_plugin_info.error. */
   bp_status (*setup)(const bp_host_api *host, bp_registrar *reg);
   /* Called once before unload, after the host has removed the plugin's
    * registrations and no call is in flight; may be NULL. */

@@ -92,6 +92,15 @@ BP_API bp_status bp_device_count(int32_t type, int32_t *out_count);
 BP_API bp_status bp_device_properties(bp_device device,
                                       bp_device_props *out_props);
 
+/* The BP_DEVICE_* flags of a registered device type, such as
+ * BP_DEVICE_HOST_VISIBLE when the CPU may read and write its memory. */
+BP_API bp_status bp_device_type_flags(int32_t type, uint32_t *out_flags);
+
+/* The bytes that live tensor storages hold on a registered device type
+ * (all its devices), as the host allocated them: for leak checks.  A
+ * plugin's own caches are not counted. */
+BP_API bp_status bp_device_memory_in_use(int32_t type, int64_t *out_bytes);
+
 /* The host CPU device, {BP_DEVICE_CPU, 0}. */
 #define BP_CPU bp_device_make(BP_DEVICE_CPU, 0)
 
@@ -365,7 +374,9 @@ typedef struct bp_plugin_info {
   int32_t origin;          /* a bp_plugin_origin */
   int32_t state;           /* a bp_plugin_state */
   int32_t status;          /* why the last attempt failed, BP_OK if it did not */
-  const char *error;       /* the failure message, "" when none */
+  const char *error;       /* the failure message; for a loaded plugin, the
+                              note its setup() left, if any (such as why it
+                              found no devices); "" when none */
 } bp_plugin_info;
 
 BP_ASSERT_LAST_FIELD(bp_plugin_info, error);
