@@ -1,7 +1,9 @@
 /*
  * tests/discover-probe.c - runs plugin discovery and prints how many
- * plugins it loaded.  test-setuid.sh runs it as a setuid program to prove
- * that BP_PLUGIN_PATH is ignored with elevated privileges.
+ * plugins it loaded from BP_PLUGIN_PATH (plugins of an installed copy of
+ * Backplane, in the installed plugin directory, are not counted).
+ * test-setuid.sh runs it as a setuid program to prove that BP_PLUGIN_PATH
+ * is ignored with elevated privileges.
  */
 #include <stdio.h>
 
@@ -20,6 +22,15 @@ int main(void) {
     fprintf(stderr, "discover-probe: %s\n", bp_last_error());
     return 1;
   }
-  printf("%zu\n", loaded);
+  (void)loaded;
+  size_t from_env = 0;
+  for (size_t i = 0; i < bp_plugin_count(); i++) {
+    bp_plugin_info info;
+    info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
+    if (bp_plugin_get_info(bp_plugin_at(i), &info) == BP_OK && info.origin == BP_ORIGIN_ENV &&
+        info.state == BP_PLUGIN_LOADED)
+      from_env++;
+  }
+  printf("%zu\n", from_env);
   return 0;
 }
