@@ -70,3 +70,7 @@ dist_check_SCRIPTS += %D%/test-bp-info.sh
 # bp-run on .npy files written by the test itself.
 TESTS += %D%/test-bp-run.sh
 dist_check_SCRIPTS += %D%/test-bp-run.sh
+
+# The commands shown in the plugin pages of docs/ run in the build tree.
+TESTS += %D%/test-doc-plugins.sh
+dist_check_SCRIPTS += %D%/test-doc-plugins.sh
