@@ -56,7 +56,7 @@ installcheck-examples:
 	bp-info --no-discover ./acme.so > info.txt && cat info.txt && \
 	grep -q 'kernel cpu .*unboxed.* from acme' info.txt && \
 	grep -q 'kernel cpu .*boxed .* from acme' info.txt && \
-	bp-certify ./acme.so --json cert.json && \
+	bp-certify ./acme.so --profile full --json cert.json && \
 	cd ../host && \
 	$(MAKE) $(EXAMPLES_MAKEFLAGS) && \
 	./host ../vendor-plugin/acme.so > out.txt && cat out.txt && \
