@@ -93,12 +93,14 @@ BP_API bp_status bp_device_properties(bp_device device,
                                       bp_device_props *out_props);
 
 /* The BP_DEVICE_* flags of a registered device type, such as
- * BP_DEVICE_HOST_VISIBLE when the CPU may read and write its memory. */
+ * BP_DEVICE_HOST_VISIBLE when the CPU may read and write its memory.
+ * out_flags must not be NULL; an unregistered type is BP_ERR_DEVICE. */
 BP_API bp_status bp_device_type_flags(int32_t type, uint32_t *out_flags);
 
 /* The bytes that live tensor storages hold on a registered device type
  * (all its devices), as the host allocated them: for leak checks.  A
- * plugin's own caches are not counted. */
+ * plugin's own caches are not counted.  out_bytes must not be NULL; an
+ * unregistered type is BP_ERR_DEVICE. */
 BP_API bp_status bp_device_memory_in_use(int32_t type, int64_t *out_bytes);
 
 /* The host CPU device, {BP_DEVICE_CPU, 0}. */
@@ -127,8 +129,8 @@ typedef struct bp_event bp_event;
 /* Waits until all work queued on the device has finished. */
 BP_API bp_status bp_device_synchronize(bp_device device);
 
-/* Creates a stream on the device; *out_stream is a new handle that the
- * caller destroys with bp_stream_destroy(). */
+/* Creates a stream on the device; *out_stream (not NULL) receives a new
+ * handle that the caller owns and destroys with bp_stream_destroy(). */
 BP_API bp_status bp_stream_create(bp_device device, bp_stream **out_stream);
 
 /* Destroys a stream made by bp_stream_create() on the same device, after
@@ -136,8 +138,8 @@ BP_API bp_status bp_stream_create(bp_device device, bp_stream **out_stream);
  * default stream.  NULL is a no-op. */
 BP_API bp_status bp_stream_destroy(bp_device device, bp_stream *stream);
 
-/* The calling thread's current stream on the device (NULL: the default
- * stream).  The handle is borrowed. */
+/* The calling thread's current stream on the device in *out_stream (not
+ * NULL); NULL there is the default stream.  The handle is borrowed. */
 BP_API bp_status bp_stream_get_current(bp_device device,
                                        bp_stream **out_stream);
 
@@ -148,7 +150,8 @@ BP_API bp_status bp_stream_set_current(bp_device device, bp_stream *stream);
 /* Waits until all work queued on `stream` (NULL: the default) finished. */
 BP_API bp_status bp_stream_synchronize(bp_device device, bp_stream *stream);
 
-/* Creates an event on the device; destroy it with bp_event_destroy(). */
+/* Creates an event on the device; *out_event (not NULL) receives a new
+ * handle that the caller owns and destroys with bp_event_destroy(). */
 BP_API bp_status bp_event_create(bp_device device, bp_event **out_event);
 
 /* Destroys an event made by bp_event_create().  NULL is a no-op. */
