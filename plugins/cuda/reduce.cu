@@ -16,12 +16,20 @@
  *            of a matrix), a thread reduces one output and neighbouring
  *            threads read neighbouring elements.
  *
+ * BP_CUDA_REDUCE tunes the geometry for benchmarks (read once; see
+ * reduce_tuning): "slice=N" sets the elements per slice of a split row
+ * reduction, "cols=N" how many reduced positions a column thread loads
+ * before it adds them (in the same order, so results do not change).
+ *
  * Accumulators: float32, float16 and bfloat16 in float32, float64 in
  * double, integers and bool in 64-bit unsigned arithmetic that wraps.
  * sum(dtype=...) first converts the input to that dtype (cu_cast_to), as
  * the op set converts mixed inputs to the result dtype.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "kernels.cuh"
 
@@ -267,8 +275,10 @@ __global__ void k_finish(Op op, typename OutOf<Op, T>::type *out, const typename
 }
 
 /* Columns: a thread per output and slice (blockIdx.y), reduced positions
- * in order; with several slices each writes its partial. */
-template <class Op, class T>
+ * in order; with several slices each writes its partial.  U positions are
+ * loaded before they are stepped through (in order), so that U loads are
+ * in flight per thread. */
+template <class Op, class T, int U>
 __global__ void k_cols(Op op, const T *in, typename OutOf<Op, T>::type *out,
                        typename Op::A *partial, RPlan p) {
   int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -277,11 +287,75 @@ __global__ void k_cols(Op op, const T *in, typename OutOf<Op, T>::type *out,
   const T *base = in + kept_offset(p, o);
   int64_t lo = (int64_t)s * p.chunk, hi = lo + p.chunk < p.nred ? lo + p.chunk : p.nred;
   typename Op::A a = op.init();
-  for (int64_t r = lo; r < hi; r++) a = op.step(a, base[red_offset(p, r)], r);
+  int64_t r = lo;
+  if constexpr (U > 1) {
+    if (p.nr == 1) {
+      const int64_t st = p.rstride[0];
+      const T *q = base + r * st;
+      for (; r + U <= hi; r += U, q += U * st) {
+        T x[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) x[u] = q[u * st];
+#pragma unroll
+        for (int u = 0; u < U; u++) a = op.step(a, x[u], r + u);
+      }
+    }
+  }
+  for (; r < hi; r++) a = op.step(a, base[red_offset(p, r)], r);
   if (p.splits == 1)
     out[o] = op.store(a, p.nred);
   else
     partial[o * p.splits + s] = a;
+}
+
+/* The BP_CUDA_REDUCE settings, parsed once: a comma-separated list of
+ * "slice=N" (N a positive multiple of 4096: the elements per slice when
+ * a row reduction is split across blocks; default: about 8 blocks per SM)
+ * and "cols=N" (1, 4 or 8: positions a column thread loads at once;
+ * default 1).  A malformed value fails every reduction with a message
+ * that names it, rather than silently measuring something else. */
+static struct {
+  pthread_once_t once;
+  int64_t slice; /* 0: the default policy */
+  int cols;
+  char err[200];
+} tuning = {PTHREAD_ONCE_INIT, 0, 1, ""};
+
+static void parse_tuning(void) {
+  const char *env = getenv("BP_CUDA_REDUCE");
+  if (!env || !*env) return;
+  char buf[128];
+  if (strlen(env) >= sizeof buf) {
+    snprintf(tuning.err, sizeof tuning.err, "BP_CUDA_REDUCE is longer than %zu characters",
+             sizeof buf - 1);
+    return;
+  }
+  strcpy(buf, env);
+  for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+       item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '='), *end = NULL;
+    long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
+    bool num = eq && end != eq + 1 && *end == '\0';
+    if (eq && strncmp(item, "slice", (size_t)(eq - item)) == 0 && eq - item == 5) {
+      if (!num || v <= 0 || v % 4096 != 0) {
+        snprintf(tuning.err, sizeof tuning.err,
+                 "BP_CUDA_REDUCE: slice: expected a positive multiple of 4096, got '%s'", eq + 1);
+        return;
+      }
+      tuning.slice = v;
+    } else if (eq && strncmp(item, "cols", (size_t)(eq - item)) == 0 && eq - item == 4) {
+      if (!num || (v != 1 && v != 4 && v != 8)) {
+        snprintf(tuning.err, sizeof tuning.err,
+                 "BP_CUDA_REDUCE: cols: expected 1, 4 or 8, got '%s'", eq + 1);
+        return;
+      }
+      tuning.cols = (int)v;
+    } else {
+      snprintf(tuning.err, sizeof tuning.err,
+               "BP_CUDA_REDUCE: expected slice=N or cols=N, got '%s'", item);
+      return;
+    }
+  }
 }
 
 template <class Op, class T>
@@ -302,6 +376,7 @@ static bp_status launch(Op op, const T *in, void *out, RPlan &p, int32_t dev, cu
   } else {
     if (p.nout < sms * 4) {
       int64_t want = (sms * 8 + p.nout - 1) / p.nout, most = (p.nred + 8191) / 8192;
+      if (tuning.slice > 0) want = (p.nred + tuning.slice - 1) / tuning.slice;
       splits = want < most ? want : most;
       if (splits > 65535) splits = 65535;
       if (splits < 1) splits = 1;
@@ -324,7 +399,12 @@ static bp_status launch(Op op, const T *in, void *out, RPlan &p, int32_t dev, cu
   }
   if (columns) {
     dim3 grid((unsigned)((p.nout + CU_THREADS - 1) / CU_THREADS), (unsigned)splits);
-    k_cols<Op, T><<<grid, CU_THREADS, 0, s>>>(op, in, (O *)out, partial, p);
+    if (tuning.cols == 8)
+      k_cols<Op, T, 8><<<grid, CU_THREADS, 0, s>>>(op, in, (O *)out, partial, p);
+    else if (tuning.cols == 4)
+      k_cols<Op, T, 4><<<grid, CU_THREADS, 0, s>>>(op, in, (O *)out, partial, p);
+    else
+      k_cols<Op, T, 1><<<grid, CU_THREADS, 0, s>>>(op, in, (O *)out, partial, p);
   } else {
     int threads = p.nred >= 4096 ? 256 : p.nred >= 512 ? 128 : 32;
     dim3 grid((unsigned)p.nout, (unsigned)splits);
@@ -397,6 +477,8 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
                                bp_value *rets, size_t nrets) {
   (void)nrets;
   int op = (int)(intptr_t)ctx->user_data;
+  pthread_once(&tuning.once, parse_tuning);
+  if (tuning.err[0]) return CU_ERR(BP_ERR_INVALID_ARGUMENT, "%s: %s", ctx->op_name, tuning.err);
   bp_tensor *out;
   bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;

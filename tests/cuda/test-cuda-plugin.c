@@ -10,9 +10,13 @@
  * With a GPU: properties; the caching allocator (a freed block is reused
  * on its stream, and only there); copies in every direction, pageable and
  * pinned ("cuda_host"); streams and events; the per-thread current stream
- * that kernels run on.
+ * that kernels run on; a malformed tuning setting is an error that names
+ * it.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cudatest.h"
@@ -366,6 +370,39 @@ static void errors_are_statuses(void) {
   is_status(bp_plugin_unload(p), BP_OK);
 }
 
+/* A malformed BP_CUDA_REDUCE (read once, at the first reduction) fails
+ * every reduction with a message that names the variable and the value;
+ * other ops still run.  Each case runs in its own process, so the setting
+ * reaches no other case. */
+static void reduce_setting_rejected(void) {
+  if (ndevices == 0) tap_skip("no CUDA device");
+  setenv("BP_CUDA_REDUCE", "slice=1000", 1);
+  bp_plugin *p = load_plugin("cuda");
+  if (!p) return;
+  const bp_op *sum = NULL, *addop = NULL;
+  is_status(bp_op_find("core::sum", &sum), BP_OK);
+  is_status(bp_op_find("core::add", &addop), BP_OK);
+  int64_t n = 64;
+  bp_tensor *x = NULL;
+  is_status(bp_tensor_empty(CUDA0, BP_FLOAT32, 1, &n, &x), BP_OK);
+  bp_value vals[4];
+  bp_stack s = {BP_STACK_STRUCT_SIZE, vals, 4, 0};
+  bp_stack_push_tensor(&s, x);
+  bp_stack_push_int_list(&s, NULL, 0);
+  bp_stack_push_bool(&s, false);
+  is_status(bp_call(sum, &s), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "core::sum");
+  has_str(bp_last_error(),
+          "BP_CUDA_REDUCE: slice: expected a positive multiple of 4096, got '1000'");
+  bp_stack_release(&s);
+  bp_tensor *y = add(addop, x, x);
+  ok(y != NULL);
+  bp_tensor_release(y);
+  bp_tensor_release(x);
+  is_status(bp_plugin_unload(p), BP_OK);
+  unsetenv("BP_CUDA_REDUCE");
+}
+
 int main(void) {
   if (!plugin_built("cuda")) return tap_skip_all("the CUDA plugin is not built (no CUDA Toolkit)");
   char reason[512];
@@ -376,6 +413,7 @@ int main(void) {
       TAP_CASE(unload_and_reload), TAP_CASE(properties),
       TAP_CASE(allocator_reuse),   TAP_CASE(copies),
       TAP_CASE(streams_and_events), TAP_CASE(errors_are_statuses),
+      TAP_CASE(reduce_setting_rejected),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
