@@ -12,7 +12,8 @@
 # lacks (libffi) may be put in BUILD_DIR/extra-libs.  cuBLAS is looked for
 # in the usual places and, if found, put on LD_LIBRARY_PATH for the plugin
 # to load.  Writes env.txt, tests.txt, bench.md, bench-registers.md (the
-# bandwidth table with BP_CUDA_NN=registers) and bench.err to OUT_DIR.
+# bandwidth table with BP_CUDA_NN=registers), tune.md (the reductions under
+# each BP_CUDA_REDUCE setting, next to CUB) and bench.err to OUT_DIR.
 set -u
 b=${1:-_build-cuda}
 out=${2:-${OUT:-/tmp/cuda-run}}
@@ -47,11 +48,18 @@ run() {
   run tests/cuda/test-cuda-ops
   # softmax and layer_norm with their rows in registers (BP_CUDA_NN).
   BP_CUDA_NN=registers TAP_ONLY=nn_ops run tests/cuda/test-cuda-ops
+  # The reductions under the other geometries that --tune measures.
+  for r in slice=4096,cols=8 slice=65536,cols=4; do
+    BP_CUDA_REDUCE=$r TAP_ONLY=reductions run tests/cuda/test-cuda-ops
+  done
 } > "$out/tests.txt" 2>&1
 timeout "${BENCH_TIMEOUT:-200}" bench/cuda-bench plugins/cuda/.libs/cuda.so > "$out/bench.md" \
   2> "$out/bench.err"
 BP_CUDA_NN=registers timeout "${BENCH_TIMEOUT:-200}" bench/cuda-bench plugins/cuda/.libs/cuda.so \
   --bandwidth-only > "$out/bench-registers.md" 2>> "$out/bench.err"
 echo "bench exit $?" >> "$out/bench.err"
+timeout "${BENCH_TIMEOUT:-200}" bench/cuda-bench plugins/cuda/.libs/cuda.so --tune \
+  > "$out/tune.md" 2>> "$out/bench.err"
+echo "tune exit $?" >> "$out/bench.err"
 grep -E '^(not ok|ok|1\.\.|=== )' "$out/tests.txt" | grep -v '^ok' | head -n 60
-cat "$out/bench.md"
+cat "$out/bench.md" "$out/tune.md"

@@ -20,6 +20,13 @@
  *   - dispatch: a 1-element core::add through bp_call, alone and followed by
  *     a synchronize, against cudaLaunchKernel of an empty kernel, alone and
  *     followed by cudaStreamSynchronize, in microseconds per call.
+ *
+ *   cuda-bench PLUGIN.so --tune
+ *
+ * measures only the reductions, as % of the copy, once per setting of
+ * BP_CUDA_REDUCE (each in a second process, as the plugin reads it once),
+ * next to CUB's DeviceReduce on the same data: the table from which the
+ * plugin's default reduction geometry is chosen.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -29,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cub/device/device_reduce.cuh>
 #include <cublas_api.h>
 #include <cuda_runtime.h>
 
@@ -264,6 +272,156 @@ static void bandwidth(void) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Reduction tuning (--tune)                                                */
+/* ------------------------------------------------------------------------ */
+
+/* The reductions that --tune compares: key, label. */
+static const char *const tune_ops[][2] = {
+    {"sum", "sum(a), all"},           {"amax", "amax(a), all"},
+    {"argmax", "argmax(a), all"},     {"sum0", "sum(dim=0) of [n/4096, 4096]"},
+    {"sum1", "sum(dim=-1) of [n/4096, 4096]"}};
+#define NTUNE_OPS (sizeof tune_ops / sizeof tune_ops[0])
+static const int64_t tune_sizes[] = {16 << 20, 64 << 20};
+
+/* Child of --tune: one line "tune N KEY PERCENT" per reduction and size. */
+static void tune_child(void) {
+  int64_t empty_dims[1] = {0}, last[1] = {-1}, first[1] = {0};
+  for (int si = 0; si < 2; si++) {
+    int64_t n = tune_sizes[si], m[2] = {n / 4096, 4096};
+    double ref = copy_gbps((size_t)n * 4);
+    bp_tensor *a = gpu_tensor(BP_FLOAT32, 1, &n), *mat = gpu_tensor(BP_FLOAT32, 2, m);
+    for (size_t k = 0; k < NTUNE_OPS; k++) {
+      const char *key = tune_ops[k][0];
+      call_ctx c;
+      memset(&c, 0, sizeof c);
+      c.args[2] = vb(false);
+      c.args[3] = vnone();
+      c.nargs = 4;
+      if (!strcmp(key, "sum") || !strcmp(key, "amax")) {
+        c.op = find(key[0] == 's' ? "core::sum" : "core::amax");
+        c.args[0] = vt(a);
+        c.args[1] = vlist(empty_dims, 0);
+        if (key[0] == 'a') c.nargs = 3;
+      } else if (!strcmp(key, "argmax")) {
+        c.op = find("core::argmax");
+        c.args[0] = vt(a);
+        c.args[1] = vnone();
+        c.nargs = 3;
+      } else {
+        c.op = find("core::sum");
+        c.args[0] = vt(mat);
+        c.args[1] = vlist(!strcmp(key, "sum0") ? first : last, 1);
+      }
+      double ms = time_ms(run_call, &c, 20);
+      double gbps = 4.0 * (double)n / (ms * 1e-3) / 1e9;
+      printf("tune %lld %s %.1f\n", (long long)n, key, 100.0 * gbps / ref);
+    }
+    bp_tensor_release(a);
+    bp_tensor_release(mat);
+  }
+  fflush(stdout);
+}
+
+/* CUB's DeviceReduce on the same data, % of the copy: sum, amax, argmax. */
+struct cub_ctx {
+  int what; /* 0 sum, 1 max, 2 argmax */
+  const float *in;
+  float *out;
+  int64_t *idx;
+  void *tmp;
+  size_t tmp_bytes;
+  int64_t n;
+};
+static void run_cub(void *p) {
+  cub_ctx *c = (cub_ctx *)p;
+  cudaError_t e;
+  if (c->what == 0)
+    e = cub::DeviceReduce::Sum(c->tmp, c->tmp_bytes, c->in, c->out, c->n);
+  else if (c->what == 1)
+    e = cub::DeviceReduce::Max(c->tmp, c->tmp_bytes, c->in, c->out, c->n);
+  else
+    e = cub::DeviceReduce::ArgMax(c->tmp, c->tmp_bytes, c->in, c->out, c->idx, c->n);
+  ck(e, "cub::DeviceReduce");
+}
+static double cub_pct(int what, int64_t n, double ref) {
+  cub_ctx c;
+  memset(&c, 0, sizeof c);
+  c.what = what;
+  c.n = n;
+  ck(cudaMalloc((void **)&c.in, (size_t)n * 4), "cudaMalloc");
+  ck(cudaMemset((void *)c.in, 0x3c, (size_t)n * 4), "cudaMemset");
+  ck(cudaMalloc((void **)&c.out, 16), "cudaMalloc");
+  ck(cudaMalloc((void **)&c.idx, 16), "cudaMalloc");
+  void *save = NULL;
+  run_cub(&c); /* sizes tmp */
+  ck(cudaMalloc(&c.tmp, c.tmp_bytes ? c.tmp_bytes : 1), "cudaMalloc");
+  save = c.tmp;
+  double ms = time_ms(run_cub, &c, 20);
+  cudaFree((void *)c.in);
+  cudaFree(c.out);
+  cudaFree(c.idx);
+  cudaFree(save);
+  return 100.0 * (4.0 * (double)n / (ms * 1e-3) / 1e9) / ref;
+}
+
+/* The settings of BP_CUDA_REDUCE that --tune compares ("" is the default). */
+static const char *const tune_settings[] = {"",
+                                            "slice=4096",
+                                            "slice=8192",
+                                            "slice=32768",
+                                            "slice=65536",
+                                            "cols=4",
+                                            "cols=8",
+                                            "slice=4096,cols=8"};
+
+static void tune(const char *self) {
+  printf("\n## Reductions by BP_CUDA_REDUCE setting (%% of the device-to-device copy)\n\n");
+  printf("| %-18s |", "setting");
+  for (int si = 0; si < 2; si++)
+    for (size_t k = 0; k < NTUNE_OPS; k++)
+      printf(" %s %s |", tune_ops[k][0], si ? "64M" : "16M");
+  printf("\n|---|");
+  for (size_t k = 0; k < 2 * NTUNE_OPS; k++) printf("---:|");
+  printf("\n");
+  fflush(stdout);
+  for (size_t v = 0; v < sizeof tune_settings / sizeof tune_settings[0]; v++) {
+    char cmd[8192], text[4096];
+    snprintf(cmd, sizeof cmd, "BP_CUDA_REDUCE='%s' %s '%s' --tune-child", tune_settings[v], self,
+             plugin);
+    FILE *f = popen(cmd, "r");
+    size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[got] = '\0';
+    if (f) pclose(f);
+    printf("| %-18s |", tune_settings[v][0] ? tune_settings[v] : "(default)");
+    for (int si = 0; si < 2; si++)
+      for (size_t k = 0; k < NTUNE_OPS; k++) {
+        char key[64];
+        snprintf(key, sizeof key, "tune %lld %s ", (long long)tune_sizes[si], tune_ops[k][0]);
+        const char *p = strstr(text, key);
+        if (p)
+          printf(" %.1f |", atof(p + strlen(key)));
+        else
+          printf(" - |");
+      }
+    printf("\n");
+    fflush(stdout);
+  }
+  printf("| %-18s |", "CUB DeviceReduce");
+  for (int si = 0; si < 2; si++) {
+    double ref = copy_gbps((size_t)tune_sizes[si] * 4);
+    for (size_t k = 0; k < NTUNE_OPS; k++)
+      if (k < 3)
+        printf(" %.1f |", cub_pct((int)k, tune_sizes[si], ref));
+      else
+        printf(" - |");
+  }
+  printf("\n");
+  for (size_t k = 0; k < NTUNE_OPS; k++)
+    printf("%s%s: %s", k ? "; " : "\nColumns: ", tune_ops[k][0], tune_ops[k][1]);
+  printf(".\n");
+}
+
+/* ------------------------------------------------------------------------ */
 /* matmul                                                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -468,12 +626,14 @@ static void dispatch(void) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: cuda-bench PLUGIN.so [--matmul-only LABEL]\n");
+    fprintf(stderr, "usage: cuda-bench PLUGIN.so [--bandwidth-only | --tune]\n");
     return 2;
   }
   plugin = argv[1];
   bool only = argc >= 4 && !strcmp(argv[2], "--matmul-only");
   bool bw_only = argc >= 3 && !strcmp(argv[2], "--bandwidth-only");
+  bool tune_only = argc >= 3 && !strcmp(argv[2], "--tune");
+  bool tune_kid = argc >= 3 && !strcmp(argv[2], "--tune-child");
   bp_clear_error();
   if (bp_plugin_load(plugin, &loaded) != BP_OK) die("bp_plugin_load");
   int32_t count = 0;
@@ -486,12 +646,20 @@ int main(int argc, char **argv) {
     matmul_plugin(argv[3]);
     return 0;
   }
+  if (tune_kid) {
+    tune_child();
+    return 0;
+  }
   bp_device_props pr;
   memset(&pr, 0, sizeof pr);
   pr.struct_size = BP_DEVICE_PROPS_STRUCT_SIZE;
   bp_device_properties(GPU, &pr);
   printf("# CUDA plugin benchmark: %s (sm_%d%d, %lld SMs)\n", pr.name, (int)pr.arch_major,
          (int)pr.arch_minor, (long long)pr.compute_units);
+  if (tune_only) {
+    tune(argv[0]);
+    return 0;
+  }
   bandwidth();
   if (bw_only) return 0;
   matmul(argv[0]);

@@ -13,7 +13,8 @@ EXTRA_PROGRAMS += %D%/kernels
 CLEANFILES += %D%/kernels$(EXEEXT)
 
 # The CUDA benchmark (bench/cuda.cu), built by nvcc and linked by libtool
-# against libbackplane and the static CUDA runtime; `make bench` runs it
+# against libbackplane, the static CUDA runtime and libstdc++ (CUB's
+# headers use it); `make bench` runs it
 # when configure found the CUDA Toolkit.  bench/cuda-run.sh repeats the
 # tests and this benchmark on a GPU machine from a build directory.
 EXTRA_DIST += %D%/cuda.cu %D%/cuda-run.sh
@@ -26,8 +27,13 @@ CLEANFILES += %D%/cuda-bench$(EXEEXT) %D%/cuda-bench.o
 %D%/cuda-bench$(EXEEXT): %D%/cuda-bench.o host/libbackplane.la
 	$(AM_V_CCLD)$(LIBTOOL) $(AM_V_lt) --tag=CC --mode=link $(CCLD) $(AM_LDFLAGS) $(LDFLAGS) \
 	  -o $@ %D%/cuda-bench.o host/libbackplane.la -L$(CUDA_LIBDIR) -lcudart_static -lrt \
-	  $(BP_DL_LIBS) $(BP_PTHREAD_LIBS) -lm
+	  $(BP_DL_LIBS) $(BP_PTHREAD_LIBS) -lstdc++ -lm
 endif
+
+# `make bench-programs` builds the benchmarks without running them (CI does,
+# so that they keep compiling).
+bench-programs: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) $(bench_cuda_deps)
+.PHONY: bench-programs
 
 bench: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) plugins/cpu/cpu.la $(bench_cuda_deps)
 	$(builddir)/%D%/dispatch
