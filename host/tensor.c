@@ -109,6 +109,7 @@ static bp_status check_geometry(const char *fn, int32_t ndim, const int64_t *siz
   if (ndim > 0 && !sizes)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: sizes is NULL for ndim %d", fn, (int)ndim);
   int64_t numel = 1, last = 0;
+  bool empty = false;
   for (int32_t d = 0; d < ndim; d++) {
     if (sizes[d] < 0)
       return bp__error(BP_ERR_SHAPE, "%s: sizes[%d] is %lld, expected >= 0", fn, (int)d,
@@ -116,10 +117,15 @@ static bp_status check_geometry(const char *fn, int32_t ndim, const int64_t *siz
     if (strides && strides[d] < 0)
       return bp__error(BP_ERR_SHAPE, "%s: strides[%d] is %lld, expected >= 0", fn, (int)d,
                        (long long)strides[d]);
+    empty |= sizes[d] == 0;
+  }
+  /* A zero dimension anywhere makes the tensor empty, however large the
+   * others (PyTorch allows torch.empty(2**40, 2**40, 0)). */
+  for (int32_t d = 0; d < ndim && !empty; d++)
     if (!bp__mul_ok(numel, sizes[d], &numel))
       return bp__error(BP_ERR_OVERFLOW, "%s: the element count overflows at dimension %d", fn,
                        (int)d);
-  }
+  if (empty) numel = 0;
   if (numel > 0 && strides) {
     for (int32_t d = 0; d < ndim; d++) {
       int64_t reach;

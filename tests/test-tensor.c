@@ -149,6 +149,15 @@ static void overflow_is_refused(void) {
   is_status(bp_tensor_empty(BP_CPU, BP_INT8, 3, zero_big, &t), BP_OK);
   is_int(bp_tensor_numel(t), 0);
   bp_tensor_release(t);
+  /* Wherever the zero dimension is, and with explicit strides too. */
+  int64_t big_zero[4] = {INT64_C(1) << 40, INT64_C(1) << 40, INT64_C(1) << 40, 0};
+  int64_t ones[4] = {1, 1, 1, 1};
+  is_status(bp_tensor_empty(BP_CPU, BP_FLOAT32, 4, big_zero, &t), BP_OK);
+  is_int(bp_tensor_numel(t), 0);
+  bp_tensor_release(t);
+  is_status(bp_tensor_empty_strided(BP_CPU, BP_FLOAT32, 4, big_zero, ones, &t), BP_OK);
+  is_int(bp_tensor_numel(t), 0);
+  bp_tensor_release(t);
 }
 
 static void unknown_devices(void) {
