@@ -50,7 +50,7 @@ mknpy "$tmp/c.npy" '<c8' '(1,)' '\000\000\000\000\000\000\000\000'
 echo "not a tensor" > "$tmp/text.npy"
 head -c 130 "$tmp/a.npy" > "$tmp/short.npy"
 
-echo "1..23"
+echo "1..29"
 bprun core::muladd "$tmp/a.npy" "$tmp/b.npy" 2.5 -o "$tmp/out.npy"
 if [ "$st" -eq 0 ] && [ ! -s "$tmp/out" ] && [ -s "$tmp/out.npy" ]; then ok "muladd writes its result to out.npy, silently"
 else bad "muladd writes its result to out.npy, silently"; fi
@@ -104,4 +104,61 @@ expect "a file from --write is an argument" 0 '^  1 4 9 16 25 36$'
 "$run" --write "$tmp/w.npy" int8 2 1,300 > "$tmp/out" 2>&1
 st=$(($? - 1))
 expect_error "--write refuses a value out of range" "value #1 (300) is not a int8"
+
+# Corrupt headers: refused with one line, before any large allocation.
+show() { "$run" --show "$1" > "$tmp/out" 2>&1; st=$?; }
+mknpy "$tmp/ov.npy" '<f4' '(1099511627776, 1099511627776, 1099511627776)' ''
+show "$tmp/ov.npy"
+expect_error "a shape whose element count overflows" \
+  "ov.npy: the shape's element count overflows 64 bits (at dimension 1 of 3)"
+mknpy "$tmp/ob.npy" '<f8' '(9223372036854775807,)' ''
+show "$tmp/ob.npy"
+expect_error "a shape whose byte size overflows" "ob.npy: the data's byte size overflows 64 bits"
+mknpy "$tmp/lie.npy" '<f4' '(1000000000000,)' '\000\000\200\077'
+show "$tmp/lie.npy"
+expect_error "a shape larger than the file's data" \
+  "lie.npy: truncated data: expected 4000000000000 bytes, got 4"
+printf '\223NUMPY\002\000\377\377\377\177{}' > "$tmp/hl.npy"
+show "$tmp/hl.npy"
+expect_error "a header length larger than the file" \
+  "hl.npy: truncated .npy header: it claims 2147483647 bytes, the file has 2 after the prefix"
+mknpy "$tmp/ez.npy" '<f4' '(1099511627776, 1099511627776, 1099511627776, 0)' ''
+show "$tmp/ez.npy"
+expect "huge dimensions next to a zero one make an empty tensor" 0 \
+  'float32\[1099511627776, 1099511627776, 1099511627776, 0\] cpu:0'
+
+# Mutated headers: every one is read or refused with one line, and nothing
+# crashes (the sanitizer build runs this too).  Each mutation puts a byte,
+# often a token of the header's syntax, at a pseudo-random place in the
+# first 128 bytes, or cuts the file there.
+mknpy "$tmp/base.npy" '<f4' '(2, 2)' "$f1234"
+bad_runs=0
+read_ok=0
+i=0
+while [ $i -lt 300 ]; do
+  i=$((i + 1))
+  off=$(( (i * 7919 + i * i * 31) % 128 ))
+  case $(( i % 5 )) in
+    0) byte=$(( (i * 37) % 255 + 1 )) ;;
+    *) tok="(),:{}'-9 0T1F<>|"; k=$(( (i * 13) % ${#tok} ))
+       byte=$(printf '%s' "$tok" | cut -c $((k + 1)) | od -An -tu1 | tr -d ' ') ;;
+  esac
+  cp "$tmp/base.npy" "$tmp/mut.npy"
+  if [ $(( i % 23 )) -eq 0 ]; then
+    head -c "$off" "$tmp/base.npy" > "$tmp/mut.npy"
+  else
+    printf "\\$(printf %03o "$byte")" | dd of="$tmp/mut.npy" bs=1 seek="$off" conv=notrunc 2> /dev/null
+  fi
+  "$run" --show "$tmp/mut.npy" > "$tmp/out" 2>&1; st=$?
+  [ $st -eq 0 ] && read_ok=$((read_ok + 1))
+  if [ $st -gt 1 ] || grep -q -e 'runtime error' -e 'Sanitizer' "$tmp/out" ||
+     { [ $st -eq 1 ] && [ "$(wc -l < "$tmp/out")" -ne 1 ]; }; then
+    bad_runs=$((bad_runs + 1))
+    [ $bad_runs -le 3 ] && { echo "# mutation $i (byte $byte at $off): status $st"; sed 's/^/#   /' "$tmp/out" | head -5; }
+  fi
+done
+echo "# $read_ok of the 300 mutated files were read, the others refused"
+echo "all good" > "$tmp/out"
+if [ $bad_runs -eq 0 ]; then ok "300 mutated headers are each read or refused with one line"
+else bad "300 mutated headers are each read or refused with one line ($bad_runs were not)"; fi
 exit $fail

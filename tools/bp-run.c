@@ -25,7 +25,9 @@
  *                       values in C order ("1,2,3,4,5,6")
  *
  * Every failure prints one line, "bp-run: ...", and exits with 1 (2 for a
- * usage error).
+ * usage error).  A .npy file is untrusted input: its header's lengths and
+ * shape are checked against the file's size, and for overflow, before
+ * anything is allocated for it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -35,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <backplane/host.h>
@@ -236,8 +239,22 @@ static bp_tensor *npy_read(const char *path) {
     fclose(f);
     die(1, "%s: unsupported .npy format version %u.%u (expected 1.0, 2.0 or 3.0)", path, major, pre[7]);
   }
+  /* The header length comes from the file: check it against the file's
+   * size before allocating that much. */
+  struct stat sb;
+  long pos = ftell(f);
+  if (fstat(fileno(f), &sb) == 0 && pos >= 0 && S_ISREG(sb.st_mode) &&
+      (uint64_t)hlen > (uint64_t)sb.st_size - (uint64_t)pos) {
+    fclose(f);
+    die(1, "%s: truncated .npy header: it claims %zu bytes, the file has %jd after the prefix",
+        path, hlen, (intmax_t)(sb.st_size - pos));
+  }
   char *text = malloc(hlen + 1);
-  if (!text || fread(text, 1, hlen, f) != hlen) {
+  if (!text) {
+    fclose(f);
+    die(1, "%s: out of memory for a .npy header of %zu bytes", path, hlen);
+  }
+  if (fread(text, 1, hlen, f) != hlen) {
     free(text);
     fclose(f);
     die(1, "%s: truncated .npy header (expected %zu bytes)", path, hlen);
@@ -260,18 +277,40 @@ static bp_tensor *npy_read(const char *path) {
     fclose(f);
     die(1, "%s: bad .npy header: %s", path, err);
   }
+  /* Element strides of the file's order.  A shape whose element count
+   * overflows is refused here, before the stride arithmetic would; the
+   * host checks the byte size. */
   int64_t strides[BP_MAX_NDIM];
   int64_t s = 1;
-  if (h.fortran) {
-    for (int32_t i = 0; i < h.ndim; i++) {
-      strides[i] = s;
-      s *= h.sizes[i] ? h.sizes[i] : 1;
+  bool empty = false;
+  for (int32_t i = 0; i < h.ndim; i++) empty |= h.sizes[i] == 0;
+  for (int32_t k = 0; k < h.ndim; k++) {
+    int32_t i = h.fortran ? k : h.ndim - 1 - k;
+    strides[i] = s;
+    int64_t next;
+    if (__builtin_mul_overflow(s, h.sizes[i] ? h.sizes[i] : 1, &next)) {
+      if (!empty) {
+        fclose(f);
+        die(1, "%s: the shape's element count overflows 64 bits (at dimension %d of %d)", path,
+            (int)i, (int)h.ndim);
+      }
+      next = s; /* no elements: any strides do */
     }
-  } else {
-    for (int32_t i = h.ndim - 1; i >= 0; i--) {
-      strides[i] = s;
-      s *= h.sizes[i] ? h.sizes[i] : 1;
-    }
+    s = next;
+  }
+  /* The data must be in the file: checked before allocating, so that a
+   * corrupt header cannot ask for more memory than the file holds. */
+  uint64_t want = 0;
+  if (!empty && __builtin_mul_overflow((uint64_t)s, (uint64_t)bp_dtype_size(h.dtype), &want)) {
+    fclose(f);
+    die(1, "%s: the data's byte size overflows 64 bits", path);
+  }
+  pos = ftell(f);
+  if (fstat(fileno(f), &sb) == 0 && pos >= 0 && S_ISREG(sb.st_mode) &&
+      want > (uint64_t)sb.st_size - (uint64_t)pos) {
+    fclose(f);
+    die(1, "%s: truncated data: expected %" PRIu64 " bytes, got %jd", path, want,
+        (intmax_t)(sb.st_size - pos));
   }
   bp_tensor *t;
   if (bp_tensor_empty_strided(BP_CPU, h.dtype, h.ndim, h.ndim ? h.sizes : NULL,
