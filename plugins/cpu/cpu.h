@@ -213,11 +213,16 @@ void cpu_pool_shutdown(void);
 #define CPU_ITER_MAX_OPS 4
 
 /*
- * An iteration over `shape` for up to 4 operands (by convention the output
- * first), each broadcast to the shape: a broadcast dimension gets stride 0.
- * Dimensions of size 1 are dropped and neighbours that every operand steps
- * through as one are merged, so the innermost run is as long as possible;
- * the order of dimensions is kept.  Strides are in bytes.
+ * An iteration over `shape` for up to 4 operands, each broadcast to the
+ * shape: a broadcast dimension gets stride 0.  Operand 0 is the output,
+ * which is written; the others are inputs, which are only read.
+ * Dimensions of size 1 are dropped, the others are ordered by stride (the
+ * output's first) and neighbours that every operand steps through as one
+ * are merged, so the innermost run is as long as possible.  Strides are in
+ * bytes.  An input that steps a cache line per element along the innermost
+ * dimension but less along another (tile_dim) makes the run walk those two
+ * in tiles, copying such inputs (`packed`) through contiguous buffers; see
+ * iter.c.
  */
 typedef struct cpu_iter {
   int nops;
@@ -225,7 +230,10 @@ typedef struct cpu_iter {
   int64_t numel;
   int64_t sizes[BP_MAX_NDIM];                    /* innermost last */
   int64_t strides[CPU_ITER_MAX_OPS][BP_MAX_NDIM];
+  int64_t elsize[CPU_ITER_MAX_OPS];              /* bytes per element */
   char *data[CPU_ITER_MAX_OPS];
+  int tile_dim;                                  /* tiled with the innermost, or -1 */
+  unsigned packed;                               /* bit i: input i goes through a buffer */
 } cpu_iter;
 
 /* Builds an iteration; views[i] must broadcast to shape (the meta function
@@ -237,8 +245,9 @@ void cpu_iter_init(cpu_iter *it, int nops, const bp_tensor_view *const *views, i
  * by strides[i] bytes.  Contiguous operands have strides[i] == itemsize. */
 typedef void (*cpu_loop_fn)(char **ptrs, const int64_t *strides, int64_t n, void *ctx);
 
-/* Calls loop over every element, in order within each inner run, in
- * parallel across runs when the tensor is large. */
+/* Calls loop over every element exactly once, in parallel when the tensor
+ * is large.  The order is row-major in the planned dimensions unless the
+ * iteration is tiled; a loop must not depend on it. */
 void cpu_iter_run(const cpu_iter *it, cpu_loop_fn loop, void *ctx);
 
 #endif /* BP_PLUGINS_CPU_H */

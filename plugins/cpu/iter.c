@@ -1,12 +1,103 @@
-/* plugins/cpu/iter.c - strided, broadcasting iteration over tensors. */
+/*
+ * plugins/cpu/iter.c - strided, broadcasting iteration over tensors.
+ *
+ * An iteration is planned once per call (cpu_iter_init):
+ *
+ *   1. each operand is broadcast to the shape, and dimensions of size 1 are
+ *      dropped;
+ *   2. the dimensions are ordered by stride, the output's first, as
+ *      PyTorch's TensorIterator does: a dimension moves inwards past one
+ *      where the first operand that tells them apart (a stride of 0 tells
+ *      nothing) steps less.  An output that is a transposed view, as fill_
+ *      or copy_ may write, is then walked in memory order;
+ *   3. neighbours that every operand steps through as one are merged, so the
+ *      innermost run is as long as possible;
+ *   4. if an input still steps a cache line or more per element along the
+ *      innermost dimension (the transposed operand of add(a, b.T)), but
+ *      less along another dimension, those two dimensions are walked in
+ *      tiles of TILE x TILE elements.  Each such input is first copied,
+ *      a tile at a time, into a small contiguous buffer: reading it along
+ *      its own dense dimension touches every cache line once, and the
+ *      loop then sees contiguous operands.
+ *
+ * Without step 4 a transposed operand costs a cache miss per element: an
+ * add with one was 10 to 20 times slower than a contiguous one.  The order
+ * in which elements are visited is therefore not row-major; the callers
+ * (elementwise ops) compute each output element from the same position of
+ * the inputs only, so the results do not depend on it.
+ */
+#include <stdlib.h>
+
 #include "cpu.h"
+
+/* Tile edge in elements: a float32 tile of one operand is 16 KiB, so the
+ * buffers of three inputs stay in L1 and L2. */
+#define TILE 64
+
+/* An input that steps at least this many bytes per element along the
+ * innermost dimension reads a cache line per element there. */
+#define LINE 64
+
+static int64_t iabs64(int64_t v) { return v < 0 ? -v : v; }
+
+/* Whether dimension a (outer) should move inwards past dimension b. */
+static bool should_swap(const cpu_iter *it, int a, int b) {
+  for (int i = 0; i < it->nops; i++) {
+    int64_t sa = iabs64(it->strides[i][a]), sb = iabs64(it->strides[i][b]);
+    if (sa == 0 || sb == 0 || sa == sb) continue;
+    return sa < sb;
+  }
+  return false;
+}
+
+static void swap_dims(cpu_iter *it, int a, int b) {
+  int64_t t = it->sizes[a];
+  it->sizes[a] = it->sizes[b];
+  it->sizes[b] = t;
+  for (int i = 0; i < it->nops; i++) {
+    t = it->strides[i][a];
+    it->strides[i][a] = it->strides[i][b];
+    it->strides[i][b] = t;
+  }
+}
+
+/* Picks the dimension to tile with the innermost one, and the inputs to
+ * copy through buffers; leaves it->tile_dim at -1 when none helps. */
+static void plan_tiles(cpu_iter *it) {
+  it->tile_dim = -1;
+  it->packed = 0;
+  int nd = it->ndim;
+  if (nd < 2) return;
+  int best = -1, best_count = 0;
+  for (int d = 0; d < nd - 1; d++) {
+    int count = 0;
+    for (int i = 1; i < it->nops; i++) {
+      int64_t si = iabs64(it->strides[i][nd - 1]), sd = iabs64(it->strides[i][d]);
+      if (si >= LINE && sd != 0 && sd < si) count++;
+    }
+    /* Prefer more inputs helped, then the innermost such dimension. */
+    if (count > 0 && count >= best_count) {
+      best = d;
+      best_count = count;
+    }
+  }
+  if (best < 0) return;
+  it->tile_dim = best;
+  for (int i = 1; i < it->nops; i++) {
+    int64_t si = iabs64(it->strides[i][nd - 1]), sd = iabs64(it->strides[i][best]);
+    if (si >= LINE && sd != 0 && sd < si) it->packed |= 1u << i;
+  }
+}
 
 void cpu_iter_init(cpu_iter *it, int nops, const bp_tensor_view *const *views, int32_t ndim,
                    const int64_t *shape) {
   it->nops = nops;
   it->numel = 1;
   for (int32_t d = 0; d < ndim; d++) it->numel *= shape[d];
-  for (int i = 0; i < nops; i++) it->data[i] = (char *)views[i]->data;
+  for (int i = 0; i < nops; i++) {
+    it->data[i] = (char *)views[i]->data;
+    it->elsize[i] = views[i]->itemsize;
+  }
   /* Broadcast each operand to the shape, dropping dimensions of size 1. */
   int n = 0;
   for (int32_t d = 0; d < ndim; d++) {
@@ -19,6 +110,9 @@ void cpu_iter_init(cpu_iter *it, int nops, const bp_tensor_view *const *views, i
     }
     n++;
   }
+  /* Order the dimensions by stride (a stable insertion sort). */
+  for (int d = 1; d < n; d++)
+    for (int e = d; e > 0 && should_swap(it, e - 1, e); e--) swap_dims(it, e, e - 1);
   /* Merge an outer dimension into the next inner one wherever every
    * operand steps through both as through one. */
   int m = 0;
@@ -38,6 +132,7 @@ void cpu_iter_init(cpu_iter *it, int nops, const bp_tensor_view *const *views, i
     m++;
   }
   it->ndim = m;
+  plan_tiles(it);
 }
 
 typedef struct run_ctx {
@@ -88,8 +183,125 @@ static void run_range(void *p, int64_t begin, int64_t end) {
   }
 }
 
+/*
+ * Copies a tk x ti tile of elements of size w into buf, row kk of the tile
+ * (ti elements) after row kk - 1: element (kk, ii) is at src + kk * sk +
+ * ii * si.  The source is read along kk, its dense direction, so each of
+ * its cache lines is read once.
+ */
+static void pack_tile(char *buf, const char *src, int64_t sk, int64_t si, int64_t tk, int64_t ti,
+                      int64_t w) {
+#define PACK(T)                                                                             \
+  for (int64_t ii = 0; ii < ti; ii++) {                                                     \
+    const char *s = src + ii * si;                                                          \
+    T *dst = (T *)(void *)buf + ii;                                                         \
+    for (int64_t kk = 0; kk < tk; kk++) dst[kk * ti] = *(const T *)(const void *)(s + kk * sk); \
+  }
+  switch (w) {
+    case 1: PACK(uint8_t); break;
+    case 2: PACK(uint16_t); break;
+    case 4: PACK(uint32_t); break;
+    default: PACK(uint64_t); break;
+  }
+#undef PACK
+}
+
+/*
+ * Tile t of the iteration: t = (outer, i tile, k tile) with the k tile
+ * fastest, where k is tile_dim, i the innermost dimension and outer runs
+ * over the other dimensions in row-major order.  Walking k first continues
+ * each column of a packed input from one tile to the next.  Sets the
+ * tile's extent and each operand's first element.
+ */
+static void tile_at(const cpu_iter *it, int64_t t, int64_t *tk, int64_t *ti,
+                    char *base[CPU_ITER_MAX_OPS]) {
+  int nd = it->ndim, kd = it->tile_dim, id = nd - 1;
+  int64_t nk = it->sizes[kd], ni = it->sizes[id];
+  int64_t ktiles = (nk + TILE - 1) / TILE, itiles = (ni + TILE - 1) / TILE;
+  int64_t k0 = t % ktiles * TILE, i0 = t / ktiles % itiles * TILE, outer = t / ktiles / itiles;
+  *tk = nk - k0 < TILE ? nk - k0 : TILE;
+  *ti = ni - i0 < TILE ? ni - i0 : TILE;
+  for (int i = 0; i < it->nops; i++) {
+    char *b = it->data[i] + k0 * it->strides[i][kd] + i0 * it->strides[i][id];
+    int64_t o = outer;
+    for (int d = nd - 2; d >= 0; d--) {
+      if (d == kd) continue;
+      b += o % it->sizes[d] * it->strides[i][d];
+      o /= it->sizes[d];
+    }
+    base[i] = b;
+  }
+}
+
+/* Asks for the cache lines of a tile ahead of its use: the pattern, short
+ * runs far apart, is one that the hardware prefetchers miss. */
+static void prefetch_tile(const cpu_iter *it, int64_t t) {
+  int64_t tk, ti;
+  char *base[CPU_ITER_MAX_OPS];
+  tile_at(it, t, &tk, &ti, base);
+  for (int i = 0; i < it->nops; i++) {
+    int64_t sk = iabs64(it->strides[i][it->tile_dim]), si = iabs64(it->strides[i][it->ndim - 1]);
+    /* Lines along the dense direction (step a), for each position along
+     * the other (step b). */
+    int64_t a = si, na = ti, b = sk, nb = tk;
+    if (sk != 0 && (sk < si || si == 0)) {
+      a = sk, na = tk, b = si, nb = ti;
+    }
+    if (b == 0) nb = 1;
+    int64_t span = a == 0 ? 1 : na * a, step = a < LINE ? LINE : a;
+    for (int64_t y = 0; y < nb; y++)
+      for (int64_t x = 0; x < span; x += step) {
+        if (i == 0)
+          __builtin_prefetch(base[i] + y * b + x, 1);
+        else
+          __builtin_prefetch(base[i] + y * b + x);
+      }
+  }
+}
+
+static void run_tiles(void *p, int64_t begin, int64_t end) {
+  const run_ctx *rc = p;
+  const cpu_iter *it = rc->it;
+  int nops = it->nops;
+  /* One buffer per packed input; without memory, the inputs are read in
+   * place (the same results, slower). */
+  unsigned packed = it->packed;
+  char *bufs = packed ? malloc((size_t)CPU_ITER_MAX_OPS * TILE * TILE * 8) : NULL;
+  if (!bufs) packed = 0;
+  if (begin < end) prefetch_tile(it, begin);
+  for (int64_t t = begin; t < end; t++) {
+    if (t + 1 < end) prefetch_tile(it, t + 1);
+    int64_t tk, ti, sk[CPU_ITER_MAX_OPS], si[CPU_ITER_MAX_OPS];
+    char *base[CPU_ITER_MAX_OPS];
+    tile_at(it, t, &tk, &ti, base);
+    for (int i = 0; i < nops; i++) {
+      sk[i] = it->strides[i][it->tile_dim];
+      si[i] = it->strides[i][it->ndim - 1];
+      if (packed & (1u << i)) {
+        char *buf = bufs + (size_t)i * TILE * TILE * 8;
+        pack_tile(buf, base[i], sk[i], si[i], tk, ti, it->elsize[i]);
+        base[i] = buf;
+        sk[i] = ti * it->elsize[i];
+        si[i] = it->elsize[i];
+      }
+    }
+    for (int64_t kk = 0; kk < tk; kk++) {
+      char *ptrs[CPU_ITER_MAX_OPS];
+      for (int i = 0; i < nops; i++) ptrs[i] = base[i] + kk * sk[i];
+      rc->loop(ptrs, si, ti, rc->ctx);
+    }
+  }
+  free(bufs);
+}
+
 void cpu_iter_run(const cpu_iter *it, cpu_loop_fn loop, void *ctx) {
   if (it->numel == 0) return;
   run_ctx rc = {it, loop, ctx};
+  if (it->tile_dim >= 0) {
+    int64_t nk = it->sizes[it->tile_dim], ni = it->sizes[it->ndim - 1];
+    int64_t tiles = it->numel / (nk * ni) * ((nk + TILE - 1) / TILE) * ((ni + TILE - 1) / TILE);
+    cpu_parallel_for(tiles, CPU_GRAIN / (TILE * TILE), run_tiles, &rc);
+    return;
+  }
   cpu_parallel_for(it->ndim == 0 ? 1 : it->numel, CPU_GRAIN, run_range, &rc);
 }
