@@ -15,8 +15,12 @@
  *   - core::add, core::muladd, core::relu and core::sum of 16M float32
  *     elements through bp_call, the result allocated by the call, in GB/s
  *     counting the bytes read and written;
- *   - core::softmax, core::log_softmax and core::layer_norm of a 4096 x 4096
- *     float32 matrix;
+ *   - strided operands on the same data as a 4096 x 4096 matrix: core::add
+ *     with one and with two transposed operands and with a broadcast row,
+ *     and core::contiguous of a transposed view (a transposing copy);
+ *   - core::softmax and core::log_softmax of a 4096 x 4096 float32 matrix
+ *     along each dimension, and core::layer_norm of it and of its
+ *     transpose (whose normalised elements are 16 KiB apart);
  *   - core::matmul of float32 n x n matrices in GFLOP/s, against
  *     cblas_sgemm called directly in the same library the plugin loaded
  *     (so with the same OPENBLAS_CORETYPE), and against the plugin's own
@@ -407,8 +411,32 @@ int main(int argc, char **argv) {
   row("core::sum", time_call(&sum, REPS, err, sizeof err), (double)bytes, err);
   printf("\n");
 
-  /* nn ops on 4096 x 4096. */
+  /* Strided operands: the same 16M elements as a 4096 x 4096 matrix, with
+   * transposed views of it (strides {1, 4096}) and a broadcast row. */
   int64_t sq[2] = {4096, 4096}, last[1] = {4096};
+  bp_tensor *xm, *ym, *yt, *xt, *rowv, *rowb;
+  if (bp_tensor_as_strided(x, 2, sq, (int64_t[]){4096, 1}, 0, &xm) ||
+      bp_tensor_as_strided(y, 2, sq, (int64_t[]){4096, 1}, 0, &ym) ||
+      bp_tensor_as_strided(y, 2, sq, (int64_t[]){1, 4096}, 0, &yt) ||
+      bp_tensor_as_strided(x, 2, sq, (int64_t[]){1, 4096}, 0, &xt))
+    die("bp_tensor_as_strided");
+  rowv = new_f32(1, last, 10);
+  if (bp_tensor_as_strided(rowv, 2, sq, (int64_t[]){0, 1}, 0, &rowb))
+    die("bp_tensor_as_strided");
+  header("strided operands, 4096 x 4096 (b.T: a transposed view; r: a broadcast row)");
+  call add_m = {"core::add", {xm, ym, NULL}, 2, 0, 0, 0};
+  call add_t = {"core::add", {xm, yt, NULL}, 2, 0, 0, 0};
+  call add_tt = {"core::add", {xt, yt, NULL}, 2, 0, 0, 0};
+  call add_tr = {"core::add", {xt, rowb, NULL}, 2, 0, 0, 0};
+  call contig_t = {"core::contiguous", {yt, NULL, NULL}, 1, 0, 0, 0};
+  row("add(a, b)", time_call(&add_m, REPS, err, sizeof err), 3.0 * (double)bytes, err);
+  row("add(a, b.T)", time_call(&add_t, REPS, err, sizeof err), 3.0 * (double)bytes, err);
+  row("add(a.T, b.T)", time_call(&add_tt, REPS, err, sizeof err), 3.0 * (double)bytes, err);
+  row("add(a.T, r)", time_call(&add_tr, REPS, err, sizeof err), 2.0 * (double)bytes, err);
+  row("contiguous(b.T)", time_call(&contig_t, REPS, err, sizeof err), 2.0 * (double)bytes, err);
+  printf("\n");
+
+  /* nn ops on 4096 x 4096. */
   bp_tensor *m = new_f32(2, sq, 5), *gamma = new_f32(1, last, 6), *beta = new_f32(1, last, 7);
   header("4096 x 4096 (GB/s counts the input read and the result written)");
   call softmax = {"core::softmax", {m, NULL, NULL}, 1, 2, 0, 1};
@@ -418,8 +446,16 @@ int main(int argc, char **argv) {
   row("softmax(dim=-1)", time_call(&softmax, REPS, err, sizeof err), 2.0 * (double)bytes, err);
   row("log_softmax(dim=-1)", time_call(&log_softmax, REPS, err, sizeof err), 2.0 * (double)bytes,
       err);
+  call log_softmax0 = {"core::log_softmax", {m, NULL, NULL}, 1, 2, 0, 0};
+  bp_tensor *mt;
+  if (bp_tensor_as_strided(m, 2, sq, (int64_t[]){1, 4096}, 0, &mt)) die("bp_tensor_as_strided");
+  call layer_norm_t = {"core::layer_norm", {mt, gamma, beta}, 3, 4, 0, 0};
   row("softmax(dim=0)", time_call(&softmax0, REPS, err, sizeof err), 2.0 * (double)bytes, err);
+  row("log_softmax(dim=0)", time_call(&log_softmax0, REPS, err, sizeof err), 2.0 * (double)bytes,
+      err);
   row("layer_norm(w, b)", time_call(&layer_norm, REPS, err, sizeof err), 2.0 * (double)bytes, err);
+  row("layer_norm(m.T, w, b)", time_call(&layer_norm_t, REPS, err, sizeof err),
+      2.0 * (double)bytes, err);
   printf("\n");
 
   /* matmul: the plugin first, so that it has loaded its BLAS. */
@@ -470,7 +506,7 @@ int main(int argc, char **argv) {
   else
     printf("core::add of 1-element tensors: n/a (%s)\n", bp_last_error());
 
-  bp_tensor *all[] = {x, y, z, w, m, gamma, beta, s1, s2};
+  bp_tensor *all[] = {x, y, z, w, m, gamma, beta, s1, s2, xm, ym, yt, xt, rowv, rowb, mt};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) bp_tensor_release(all[i]);
   return 0;
 }
