@@ -3,18 +3,28 @@
  * rules and the `core` op set (docs/op-set.md), printing TAP and
  * optionally writing a JSON certificate and an HTML report.
  *
- * Every case runs in a forked child that loads the plugin itself, so that
- * a crash or a hang in the plugin becomes a CRASH or TIMEOUT verdict for
- * that case only, and no case sees state left behind by another.  The
- * child reports "<status>\n<detail>\n" over a pipe.  Up to --jobs children
- * run at once; the parent prints their verdicts in case order.
+ * The parent never loads the plugin: a GPU context, for one, cannot be
+ * inherited across fork.  With --isolation case, every case runs in a
+ * forked child that loads the plugin itself, so that a crash or a hang
+ * becomes a CRASH or TIMEOUT verdict for that case only, and no case sees
+ * state left behind by another.  With --isolation worker (the default),
+ * each of the --jobs slots keeps a forked worker that loads the plugin
+ * once and runs the cases the parent hands it, one at a time, putting
+ * back the per-process state a case may change in between; a case that
+ * does not pass in a worker is rerun alone in a fresh child, and that
+ * verdict is the one reported.  A case reports "<status>\n<detail>\n";
+ * a worker ends each case with "done\n".  The parent prints the verdicts
+ * in case order.
  *
  * docs/certification.md describes every check and the two profiles.
  */
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <fcntl.h>
+#include <fenv.h>
 #include <fnmatch.h>
+#include <locale.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -26,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,6 +56,10 @@
 /* Options                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* How cases are kept apart: a fresh process each, or long-lived workers. */
+enum isolation { ISO_WORKER, ISO_CASE };
+static const char *const isolation_name[] = {"worker", "case"};
+
 static struct {
   const char *plugin;
   const char *device;  /* "TYPE[:INDEX]" as given, or NULL */
@@ -56,13 +72,14 @@ static struct {
   uint64_t seed;
   bool list;
   bool full;
-} opt = {NULL, NULL, "core", NULL, NULL, NULL, 1, 10.0, 1, false, false};
+  enum isolation isolation;
+} opt = {NULL, NULL, "core", NULL, NULL, NULL, 1, 10.0, 1, false, false, ISO_WORKER};
 
 static void usage(FILE *to) {
   fprintf(to,
           "usage: bp-certify PLUGIN.so [--device TYPE[:INDEX]] [--profile core|full]\n"
           "                  [--ops GLOB] [--json FILE] [--html FILE] [--jobs N]\n"
-          "                  [--timeout S] [--seed N] [--list]\n");
+          "                  [--timeout S] [--seed N] [--isolation worker|case] [--list]\n");
 }
 
 static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -103,7 +120,8 @@ static void parse_args(int argc, char **argv) {
       continue;
     }
     static const char *const with_value[] = {"--device", "--profile", "--ops",  "--json",
-                                             "--html",   "--jobs",    "--timeout", "--seed"};
+                                             "--html",   "--jobs",    "--timeout", "--seed",
+                                             "--isolation"};
     const char *val = NULL;
     size_t k;
     for (k = 0; k < sizeof with_value / sizeof *with_value; k++) {
@@ -154,6 +172,10 @@ static void parse_args(int argc, char **argv) {
       if (errno || end == val || *end || !(t > 0) || t > 86400)
         bad_usage("--timeout: expected seconds > 0, got '%s'", val);
       opt.timeout = t;
+    } else if (strcmp(name, "--isolation") == 0) {
+      if (strcmp(val, "worker") == 0) opt.isolation = ISO_WORKER;
+      else if (strcmp(val, "case") == 0) opt.isolation = ISO_CASE;
+      else bad_usage("--isolation: expected 'worker' or 'case', got '%s'", val);
     } else {
       char *end;
       errno = 0;
@@ -1265,6 +1287,11 @@ struct certify_case {
   enum status status;
   char detail[1024];
   double seconds;
+  /* Worker isolation: the case did not pass in a shared worker, so it was
+   * rerun alone; this is what the worker gave. */
+  bool rerun;
+  enum status worker_status;
+  char worker_detail[1024];
 };
 
 static const bp_op *cur_op;
@@ -2431,39 +2458,302 @@ static double now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One running child. */
-typedef struct job {
-  pid_t pid;
-  int fd;        /* -1 once at EOF */
-  size_t ci;     /* its case */
-  double t0;
-  char buf[2048];
-  size_t n;
-} job;
+static bool failed_status(enum status s) { return s == ST_FAIL || s == ST_CRASH || s == ST_TIMEOUT; }
 
-static bool start_job(job *j, size_t ci) {
+/* Writes all of buf to the socket or pipe fd; false once the other end is
+ * gone (without SIGPIPE on a socket). */
+static bool send_all(int fd, const char *buf, size_t n) {
+  while (n) {
+    ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == ENOTSOCK) w = write(fd, buf, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    buf += w;
+    n -= (size_t)w;
+  }
+  return true;
+}
+
+/* Reads what fd has, without blocking, onto buf (n bytes so far, kept
+ * NUL-terminated); false at EOF, on an error, or when buf is full. */
+static bool read_avail(int fd, char *buf, size_t *n, size_t cap) {
+  for (;;) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) return true;
+    if (*n + 1 >= cap) return false;
+    ssize_t got = read(fd, buf + *n, cap - 1 - *n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    *n += (size_t)got;
+    buf[*n] = '\0';
+  }
+}
+
+/* Reads one case's record in buf (n bytes): the first verdict, a status
+ * line and a detail line (a line that names no status counts as "fail"),
+ * into *st and detail, with *have saying whether one came.  Returns the
+ * bytes through a worker's "done" line, or 0 when none has come. */
+static size_t parse_record(const char *buf, size_t n, bool *have, enum status *st, char *detail,
+                           size_t dlen) {
+  const char *p = buf, *end = buf + n;
+  bool want_detail = false;
+  enum status cur = ST_FAIL;
+  *have = false;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl) break;
+    int len = (int)(nl - p);
+    if (want_detail) {
+      if (!*have) {
+        *have = true;
+        *st = cur;
+        snprintf(detail, dlen, "%.*s", len, p);
+      }
+      want_detail = false;
+    } else if (len == 4 && memcmp(p, "done", 4) == 0) {
+      return (size_t)(nl + 1 - buf);
+    } else {
+      cur = ST_FAIL;
+      for (int s = 0; s <= ST_CRASH; s++)
+        if ((int)strlen(status_name[s]) == len && memcmp(p, status_name[s], (size_t)len) == 0)
+          cur = (enum status)s;
+      want_detail = true;
+    }
+    p = nl + 1;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The worker: one load of the plugin, then case after case                 */
+/* ------------------------------------------------------------------------ */
+
+/* What a case may change in its process, as the worker had it right after
+ * loading the plugin (where a fresh process starts a case); put back
+ * before every case. */
+static struct {
+  fenv_t fenv;       /* rounding mode, flush-to-zero, exception flags */
+  sigset_t mask;
+  mode_t umask;
+  int cwd;           /* the starting directory, or -1 */
+  bool streams;      /* the device has a current stream to put back */
+  bp_stream *stream; /* the one it had (NULL: the default); the plugin's */
+} saved;
+
+/* Puts back what an earlier case may have changed in this process, and
+ * the certifier's own per-case state, as a fresh process has them.  The
+ * live handles and device bytes are not reset: hygiene compares them
+ * within its case. */
+static void restore_state(void) {
+  fesetenv(&saved.fenv);
+  sigprocmask(SIG_SETMASK, &saved.mask, NULL);
+  alarm(0);
+  install_fault_handler();
+  umask(saved.umask);
+  if (saved.cwd >= 0 && fchdir(saved.cwd) != 0) {
+    /* The directory is gone; no case depends on it. */
+  }
+  setlocale(LC_ALL, "C");
+  if (saved.streams) {
+    bp_stream *cur = NULL;
+    if (bp_stream_get_current(the_device, &cur) != BP_OK || cur != saved.stream)
+      bp_stream_set_current(the_device, saved.stream);
+  }
+  bp_clear_error();
+  errno = 0;
+  rng_state = 0;
+  nrefused = 0;
+  refusal[0] = '\0';
+  conc.want = NULL;
+  conc.len = 0;
+  conc.fail[0] = '\0';
+  memset(&conc_sample, 0, sizeof conc_sample);
+}
+
+/* The worker's life, on its end of the socket fd: load the plugin, say
+ * "ready", then for each case index the parent sends, run that case,
+ * whose verdict goes over fd, and say "done".  It ends when the parent
+ * closes the socket, or with the plugin (a crash, a kill on timeout). */
+static void worker_main(int fd) __attribute__((noreturn));
+static void worker_main(int fd) {
+  dup2(STDERR_FILENO, STDOUT_FILENO);
+  install_fault_handler();
+  /* A plugin that does not load is reported by each case that loads it,
+   * as in a fresh process; here its verdict goes nowhere. */
+  verdict_fd = -1;
+  if (load_plugin()) pick_device();
+  fegetenv(&saved.fenv);
+  sigprocmask(SIG_SETMASK, NULL, &saved.mask);
+  saved.umask = umask(022);
+  umask(saved.umask);
+  saved.cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  saved.streams = the_plugin && bp_stream_get_current(the_device, &saved.stream) == BP_OK;
+  verdict_fd = fd;
+  if (!send_all(fd, "ready\n", 6)) _exit(0);
+  for (;;) {
+    char line[32];
+    size_t n = 0;
+    for (;;) {
+      char ch;
+      ssize_t got = read(fd, &ch, 1);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) _exit(0); /* the parent is done with this worker */
+      if (ch == '\n') break;
+      if (n < sizeof line - 1) line[n++] = ch;
+    }
+    line[n] = '\0';
+    char *end;
+    unsigned long ci = strtoul(line, &end, 10);
+    if (end == line || ci >= ncases) _exit(0);
+    restore_state();
+    cases[ci].fn(&cases[ci]);
+    if (!send_all(fd, "done\n", 5)) _exit(0);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The runner                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* One of the --jobs slots: its worker (worker isolation), and the case it
+ * runs, in that worker or in a fresh process of its own. */
+typedef struct slot {
+  pid_t wpid;       /* the worker, or 0 */
+  int wfd;          /* the parent's end of its socket; -1 once closed */
+  bool ready;       /* it has loaded the plugin */
+  size_t wcases;    /* cases it has finished */
+  double wt0;       /* when it started; once its socket closed, when that was */
+  char wbuf[4096];  /* what it sent that is not yet used */
+  size_t wn;
+  bool busy;        /* a case is running */
+  size_t ci;        /* which */
+  bool child;       /* in a fresh process (cpid, cfd), not in the worker */
+  pid_t cpid;
+  int cfd;          /* -1 at EOF */
+  double t0;        /* when the case began */
+  char cbuf[2048];
+  size_t cn;
+} slot;
+
+static slot *slots;
+static size_t nslots;
+static bool use_workers;            /* still handing cases to workers */
+static char fallback_why[300];      /* why not any more, or "" */
+static size_t *rerun_q, rq_head, rq_tail;
+static bool *finished;
+static size_t ndone, nworkers, nreruns, nchanged;
+static pid_t *zombies;              /* killed workers not yet reaped */
+static size_t nzombies, capzombies;
+
+/* In a new child: closes the parent's ends of the other slots' pipes and
+ * sockets, so that a worker sees its socket close when the parent closes
+ * its end, and not only when every later child has ended. */
+static void close_inherited(void) {
+  for (size_t k = 0; k < nslots; k++) {
+    if (slots[k].wpid && slots[k].wfd >= 0) close(slots[k].wfd);
+    if (slots[k].busy && slots[k].child && slots[k].cfd >= 0) close(slots[k].cfd);
+  }
+}
+
+static void reap_zombies(bool block) {
+  for (size_t i = 0; i < nzombies;) {
+    int wst;
+    if (waitpid(zombies[i], &wst, block ? 0 : WNOHANG) == 0) {
+      i++;
+      continue;
+    }
+    zombies[i] = zombies[--nzombies];
+  }
+}
+
+/* Kills a slot's worker; it is reaped later, so that a slow exit (a GPU
+ * context torn down) does not hold up the other slots. */
+static void kill_worker(slot *s) {
+  if (!s->wpid) return;
+  if (s->wfd >= 0) close(s->wfd);
+  kill(s->wpid, SIGKILL);
+  int wst;
+  if (waitpid(s->wpid, &wst, WNOHANG) == 0) {
+    if (nzombies == capzombies) {
+      size_t cap = capzombies ? 2 * capzombies : 16;
+      pid_t *grown = realloc(zombies, cap * sizeof *grown);
+      if (grown) zombies = grown, capzombies = cap;
+    }
+    if (nzombies < capzombies) zombies[nzombies++] = s->wpid;
+    else waitpid(s->wpid, &wst, 0);
+  }
+  s->wpid = 0;
+  s->wfd = -1;
+  s->ready = false;
+  s->wcases = 0;
+  s->wn = 0;
+}
+
+/* Stops handing cases to workers: the remaining cases run alone in fresh
+ * processes.  The reason becomes a TAP diagnostic and goes into the
+ * certificate. */
+static void fallback(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fallback(const char *fmt, ...) {
+  if (!use_workers) return;
+  use_workers = false;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(fallback_why, sizeof fallback_why, fmt, ap);
+  va_end(ap);
+  printf("# worker isolation off: %s; the remaining cases run alone in fresh processes\n",
+         fallback_why);
+  fflush(stdout);
+}
+
+/* Sets a case's verdict.  One from a shared worker that is not a pass or
+ * a skip is kept aside, and the case queued to run again alone in a fresh
+ * process, whose verdict is the one reported. */
+static void set_verdict(size_t ci, bool in_worker, enum status st, const char *detail,
+                        double seconds) {
   certify_case *c = &cases[ci];
+  c->status = st;
+  snprintf(c->detail, sizeof c->detail, "%s", detail);
+  c->seconds = seconds;
+  if (in_worker && failed_status(st)) {
+    c->rerun = true;
+    c->worker_status = st;
+    snprintf(c->worker_detail, sizeof c->worker_detail, "%s", detail);
+    rerun_q[rq_tail++] = ci;
+    nreruns++;
+    return;
+  }
+  if (c->rerun && st != c->worker_status) nchanged++;
+  finished[ci] = true;
+  ndone++;
+}
+
+/* Runs case ci in a fresh process of its own (the case path). */
+static void start_child(slot *s, size_t ci) {
+  certify_case *c = &cases[ci];
+  char why[300];
   int fds[2];
-  j->ci = ci;
-  j->n = 0;
-  j->t0 = now();
+  s->ci = ci;
+  s->cn = 0;
+  s->cbuf[0] = '\0';
+  s->t0 = now();
   if (pipe(fds) != 0) {
-    c->status = ST_FAIL;
-    snprintf(c->detail, sizeof c->detail, "pipe: %s", strerror(errno));
-    return false;
+    snprintf(why, sizeof why, "pipe: %s", strerror(errno));
+    set_verdict(ci, false, ST_FAIL, why, 0);
+    return;
   }
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
   if (pid < 0) {
-    c->status = ST_FAIL;
-    snprintf(c->detail, sizeof c->detail, "fork: %s", strerror(errno));
+    snprintf(why, sizeof why, "fork: %s", strerror(errno));
     close(fds[0]);
     close(fds[1]);
-    return false;
+    set_verdict(ci, false, ST_FAIL, why, 0);
+    return;
   }
   if (pid == 0) {
     close(fds[0]);
+    close_inherited();
     verdict_fd = fds[1];
     /* Whatever the plugin prints must not break the TAP stream. */
     dup2(STDERR_FILENO, STDOUT_FILENO);
@@ -2475,42 +2765,213 @@ static bool start_job(job *j, size_t ci) {
     _exit(0);
   }
   close(fds[1]);
-  j->pid = pid;
-  j->fd = fds[0];
+  s->busy = true;
+  s->child = true;
+  s->cpid = pid;
+  s->cfd = fds[0];
+}
+
+/* Starts a slot's worker; false (and worker isolation off) when it
+ * cannot be started. */
+static bool start_worker(slot *s) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+    fallback("socketpair: %s", strerror(errno));
+    return false;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    fallback("fork: %s", strerror(errno));
+    return false;
+  }
+  if (pid == 0) {
+    close(sv[0]);
+    close_inherited();
+    worker_main(sv[1]);
+  }
+  close(sv[1]);
+  s->wpid = pid;
+  s->wfd = sv[0];
+  s->ready = false;
+  s->wcases = 0;
+  s->wt0 = now();
+  s->wn = 0;
+  s->wbuf[0] = '\0';
+  nworkers++;
   return true;
 }
 
-/* Fills the case's verdict from the child's exit and output. */
-static void finish_job(job *j, int wst, bool timed_out) {
-  certify_case *c = &cases[j->ci];
-  j->buf[j->n] = '\0';
-  c->seconds = now() - j->t0;
-  if (timed_out) {
-    c->status = ST_TIMEOUT;
-    snprintf(c->detail, sizeof c->detail, "TIMEOUT after %g s", opt.timeout);
+/* Gives a free slot its next piece of work: a rerun first (it holds up
+ * the output), else the next case, in its worker or alone. */
+static void schedule(slot *s, size_t *next) {
+  if (s->busy) return;
+  if (!use_workers && s->wpid) kill_worker(s);
+  if (rq_head < rq_tail) {
+    start_child(s, rerun_q[rq_head++]);
     return;
   }
-  char *nl = strchr(j->buf, '\n');
-  if (nl) {
-    /* A verdict sent before a crash (the fault handler's) stands. */
-    *nl = '\0';
-    char *detail = nl + 1;
-    char *end = strchr(detail, '\n');
-    if (end) *end = '\0';
-    c->status = ST_FAIL;
-    for (int s = 0; s <= ST_CRASH; s++)
-      if (strcmp(j->buf, status_name[s]) == 0) c->status = (enum status)s;
-    snprintf(c->detail, sizeof c->detail, "%s", detail);
+  if (*next >= ncases) return;
+  if (!use_workers) {
+    start_child(s, (*next)++);
     return;
   }
-  if (WIFSIGNALED(wst)) {
-    c->status = ST_CRASH;
-    snprintf(c->detail, sizeof c->detail, "CRASH signal %d", WTERMSIG(wst));
-  } else {
-    c->status = ST_FAIL;
-    snprintf(c->detail, sizeof c->detail, "the case exited (status %d) without a verdict",
+  if (!s->wpid) {
+    start_worker(s);
+    return;
+  }
+  if (!s->ready || s->wfd < 0) return;
+  char line[32];
+  int n = snprintf(line, sizeof line, "%zu\n", *next);
+  s->ci = *next;
+  s->child = false;
+  s->t0 = now();
+  if (!send_all(s->wfd, line, (size_t)n)) {
+    /* It ended while idle; a fresh one takes the case. */
+    kill_worker(s);
+    return;
+  }
+  s->busy = true;
+  (*next)++;
+}
+
+/* The worker of s has ended (exit status wst): its case, if it had one,
+ * gets the verdict it sent before the end, or CRASH. */
+static void worker_ended(slot *s, int wst) {
+  char how[64];
+  if (WIFSIGNALED(wst)) snprintf(how, sizeof how, "signal %d", WTERMSIG(wst));
+  else snprintf(how, sizeof how, "status %d", WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+  if (s->busy && !s->child) {
+    bool have;
+    enum status st = ST_FAIL;
+    char detail[1024];
+    parse_record(s->wbuf, s->wn, &have, &st, detail, sizeof detail);
+    if (!have && WIFSIGNALED(wst)) {
+      st = ST_CRASH;
+      snprintf(detail, sizeof detail, "CRASH signal %d", WTERMSIG(wst));
+    } else if (!have) {
+      st = ST_FAIL;
+      snprintf(detail, sizeof detail, "the case exited (%s) without a verdict", how);
+    }
+    s->busy = false;
+    set_verdict(s->ci, true, st, detail, now() - s->t0);
+  } else if (s->wcases == 0) {
+    /* One that cannot get through its first case would never make
+     * progress: fall back. */
+    fallback("a worker ended (%s) %s", how,
+             s->ready ? "before it ran a case" : "while loading the plugin");
+  }
+  s->wpid = 0;
+  s->wfd = -1;
+  s->ready = false;
+  s->wcases = 0;
+  s->wn = 0;
+}
+
+static void service_worker(slot *s) {
+  if (s->wfd >= 0 && !read_avail(s->wfd, s->wbuf, &s->wn, sizeof s->wbuf)) {
+    close(s->wfd);
+    s->wfd = -1;
+    s->wt0 = now();
+    /* A last line cut short still counts. */
+    if (s->wn && s->wbuf[s->wn - 1] != '\n' && s->wn + 1 < sizeof s->wbuf) {
+      s->wbuf[s->wn++] = '\n';
+      s->wbuf[s->wn] = '\0';
+    }
+  }
+  if (!s->ready && s->wn >= 6 && memcmp(s->wbuf, "ready\n", 6) == 0) {
+    s->ready = true;
+    memmove(s->wbuf, s->wbuf + 6, s->wn - 6 + 1);
+    s->wn -= 6;
+  }
+  bool in_case = s->busy && !s->child;
+  if (in_case) {
+    bool have;
+    enum status st = ST_FAIL;
+    char detail[1024];
+    size_t used = parse_record(s->wbuf, s->wn, &have, &st, detail, sizeof detail);
+    if (used) {
+      memmove(s->wbuf, s->wbuf + used, s->wn - used + 1);
+      s->wn -= used;
+      s->busy = false;
+      s->wcases++;
+      if (!have) {
+        st = ST_FAIL;
+        snprintf(detail, sizeof detail, "the case ended without a verdict");
+      }
+      set_verdict(s->ci, true, st, detail, now() - s->t0);
+      /* It may hold what the case left behind: a fresh worker goes on. */
+      if (failed_status(st)) kill_worker(s);
+      return;
+    }
+  }
+  if (s->wfd < 0) {
+    /* Its socket closed: it is ending, by a crash or an exit. */
+    int wst = 0;
+    pid_t w = waitpid(s->wpid, &wst, WNOHANG);
+    if (w == 0 && now() - s->wt0 < 2.0) return;
+    if (w == 0) {
+      kill(s->wpid, SIGKILL);
+      waitpid(s->wpid, &wst, 0);
+    }
+    worker_ended(s, wst);
+    return;
+  }
+  if (in_case && now() - s->t0 > opt.timeout) {
+    kill_worker(s);
+    s->busy = false;
+    char detail[64];
+    snprintf(detail, sizeof detail, "TIMEOUT after %g s", opt.timeout);
+    set_verdict(s->ci, true, ST_TIMEOUT, detail, now() - s->t0);
+  } else if (!s->ready && now() - s->wt0 > opt.timeout) {
+    kill_worker(s);
+    fallback("a worker did not load the plugin within %g s", opt.timeout);
+  }
+}
+
+static void service_child(slot *s) {
+  if (s->cfd >= 0 && !read_avail(s->cfd, s->cbuf, &s->cn, sizeof s->cbuf)) {
+    close(s->cfd);
+    s->cfd = -1;
+  }
+  int wst = 0;
+  bool timed_out = now() - s->t0 > opt.timeout;
+  pid_t w = s->cfd < 0 ? waitpid(s->cpid, &wst, WNOHANG) : 0;
+  if (w == 0 && !timed_out) return;
+  if (w == 0) {
+    kill(s->cpid, SIGKILL);
+    waitpid(s->cpid, &wst, 0);
+  }
+  if (s->cfd >= 0) close(s->cfd);
+  s->cfd = -1;
+  s->busy = false;
+  double seconds = now() - s->t0;
+  char detail[1024];
+  if (w == 0) {
+    snprintf(detail, sizeof detail, "TIMEOUT after %g s", opt.timeout);
+    set_verdict(s->ci, false, ST_TIMEOUT, detail, seconds);
+    return;
+  }
+  /* A verdict sent before a crash (the fault handler's) stands. */
+  if (s->cn && s->cbuf[s->cn - 1] != '\n' && s->cn + 1 < sizeof s->cbuf) {
+    s->cbuf[s->cn++] = '\n';
+    s->cbuf[s->cn] = '\0';
+  }
+  bool have;
+  enum status st = ST_FAIL;
+  parse_record(s->cbuf, s->cn, &have, &st, detail, sizeof detail);
+  if (!have && WIFSIGNALED(wst)) {
+    st = ST_CRASH;
+    snprintf(detail, sizeof detail, "CRASH signal %d", WTERMSIG(wst));
+  } else if (!have) {
+    st = ST_FAIL;
+    snprintf(detail, sizeof detail, "the case exited (status %d) without a verdict",
              WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
   }
+  set_verdict(s->ci, false, st, detail, seconds);
 }
 
 static size_t npassed, nfailed, nskipped;
@@ -2532,6 +2993,9 @@ static void print_case(size_t i) {
       printf("not ok %zu - %s # %s\n", i + 1, c->name, c->detail);
       break;
   }
+  if (c->rerun && c->status != c->worker_status)
+    printf("# %s: %s in a shared worker (%s); rerun alone in a fresh process: %s\n", c->name,
+           status_name[c->worker_status], c->worker_detail, status_name[c->status]);
   fflush(stdout);
 }
 
@@ -2543,80 +3007,78 @@ static void show_progress(size_t done, size_t cur, double t0) {
   fflush(stderr);
 }
 
-/* Runs every case, up to --jobs at once, printing in case order. */
+/* Ends the idle workers: each exits when its socket closes; one that has
+ * not within --timeout is killed. */
+static void stop_workers(void) {
+  for (size_t k = 0; k < nslots; k++)
+    if (slots[k].wpid && slots[k].wfd >= 0) {
+      close(slots[k].wfd);
+      slots[k].wfd = -1;
+    }
+  double t0 = now();
+  for (size_t k = 0; k < nslots; k++) {
+    slot *s = &slots[k];
+    int wst;
+    while (s->wpid && waitpid(s->wpid, &wst, WNOHANG) == 0) {
+      if (now() - t0 > opt.timeout) {
+        kill(s->wpid, SIGKILL);
+        waitpid(s->wpid, &wst, 0);
+        break;
+      }
+      struct timespec ts = {0, 2000000};
+      nanosleep(&ts, NULL);
+    }
+    s->wpid = 0;
+  }
+  reap_zombies(true);
+}
+
+/* Runs every case, --jobs at a time, printing in case order. */
 static void run_all(void) {
-  size_t nj = (size_t)opt.jobs, next = 0, printed = 0, done = 0;
-  job *jobs = calloc(nj, sizeof *jobs);
-  bool *finished = calloc(ncases ? ncases : 1, sizeof *finished);
-  struct pollfd *pf = calloc(nj, sizeof *pf);
-  if (!jobs || !finished || !pf) {
+  nslots = (size_t)opt.jobs;
+  slots = calloc(nslots, sizeof *slots);
+  finished = calloc(ncases ? ncases : 1, sizeof *finished);
+  rerun_q = calloc(ncases ? ncases : 1, sizeof *rerun_q);
+  struct pollfd *pf = calloc(2 * nslots, sizeof *pf);
+  if (!slots || !finished || !rerun_q || !pf) {
     perror("bp-certify");
     exit(2);
   }
-  for (size_t k = 0; k < nj; k++) jobs[k].pid = 0;
+  for (size_t k = 0; k < nslots; k++) slots[k].wfd = slots[k].cfd = -1;
+  use_workers = opt.isolation == ISO_WORKER;
+  size_t next = 0, printed = 0;
   double t0 = now();
-  size_t active = 0;
   while (printed < ncases) {
-    for (size_t k = 0; k < nj && next < ncases; k++) {
-      if (jobs[k].pid) continue;
-      size_t ci = next++;
-      if (!start_job(&jobs[k], ci)) {
-        finished[ci] = true;
-        done++;
-        jobs[k].pid = 0;
-        continue;
-      }
-      active++;
+    for (size_t k = 0; k < nslots; k++) schedule(&slots[k], &next);
+    size_t np = 0;
+    for (size_t k = 0; k < nslots; k++) {
+      const slot *s = &slots[k];
+      if (s->wpid && s->wfd >= 0) pf[np++] = (struct pollfd){s->wfd, POLLIN, 0};
+      if (s->busy && s->child && s->cfd >= 0) pf[np++] = (struct pollfd){s->cfd, POLLIN, 0};
     }
-    if (active) {
-      size_t np = 0;
-      for (size_t k = 0; k < nj; k++)
-        if (jobs[k].pid && jobs[k].fd >= 0) pf[np++] = (struct pollfd){jobs[k].fd, POLLIN, 0};
-      if (np) poll(pf, (nfds_t)np, 20);
-      else {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-      }
-      for (size_t k = 0; k < nj; k++) {
-        job *j = &jobs[k];
-        if (!j->pid) continue;
-        if (j->fd >= 0) {
-          for (;;) {
-            struct pollfd p = {j->fd, POLLIN, 0};
-            if (poll(&p, 1, 0) <= 0) break;
-            ssize_t got = read(j->fd, j->buf + j->n, sizeof j->buf - 1 - j->n);
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0 || (j->n += (size_t)got) == sizeof j->buf - 1) {
-              close(j->fd);
-              j->fd = -1;
-              break;
-            }
-          }
-        }
-        int wst = 0;
-        bool timed_out = now() - j->t0 > opt.timeout;
-        pid_t w = j->fd < 0 ? waitpid(j->pid, &wst, WNOHANG) : 0;
-        if (w == 0 && !timed_out) continue;
-        if (w == 0) {
-          kill(j->pid, SIGKILL);
-          waitpid(j->pid, &wst, 0);
-        }
-        if (j->fd >= 0) close(j->fd);
-        j->fd = -1;
-        finish_job(j, wst, w == 0);
-        finished[j->ci] = true;
-        j->pid = 0;
-        active--;
-        done++;
-      }
+    if (np) {
+      poll(pf, (nfds_t)np, 20);
+    } else {
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
     }
+    for (size_t k = 0; k < nslots; k++) {
+      if (slots[k].wpid) service_worker(&slots[k]);
+      if (slots[k].busy && slots[k].child) service_child(&slots[k]);
+    }
+    reap_zombies(false);
     while (printed < ncases && finished[printed]) print_case(printed++);
-    show_progress(done, next < ncases ? next : ncases - 1, t0);
+    show_progress(ndone, next < ncases ? next : ncases - 1, t0);
   }
   if (progress) fputs("\r\033[K", stderr);
-  free(jobs);
+  stop_workers();
+  free(slots);
+  slots = NULL;
+  nslots = 0;
   free(finished);
+  free(rerun_q);
   free(pf);
+  free(zombies);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2667,11 +3129,12 @@ static void cpu_model(char *out, size_t len) {
   fclose(f);
 }
 
-/* The command line that reruns one case alone. */
+/* The command line that reruns one case alone, in a fresh process as
+ * its reported verdict was obtained (in either isolation). */
 static void repro(const certify_case *c, char *out, size_t len) {
-  snprintf(out, len, "bp-certify '%s'%s%s --profile %s --ops '%s' --seed %llu", opt.plugin,
-           opt.device ? " --device " : "", opt.device ? opt.device : "", opt.profile, c->name,
-           (unsigned long long)opt.seed);
+  snprintf(out, len, "bp-certify '%s'%s%s --profile %s --ops '%s' --seed %llu --isolation case",
+           opt.plugin, opt.device ? " --device " : "", opt.device ? opt.device : "", opt.profile,
+           c->name, (unsigned long long)opt.seed);
 }
 
 static bool write_json(const char *path) {
@@ -2720,7 +3183,11 @@ static bool write_json(const char *path) {
   json_str(f, bp_version());
   fputs("},\n  \"profile\": ", f);
   json_str(f, opt.profile);
-  fprintf(f, ",\n  \"seed\": %llu,\n  \"checks\": {", (unsigned long long)opt.seed);
+  fprintf(f, ",\n  \"seed\": %llu,\n  \"isolation\": {\"mode\": \"%s\", \"workers\": %zu, "
+             "\"reruns\": %zu, \"changed\": %zu, \"fallback\": ",
+          (unsigned long long)opt.seed, isolation_name[opt.isolation], nworkers, nreruns, nchanged);
+  json_str(f, fallback_why[0] ? fallback_why : NULL);
+  fputs("},\n  \"checks\": {", f);
   for (size_t g = 0; g < NGROUPS; g++) {
     size_t cnt[5] = {0};
     double secs = 0;
@@ -2746,7 +3213,15 @@ static bool write_json(const char *path) {
     json_str(f, status_name[cases[i].status]);
     fputs(", \"detail\": ", f);
     json_str(f, cases[i].detail);
-    fprintf(f, ", \"seconds\": %.3f}", cases[i].seconds);
+    fprintf(f, ", \"seconds\": %.3f", cases[i].seconds);
+    if (cases[i].rerun) {
+      fputs(", \"worker\": {\"status\": ", f);
+      json_str(f, status_name[cases[i].worker_status]);
+      fputs(", \"detail\": ", f);
+      json_str(f, cases[i].worker_detail);
+      fputc('}', f);
+    }
+    fputc('}', f);
   }
   fprintf(f,
           "\n  ],\n  \"summary\": {\"passed\": %zu, \"failed\": %zu, \"skipped\": %zu},\n"
@@ -2767,8 +3242,6 @@ static void html_str(FILE *f, const char *s) {
     else fputc(*s, f);
   }
 }
-
-static bool failed_status(enum status s) { return s == ST_FAIL || s == ST_CRASH || s == ST_TIMEOUT; }
 
 /* One matrix cell: the worst status of the cases of op in group (and
  * dtype, for numerics), linked to the first failure. */
@@ -2814,7 +3287,8 @@ static bool write_html(const char *path) {
   fputs(CERTIFY_VERSION, f);
   fputs(": ", f);
   html_str(f, opt.plugin);
-  fprintf(f, "</h1>\n<p>Profile %s, seed %llu, device ", opt.profile, (unsigned long long)opt.seed);
+  fprintf(f, "</h1>\n<p>Profile %s, seed %llu, isolation %s, device ", opt.profile,
+          (unsigned long long)opt.seed, isolation_name[opt.isolation]);
   html_str(f, probe.loaded ? probe.device : "?");
   fprintf(f, ". %zu passed, %zu failed, %zu skipped: <b>%s</b>.</p>\n", npassed, nfailed,
           nskipped, nfailed ? "does NOT conform" : "conforms");
@@ -2866,11 +3340,33 @@ static bool write_html(const char *path) {
     html_str(f, c->name);
     fprintf(f, ": %s</h3>\n<p>", status_name[c->status]);
     html_str(f, c->detail);
+    if (c->rerun && (c->status != c->worker_status || strcmp(c->detail, c->worker_detail) != 0)) {
+      fprintf(f, "</p>\n<p>In a shared worker it gave %s (", status_name[c->worker_status]);
+      html_str(f, c->worker_detail);
+      fputs("); the verdict above is its rerun alone in a fresh process.", f);
+    } else if (c->rerun) {
+      fputs("</p>\n<p>The same in a shared worker and alone in a fresh process.", f);
+    }
     fputs("</p>\n<p>Reproduce: <code>", f);
     html_str(f, cmd);
     fputs("</code></p>\n", f);
   }
   if (!nfailed) fputs("<p>None.</p>\n", f);
+  if (nchanged) {
+    fputs("<h2>Reruns that changed a verdict</h2>\n<p>These cases did not pass in a shared worker "
+          "and gave another verdict alone in a fresh process, which stands.</p>\n<ul>\n",
+          f);
+    for (size_t i = 0; i < ncases; i++) {
+      const certify_case *c = &cases[i];
+      if (!c->rerun || c->status == c->worker_status) continue;
+      fputs("<li>", f);
+      html_str(f, c->name);
+      fprintf(f, ": %s in a worker (", status_name[c->worker_status]);
+      html_str(f, c->worker_detail);
+      fprintf(f, "), %s alone</li>\n", status_name[c->status]);
+    }
+    fputs("</ul>\n", f);
+  }
   fputs("</body></html>\n", f);
   bool ok = !ferror(f);
   if (fclose(f) != 0) ok = false;
@@ -2890,10 +3386,14 @@ int main(int argc, char **argv) {
   }
   progress = isatty(STDERR_FILENO) != 0;
   printf("1..%zu\n", ncases);
-  printf("# bp-certify %s, plugin %s, profile %s, device %s, seed %llu, jobs %ld\n",
+  printf("# bp-certify %s, plugin %s, profile %s, device %s, seed %llu, jobs %ld, isolation %s\n",
          CERTIFY_VERSION, opt.plugin, opt.profile, probe.loaded ? probe.device : "?",
-         (unsigned long long)opt.seed, opt.jobs);
+         (unsigned long long)opt.seed, opt.jobs, isolation_name[opt.isolation]);
   run_all();
+  if (nreruns)
+    printf("# %zu case(s) that did not pass in a shared worker were rerun alone in a fresh "
+           "process: %zu verdict(s) changed\n",
+           nreruns, nchanged);
   printf("# %zu passed, %zu failed, %zu skipped: %s\n", npassed, nfailed, nskipped,
          nfailed ? "does NOT conform" : "conforms");
   bool ok = true;

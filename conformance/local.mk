@@ -34,7 +34,8 @@ check_LTLIBRARIES += \
 	%D%/tests/faulty/not_thread_safe.la \
 	%D%/tests/faulty/accepts_bad_dtype.la \
 	%D%/tests/faulty/missing_op.la \
-	%D%/tests/faulty/extra_export.la
+	%D%/tests/faulty/extra_export.la \
+	%D%/tests/faulty/instrumented.la
 %C%_tests_faulty_wrong_result_la_SOURCES = %D%/tests/faulty/faulty.c
 %C%_tests_faulty_wrong_result_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_WRONG
 %C%_tests_faulty_wrong_result_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
@@ -91,3 +92,8 @@ check_LTLIBRARIES += \
 %C%_tests_faulty_extra_export_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_EXPORT
 %C%_tests_faulty_extra_export_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 %C%_tests_faulty_extra_export_la_LIBADD = -lm
+# Not faulty: core::add done right, for the tests of worker isolation.
+%C%_tests_faulty_instrumented_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_instrumented_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_NONE
+%C%_tests_faulty_instrumented_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_instrumented_la_LIBADD = -lm

@@ -3,7 +3,10 @@
 # the device path that non-host-visible devices take), writing a JSON
 # certificate and an HTML report; it fails every plugin of the faulty
 # corpus on the one check that names its fault and on nothing else; a crash
-# or a hang never ends the run; bad usage exits 2.
+# or a hang never ends the run; bad usage exits 2.  All of it holds in both
+# isolations (--isolation worker, the default, and case): the verdicts are
+# the same, a worker loads the plugin once, and a case that fails in a
+# shared worker is rerun alone.
 top_builddir=${top_builddir:-.}
 certify="$top_builddir/conformance/bp-certify"
 cpu="$top_builddir/plugins/cpu/.libs/cpu.so"
@@ -38,11 +41,36 @@ only() {
   grep '^not ok' "$tmp/$1.tap" > "$tmp/$1.bad"
   [ -s "$tmp/$1.bad" ] && ! grep -v -- "$2" "$tmp/$1.bad" > /dev/null
 }
-echo "1..52"
+# same A B: the two runs have the same test points, verdicts and reasons.
+same() {
+  grep '^\(not \)\{0,1\}ok ' "$tmp/$1.tap" > "$tmp/$1.points"
+  grep '^\(not \)\{0,1\}ok ' "$tmp/$2.tap" > "$tmp/$2.points"
+  [ -s "$tmp/$1.points" ] && cmp -s "$tmp/$1.points" "$tmp/$2.points"
+}
+# loads FILE: how many processes initialised the plugin (one pid a line,
+# written by the faulty corpus's BP_FAULTY_LOAD_LOG).
+loads() { if [ -f "$1" ]; then sort -u "$1" | wc -l | tr -d ' '; else echo 0; fi; }
+# loading NAME: the cases of NAME's run that load the plugin in case
+# isolation, where each loads it in its own process: all but the two
+# read from the ELF file and the SKIPs that stop before any load.
+loading() {
+  total=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/$1.tap")
+  none=$(grep -c ' - handshake/exports\( \|$\)\| - handshake/imports\( \|$\)\|# SKIP .*belongs to --profile full' "$tmp/$1.tap")
+  echo $((total - none))
+}
+# reruns NAME: the cases rerun alone after failing in a shared worker.
+reruns() { sed -n 's/^# \([0-9]*\) case(s) that did not pass in a shared worker.*/\1/p' "$tmp/$1.tap" | grep . || echo 0; }
+echo "1..82"
 
-# (a) The CPU plugin conforms to the core profile.
+# (a) The CPU plugin conforms to the core profile, in both isolations.
 run cpu "$cpu" --json "$tmp/cpu.json" --html "$tmp/cpu.html" --jobs 2
 has "$tmp/cpu.tap" "^exit 0$"; result $? "the CPU plugin certifies (exit 0)" "$tmp/cpu.tap"
+run cpucase "$cpu" --json "$tmp/cpucase.json" --jobs 2 --isolation case
+has "$tmp/cpucase.tap" "^exit 0$"; result $? "the CPU plugin certifies with --isolation case" "$tmp/cpucase.tap"
+same cpu cpucase
+result $? "both isolations give the same cases, verdicts and reasons" "$tmp/cpucase.tap"
+has "$tmp/cpu.tap" "^# bp-certify .*, jobs 2, isolation worker$"
+result $? "the header names the isolation, worker by default" "$tmp/cpu.tap"
 head -1 "$tmp/cpu.tap" | grep -q "^1\.\.[0-9]"; result $? "the plan is the first line" "$tmp/cpu.tap"
 ! grep -v '^\(ok \|not ok \|#\|1\.\.\|exit \)' "$tmp/cpu.tap" > /dev/null
 result $? "stdout is pure TAP" "$tmp/cpu.tap"
@@ -57,6 +85,11 @@ if command -v python3 >/dev/null 2>&1; then
 import hashlib, json, sys
 d = json.load(open(sys.argv[1]))
 assert d["conforms"] is True and d["summary"]["failed"] == 0, d["summary"]
+iso = d["isolation"]
+assert iso["mode"] == "worker" and 1 <= iso["workers"] <= 2, iso
+assert iso["reruns"] == 0 and iso["changed"] == 0 and iso["fallback"] is None, iso
+assert json.load(open(sys.argv[1].replace("cpu.json", "cpucase.json")))["isolation"]["mode"] == "case"
+assert not any("worker" in r for r in d["results"])
 assert d["plugin"]["name"] == "cpu" and d["plugin"]["abi"] == "1.0", d["plugin"]
 assert d["plugin"]["vendor"] and d["plugin"]["version"], d["plugin"]
 assert d["plugin"]["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
@@ -86,6 +119,9 @@ has "$tmp/full.tap" "^ok [0-9]* - core::matmul/int32/basic # SKIP core::matmul d
 result $? "full: a dtype the op refuses is a SKIP with the reason" "$tmp/full.tap"
 has "$tmp/full.tap" "^ok [0-9]* - device/streams # SKIP cpu declares no streams or events"
 result $? "full: streams and events the device does not declare are a SKIP" "$tmp/full.tap"
+run fullcase "$cpu" --profile full --jobs 2 --ops 'core::[acm]*' --isolation case
+same full fullcase
+result $? "full: both isolations give the same cases, verdicts and reasons" "$tmp/fullcase.tap"
 
 # (c) The device path (no read-only pages; canaries and staging only).
 BP_CERTIFY_DEVICE_PATH=1 "$certify" "$cpu" --ops 'add*' --json "$tmp/dev.json" > "$tmp/dev.tap" 2>&1
@@ -100,26 +136,27 @@ BP_CERTIFY_DEVICE_PATH=1 "$certify" "$faulty/writes_past_end.so" > "$tmp/devoob.
 only devoob "core::add.out/bounds # bounds: "
 result $? "device path: writes_past_end fails bounds (canary)" "$tmp/devoob.tap"
 
-# (d) The faulty corpus: each fails (exit 1) on its named check only.
+# (d) The faulty corpus: each fails (exit 1) on its named check only, in
+# both isolations.  Each run logs the processes that load the plugin.
 check_faulty() { # check_faulty PLUGIN PATTERN DESCRIPTION [ARGS...]
   p=$1
   pat=$2
   what=$3
   shift 3
-  run "$p" "$faulty/$p.so" --jobs 2 "$@"
-  if has "$tmp/$p.tap" "^exit 1$" && only "$p" "$pat"; then
-    result 0 "$p.so fails $what, and nothing else"
+  rm -f "$tmp/$p.$iso.loads"
+  BP_FAULTY_LOAD_LOG="$tmp/$p.$iso.loads" run "$p.$iso" "$faulty/$p.so" --jobs 2 --isolation "$iso" "$@"
+  if has "$tmp/$p.$iso.tap" "^exit 1$" && only "$p.$iso" "$pat"; then
+    result 0 "$iso: $p.so fails $what, and nothing else"
   else
-    result 1 "$p.so fails $what, and nothing else" "$tmp/$p.tap"
+    result 1 "$iso: $p.so fails $what, and nothing else" "$tmp/$p.$iso.tap"
   fi
 }
+for iso in worker case; do
 check_faulty wrong_result "core::add/float32/[a-z]* # numerics: " "numerics"
-has "$tmp/wrong_result.tap" "mismatch; worst at flat index [0-9]*: got .*, expected .*; max abs error .*, max rel error"
-result $? "wrong_result.so: the failure gives the count, the worst element and the errors" \
-  "$tmp/wrong_result.tap"
+has "$tmp/wrong_result.$iso.tap" "mismatch; worst at flat index [0-9]*: got .*, expected .*; max abs error .*, max rel error"
+result $? "$iso: wrong_result.so: the failure gives the count, the worst element and the errors" \
+  "$tmp/wrong_result.$iso.tap"
 check_faulty wrong_noncontig "core::add/float32/noncontig # numerics: " "numerics on non-contiguous input"
-has "$tmp/wrong_noncontig.tap" "^ok [0-9]* - core::add/float32/basic$"
-result $? "wrong_noncontig.so: contiguous input passes" "$tmp/wrong_noncontig.tap"
 check_faulty mutates_input "core::add/honesty # honesty: the kernel wrote to argument 1 'other'" \
   "honesty (the faulting write is named)"
 check_faulty writes_past_end \
@@ -129,15 +166,13 @@ check_faulty aliases_input "core::cast/honesty # honesty: sample basic: result 0
   "honesty (aliasing)"
 check_faulty meta_disagrees "faulty::twice/meta # meta: sample basic: result 0 has sizes \[20\]" \
   "meta agreement (generic checks of a vendor op)"
-has "$tmp/meta_disagrees.tap" "^ok [0-9]* - faulty::twice/bounds$"
-result $? "meta_disagrees.so: the other generic checks of faulty::twice run and pass" \
-  "$tmp/meta_disagrees.tap"
 check_faulty crashes_on_empty "core::add/float32/empty # CRASH signal 11" "as a CRASH"
-has "$tmp/crashes_on_empty.tap" "^ok [0-9]* - core::add/errors$"
-result $? "crashes_on_empty.so: the run goes on after the crash" "$tmp/crashes_on_empty.tap"
-check_faulty hangs "core::add/float32/[a-z]* # TIMEOUT after 2 s" "as a TIMEOUT" --timeout 2
-has "$tmp/hangs.tap" "^# [0-9]* passed, 2 failed"
-result $? "hangs.so: the run goes on after the hang" "$tmp/hangs.tap"
+# (A hang costs its timeout twice in a worker: there, and in its rerun.)
+t=2
+[ "$iso" = worker ] && t=1
+check_faulty hangs "core::add/float32/[a-z]* # TIMEOUT after $t s" "as a TIMEOUT" --timeout $t
+has "$tmp/hangs.$iso.tap" "^# [0-9]* passed, 2 failed"
+result $? "$iso: hangs.so: the run goes on after the hang" "$tmp/hangs.$iso.tap"
 check_faulty leaks_handle "core::add/hygiene # hygiene: sample basic: 1 tensor handle(s) leaked" "hygiene"
 check_faulty nondeterministic "core::add/repeatability # repeatability: " "repeatability"
 check_faulty not_thread_safe "core::add/concurrency # concurrency: thread " "concurrency" --profile full
@@ -147,6 +182,38 @@ check_faulty missing_op "registration/profile # claims core op set 1, but core::
   "registration/profile" --ops 'core::add*'
 check_faulty extra_export "handshake/exports # 1 symbols exported besides bp_plugin_init: faulty_helper" \
   "handshake/exports"
+done
+has "$tmp/wrong_noncontig.worker.tap" "^ok [0-9]* - core::add/float32/basic$"
+result $? "wrong_noncontig.so: contiguous input passes" "$tmp/wrong_noncontig.worker.tap"
+has "$tmp/meta_disagrees.worker.tap" "^ok [0-9]* - faulty::twice/bounds$"
+result $? "meta_disagrees.so: the other generic checks of faulty::twice run and pass" \
+  "$tmp/meta_disagrees.worker.tap"
+has "$tmp/crashes_on_empty.worker.tap" "^ok [0-9]* - core::add/errors$"
+result $? "crashes_on_empty.so: the run goes on after the crash" "$tmp/crashes_on_empty.worker.tap"
+# The loads: the probe, then one per case that loads it (case), or one
+# per worker, plus a fresh worker and the rerun for each failure (worker).
+bad=""
+for f in "$tmp"/*.case.loads; do
+  p=$(basename "$f" .case.loads)
+  [ "$(loads "$f")" = "$((1 + $(loading "$p.case")))" ] ||
+    bad="$bad $p($(loads "$f") loads, $(loading "$p.case") loading cases)"
+done
+[ -z "$bad" ]; result $? "case: each case that loads a faulty plugin does so in a process of its own:$bad"
+bad=""
+for f in "$tmp"/*.worker.loads; do
+  p=$(basename "$f" .worker.loads)
+  max=$((1 + 2 + 2 * $(reruns "$p.worker")))
+  [ "$(loads "$f")" -le "$max" ] && [ "$(wc -l < "$f")" = "$(loads "$f")" ] ||
+    bad="$bad $p($(loads "$f") loads, $(wc -l < "$f") inits, at most $max)"
+done
+[ -z "$bad" ]; result $? "worker: a faulty plugin is loaded once per worker, plus once per rerun and its fresh worker:$bad"
+if has "$tmp/crashes_on_empty.worker.tap" "^# 1 case(s) that did not pass in a shared worker were rerun alone in a fresh process: 0 verdict(s) changed$" &&
+   [ "$(loads "$tmp/crashes_on_empty.worker.loads")" -ge 4 ]; then
+  result 0 "worker: a crash kills the worker, a fresh worker goes on, and the case is rerun alone"
+else
+  result 1 "worker: a crash kills the worker, a fresh worker goes on, and the case is rerun alone" \
+    "$tmp/crashes_on_empty.worker.tap"
+fi
 
 # (e) Plugins that do not load, and files that are not plugins.
 run ne "$plugins/no_entry.so" --ops add
@@ -186,7 +253,7 @@ fi
 has "$tmp/list.txt" "^core::add/float32/shapes$"; result $? "--list names the cases" "$tmp/list.txt"
 "$certify" "$faulty/wrong_result.so" --html "$tmp/wr.html" > /dev/null 2>&1
 if has "$tmp/wr.html" "<td class=fail><a href=\"#case8\">fail</a>" &&
-   has "$tmp/wr.html" "Reproduce: <code>bp-certify '[^']*wrong_result.so' --profile core --ops 'core::add/float32/basic' --seed 1</code>"; then
+   has "$tmp/wr.html" "Reproduce: <code>bp-certify '[^']*wrong_result.so' --profile core --ops 'core::add/float32/basic' --seed 1 --isolation case</code>"; then
   result 0 "the HTML report links a failure to its detail and its command line"
 else
   result 1 "the HTML report links a failure to its detail and its command line" "$tmp/wr.html"
@@ -220,8 +287,48 @@ else
   skip "a terminal gets a progress line" "python3 not found"
 fi
 
+# (h) Worker isolation: one load per worker, against one per case; a case
+# that fails only after others ran in its worker is rerun alone, passes
+# there, and the TAP, the certificate and the report say so.
+inst="$faulty/instrumented.so"
+BP_FAULTY_LOAD_LOG="$tmp/inst.loads" run inst "$inst" --jobs 2
+BP_FAULTY_LOAD_LOG="$tmp/instcase.loads" run instcase "$inst" --jobs 2 --isolation case
+if has "$tmp/inst.tap" "^exit 0$" && has "$tmp/instcase.tap" "^exit 0$" && same inst instcase; then
+  result 0 "instrumented.so conforms in both isolations, with the same verdicts"
+else
+  result 1 "instrumented.so conforms in both isolations, with the same verdicts" "$tmp/inst.tap"
+fi
+w=$(loads "$tmp/inst.loads")
+c=$(loads "$tmp/instcase.loads")
+[ "$w" -ge 2 ] && [ "$w" -le 3 ] && [ "$(wc -l < "$tmp/inst.loads")" = "$w" ]
+result $? "worker: the plugin is loaded by the probe and once in each of the 2 workers ($w loads)"
+[ "$c" = "$((1 + $(loading instcase)))" ]
+result $? "case: the probe and each case that loads the plugin load it ($c loads, $(loading instcase) loading cases)"
+BP_FAULTY_WEAR_OUT=4 run wear "$inst" --jobs 1 --json "$tmp/wear.json" --html "$tmp/wear.html"
+if has "$tmp/wear.tap" "^exit 0$" &&
+   has "$tmp/wear.tap" "^# core::add/float32/broadcast: fail in a shared worker (numerics: .*); rerun alone in a fresh process: pass$" &&
+   has "$tmp/wear.tap" "^# 1 case(s) that did not pass in a shared worker were rerun alone in a fresh process: 1 verdict(s) changed$"; then
+  result 0 "a case that fails only after others in its worker is rerun alone, and the TAP says so"
+else
+  result 1 "a case that fails only after others in its worker is rerun alone, and the TAP says so" "$tmp/wear.tap"
+fi
+if has "$tmp/wear.json" '"isolation": {"mode": "worker", "workers": 2, "reruns": 1, "changed": 1, "fallback": null}' &&
+   has "$tmp/wear.json" '"name": "core::add/float32/broadcast", .*"status": "pass", .*"worker": {"status": "fail", "detail": "numerics: ' &&
+   has "$tmp/wear.html" "<li>core::add/float32/broadcast: fail in a worker (numerics: .*), pass alone</li>"; then
+  result 0 "the certificate and the report record the rerun and the shared worker's verdict"
+else
+  result 1 "the certificate and the report record the rerun and the shared worker's verdict" "$tmp/wear.json"
+fi
+BP_FAULTY_WEAR_OUT=4 run wearcase "$inst" --jobs 1 --isolation case
+has "$tmp/wearcase.tap" "^exit 0$" && ! has "$tmp/wearcase.tap" "rerun"
+result $? "case: no case alone sees the fault of a long-lived process" "$tmp/wearcase.tap"
+
 # Bad usage.
 "$certify" "$cpu" --jobs 0 > "$tmp/usage.txt" 2>&1
 echo "exit $?" >> "$tmp/usage.txt"
 has "$tmp/usage.txt" "^exit 2$"; result $? "bad usage exits 2" "$tmp/usage.txt"
+"$certify" "$cpu" --isolation thread > "$tmp/usage2.txt" 2>&1
+echo "exit $?" >> "$tmp/usage2.txt"
+has "$tmp/usage2.txt" "^exit 2$" && has "$tmp/usage2.txt" "--isolation: expected 'worker' or 'case', got 'thread'"
+result $? "an unknown --isolation exits 2 and says what it takes" "$tmp/usage2.txt"
 exit $fail

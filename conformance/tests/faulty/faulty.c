@@ -21,6 +21,17 @@
  *   FAULT_MISSING    claims core op set 1, implements only add   [registration/profile]
  *   FAULT_EXPORT     exports a symbol besides bp_plugin_init     [handshake/exports]
  *
+ * FAULT_NONE builds `instrumented`, whose core::add is right: it conforms.
+ * With BP_FAULTY_WEAR_OUT=N in its environment, every core::add after the
+ * first N of its process is off by one in its first element, a fault that
+ * no single case sees but a long-lived process does.
+ *
+ * Every plugin of the corpus appends the pid of its process to the file
+ * that BP_FAULTY_LOAD_LOG names, each time it is initialised, and its
+ * initialisation takes BP_FAULTY_INIT_MS milliseconds when that is set,
+ * as an expensive one (a GPU context) would: the tests count how often
+ * the certifier loads a plugin, and the timings show what that costs.
+ *
  * All but FAULT_MISSING claim no core op set (op_set_version 0), so the
  * certifier holds only the ops they register to the checks, and the fault
  * is the only failure.  The kernels handle float32 with any strides and
@@ -28,11 +39,15 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <backplane/plugin.h>
 
@@ -64,11 +79,19 @@
 #define FAULTY_NAME "missing_op"
 #elif defined(FAULT_EXPORT)
 #define FAULTY_NAME "extra_export"
+#elif defined(FAULT_NONE)
+#define FAULTY_NAME "instrumented"
 #else
 #error "define one FAULT_* macro"
 #endif
 
 static const bp_host_api *host;
+
+#if defined(FAULT_NONE)
+/* BP_FAULTY_WEAR_OUT, or 0; and the calls of core::add so far. */
+static long wear_out;
+static long add_calls;
+#endif
 
 #if defined(FAULT_CRASH)
 /* Where a field at offset 16 of a NULL struct pointer would be. */
@@ -182,6 +205,9 @@ static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size
     host->tensor_release(out);
     return st;
   }
+#elif defined(FAULT_NONE)
+  if (wear_out && __atomic_add_fetch(&add_calls, 1, __ATOMIC_RELAXED) > wear_out && o->numel)
+    ((float *)o->data)[0] += 1.0f;
 #elif defined(FAULT_NONDET)
   /* A few ulps, well inside the numerics tolerance, different every call. */
   static unsigned calls;
@@ -361,8 +387,36 @@ BP_PLUGIN_EXPORT int faulty_helper(void);
 BP_PLUGIN_EXPORT int faulty_helper(void) { return 42; }
 #endif
 
+/* The instruments of the corpus: BP_FAULTY_LOAD_LOG and BP_FAULTY_INIT_MS
+ * (and BP_FAULTY_WEAR_OUT for `instrumented`). */
+static void instruments(void) {
+  const char *log = getenv("BP_FAULTY_LOAD_LOG");
+  if (log && *log) {
+    int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      char line[32];
+      int n = snprintf(line, sizeof line, "%ld\n", (long)getpid());
+      if (write(fd, line, (size_t)n) != n) {
+        /* A lost line shows as a load too few; the test then fails. */
+      }
+      close(fd);
+    }
+  }
+  const char *ms = getenv("BP_FAULTY_INIT_MS");
+  long v = ms ? strtol(ms, NULL, 10) : 0;
+  if (v > 0) {
+    struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+#if defined(FAULT_NONE)
+  const char *w = getenv("BP_FAULTY_WEAR_OUT");
+  wear_out = w ? strtol(w, NULL, 10) : 0;
+#endif
+}
+
 BP_PLUGIN_EXPORT const bp_plugin_desc *bp_plugin_init(const bp_host_api *h) {
   if (!h || h->abi_major != BP_ABI_VERSION_MAJOR) return NULL;
   host = h;
+  instruments();
   return &desc;
 }
