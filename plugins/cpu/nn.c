@@ -443,19 +443,27 @@ static void softmax_rows(void *ctx, int64_t begin, int64_t end) {
   free(buf);
 }
 
-/* Columns of a softmax along a dimension with contiguous elements after it
- * computed together: each row of a block is then a contiguous read. */
-#define COLS 512
+/*
+ * Columns of a softmax along a dimension with contiguous elements after it
+ * computed together: each row of a block is then a contiguous read.  The
+ * block is read twice, not three times: the first pass keeps a running max
+ * per column and rescales the column's sum when the max grows (by
+ * e^(old - new), in double), reading CHUNK rows from memory for their max
+ * and again from L1 for their exponentials; the second pass writes the
+ * result.  A block of 128 columns (of 4096 float32 rows, 2 MiB) is still in
+ * the caches when the second pass reads it again; 512 columns were not.
+ */
+#define COLS 128
+#define CHUNK 8 /* rows of a block per step of the first pass */
 
 /* Workspace of one column block: the running max, the sums, the inverse
- * sums (or log-sum-exp), and a row of input and of output converted to
- * the computing type. */
+ * sums (or log-sum-exp), a chunk's max, a chunk of input converted to the
+ * computing type, and a row of output. */
 typedef struct cols_space {
-  double m[COLS], inv[COLS], sum[COLS], x[COLS], y[COLS];
-  float part[COLS]; /* float32 sums of up to FLUSH rows, added into sum */
+  double m[COLS], inv[COLS], sum[COLS], cm[COLS], y[COLS];
+  double x[CHUNK * COLS];
+  float part[COLS]; /* float32 sums of a chunk, added into sum */
 } cols_space;
-
-#define FLUSH 64
 
 /* Row l of a block as the computing type: in place for float32 and
  * float64, else converted into buf. */
@@ -465,14 +473,37 @@ static const void *cols_row(const softmax_job *j, const char *p, int64_t w, void
   return buf;
 }
 
-/* The three passes over one block of w columns: the max, the sum of
- * exponentials, the result (recomputed from the input, so float16 and
- * bfloat16 are rounded once). */
+/* Rows of a block are short runs far apart, which the hardware
+ * prefetchers follow poorly: the passes ask for rows this far ahead. */
+#define AHEAD_CHUNKS 2 /* first pass */
+#define AHEAD_ROWS 8   /* second pass */
+
+static inline void prefetch_row(const char *p, int64_t n) {
+  for (int64_t i = 0; i < n; i += 64) __builtin_prefetch(p + i);
+}
+
+/* Takes a chunk's max cm into the running max m, scaling each sum whose
+ * max grows: the terms added so far were e^(x - old max). */
+#define DEFINE_RESCALE(name, T)                                                           \
+  static void name(T *m, const T *cm, double *sum, int64_t w) {                          \
+    for (int64_t c = 0; c < w; c++)                                                      \
+      if (cm[c] > m[c]) {                                                                \
+        if (sum[c] != 0) sum[c] *= exp((double)m[c] - (double)cm[c]);                    \
+        m[c] = cm[c];                                                                    \
+      }                                                                                  \
+  }
+DEFINE_RESCALE(rescale_f32, float)
+DEFINE_RESCALE(rescale_f64, double)
+
+/* The two passes over one block of w columns: the max and the sum of
+ * exponentials, then the result (recomputed from the input, so float16
+ * and bfloat16 are rounded once). */
 static void softmax_block(const softmax_job *j, const char *in, char *out, int64_t w,
                           cols_space *ws) {
   bool f64 = j->dt == BP_FLOAT64;
   int64_t ostride = j->inner * j->isz;
-  float *mf = (float *)ws->m, *invf = (float *)ws->inv, *xf = (float *)ws->x;
+  float *mf = (float *)ws->m, *invf = (float *)ws->inv, *cmf = (float *)ws->cm;
+  float *xf = (float *)ws->x;
   for (int64_t c = 0; c < w; c++) {
     if (f64)
       ws->m[c] = -INFINITY;
@@ -480,25 +511,28 @@ static void softmax_block(const softmax_job *j, const char *in, char *out, int64
       mf[c] = -INFINITY;
     ws->sum[c] = 0;
   }
-  for (int64_t l = 0; l < j->len; l++) {
-    const void *x = cols_row(j, in + l * j->stride, w, ws->x);
-    if (f64)
-      cols_max_f64(ws->m, x, w);
-    else
-      cols_max_f32(mf, x, w);
-  }
-  memset(ws->part, 0, sizeof ws->part);
-  for (int64_t l = 0; l < j->len; l++) {
-    const void *x = cols_row(j, in + l * j->stride, w, ws->x);
+  int64_t rowbytes = w * j->isz;
+  for (int64_t l0 = 0; l0 < j->len; l0 += CHUNK) {
+    int r = (int)(j->len - l0 < CHUNK ? j->len - l0 : CHUNK);
+    for (int64_t l = l0 + AHEAD_CHUNKS * CHUNK; l < l0 + (AHEAD_CHUNKS + 1) * CHUNK && l < j->len;
+         l++)
+      prefetch_row(in + l * j->stride, rowbytes);
+    const void *x[CHUNK];
+    for (int k = 0; k < r; k++)
+      x[k] = cols_row(j, in + (l0 + k) * j->stride, w, xf + k * w);
     if (f64) {
-      cols_exp_sum_f64(ws->sum, x, ws->m, w);
+      for (int64_t c = 0; c < w; c++) ws->cm[c] = -INFINITY;
+      for (int k = 0; k < r; k++) cols_max_f64(ws->cm, x[k], w);
+      rescale_f64(ws->m, ws->cm, ws->sum, w);
+      for (int k = 0; k < r; k++) cols_exp_sum_f64(ws->sum, x[k], ws->m, w);
       continue;
     }
-    cols_exp_sum_f32(ws->part, x, mf, w);
-    if ((l + 1) % FLUSH == 0 || l + 1 == j->len) {
-      for (int64_t c = 0; c < w; c++) ws->sum[c] += ws->part[c];
-      memset(ws->part, 0, (size_t)w * sizeof ws->part[0]);
-    }
+    for (int64_t c = 0; c < w; c++) cmf[c] = -INFINITY;
+    for (int k = 0; k < r; k++) cols_max_f32(cmf, x[k], w);
+    rescale_f32(mf, cmf, ws->sum, w);
+    memset(ws->part, 0, (size_t)w * sizeof ws->part[0]);
+    for (int k = 0; k < r; k++) cols_exp_sum_f32(ws->part, x[k], mf, w);
+    for (int64_t c = 0; c < w; c++) ws->sum[c] += ws->part[c];
   }
   for (int64_t c = 0; c < w; c++) {
     double v = j->log ? log(ws->sum[c]) : 1.0 / ws->sum[c];
@@ -508,6 +542,7 @@ static void softmax_block(const softmax_job *j, const char *in, char *out, int64
       invf[c] = (float)v;
   }
   for (int64_t l = 0; l < j->len; l++) {
+    if (l + AHEAD_ROWS < j->len) prefetch_row(in + (l + AHEAD_ROWS) * j->stride, rowbytes);
     const void *x = cols_row(j, in + l * j->stride, w, xf);
     char *dst = out + l * ostride;
     bool direct = j->dt == BP_FLOAT32 || f64;
@@ -616,6 +651,7 @@ typedef struct norm_job {
   int32_t ntrail;    /* trailing (normalised) dimensions; 0 when contiguous */
   int64_t tsizes[BP_MAX_NDIM], tstrides[BP_MAX_NDIM];
   const void *w, *b; /* contiguous float (or double for float64), or NULL */
+  int32_t vdim;      /* a leading dimension of stride 1 (neighbouring rows), or -1 */
   atomic_bool failed;
 } norm_job;
 
@@ -684,6 +720,230 @@ static void norm_rows(void *ctx, int64_t begin, int64_t end) {
   free(buf);
 }
 
+/*
+ * Rows whose normalised elements are strided but which are neighbours in
+ * memory (layer_norm of a transposed matrix): a block of up to NCOLS rows
+ * is computed together, each normalised position l giving a contiguous
+ * slice of the block, one element per row, so every cache line read is
+ * used whole.  The passes are those of norm_rows, with the same types: the
+ * deviations from each row's first element, summed in float over up to
+ * NFLUSH positions and then in double; the squared deviations from the
+ * mean likewise; the result.  Output rows are contiguous, so the result
+ * goes through a tile of NTILE positions x NCOLS rows that is written out
+ * a row at a time.
+ */
+#define NCOLS 128
+#define NTILE 32
+#define NFLUSH 64
+
+typedef struct ncols_space {
+  double c[NCOLS], sum[NCOLS], mean[NCOLS], lo[NCOLS], rstd[NCOLS];
+  double x[NCOLS];         /* a float16/bfloat16 slice converted to float */
+  double y[NCOLS * NTILE]; /* a result tile, [row][position] */
+  float part[NCOLS];
+} ncols_space;
+
+#define DEFINE_LN_COLS(T, sfx)                                                           \
+  static CPU_CLONES void ln_dev_##sfx(T *acc, const T *x, const T *c, int64_t w) {       \
+    for (int64_t t = 0; t < w; t++) acc[t] += x[t] - c[t];                               \
+  }                                                                                      \
+  static CPU_CLONES void ln_sq_##sfx(T *acc, const T *x, const T *m, const T *lo,        \
+                                     int64_t w) {                                        \
+    for (int64_t t = 0; t < w; t++) {                                                    \
+      T d = (x[t] - m[t]) - lo[t];                                                       \
+      acc[t] += d * d;                                                                   \
+    }                                                                                    \
+  }                                                                                      \
+  static CPU_CLONES void ln_norm_##sfx(T *y, int64_t ys, const T *x, const T *m,           \
+                                       const T *lo, const T *rstd, const T *wl, const T *bl, \
+                                       int64_t w) {                                          \
+    if (wl && bl)                                                                        \
+      for (int64_t t = 0; t < w; t++) y[t * ys] = ((x[t] - m[t]) - lo[t]) * rstd[t] * *wl + *bl; \
+    else if (wl)                                                                         \
+      for (int64_t t = 0; t < w; t++) y[t * ys] = ((x[t] - m[t]) - lo[t]) * rstd[t] * *wl; \
+    else if (bl)                                                                         \
+      for (int64_t t = 0; t < w; t++) y[t * ys] = ((x[t] - m[t]) - lo[t]) * rstd[t] + *bl; \
+    else                                                                                 \
+      for (int64_t t = 0; t < w; t++) y[t * ys] = ((x[t] - m[t]) - lo[t]) * rstd[t];     \
+  }
+DEFINE_LN_COLS(float, f32)
+DEFINE_LN_COLS(double, f64)
+
+/* Moves coord (the normalised dimensions' coordinates) to the next
+ * position and returns that position's byte offset, given the current. */
+static inline int64_t ln_next(const norm_job *j, int64_t *coord, int64_t off) {
+  for (int32_t d = j->ntrail - 1; d >= 0; d--) {
+    off += j->tstrides[d];
+    if (++coord[d] < j->tsizes[d]) return off;
+    off -= coord[d] * j->tstrides[d];
+    coord[d] = 0;
+  }
+  return off;
+}
+
+/* Slices are short runs far apart, which the hardware prefetchers follow
+ * poorly: each pass asks for the slice LN_AHEAD positions ahead. */
+#define LN_AHEAD 8
+
+typedef struct ln_ahead {
+  int64_t coord[BP_MAX_NDIM], off, l;
+} ln_ahead;
+
+static void ln_ahead_init(ln_ahead *ah, const norm_job *j) {
+  memset(ah, 0, sizeof *ah);
+  for (int k = 0; k < LN_AHEAD && ah->l < j->n; k++, ah->l++)
+    ah->off = ln_next(j, ah->coord, ah->off);
+}
+
+/* Prefetches the slice ahead and moves on by one position. */
+static void ln_ahead_step(ln_ahead *ah, const norm_job *j, const char *in, int64_t w) {
+  if (ah->l >= j->n) return;
+  const char *p = in + ah->off;
+  for (int64_t b = 0; b < w * j->isz; b += 64) __builtin_prefetch(p + b);
+  ah->off = ln_next(j, ah->coord, ah->off);
+  ah->l++;
+}
+
+/* The slice of w rows at byte offset off of the block, as the computing
+ * type: in place for float32 and float64, else converted into buf. */
+static const void *ln_slice(const norm_job *j, const char *p, int64_t w, void *buf) {
+  if (j->dt == BP_FLOAT32 || j->dt == BP_FLOAT64) return p;
+  gather_f32(buf, p, j->isz, w, j->dt);
+  return buf;
+}
+
+/* One pass of sums over the block: deviations from c (squares: from mean
+ * and lo), into sum. */
+static void ln_pass(const norm_job *j, const char *in, int64_t w, bool squares,
+                    ncols_space *ws) {
+  bool f64 = j->dt == BP_FLOAT64;
+  float *cf = (float *)ws->c, *mf = (float *)ws->mean, *lof = (float *)ws->lo;
+  int64_t coord[BP_MAX_NDIM] = {0}, off = 0;
+  int pending = 0; /* positions summed in part */
+  ln_ahead ah;
+  ln_ahead_init(&ah, j);
+  for (int64_t t = 0; t < w; t++) ws->sum[t] = 0;
+  memset(ws->part, 0, sizeof ws->part);
+  for (int64_t l = 0; l < j->n; l++) {
+    ln_ahead_step(&ah, j, in, w);
+    const void *x = ln_slice(j, in + off, w, ws->x);
+    if (f64) {
+      if (squares)
+        ln_sq_f64(ws->sum, x, ws->mean, ws->lo, w);
+      else
+        ln_dev_f64(ws->sum, x, ws->c, w);
+    } else {
+      if (squares)
+        ln_sq_f32(ws->part, x, mf, lof, w);
+      else
+        ln_dev_f32(ws->part, x, cf, w);
+      if (++pending == NFLUSH || l + 1 == j->n) {
+        for (int64_t t = 0; t < w; t++) ws->sum[t] += ws->part[t];
+        memset(ws->part, 0, (size_t)w * sizeof ws->part[0]);
+        pending = 0;
+      }
+    }
+    off = ln_next(j, coord, off);
+  }
+}
+
+/* Rows r0, r0 + rstep, ... (w of them) starting at in. */
+static void ln_block(const norm_job *j, const char *in, int64_t r0, int64_t rstep, int64_t w,
+                     ncols_space *ws) {
+  bool f64 = j->dt == BP_FLOAT64;
+  float *cf = (float *)ws->c, *mf = (float *)ws->mean, *lof = (float *)ws->lo,
+        *rf = (float *)ws->rstd, *yf = (float *)ws->y;
+  double n = (double)j->n;
+  const void *x0 = ln_slice(j, in, w, ws->x);
+  if (f64)
+    memcpy(ws->c, x0, (size_t)w * sizeof(double));
+  else
+    memcpy(cf, x0, (size_t)w * sizeof(float));
+  ln_pass(j, in, w, false, ws);
+  for (int64_t t = 0; t < w; t++) {
+    if (f64) {
+      ws->mean[t] = ws->c[t] + ws->sum[t] / n;
+      ws->lo[t] = 0;
+    } else {
+      double mean = cf[t] + ws->sum[t] / n;
+      mf[t] = (float)mean;
+      lof[t] = (float)(mean - mf[t]);
+    }
+  }
+  ln_pass(j, in, w, true, ws);
+  for (int64_t t = 0; t < w; t++) {
+    if (f64)
+      ws->rstd[t] = 1.0 / sqrt(ws->sum[t] / n + j->eps);
+    else
+      rf[t] = (float)(1.0 / sqrt(ws->sum[t] / n + j->eps));
+  }
+  int64_t coord[BP_MAX_NDIM] = {0}, off = 0;
+  ln_ahead ah;
+  ln_ahead_init(&ah, j);
+  for (int64_t l0 = 0; l0 < j->n; l0 += NTILE) {
+    int64_t lt = j->n - l0 < NTILE ? j->n - l0 : NTILE;
+    for (int64_t k = 0; k < lt; k++) {
+      int64_t l = l0 + k;
+      ln_ahead_step(&ah, j, in, w);
+      const void *x = ln_slice(j, in + off, w, ws->x);
+      if (f64)
+        ln_norm_f64(ws->y + k, NTILE, x, ws->mean, ws->lo, ws->rstd,
+                    j->w ? (const double *)j->w + l : NULL, j->b ? (const double *)j->b + l : NULL,
+                    w);
+      else
+        ln_norm_f32(yf + k, NTILE, x, mf, lof, rf, j->w ? (const float *)j->w + l : NULL,
+                    j->b ? (const float *)j->b + l : NULL, w);
+      off = ln_next(j, coord, off);
+    }
+    for (int64_t t = 0; t < w; t++) {
+      char *dst = j->out + ((r0 + t * rstep) * j->n + l0) * j->isz;
+      if (l0 + NTILE < j->n) /* the next tile's part of the row */
+        for (int64_t b = 0; b < NTILE * j->isz; b += 64)
+          __builtin_prefetch(dst + NTILE * j->isz + b, 1);
+      if (f64)
+        memcpy(dst, ws->y + t * NTILE, (size_t)lt * sizeof(double));
+      else if (j->dt == BP_FLOAT32)
+        memcpy(dst, yf + t * NTILE, (size_t)lt * sizeof(float));
+      else
+        scatter_f32(dst, j->isz, yf + t * NTILE, lt, j->dt);
+    }
+  }
+}
+
+/* Tasks t = (outer rows, block along vdim), the block fastest. */
+static void norm_cols(void *ctx, int64_t begin, int64_t end) {
+  norm_job *j = ctx;
+  ncols_space *ws = malloc(sizeof *ws);
+  if (!ws) {
+    atomic_store(&j->failed, true);
+    return;
+  }
+  int32_t v = j->vdim;
+  int64_t nv = j->lsizes[v], blocks = (nv + NCOLS - 1) / NCOLS;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t c0 = t % blocks * NCOLS, o = t / blocks, w = nv - c0 < NCOLS ? nv - c0 : NCOLS;
+    /* The block's first row: its coordinates in the leading dimensions,
+     * its input and its index among the output's rows. */
+    const char *in = j->in + c0 * j->lstrides[v];
+    int64_t r0 = 0, rstep = 1, mul = 1;
+    for (int32_t d = j->nlead - 1; d >= 0; d--) {
+      int64_t cd;
+      if (d == v) {
+        cd = c0;
+        rstep = mul;
+      } else {
+        cd = o % j->lsizes[d];
+        o /= j->lsizes[d];
+        in += cd * j->lstrides[d];
+      }
+      r0 += cd * mul;
+      mul *= j->lsizes[d];
+    }
+    ln_block(j, in, r0, rstep, w, ws);
+  }
+  free(ws);
+}
+
 /* A contiguous float (double for float64) copy of weight or bias, or the
  * tensor's own data when it already is one.  *owned is what to free. */
 static bp_status param_data(const bp_value *v, int64_t n, const void **data, void **owned) {
@@ -733,12 +993,17 @@ static void norm_layout(norm_job *j, const bp_tensor_view *a, int32_t k) {
     if (a->sizes[d] != 1 && a->strides[d] != expect) contiguous = false;
     expect *= a->sizes[d];
   }
+  j->vdim = -1;
   if (contiguous) return;
   for (int32_t d = a->ndim - k; d < a->ndim; d++) {
     j->tsizes[j->ntrail] = a->sizes[d];
     j->tstrides[j->ntrail] = a->strides[d] * j->isz;
     j->ntrail++;
   }
+  /* Neighbouring rows that are neighbours in memory are computed in
+   * blocks (norm_cols); the innermost such dimension is taken. */
+  for (int32_t d = j->nlead - 1; d >= 0 && j->vdim < 0; d--)
+    if (j->lsizes[d] > 1 && j->lstrides[d] == j->isz) j->vdim = d;
 }
 
 static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -762,7 +1027,14 @@ static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   st = param_data(&args[2], j.n, &j.w, &w_owned);
   if (!st) st = param_data(&args[3], j.n, &j.b, &b_owned);
   if (!st) {
-    cpu_parallel_for(a->numel / j.n, j.n >= CPU_GRAIN ? 1 : CPU_GRAIN / j.n, norm_rows, &j);
+    if (j.vdim >= 0) {
+      int64_t nv = j.lsizes[j.vdim], blocks = (nv + NCOLS - 1) / NCOLS;
+      int64_t per = j.n * (nv < NCOLS ? nv : NCOLS);
+      cpu_parallel_for(a->numel / j.n / nv * blocks, per >= CPU_GRAIN ? 1 : CPU_GRAIN / per,
+                       norm_cols, &j);
+    } else {
+      cpu_parallel_for(a->numel / j.n, j.n >= CPU_GRAIN ? 1 : CPU_GRAIN / j.n, norm_rows, &j);
+    }
     if (atomic_load(&j.failed))
       st = CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->op_name);
   }

@@ -1467,6 +1467,145 @@ static void layer_norm(void) {
   cpu_done();
 }
 
+/*
+ * softmax along a dimension followed by contiguous ones is computed for
+ * blocks of 128 columns at once, 8 rows at a time with a running max;
+ * layer_norm of rows that are neighbours in memory (a transposed input)
+ * for blocks of 128 rows at once.  Sizes with remainders everywhere, every
+ * float dtype, and values that grow along the softmax dimension, so that
+ * the running max changes in every step and the sums are rescaled.
+ */
+static void softmax_columns_case(bool log_, int32_t dt, int32_t n, const int64_t *sizes,
+                                 int64_t dim, int prof, uint64_t seed) {
+  rng r;
+  rng_seed(&r, seed);
+  rt *ra;
+  bp_tensor *a = gen_tensor(&r, dt, n, sizes, LAY_CONTIG, prof, &ra, NULL);
+  const char *name = log_ ? "log_softmax" : "softmax";
+  ctx_set("columns %s(%s %s, dim=%lld) seed=0x%llx", name, dt_name(dt), shape_str(n, sizes),
+          (long long)dim, (unsigned long long)seed);
+  bp_value slots[2];
+  bp_stack s = BP_STACK_INIT(slots, 2);
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_int(&s, dim);
+  bp_tensor *res = RUN(core_op(name), &s, .in = {a}, .ret = RET_NEW);
+  rt *want = ref_softmax(ra, dim, log_);
+  if (res) CLOSE(res, want, sizes[dim], TOL_SQRT);
+  rt_free(want);
+  rt_free(ra);
+  bp_tensor_release(res);
+  bp_tensor_release(a);
+}
+
+/* x[l][c] = slope * l + c / 64 along dim 0 of a [len, cols] matrix, with
+ * a -inf column and a NaN in another. */
+static void softmax_growing(bool log_, int32_t dt, int64_t len, int64_t cols, double slope) {
+  int64_t sz[2] = {len, cols};
+  rt *v = rt_new(dt, 2, sz);
+  for (int64_t l = 0; l < len; l++)
+    for (int64_t c = 0; c < cols; c++) v->f[l * cols + c] = round_to(dt, slope * (double)l + (double)c / 64);
+  for (int64_t l = 0; l < len; l++) v->f[l * cols + 1] = -INFINITY;
+  v->f[(len / 2) * cols + 2] = NAN;
+  bp_tensor *a = from_rt(v);
+  const char *name = log_ ? "log_softmax" : "softmax";
+  ctx_set("columns %s(%s [%lld, %lld] growing by %g along dim 0)", name, dt_name(dt),
+          (long long)len, (long long)cols, slope);
+  bp_value slots[2];
+  bp_stack s = BP_STACK_INIT(slots, 2);
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_int(&s, 0);
+  bp_tensor *res = RUN(core_op(name), &s, .in = {a}, .ret = RET_NEW);
+  rt *want = ref_softmax(v, 0, log_);
+  if (res) CLOSE(res, want, len, TOL_SQRT);
+  rt_free(want);
+  rt_free(v);
+  bp_tensor_release(res);
+  bp_tensor_release(a);
+}
+
+static void softmax_columns(void) {
+  cpu_setup();
+  static const struct {
+    int32_t n;
+    int64_t sizes[3];
+    int64_t dim;
+  } shapes[] = {
+      {2, {67, 131}, 0}, {3, {5, 37, 133}, 1}, {2, {9, 300}, 0},
+      {2, {1000, 3}, -2}, {3, {17, 2, 129}, 0}, {3, {3, 300, 70}, -2},
+  };
+  for (size_t i = 0; i < NELEMS(float_dtypes); i++)
+    for (size_t k = 0; k < NELEMS(shapes); k++)
+      for (int lg = 0; lg < 2; lg++) {
+        uint64_t seed = trial_seed(0x50c00000 + (i << 8) + (uint64_t)lg, (int64_t)k);
+        softmax_columns_case(lg, float_dtypes[i], shapes[k].n, shapes[k].sizes, shapes[k].dim,
+                             k % 2 ? VP_ACCUM : VP_FINITE, seed);
+      }
+  for (size_t i = 0; i < NELEMS(float_dtypes); i++)
+    for (int lg = 0; lg < 2; lg++) {
+      softmax_growing(lg, float_dtypes[i], 203, 131, 0.25);
+      softmax_growing(lg, float_dtypes[i], 203, 131, -0.25);
+      softmax_growing(lg, float_dtypes[i], 77, 140, 3);
+    }
+  cpu_done();
+}
+
+static void layer_norm_columns_case(int32_t dt, int32_t n, const int64_t *sizes, int32_t nnorm,
+                                    int prof, uint64_t seed) {
+  rng r;
+  rng_seed(&r, seed);
+  const int64_t *ns = sizes + (n - nnorm);
+  int64_t len = 1;
+  for (int32_t d = 0; d < nnorm; d++) len *= ns[d];
+  rt *rx, *rw = NULL, *rb = NULL;
+  int lx;
+  bp_tensor *x = gen_tensor(&r, dt, n, sizes, LAY_PERM, prof, &rx, &lx);
+  bool hw = rng_chance(&r, 0.6), hb = rng_chance(&r, 0.6);
+  bp_tensor *w = hw ? gen_tensor(&r, dt, nnorm, ns, LAY_RANDOM, VP_FINITE, &rw, NULL) : NULL;
+  bp_tensor *b = hb ? gen_tensor(&r, dt, nnorm, ns, LAY_RANDOM, VP_FINITE, &rb, NULL) : NULL;
+  const bp_tensor_view *v = bp_tensor_get_view(x);
+  ctx_set("columns layer_norm(%s %s strides %s, %s, weight %d, bias %d) seed=0x%llx",
+          dt_name(dt), shape_str(n, sizes), shape_str(n, v->strides), shape_str(nnorm, ns), hw,
+          hb, (unsigned long long)seed);
+  bp_value slots[5];
+  bp_stack s = BP_STACK_INIT(slots, 5);
+  bp_stack_push_tensor(&s, x);
+  bp_stack_push_int_list(&s, ns, (size_t)nnorm);
+  if (w)
+    bp_stack_push_tensor(&s, w);
+  else
+    bp_stack_push_none(&s);
+  if (b)
+    bp_stack_push_tensor(&s, b);
+  else
+    bp_stack_push_none(&s);
+  bp_stack_push_float(&s, 1e-5);
+  bp_tensor *res = RUN(core_op("layer_norm"), &s, .in = {x, w, b}, .ret = RET_NEW);
+  rt *want = ref_layer_norm(rx, nnorm, rw, rb, 1e-5);
+  if (res) CLOSE(res, want, len, TOL_SQRT);
+  rt *rs[] = {want, rx, rw, rb};
+  for (int k = 0; k < 4; k++) rt_free(rs[k]);
+  bp_tensor *ts[] = {res, x, w, b};
+  for (int k = 0; k < 4; k++) bp_tensor_release(ts[k]);
+}
+
+static void layer_norm_columns(void) {
+  cpu_setup();
+  static const struct {
+    int32_t n, nnorm;
+    int64_t sizes[4];
+  } shapes[] = {
+      {2, 1, {131, 67}}, {2, 1, {300, 130}}, {2, 1, {5, 200}},  {3, 2, {133, 9, 7}},
+      {3, 1, {4, 129, 65}}, {4, 2, {3, 70, 5, 6}}, {3, 3, {7, 9, 11}},
+  };
+  for (size_t i = 0; i < NELEMS(float_dtypes); i++)
+    for (size_t k = 0; k < NELEMS(shapes); k++)
+      for (int t = 0; t < 2; t++)
+        layer_norm_columns_case(float_dtypes[i], shapes[k].n, shapes[k].sizes, shapes[k].nnorm,
+                                t ? VP_ACCUM : VP_FINITE,
+                                trial_seed(0x1a7c0000 + (i << 8) + (uint64_t)t, (int64_t)k));
+  cpu_done();
+}
+
 /* ------------------------------------------------------------------------ */
 /* cast, contiguous, fill_, copy_                                           */
 /* ------------------------------------------------------------------------ */
@@ -2845,6 +2984,8 @@ int main(void) {
       TAP_CASE(matmul_builtin_kernels),
       TAP_CASE(softmax_all),
       TAP_CASE(layer_norm),
+      TAP_CASE(softmax_columns),
+      TAP_CASE(layer_norm_columns),
       TAP_CASE(cast_matrix),
       TAP_CASE(cast_exact),
       TAP_CASE(contiguous_all),
