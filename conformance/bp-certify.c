@@ -1446,6 +1446,9 @@ static void case_numerics(const certify_case *c) {
     bp_status ms = bp_op_meta(cur_op, &as.st, meta, 1);
     if (ms == BP_ERR_TYPE && v == 0) {
       verdict(ST_SKIP, "%s does not take %s (%s)", c->op, dt_name(c->dt), bp_last_error());
+      /* A worker goes on after a skip: nothing may stay behind. */
+      argset_free(&as);
+      sample_free(&s);
       return;
     }
     if (ms == BP_ERR_SHAPE && c->sk == SK_EMPTY && refs[cur_r].kind == K_ARGMAX) {
@@ -1457,6 +1460,8 @@ static void case_numerics(const certify_case *c) {
         return;
       }
       verdict(ST_PASS, "refuses an empty input with BP_ERR_SHAPE, as the op set says");
+      argset_free(&as);
+      sample_free(&s);
       return;
     }
     if (ms != BP_OK) {

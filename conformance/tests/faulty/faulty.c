@@ -14,7 +14,7 @@
  *   FAULT_HANG       core::add never returns for 3-D input       [TIMEOUT]
  *   FAULT_LEAK       core::add allocates a tensor it never frees [hygiene]
  *   FAULT_NONDET     core::add nudges its result by a counter    [repeatability]
- *   FAULT_THREADS    core::add keeps its output in a global      [concurrency]
+ *   FAULT_THREADS    core::add sums its result in a global buffer [concurrency]
  *   FAULT_DTYPE      core::add declares float32 only (as they all
  *                    do), yet returns BP_OK, with garbage, for
  *                    other dtypes                                [errors]
@@ -144,8 +144,12 @@ static bp_status ret_tensor(bp_value *rets, bp_tensor *t) {
 
 #if !defined(FAULT_ALIAS) && !defined(FAULT_META)
 #if defined(FAULT_THREADS)
-/* The bug: the output being written lives in a global. */
-static const bp_tensor_view *current_out;
+/* The bug: every call sums its result in this one buffer, so concurrent
+ * calls add into each other's.  (A static buffer, never freed: a race on
+ * memory that may be freed would be a use-after-free, which a sanitizer
+ * reports by ending the process instead of letting the check see it.) */
+#define PARTIAL_MAX 4096
+static float partial[PARTIAL_MAX];
 #endif
 
 static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -186,10 +190,17 @@ static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size
   const bp_tensor_view *o = host->tensor_view(out);
   float alpha = (float)args[2].u.f;
 #if defined(FAULT_THREADS)
-  current_out = o;
-  struct timespec pause_ts = {0, 200000};
-  nanosleep(&pause_ts, NULL);
-  add_into(a, b, current_out, alpha, false);
+  add_into(a, b, o, alpha, false);
+  if (o->numel > 0 && o->numel <= PARTIAL_MAX) {
+    /* out is contiguous: the meta function made its strides. */
+    float *z = o->data;
+    struct timespec pause_ts = {0, 200000};
+    memset(partial, 0, (size_t)o->numel * sizeof *partial);
+    nanosleep(&pause_ts, NULL);
+    for (int64_t k = 0; k < o->numel; k++) partial[k] += z[k];
+    nanosleep(&pause_ts, NULL);
+    memcpy(z, partial, (size_t)o->numel * sizeof *partial);
+  }
 #elif defined(FAULT_NONCONTIG)
   add_into(a, b, o, alpha, true);
 #else
