@@ -60,7 +60,7 @@ loading() {
 }
 # reruns NAME: the cases rerun alone after failing in a shared worker.
 reruns() { sed -n 's/^# \([0-9]*\) case(s) that did not pass in a shared worker.*/\1/p' "$tmp/$1.tap" | grep . || echo 0; }
-echo "1..82"
+echo "1..83"
 
 # (a) The CPU plugin conforms to the core profile, in both isolations.
 run cpu "$cpu" --json "$tmp/cpu.json" --html "$tmp/cpu.html" --jobs 2
@@ -322,6 +322,19 @@ fi
 BP_FAULTY_WEAR_OUT=4 run wearcase "$inst" --jobs 1 --isolation case
 has "$tmp/wearcase.tap" "^exit 0$" && ! has "$tmp/wearcase.tap" "rerun"
 result $? "case: no case alone sees the fault of a long-lived process" "$tmp/wearcase.tap"
+# A plugin that cannot be loaded by a worker: worker isolation gives way
+# to case isolation, and the verdicts are those of case isolation.
+BP_FAULTY_INIT_ABORT=1 run abort "$inst" --jobs 2 --json "$tmp/abort.json"
+BP_FAULTY_INIT_ABORT=1 run abortcase "$inst" --jobs 2 --isolation case
+if has "$tmp/abort.tap" "^exit 1$" &&
+   has "$tmp/abort.tap" "^# worker isolation off: a worker ended (signal 6) while loading the plugin; the remaining cases run alone in fresh processes$" &&
+   has "$tmp/abort.tap" "^not ok 3 - handshake/loads # CRASH signal 6$" &&
+   has "$tmp/abort.json" '"fallback": "a worker ended (signal 6) while loading the plugin"' &&
+   same abort abortcase; then
+  result 0 "a worker that cannot load the plugin turns worker isolation off, with the reason"
+else
+  result 1 "a worker that cannot load the plugin turns worker isolation off, with the reason" "$tmp/abort.tap"
+fi
 
 # Bad usage.
 "$certify" "$cpu" --jobs 0 > "$tmp/usage.txt" 2>&1

@@ -24,7 +24,8 @@
  * FAULT_NONE builds `instrumented`, whose core::add is right: it conforms.
  * With BP_FAULTY_WEAR_OUT=N in its environment, every core::add after the
  * first N of its process is off by one in its first element, a fault that
- * no single case sees but a long-lived process does.
+ * no single case sees but a long-lived process does; with
+ * BP_FAULTY_INIT_ABORT=1, its initialisation aborts.
  *
  * Every plugin of the corpus appends the pid of its process to the file
  * that BP_FAULTY_LOAD_LOG names, each time it is initialised, and its
@@ -422,6 +423,8 @@ static void instruments(void) {
 #if defined(FAULT_NONE)
   const char *w = getenv("BP_FAULTY_WEAR_OUT");
   wear_out = w ? strtol(w, NULL, 10) : 0;
+  const char *ab = getenv("BP_FAULTY_INIT_ABORT");
+  if (ab && strcmp(ab, "1") == 0) abort();
 #endif
 }
 
