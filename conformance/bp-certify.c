@@ -50,7 +50,7 @@
 #include "num.h"
 #include "ref.h"
 
-#define CERTIFY_VERSION "0.2.0"
+#define CERTIFY_VERSION "0.3.0"
 
 /* ------------------------------------------------------------------------ */
 /* Options                                                                  */
