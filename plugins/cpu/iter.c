@@ -263,10 +263,15 @@ static void run_tiles(void *p, int64_t begin, int64_t end) {
   const run_ctx *rc = p;
   const cpu_iter *it = rc->it;
   int nops = it->nops;
-  /* One buffer per packed input; without memory, the inputs are read in
-   * place (the same results, slower). */
+  /* One buffer per packed input (16 KiB for float32); without memory, the
+   * inputs are read in place (the same results, slower). */
   unsigned packed = it->packed;
-  char *bufs = packed ? malloc((size_t)CPU_ITER_MAX_OPS * TILE * TILE * 8) : NULL;
+  size_t at[CPU_ITER_MAX_OPS], total = 0;
+  for (int i = 0; i < nops; i++) {
+    at[i] = total;
+    if (packed & (1u << i)) total += (size_t)(TILE * TILE * it->elsize[i]);
+  }
+  char *bufs = packed ? malloc(total) : NULL;
   if (!bufs) packed = 0;
   if (begin < end) prefetch_tile(it, begin);
   for (int64_t t = begin; t < end; t++) {
@@ -278,7 +283,7 @@ static void run_tiles(void *p, int64_t begin, int64_t end) {
       sk[i] = it->strides[i][it->tile_dim];
       si[i] = it->strides[i][it->ndim - 1];
       if (packed & (1u << i)) {
-        char *buf = bufs + (size_t)i * TILE * TILE * 8;
+        char *buf = bufs + at[i];
         pack_tile(buf, base[i], sk[i], si[i], tk, ti, it->elsize[i]);
         base[i] = buf;
         sk[i] = ti * it->elsize[i];
