@@ -2,7 +2,7 @@
  * bench/kernels.c - what the CPU plugin's kernels achieve, against the
  * machine's own limits measured in the same run.
  *
- *   kernels [PLUGIN.so]
+ *   kernels [--no-matmul] [PLUGIN.so]
  *
  * Loads the CPU plugin from the path given (else through BP_PLUGIN_PATH and
  * the installed plugin directory) and uses only the public host API.  Every
@@ -362,9 +362,35 @@ static void load(const char *plugin) {
   }
 }
 
+/* The matmul table: the plugin first, so that it has loaded its BLAS. */
+static void report_matmul(const char *self, const char *plugin) {
+  double g_plugin[MM_COUNT], g_blas[MM_COUNT], g_portable[MM_COUNT];
+  time_matmul(g_plugin);
+  const char *blas_name;
+  void *lib = loaded_blas(&blas_name);
+  time_sgemm(lib, g_blas);
+  time_portable(self, plugin ? plugin : "", g_portable);
+  const char *coretype = getenv("OPENBLAS_CORETYPE");
+  printf("core::matmul float32, GFLOP/s (BLAS: %s%s%s%s)\n", blas_name,
+         coretype ? ", OPENBLAS_CORETYPE=" : "", coretype ? coretype : "",
+         coretype ? " from the environment" : "");
+  printf("  %6s %10s %12s %10s %10s %10s\n", "n", "core", "cblas_sgemm", "portable", "core/cblas",
+         "port/cblas");
+  for (int i = 0; i < MM_COUNT; i++) {
+    printf("  %6d %10.1f %12.1f %10.1f", MM_SIZES[i], g_plugin[i], g_blas[i], g_portable[i]);
+    if (g_blas[i] > 0)
+      printf(" %10.2f %10.2f\n", g_plugin[i] / g_blas[i], g_portable[i] / g_blas[i]);
+    else
+      printf(" %10s %10s\n", "-", "-");
+  }
+  printf("\n");
+}
+
 int main(int argc, char **argv) {
   bool matmul_only = argc > 1 && strcmp(argv[1], "--matmul-only") == 0;
-  const char *plugin = argc > (matmul_only ? 2 : 1) ? argv[matmul_only ? 2 : 1] : NULL;
+  bool no_matmul = argc > 1 && strcmp(argv[1], "--no-matmul") == 0;
+  int first = matmul_only || no_matmul ? 2 : 1;
+  const char *plugin = argc > first ? argv[first] : NULL;
   load(plugin);
   if (matmul_only) {
     double g[MM_COUNT];
@@ -458,28 +484,7 @@ int main(int argc, char **argv) {
       2.0 * (double)bytes, err);
   printf("\n");
 
-  /* matmul: the plugin first, so that it has loaded its BLAS. */
-  double g_plugin[MM_COUNT], g_blas[MM_COUNT], g_portable[MM_COUNT];
-  time_matmul(g_plugin);
-  const char *blas_name;
-  void *lib = loaded_blas(&blas_name);
-  time_sgemm(lib, g_blas);
-  time_portable(argv[0], plugin ? plugin : "", g_portable);
-  const char *coretype = getenv("OPENBLAS_CORETYPE");
-  printf("core::matmul float32, GFLOP/s (BLAS: %s%s%s%s)\n", blas_name,
-         coretype ? ", OPENBLAS_CORETYPE=" : "", coretype ? coretype : "",
-         coretype ? " from the environment" : "");
-  printf("  %6s %10s %12s %10s %10s %10s\n", "n", "core", "cblas_sgemm", "portable", "core/cblas",
-         "port/cblas");
-  for (int i = 0; i < MM_COUNT; i++) {
-    printf("  %6d %10.1f %12.1f %10.1f", MM_SIZES[i], g_plugin[i], g_blas[i], g_portable[i]);
-    if (g_blas[i] > 0)
-      printf(" %10.2f %10.2f\n", g_plugin[i] / g_blas[i], g_portable[i] / g_blas[i]);
-    else
-      printf(" %10s %10s\n", "-", "-");
-  }
-  printf("\n");
-
+  if (!no_matmul) report_matmul(argv[0], plugin);
   /* The cost of a call on 1-element tensors, allocation included. */
   int64_t one[1] = {1};
   bp_tensor *s1 = new_f32(1, one, 8), *s2 = new_f32(1, one, 9);
