@@ -245,6 +245,15 @@ void cpu_iter_init(cpu_iter *it, int nops, const bp_tensor_view *const *views, i
  * by strides[i] bytes.  Contiguous operands have strides[i] == itemsize. */
 typedef void (*cpu_loop_fn)(char **ptrs, const int64_t *strides, int64_t n, void *ctx);
 
+/*
+ * Copies a tk x ti block of elements of w bytes (1, 2, 4 or 8): element
+ * (kk, ii), at src + kk * sk + ii * si, goes to element kk * ds + ii of
+ * dst.  With sk == w (the source dense along kk) it reads the source a
+ * cache line at a time and turns 16-byte rows around in registers.
+ */
+void cpu_transpose(char *dst, int64_t ds, const char *src, int64_t sk, int64_t si, int64_t tk,
+                   int64_t ti, int64_t w);
+
 /* Calls loop over every element exactly once, in parallel when the tensor
  * is large.  The order is row-major in the planned dimensions unless the
  * iteration is tiled; a loop must not depend on it. */

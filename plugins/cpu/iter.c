@@ -184,146 +184,134 @@ static void run_range(void *p, int64_t begin, int64_t end) {
 }
 
 /*
- * pack_tile for elements that are contiguous along kk, with GCC's vector
+ * cpu_transpose for elements that are contiguous along kk, with GCC's vector
  * extensions (plain SSE2 code): blocks of 16-byte source rows are turned
  * around in registers, a few instructions per 16 bytes instead of a few per
  * element.  Here 4-byte elements in 4 x 4 blocks.
  */
 #if defined(__GNUC__) && !defined(__clang__)
-typedef uint32_t v4u32 __attribute__((vector_size(16)));
-
-static void pack_4x4(char *buf, const char *src, int64_t si, int64_t tk, int64_t ti) {
-  uint32_t *dst = (uint32_t *)(void *)buf;
-  int64_t ii = 0;
-  for (; ii + 4 <= ti; ii += 4) {
-    const char *s0 = src + ii * si, *s1 = s0 + si, *s2 = s1 + si, *s3 = s2 + si;
-    int64_t kk = 0;
-    for (; kk + 4 <= tk; kk += 4) {
-      v4u32 r0, r1, r2, r3;
-      memcpy(&r0, s0 + kk * 4, sizeof r0);
-      memcpy(&r1, s1 + kk * 4, sizeof r1);
-      memcpy(&r2, s2 + kk * 4, sizeof r2);
-      memcpy(&r3, s3 + kk * 4, sizeof r3);
-      v4u32 t0 = __builtin_shuffle(r0, r1, (v4u32){0, 4, 1, 5});
-      v4u32 t1 = __builtin_shuffle(r0, r1, (v4u32){2, 6, 3, 7});
-      v4u32 t2 = __builtin_shuffle(r2, r3, (v4u32){0, 4, 1, 5});
-      v4u32 t3 = __builtin_shuffle(r2, r3, (v4u32){2, 6, 3, 7});
-      v4u32 c0 = __builtin_shuffle(t0, t2, (v4u32){0, 1, 4, 5});
-      v4u32 c1 = __builtin_shuffle(t0, t2, (v4u32){2, 3, 6, 7});
-      v4u32 c2 = __builtin_shuffle(t1, t3, (v4u32){0, 1, 4, 5});
-      v4u32 c3 = __builtin_shuffle(t1, t3, (v4u32){2, 3, 6, 7});
-      memcpy(dst + kk * ti + ii, &c0, sizeof c0);
-      memcpy(dst + (kk + 1) * ti + ii, &c1, sizeof c1);
-      memcpy(dst + (kk + 2) * ti + ii, &c2, sizeof c2);
-      memcpy(dst + (kk + 3) * ti + ii, &c3, sizeof c3);
-    }
-    for (; kk < tk; kk++) {
-      memcpy(dst + kk * ti + ii, s0 + kk * 4, 4);
-      memcpy(dst + kk * ti + ii + 1, s1 + kk * 4, 4);
-      memcpy(dst + kk * ti + ii + 2, s2 + kk * 4, 4);
-      memcpy(dst + kk * ti + ii + 3, s3 + kk * 4, 4);
-    }
-  }
-  for (; ii < ti; ii++)
-    for (int64_t kk = 0; kk < tk; kk++) memcpy(dst + kk * ti + ii, src + ii * si + kk * 4, 4);
-}
-
-/* The same for 2-byte elements in 8 x 8 blocks: pairs, then pairs of
- * pairs, then halves are interleaved. */
 typedef uint16_t v8u16 __attribute__((vector_size(16)));
+typedef uint32_t v4u32 __attribute__((vector_size(16)));
 typedef uint64_t v2u64 __attribute__((vector_size(16)));
 
-static void pack_8x8(char *buf, const char *src, int64_t si, int64_t tk, int64_t ti) {
-  uint16_t *dst = (uint16_t *)(void *)buf;
+/* One N x N block at (kk, ii): N 16-byte source rows (columns ii .. ii + N
+ * - 1, from kk on) become N destination rows. */
+static inline void block_4x4(uint32_t *dst, int64_t ds, const char *src, int64_t si, int64_t kk,
+                             int64_t ii) {
+  const char *s = src + ii * si + kk * 4;
+  v4u32 r0, r1, r2, r3;
+  memcpy(&r0, s, sizeof r0);
+  memcpy(&r1, s + si, sizeof r1);
+  memcpy(&r2, s + 2 * si, sizeof r2);
+  memcpy(&r3, s + 3 * si, sizeof r3);
+  v4u32 t0 = __builtin_shuffle(r0, r1, (v4u32){0, 4, 1, 5});
+  v4u32 t1 = __builtin_shuffle(r0, r1, (v4u32){2, 6, 3, 7});
+  v4u32 t2 = __builtin_shuffle(r2, r3, (v4u32){0, 4, 1, 5});
+  v4u32 t3 = __builtin_shuffle(r2, r3, (v4u32){2, 6, 3, 7});
+  v4u32 c0 = __builtin_shuffle(t0, t2, (v4u32){0, 1, 4, 5});
+  v4u32 c1 = __builtin_shuffle(t0, t2, (v4u32){2, 3, 6, 7});
+  v4u32 c2 = __builtin_shuffle(t1, t3, (v4u32){0, 1, 4, 5});
+  v4u32 c3 = __builtin_shuffle(t1, t3, (v4u32){2, 3, 6, 7});
+  memcpy(dst + kk * ds + ii, &c0, sizeof c0);
+  memcpy(dst + (kk + 1) * ds + ii, &c1, sizeof c1);
+  memcpy(dst + (kk + 2) * ds + ii, &c2, sizeof c2);
+  memcpy(dst + (kk + 3) * ds + ii, &c3, sizeof c3);
+}
+
+/* 2-byte elements: pairs, then pairs of pairs, then halves interleaved. */
+static inline void block_8x8(uint16_t *dst, int64_t ds, const char *src, int64_t si, int64_t kk,
+                             int64_t ii) {
   const v8u16 lo16 = {0, 8, 1, 9, 2, 10, 3, 11}, hi16 = {4, 12, 5, 13, 6, 14, 7, 15};
   const v4u32 lo32 = {0, 4, 1, 5}, hi32 = {2, 6, 3, 7};
   const v2u64 lo64 = {0, 2}, hi64 = {1, 3};
-  int64_t ii = 0;
-  for (; ii + 8 <= ti; ii += 8) {
-    const char *s = src + ii * si;
-    int64_t kk = 0;
-    for (; kk + 8 <= tk; kk += 8) {
-      v8u16 r[8], a[8];
-      v4u32 b[8];
-      for (int c = 0; c < 8; c++) memcpy(&r[c], s + c * si + kk * 2, sizeof r[c]);
-      for (int p = 0; p < 4; p++) {
-        a[2 * p] = __builtin_shuffle(r[2 * p], r[2 * p + 1], lo16);
-        a[2 * p + 1] = __builtin_shuffle(r[2 * p], r[2 * p + 1], hi16);
-      }
-      for (int h = 0; h < 2; h++) { /* columns 4h .. 4h + 3 */
-        v4u32 x0 = (v4u32)a[4 * h], x1 = (v4u32)a[4 * h + 1], x2 = (v4u32)a[4 * h + 2],
-              x3 = (v4u32)a[4 * h + 3];
-        b[4 * h] = __builtin_shuffle(x0, x2, lo32);
-        b[4 * h + 1] = __builtin_shuffle(x0, x2, hi32);
-        b[4 * h + 2] = __builtin_shuffle(x1, x3, lo32);
-        b[4 * h + 3] = __builtin_shuffle(x1, x3, hi32);
-      }
-      for (int q = 0; q < 4; q++) { /* rows 2q and 2q + 1 of the block */
-        v2u64 y0 = (v2u64)b[q], y1 = (v2u64)b[4 + q];
-        v2u64 e = __builtin_shuffle(y0, y1, lo64), o = __builtin_shuffle(y0, y1, hi64);
-        memcpy(dst + (kk + 2 * q) * ti + ii, &e, sizeof e);
-        memcpy(dst + (kk + 2 * q + 1) * ti + ii, &o, sizeof o);
-      }
-    }
-    for (; kk < tk; kk++)
-      for (int c = 0; c < 8; c++) memcpy(dst + kk * ti + ii + c, s + c * si + kk * 2, 2);
+  const char *s = src + ii * si + kk * 2;
+  v8u16 r[8], a[8];
+  v4u32 b[8];
+  for (int c = 0; c < 8; c++) memcpy(&r[c], s + c * si, sizeof r[c]);
+  for (int p = 0; p < 4; p++) {
+    a[2 * p] = __builtin_shuffle(r[2 * p], r[2 * p + 1], lo16);
+    a[2 * p + 1] = __builtin_shuffle(r[2 * p], r[2 * p + 1], hi16);
   }
-  for (; ii < ti; ii++)
-    for (int64_t kk = 0; kk < tk; kk++) memcpy(dst + kk * ti + ii, src + ii * si + kk * 2, 2);
+  for (int h = 0; h < 2; h++) { /* columns 4h .. 4h + 3 */
+    v4u32 x0 = (v4u32)a[4 * h], x1 = (v4u32)a[4 * h + 1], x2 = (v4u32)a[4 * h + 2],
+          x3 = (v4u32)a[4 * h + 3];
+    b[4 * h] = __builtin_shuffle(x0, x2, lo32);
+    b[4 * h + 1] = __builtin_shuffle(x0, x2, hi32);
+    b[4 * h + 2] = __builtin_shuffle(x1, x3, lo32);
+    b[4 * h + 3] = __builtin_shuffle(x1, x3, hi32);
+  }
+  for (int q = 0; q < 4; q++) { /* destination rows 2q and 2q + 1 */
+    v2u64 y0 = (v2u64)b[q], y1 = (v2u64)b[4 + q];
+    v2u64 e = __builtin_shuffle(y0, y1, lo64), o = __builtin_shuffle(y0, y1, hi64);
+    memcpy(dst + (kk + 2 * q) * ds + ii, &e, sizeof e);
+    memcpy(dst + (kk + 2 * q + 1) * ds + ii, &o, sizeof o);
+  }
 }
 
-/* The same for 8-byte elements in 2 x 2 blocks. */
-static void pack_2x2(char *buf, const char *src, int64_t si, int64_t tk, int64_t ti) {
-  uint64_t *dst = (uint64_t *)(void *)buf;
-  const v2u64 lo64 = {0, 2}, hi64 = {1, 3};
-  int64_t ii = 0;
-  for (; ii + 2 <= ti; ii += 2) {
-    const char *s0 = src + ii * si, *s1 = s0 + si;
-    int64_t kk = 0;
-    for (; kk + 2 <= tk; kk += 2) {
-      v2u64 r0, r1;
-      memcpy(&r0, s0 + kk * 8, sizeof r0);
-      memcpy(&r1, s1 + kk * 8, sizeof r1);
-      v2u64 c0 = __builtin_shuffle(r0, r1, lo64), c1 = __builtin_shuffle(r0, r1, hi64);
-      memcpy(dst + kk * ti + ii, &c0, sizeof c0);
-      memcpy(dst + (kk + 1) * ti + ii, &c1, sizeof c1);
-    }
-    for (; kk < tk; kk++) {
-      memcpy(dst + kk * ti + ii, s0 + kk * 8, 8);
-      memcpy(dst + kk * ti + ii + 1, s1 + kk * 8, 8);
-    }
-  }
-  for (; ii < ti; ii++)
-    for (int64_t kk = 0; kk < tk; kk++) memcpy(dst + kk * ti + ii, src + ii * si + kk * 8, 8);
+static inline void block_2x2(uint64_t *dst, int64_t ds, const char *src, int64_t si, int64_t kk,
+                             int64_t ii) {
+  const char *s = src + ii * si + kk * 8;
+  v2u64 r0, r1;
+  memcpy(&r0, s, sizeof r0);
+  memcpy(&r1, s + si, sizeof r1);
+  v2u64 c0 = __builtin_shuffle(r0, r1, (v2u64){0, 2}), c1 = __builtin_shuffle(r0, r1, (v2u64){1, 3});
+  memcpy(dst + kk * ds + ii, &c0, sizeof c0);
+  memcpy(dst + (kk + 1) * ds + ii, &c1, sizeof c1);
 }
+
+/*
+ * The blocks of a tk x ti transpose, then the elements left over at the
+ * edges.  When the destination's rows are far apart (ds large), blocks go
+ * along a destination row first, so that each of its cache lines is
+ * written whole before the next; otherwise along a source column first,
+ * for the same reason on the source side.
+ */
+#define BLOCKS(T, N, block)                                                                 \
+  static void blocks_##N(char *buf, int64_t ds, const char *src, int64_t si, int64_t tk,     \
+                         int64_t ti) {                                                      \
+    T *dst = (T *)(void *)buf;                                                              \
+    int64_t tkn = tk / N * N, tin = ti / N * N;                                             \
+    if (ds <= ti) {                                                                         \
+      for (int64_t ii = 0; ii < tin; ii += N)                                               \
+        for (int64_t kk = 0; kk < tkn; kk += N) block(dst, ds, src, si, kk, ii);            \
+    } else {                                                                                \
+      for (int64_t kk = 0; kk < tkn; kk += N)                                               \
+        for (int64_t ii = 0; ii < tin; ii += N) block(dst, ds, src, si, kk, ii);            \
+    }                                                                                       \
+    for (int64_t kk = tkn; kk < tk; kk++)                                                   \
+      for (int64_t ii = 0; ii < ti; ii++)                                                   \
+        memcpy(dst + kk * ds + ii, src + ii * si + kk * (int64_t)sizeof(T), sizeof(T));     \
+    for (int64_t kk = 0; kk < tkn; kk++)                                                    \
+      for (int64_t ii = tin; ii < ti; ii++)                                                 \
+        memcpy(dst + kk * ds + ii, src + ii * si + kk * (int64_t)sizeof(T), sizeof(T));     \
+  }
+BLOCKS(uint16_t, 8, block_8x8)
+BLOCKS(uint32_t, 4, block_4x4)
+BLOCKS(uint64_t, 2, block_2x2)
 #define HAVE_PACK_BLOCKS 1
 #endif
 
-/*
- * Copies a tk x ti tile of elements of size w into buf, row kk of the tile
- * (ti elements) after row kk - 1: element (kk, ii) is at src + kk * sk +
- * ii * si.  The source is read along kk, its dense direction, so each of
- * its cache lines is read once.
- */
-static void pack_tile(char *buf, const char *src, int64_t sk, int64_t si, int64_t tk, int64_t ti,
-                      int64_t w) {
+/* See cpu.h.  The source is read along kk, its dense direction, so each of
+ * its cache lines is read once. */
+void cpu_transpose(char *buf, int64_t ds, const char *src, int64_t sk, int64_t si, int64_t tk,
+                   int64_t ti, int64_t w) {
 #define PACK(T)                                                                             \
   for (int64_t ii = 0; ii < ti; ii++) {                                                     \
     const char *s = src + ii * si;                                                          \
     T *dst = (T *)(void *)buf + ii;                                                         \
-    for (int64_t kk = 0; kk < tk; kk++) dst[kk * ti] = *(const T *)(const void *)(s + kk * sk); \
+    for (int64_t kk = 0; kk < tk; kk++) dst[kk * ds] = *(const T *)(const void *)(s + kk * sk); \
   }
 #ifdef HAVE_PACK_BLOCKS
   if (sk == w && w == 2) {
-    pack_8x8(buf, src, si, tk, ti);
+    blocks_8(buf, ds, src, si, tk, ti);
     return;
   }
   if (sk == w && w == 4) {
-    pack_4x4(buf, src, si, tk, ti);
+    blocks_4(buf, ds, src, si, tk, ti);
     return;
   }
   if (sk == w && w == 8) {
-    pack_2x2(buf, src, si, tk, ti);
+    blocks_2(buf, ds, src, si, tk, ti);
     return;
   }
 #endif
@@ -414,7 +402,7 @@ static void run_tiles(void *p, int64_t begin, int64_t end) {
       si[i] = it->strides[i][it->ndim - 1];
       if (packed & (1u << i)) {
         char *buf = bufs + at[i];
-        pack_tile(buf, base[i], sk[i], si[i], tk, ti, it->elsize[i]);
+        cpu_transpose(buf, ti, base[i], sk[i], si[i], tk, ti, it->elsize[i]);
         base[i] = buf;
         sk[i] = ti * it->elsize[i];
         si[i] = it->elsize[i];

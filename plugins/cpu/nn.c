@@ -739,7 +739,8 @@ static void norm_rows(void *ctx, int64_t begin, int64_t end) {
 typedef struct ncols_space {
   double c[NCOLS], sum[NCOLS], mean[NCOLS], lo[NCOLS], rstd[NCOLS];
   double x[NCOLS];         /* a float16/bfloat16 slice converted to float */
-  double y[NCOLS * NTILE]; /* a result tile, [row][position] */
+  double y[NTILE * NCOLS]; /* a result tile, [position][row] */
+  uint16_t h[NTILE * NCOLS]; /* the same as float16 or bfloat16 */
   float part[NCOLS];
 } ncols_space;
 
@@ -754,17 +755,16 @@ typedef struct ncols_space {
       acc[t] += d * d;                                                                   \
     }                                                                                    \
   }                                                                                      \
-  static CPU_CLONES void ln_norm_##sfx(T *y, int64_t ys, const T *x, const T *m,           \
-                                       const T *lo, const T *rstd, const T *wl, const T *bl, \
-                                       int64_t w) {                                          \
+  static CPU_CLONES void ln_norm_##sfx(T *y, const T *x, const T *m, const T *lo,        \
+                                       const T *rstd, const T *wl, const T *bl, int64_t w) { \
     if (wl && bl)                                                                        \
-      for (int64_t t = 0; t < w; t++) y[t * ys] = ((x[t] - m[t]) - lo[t]) * rstd[t] * *wl + *bl; \
+      for (int64_t t = 0; t < w; t++) y[t] = ((x[t] - m[t]) - lo[t]) * rstd[t] * *wl + *bl; \
     else if (wl)                                                                         \
-      for (int64_t t = 0; t < w; t++) y[t * ys] = ((x[t] - m[t]) - lo[t]) * rstd[t] * *wl; \
+      for (int64_t t = 0; t < w; t++) y[t] = ((x[t] - m[t]) - lo[t]) * rstd[t] * *wl;    \
     else if (bl)                                                                         \
-      for (int64_t t = 0; t < w; t++) y[t * ys] = ((x[t] - m[t]) - lo[t]) * rstd[t] + *bl; \
+      for (int64_t t = 0; t < w; t++) y[t] = ((x[t] - m[t]) - lo[t]) * rstd[t] + *bl;    \
     else                                                                                 \
-      for (int64_t t = 0; t < w; t++) y[t * ys] = ((x[t] - m[t]) - lo[t]) * rstd[t];     \
+      for (int64_t t = 0; t < w; t++) y[t] = ((x[t] - m[t]) - lo[t]) * rstd[t];          \
   }
 DEFINE_LN_COLS(float, f32)
 DEFINE_LN_COLS(double, f64)
@@ -887,25 +887,27 @@ static void ln_block(const norm_job *j, const char *in, int64_t r0, int64_t rste
       ln_ahead_step(&ah, j, in, w);
       const void *x = ln_slice(j, in + off, w, ws->x);
       if (f64)
-        ln_norm_f64(ws->y + k, NTILE, x, ws->mean, ws->lo, ws->rstd,
+        ln_norm_f64(ws->y + k * w, x, ws->mean, ws->lo, ws->rstd,
                     j->w ? (const double *)j->w + l : NULL, j->b ? (const double *)j->b + l : NULL,
                     w);
       else
-        ln_norm_f32(yf + k, NTILE, x, mf, lof, rf, j->w ? (const float *)j->w + l : NULL,
+        ln_norm_f32(yf + k * w, x, mf, lof, rf, j->w ? (const float *)j->w + l : NULL,
                     j->b ? (const float *)j->b + l : NULL, w);
       off = ln_next(j, coord, off);
     }
-    for (int64_t t = 0; t < w; t++) {
-      char *dst = j->out + ((r0 + t * rstep) * j->n + l0) * j->isz;
-      if (l0 + NTILE < j->n) /* the next tile's part of the row */
+    /* Each row's part of the next tile, then the tile turned around into
+     * the rows. */
+    int64_t ds = rstep * j->n;
+    char *dst = j->out + (r0 * j->n + l0) * j->isz;
+    if (l0 + NTILE < j->n)
+      for (int64_t t = 0; t < w; t++)
         for (int64_t b = 0; b < NTILE * j->isz; b += 64)
-          __builtin_prefetch(dst + NTILE * j->isz + b, 1);
-      if (f64)
-        memcpy(dst, ws->y + t * NTILE, (size_t)lt * sizeof(double));
-      else if (j->dt == BP_FLOAT32)
-        memcpy(dst, yf + t * NTILE, (size_t)lt * sizeof(float));
-      else
-        scatter_f32(dst, j->isz, yf + t * NTILE, lt, j->dt);
+          __builtin_prefetch(dst + (t * ds + NTILE) * j->isz + b, 1);
+    if (j->dt == BP_FLOAT32 || f64) {
+      cpu_transpose(dst, ds, (const char *)ws->y, j->isz, w * j->isz, w, lt, j->isz);
+    } else {
+      scatter_f32((char *)ws->h, 2, yf, lt * w, j->dt);
+      cpu_transpose(dst, ds, (const char *)ws->h, 2, w * 2, w, lt, 2);
     }
   }
 }
