@@ -16,9 +16,11 @@
  *      innermost dimension (the transposed operand of add(a, b.T)), but
  *      less along another dimension, those two dimensions are walked in
  *      tiles of TILE x TILE elements.  Each such input is first copied,
- *      a tile at a time, into a small contiguous buffer: reading it along
- *      its own dense dimension touches every cache line once, and the
- *      loop then sees contiguous operands.
+ *      a tile at a time, into a small contiguous buffer (cpu_transpose):
+ *      reading it along its own dense dimension touches every cache line
+ *      once, and the loop then sees contiguous operands.  The next tile
+ *      is prefetched, as its short runs far apart are a pattern the
+ *      hardware prefetchers miss.
  *
  * Without step 4 a transposed operand costs a cache miss per element: an
  * add with one was 10 to 20 times slower than a contiguous one.  The order
@@ -184,10 +186,10 @@ static void run_range(void *p, int64_t begin, int64_t end) {
 }
 
 /*
- * cpu_transpose for elements that are contiguous along kk, with GCC's vector
- * extensions (plain SSE2 code): blocks of 16-byte source rows are turned
- * around in registers, a few instructions per 16 bytes instead of a few per
- * element.  Here 4-byte elements in 4 x 4 blocks.
+ * cpu_transpose for elements of 2, 4 or 8 bytes that are contiguous along
+ * kk, with GCC's vector extensions (plain SSE2 code): blocks of 8 x 8, 4 x
+ * 4 or 2 x 2 elements are read as 16-byte source rows and turned around in
+ * registers, a few instructions per 16 bytes instead of a few per element.
  */
 #if defined(__GNUC__) && !defined(__clang__)
 typedef uint16_t v8u16 __attribute__((vector_size(16)));
@@ -288,30 +290,30 @@ static inline void block_2x2(uint64_t *dst, int64_t ds, const char *src, int64_t
 BLOCKS(uint16_t, 8, block_8x8)
 BLOCKS(uint32_t, 4, block_4x4)
 BLOCKS(uint64_t, 2, block_2x2)
-#define HAVE_PACK_BLOCKS 1
+#define HAVE_BLOCKS 1
 #endif
 
-/* See cpu.h.  The source is read along kk, its dense direction, so each of
- * its cache lines is read once. */
-void cpu_transpose(char *buf, int64_t ds, const char *src, int64_t sk, int64_t si, int64_t tk,
+/* See cpu.h.  Otherwise an element at a time, reading the source along kk
+ * (usually its dense direction). */
+void cpu_transpose(char *dst, int64_t ds, const char *src, int64_t sk, int64_t si, int64_t tk,
                    int64_t ti, int64_t w) {
 #define PACK(T)                                                                             \
   for (int64_t ii = 0; ii < ti; ii++) {                                                     \
     const char *s = src + ii * si;                                                          \
-    T *dst = (T *)(void *)buf + ii;                                                         \
-    for (int64_t kk = 0; kk < tk; kk++) dst[kk * ds] = *(const T *)(const void *)(s + kk * sk); \
+    T *o = (T *)(void *)dst + ii;                                                           \
+    for (int64_t kk = 0; kk < tk; kk++) o[kk * ds] = *(const T *)(const void *)(s + kk * sk); \
   }
-#ifdef HAVE_PACK_BLOCKS
+#ifdef HAVE_BLOCKS
   if (sk == w && w == 2) {
-    blocks_8(buf, ds, src, si, tk, ti);
+    blocks_8(dst, ds, src, si, tk, ti);
     return;
   }
   if (sk == w && w == 4) {
-    blocks_4(buf, ds, src, si, tk, ti);
+    blocks_4(dst, ds, src, si, tk, ti);
     return;
   }
   if (sk == w && w == 8) {
-    blocks_2(buf, ds, src, si, tk, ti);
+    blocks_2(dst, ds, src, si, tk, ti);
     return;
   }
 #endif

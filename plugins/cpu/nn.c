@@ -8,6 +8,12 @@
  * (strided, or float16/bfloat16, which compute in float32) is first
  * gathered into a buffer, computed there and written out converted.
  *
+ * Rows that are strided but neighbours in memory are computed in blocks
+ * instead, with the dimension along which they are neighbours as the
+ * vector: softmax along a dimension followed by contiguous ones
+ * (softmax_cols), and layer_norm of a transposed input (norm_cols).  Each
+ * block row is then a contiguous read.
+ *
  * The row kernels are plain loops over arrays that the compiler vectorises.
  * float32 softmax uses exp_f32 below, which is branch-free so that it
  * vectorises too; float64 uses the C library's exp.
