@@ -1,7 +1,7 @@
 #!/bin/sh
-# bench/cuda-run.sh - runs the CUDA plugin's tests and benchmark on a GPU
-# machine from an already built tree, without make (the machine needs no
-# Autotools and no compiler):
+# bench/cuda-run.sh - runs the CUDA plugin's tests, its certification and
+# the benchmark on a GPU machine from an already built tree, without make
+# (the machine needs no Autotools and no compiler):
 #
 #   bench/cuda-run.sh [BUILD_DIR] [OUT_DIR]
 #
@@ -11,9 +11,12 @@
 # the tree moved, link that path to the copy first.  Libraries the machine
 # lacks (libffi) may be put in BUILD_DIR/extra-libs.  cuBLAS is looked for
 # in the usual places and, if found, put on LD_LIBRARY_PATH for the plugin
-# to load.  Writes env.txt, tests.txt, bench.md, bench-registers.md (the
-# bandwidth table with BP_CUDA_NN=registers), tune.md (the reductions under
-# each BP_CUDA_REDUCE setting, next to CUB) and bench.err to OUT_DIR.
+# to load.  Writes env.txt, tests.txt, cert.tap, cert.json and cert.html
+# (`bp-certify --device cuda --profile full`, its wall time in cert.time),
+# bench.md, bench-registers.md (the bandwidth table with
+# BP_CUDA_NN=registers), tune.md (the reductions under each BP_CUDA_REDUCE
+# setting, next to CUB) and bench.err to OUT_DIR.  CERTIFY=no skips the
+# certification; CERTIFY_ISOLATION=case certifies with a process per case.
 set -u
 b=${1:-_build-cuda}
 out=${2:-${OUT:-/tmp/cuda-run}}
@@ -53,6 +56,14 @@ run() {
     BP_CUDA_REDUCE=$r TAP_ONLY=reductions run tests/cuda/test-cuda-ops
   done
 } > "$out/tests.txt" 2>&1
+if [ "${CERTIFY:-yes}" != no ]; then
+  start=$(date +%s)
+  timeout "${CERTIFY_TIMEOUT:-400}" conformance/bp-certify plugins/cuda/.libs/cuda.so \
+    --device cuda --profile full --jobs "$(nproc)" --isolation "${CERTIFY_ISOLATION:-worker}" \
+    --json "$out/cert.json" --html "$out/cert.html" > "$out/cert.tap" 2> "$out/cert.err"
+  echo "bp-certify exit $? after $(( $(date +%s) - start )) s, --jobs $(nproc)," \
+    "--isolation ${CERTIFY_ISOLATION:-worker}" > "$out/cert.time"
+fi
 timeout "${BENCH_TIMEOUT:-200}" bench/cuda-bench plugins/cuda/.libs/cuda.so > "$out/bench.md" \
   2> "$out/bench.err"
 BP_CUDA_NN=registers timeout "${BENCH_TIMEOUT:-200}" bench/cuda-bench plugins/cuda/.libs/cuda.so \
@@ -62,4 +73,9 @@ timeout "${BENCH_TIMEOUT:-200}" bench/cuda-bench plugins/cuda/.libs/cuda.so --tu
   > "$out/tune.md" 2>> "$out/bench.err"
 echo "tune exit $?" >> "$out/bench.err"
 grep -E '^(not ok|ok|1\.\.|=== )' "$out/tests.txt" | grep -v '^ok' | head -n 60
+if [ -f "$out/cert.time" ]; then
+  cat "$out/cert.time"
+  grep '^not ok' "$out/cert.tap" | head -n 20
+  tail -n 1 "$out/cert.tap"
+fi
 cat "$out/bench.md" "$out/tune.md"

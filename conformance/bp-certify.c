@@ -2220,6 +2220,11 @@ static struct {
   bool loaded;
   char name[128], vendor[128], version[64], device[64], device_name[128];
   unsigned abi_major, abi_minor, op_set;
+  /* The device under test does not exist: how many of its type there
+   * are, and the plugin's setup note (why, often). */
+  bool no_device;
+  long device_count;
+  char note[512];
   probe_op *ops;
   size_t nops;
 } probe;
@@ -2234,12 +2239,20 @@ static void probe_child(void) {
   props.struct_size = BP_DEVICE_PROPS_STRUCT_SIZE;
   if (bp_device_properties(the_device, &props) != BP_OK) props.name[0] = '\0';
   props.name[sizeof props.name - 1] = '\0';
+  int32_t count = 0;
+  if (bp_device_count(the_device.type, &count) != BP_OK) count = 0;
+  /* The note goes on one tab-separated line. */
+  char note[512];
+  snprintf(note, sizeof note, "%s", the_info.error ? the_info.error : "");
+  for (char *q = note; *q; q++)
+    if (*q == '\t' || *q == '\n' || *q == '\r') *q = ' ';
   FILE *f = fdopen(verdict_fd, "w");
   if (!f) return;
-  fprintf(f, "%s\t%s\t%s\t%u\t%u\t%u\t%s:%d\t%s\n", the_info.name,
+  fprintf(f, "%s\t%s\t%s\t%u\t%u\t%u\t%s:%d\t%s\t%d\t%s\n", the_info.name,
           the_info.vendor ? the_info.vendor : "", the_info.version ? the_info.version : "",
           the_info.abi_major, the_info.abi_minor, the_info.op_set_version,
-          device_name(the_device.type), the_device.index, props.name);
+          device_name(the_device.type), the_device.index, props.name,
+          the_device.index < count ? -1 : (int)count, note);
   for (size_t i = 0; i < bp_op_count(); i++) {
     const bp_op *op = bp_op_at(i);
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
@@ -2296,9 +2309,9 @@ static void run_probe(void) {
   buf[n] = '\0';
   char *save = NULL;
   for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    char *field[8] = {NULL};
+    char *field[10] = {NULL};
     int nf = 0;
-    for (char *p = line; nf < 8;) {
+    for (char *p = line; nf < 10;) {
       field[nf++] = p;
       char *tab = strchr(p, '\t');
       if (!tab) break;
@@ -2316,6 +2329,12 @@ static void run_probe(void) {
       probe.op_set = (unsigned)strtoul(field[5], NULL, 10);
       snprintf(probe.device, sizeof probe.device, "%s", field[6]);
       snprintf(probe.device_name, sizeof probe.device_name, "%s", field[7]);
+      /* field[8]: -1 when the device exists, else the count of its type. */
+      if (nf >= 10 && field[8][0] != '-') {
+        probe.no_device = true;
+        probe.device_count = strtol(field[8], NULL, 10);
+        snprintf(probe.note, sizeof probe.note, "%s", field[9]);
+      }
       continue;
     }
     if (nf < 4 || strcmp(field[0], "op") != 0) continue;
@@ -3388,6 +3407,21 @@ int main(int argc, char **argv) {
   if (opt.list) {
     for (size_t i = 0; i < ncases; i++) printf("%s\n", cases[i].name);
     return 0;
+  }
+  if (probe.no_device) {
+    /* Nothing can be certified on a device that is not there (a GPU
+     * plugin on a machine without one): one clear line, no certificate,
+     * and the Automake "skipped" status. */
+    char why[900];
+    int tlen = (int)strcspn(probe.device, ":");
+    snprintf(why, sizeof why, "%s does not exist: there %s %ld %.*s device%s%s%s%s",
+             probe.device, probe.device_count == 1 ? "is" : "are", probe.device_count, tlen,
+             probe.device, probe.device_count == 1 ? "" : "s",
+             probe.note[0] ? " (the plugin's note: " : "", probe.note, probe.note[0] ? ")" : "");
+    printf("1..0 # SKIP cannot certify: %s\n", why);
+    fprintf(stderr, "bp-certify: cannot certify: %s; nothing was checked%s\n", why,
+            opt.json || opt.html ? ", and no certificate or report was written" : "");
+    return 77;
   }
   progress = isatty(STDERR_FILENO) != 0;
   printf("1..%zu\n", ncases);

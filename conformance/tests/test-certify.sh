@@ -60,7 +60,7 @@ loading() {
 }
 # reruns NAME: the cases rerun alone after failing in a shared worker.
 reruns() { sed -n 's/^# \([0-9]*\) case(s) that did not pass in a shared worker.*/\1/p' "$tmp/$1.tap" | grep . || echo 0; }
-echo "1..83"
+echo "1..85"
 
 # (a) The CPU plugin conforms to the core profile, in both isolations.
 run cpu "$cpu" --json "$tmp/cpu.json" --html "$tmp/cpu.html" --jobs 2
@@ -334,6 +334,32 @@ if has "$tmp/abort.tap" "^exit 1$" &&
   result 0 "a worker that cannot load the plugin turns worker isolation off, with the reason"
 else
   result 1 "a worker that cannot load the plugin turns worker isolation off, with the reason" "$tmp/abort.tap"
+fi
+
+# A device that does not exist: nothing is certified, TAP says why in one
+# line, no certificate is written, and the status is 77 (skipped).
+run nodev "$cpu" --device cpu:3 --json "$tmp/nodev.json"
+if has "$tmp/nodev.tap" "^exit 77$" && [ "$(wc -l < "$tmp/nodev.tap")" -eq 2 ] &&
+   has "$tmp/nodev.tap" "^1\.\.0 # SKIP cannot certify: cpu:3 does not exist: there is 1 cpu device$" &&
+   has "$tmp/nodev.err" "nothing was checked, and no certificate or report was written" &&
+   [ ! -e "$tmp/nodev.json" ]; then
+  result 0 "a device that does not exist is one SKIP line and status 77, with no certificate"
+else
+  result 1 "a device that does not exist is one SKIP line and status 77, with no certificate" "$tmp/nodev.tap"
+fi
+# The CUDA plugin on a machine without a GPU: the reason is its note.
+cuda="$top_builddir/plugins/cuda/.libs/cuda.so"
+if [ ! -f "$cuda" ]; then
+  skip "a GPU plugin without its GPU gives the plugin's note" "the CUDA plugin is not built"
+else
+  run cudanodev "$cuda" --device cuda --ops handshake/version
+  if has "$tmp/cudanodev.tap" "^exit 0$"; then
+    skip "a GPU plugin without its GPU gives the plugin's note" "this machine has a CUDA device"
+  else
+    has "$tmp/cudanodev.tap" "^exit 77$" &&
+      has "$tmp/cudanodev.tap" "^1\.\.0 # SKIP cannot certify: cuda:0 does not exist: there are 0 cuda devices (the plugin's note: cuda: 0 devices: .*)$"
+    result $? "a GPU plugin without its GPU gives the plugin's note" "$tmp/cudanodev.tap"
+  fi
 fi
 
 # Bad usage.
