@@ -531,6 +531,11 @@ static void softmax_block(const softmax_job *j, const char *in, char *out, int64
       for (int k = 0; k < r; k++) cols_max_f64(ws->cm, x[k], w);
       rescale_f64(ws->m, ws->cm, ws->sum, w);
       for (int k = 0; k < r; k++) cols_exp_sum_f64(ws->sum, x[k], ws->m, w);
+      /* A column that is all -inf so far summed e^(-inf - -inf), NaN: its
+       * terms are 0 against any later finite max, and an all -inf column
+       * still comes out NaN in the second pass. */
+      for (int64_t c = 0; c < w; c++)
+        if (ws->m[c] == -INFINITY) ws->sum[c] = 0;
       continue;
     }
     for (int64_t c = 0; c < w; c++) cmf[c] = -INFINITY;
@@ -538,7 +543,8 @@ static void softmax_block(const softmax_job *j, const char *in, char *out, int64
     rescale_f32(mf, cmf, ws->sum, w);
     memset(ws->part, 0, (size_t)w * sizeof ws->part[0]);
     for (int k = 0; k < r; k++) cols_exp_sum_f32(ws->part, x[k], mf, w);
-    for (int64_t c = 0; c < w; c++) ws->sum[c] += ws->part[c];
+    /* (as above, for the columns that are all -inf so far) */
+    for (int64_t c = 0; c < w; c++) ws->sum[c] += mf[c] == -INFINITY ? 0 : ws->part[c];
   }
   for (int64_t c = 0; c < w; c++) {
     double v = j->log ? log(ws->sum[c]) : 1.0 / ws->sum[c];
