@@ -95,11 +95,21 @@ void cpu_iter_init(cpu_iter *it, int nops, const bp_tensor_view *const *views, i
                    const int64_t *shape) {
   it->nops = nops;
   it->numel = 1;
-  for (int32_t d = 0; d < ndim; d++) it->numel *= shape[d];
+  it->ndim = 0;
+  it->tile_dim = -1;
+  it->packed = 0;
   for (int i = 0; i < nops; i++) {
     it->data[i] = (char *)views[i]->data;
     it->elsize[i] = views[i]->itemsize;
   }
+  /* An empty iteration does nothing; its other dimensions may be so large
+   * that their product, or a stride in bytes, would overflow. */
+  for (int32_t d = 0; d < ndim; d++)
+    if (shape[d] == 0) {
+      it->numel = 0;
+      return;
+    }
+  for (int32_t d = 0; d < ndim; d++) it->numel *= shape[d];
   /* Broadcast each operand to the shape, dropping dimensions of size 1. */
   int n = 0;
   for (int32_t d = 0; d < ndim; d++) {

@@ -802,6 +802,22 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
   p.osz = o->itemsize;
   p.in = a->data;
   p.out = o->data;
+  if (a->numel == 0) {
+    /* Nothing to read: every output (if any) is the reduction of nothing.
+     * The input's other dimensions may be so large that their product, or
+     * a stride in bytes, would overflow, so they are not planned. */
+    p.nk = 1;
+    p.ksize[0] = o->numel;
+    p.nr = 0;
+    p.nout = o->numel;
+    p.nred = 0;
+    if (p.nout > 0) st = run(&p);
+    if (st) {
+      cpu_host->tensor_release(out);
+      return st;
+    }
+    return cpu_return(rets, out);
+  }
   bool reduced[BP_MAX_NDIM];
   mark_reduced(args, p.op, a->ndim, reduced);
   p.nk = coalesce(collect(a, reduced, false, p.ksize, p.kstride), p.ksize, p.kstride);

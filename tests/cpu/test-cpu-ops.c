@@ -1498,7 +1498,8 @@ static void softmax_columns_case(bool log_, int32_t dt, int32_t n, const int64_t
 }
 
 /* x[l][c] = slope * l + c / 64 along dim 0 of a [len, cols] matrix, with
- * a -inf column and a NaN in another. */
+ * a -inf column, a NaN in another, and columns whose first rows are -inf
+ * (masked): 8 rows (a whole step of the running max), 11, and 1. */
 static void softmax_growing(bool log_, int32_t dt, int64_t len, int64_t cols, double slope) {
   int64_t sz[2] = {len, cols};
   rt *v = rt_new(dt, 2, sz);
@@ -1506,6 +1507,9 @@ static void softmax_growing(bool log_, int32_t dt, int64_t len, int64_t cols, do
     for (int64_t c = 0; c < cols; c++) v->f[l * cols + c] = round_to(dt, slope * (double)l + (double)c / 64);
   for (int64_t l = 0; l < len; l++) v->f[l * cols + 1] = -INFINITY;
   v->f[(len / 2) * cols + 2] = NAN;
+  static const int64_t masked[][2] = {{3, 8}, {4, 11}, {5, 1}}; /* column, leading rows */
+  for (size_t k = 0; k < NELEMS(masked); k++)
+    for (int64_t l = 0; l < masked[k][1] && l < len; l++) v->f[l * cols + masked[k][0]] = -INFINITY;
   bp_tensor *a = from_rt(v);
   const char *name = log_ ? "log_softmax" : "softmax";
   ctx_set("columns %s(%s [%lld, %lld] growing by %g along dim 0)", name, dt_name(dt),
@@ -2911,6 +2915,65 @@ static void errors_args(void) {
   cpu_done();
 }
 
+/* An empty tensor whose other dimensions are huge, [2^40, 2^40, 2^40, 0]:
+ * ops give empty results, or the reduction of nothing, and no size or
+ * stride arithmetic overflows (the sanitizer build traps one that does). */
+static void huge_empty(void) {
+  cpu_setup();
+  const int64_t big = INT64_C(1) << 40;
+  int64_t sz[4] = {big, big, big, 0}, t_sz[4] = {0, big, big, big};
+  bp_tensor *a = NULL, *t = NULL;
+  is_status(bp_tensor_empty(BP_CPU, BP_FLOAT32, 4, sz, &a), BP_OK);
+  /* The same shape with the zero first, as a view with saturated strides. */
+  is_status(bp_tensor_empty(BP_CPU, BP_FLOAT32, 4, t_sz, &t), BP_OK);
+  bp_value slots[5];
+  bp_stack s = BP_STACK_INIT(slots, 5);
+  bp_tensor *ins[2] = {a, t};
+  for (int k = 0; k < 2; k++) {
+    bp_tensor *x = ins[k];
+    ctx_set("huge empty tensor #%d", k);
+    bp_stack_push_tensor(&s, x);
+    is_status(bp_call(core_op("neg"), &s), BP_OK);
+    if (s.top == 1) is_int(bp_tensor_numel(slots[0].u.tensor), 0);
+    bp_stack_release(&s);
+    bp_stack_push_tensor(&s, x);
+    bp_stack_push_tensor(&s, x);
+    bp_stack_push_float(&s, 2.0);
+    is_status(bp_call(core_op("add"), &s), BP_OK);
+    bp_stack_release(&s);
+    bp_stack_push_tensor(&s, x);
+    bp_stack_push_scalar_type(&s, BP_FLOAT64);
+    is_status(bp_call(core_op("cast"), &s), BP_OK);
+    bp_stack_release(&s);
+    bp_stack_push_tensor(&s, x);
+    bp_stack_push_float(&s, 1.0);
+    is_status(bp_call(core_op("fill_"), &s), BP_OK);
+    bp_stack_release(&s);
+    bp_stack_push_tensor(&s, x);
+    bp_stack_push_int(&s, 1);
+    is_status(bp_call(core_op("softmax"), &s), BP_OK);
+    bp_stack_release(&s);
+    /* sum and mean of everything: 0 and NaN. */
+    bp_stack_push_tensor(&s, x);
+    is_status(bp_call(core_op("sum"), &s), BP_OK);
+    if (s.top == 1) ok(*(const float *)bp_tensor_get_view(slots[0].u.tensor)->data == 0.0f);
+    bp_stack_release(&s);
+    bp_stack_push_tensor(&s, x);
+    is_status(bp_call(core_op("mean"), &s), BP_OK);
+    if (s.top == 1) ok(isnan(*(const float *)bp_tensor_get_view(slots[0].u.tensor)->data));
+    bp_stack_release(&s);
+    /* sum over a huge dimension: still empty. */
+    bp_stack_push_tensor(&s, x);
+    bp_stack_push_int_list(&s, (int64_t[]){k ? 1 : 0}, 1);
+    is_status(bp_call(core_op("sum"), &s), BP_OK);
+    if (s.top == 1) is_int(bp_tensor_numel(slots[0].u.tensor), 0);
+    bp_stack_release(&s);
+  }
+  bp_tensor_release(a);
+  bp_tensor_release(t);
+  cpu_done();
+}
+
 /* Mixed devices are refused; a device without core kernels has none. */
 static void errors_device(void) {
   cpu_setup();
@@ -3004,6 +3067,7 @@ int main(void) {
       TAP_CASE(errors_dim),
       TAP_CASE(errors_args),
       TAP_CASE(errors_device),
+      TAP_CASE(huge_empty),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
