@@ -27,6 +27,8 @@
  * BP_CUDA_REDUCE (each in a second process, as the plugin reads it once),
  * next to CUB's DeviceReduce on the same data: the table from which the
  * plugin's default reduction geometry is chosen.
+ *
+ * (--matmul-only LABEL and --tune-child are how it runs itself again.)
  */
 #include <dlfcn.h>
 #include <stdio.h>

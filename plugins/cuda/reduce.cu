@@ -376,7 +376,10 @@ static bp_status launch(Op op, const T *in, void *out, RPlan &p, int32_t dev, cu
   } else {
     if (p.nout < sms * 4) {
       int64_t want = (sms * 8 + p.nout - 1) / p.nout, most = (p.nred + 8191) / 8192;
-      if (tuning.slice > 0) want = (p.nred + tuning.slice - 1) / tuning.slice;
+      if (tuning.slice > 0) {
+        want = (p.nred + tuning.slice - 1) / tuning.slice;
+        most = (p.nred + 4095) / 4096; /* slices are at least 4096 elements */
+      }
       splits = want < most ? want : most;
       if (splits > 65535) splits = 65535;
       if (splits < 1) splits = 1;
@@ -494,15 +497,23 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
     if (!st) {
       RPlan p;
       memset(&p, 0, sizeof p);
-      bool reduced[BP_MAX_NDIM];
-      mark_reduced(args, op, a->ndim, reduced);
-      p.nk = collect(a, reduced, false, p.ksize, p.kstride);
-      p.nr = collect(a, reduced, true, p.rsize, p.rstride);
-      p.nout = 1;
-      for (int i = 0; i < p.nk; i++) p.nout *= p.ksize[i];
-      p.nred = 1;
-      for (int i = 0; i < p.nr; i++) p.nred *= p.rsize[i];
-      if (a->numel == 0) p.nred = 0;
+      if (a->numel == 0) {
+        /* Every output is the reduction of nothing.  The input's other
+         * dimensions may be so large that their product, or a merged
+         * stride, would overflow, so they are not planned. */
+        p.nk = 1;
+        p.ksize[0] = o->numel;
+        p.nout = o->numel;
+      } else {
+        bool reduced[BP_MAX_NDIM];
+        mark_reduced(args, op, a->ndim, reduced);
+        p.nk = collect(a, reduced, false, p.ksize, p.kstride);
+        p.nr = collect(a, reduced, true, p.rsize, p.rstride);
+        p.nout = 1;
+        for (int i = 0; i < p.nk; i++) p.nout *= p.ksize[i];
+        p.nred = 1;
+        for (int i = 0; i < p.nr; i++) p.nred *= p.rsize[i];
+      }
       int32_t dev = a->device.index;
       CU_SWITCH_ALL(a->dtype, st = CU_ERR(BP_ERR_UNSUPPORTED, "%s: no kernel for %s",
                                           ctx->op_name, cu_dtype_name(a->dtype)),
