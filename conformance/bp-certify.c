@@ -197,11 +197,18 @@ static const char *const status_name[] = {"pass", "fail", "skip", "crash", "time
 
 /* The child's end of the pipe. */
 static int verdict_fd = -1;
+/* The last verdict's detail when there was no pipe to send it on (a
+ * worker loading the plugin). */
+static char unsent[1024];
 
 static void send_verdict(enum status st, char *detail) {
   /* The detail is one line of a TAP point. */
   for (char *p = detail; *p; p++)
-    if (*p == '\n' || *p == '\r' || *p == '#') *p = ' ';
+    if (*p == '\n' || *p == '\r' || *p == '#' || *p == '\t') *p = ' ';
+  if (verdict_fd < 0) {
+    snprintf(unsent, sizeof unsent, "%s", detail);
+    return;
+  }
   char buf[1100];
   int n = snprintf(buf, sizeof buf, "%s\n%s\n", status_name[st], detail);
   if (n > (int)sizeof buf - 1) n = (int)sizeof buf - 1;
@@ -2602,10 +2609,17 @@ static void worker_main(int fd) __attribute__((noreturn));
 static void worker_main(int fd) {
   dup2(STDERR_FILENO, STDOUT_FILENO);
   install_fault_handler();
-  /* A plugin that does not load is reported by each case that loads it,
-   * as in a fresh process; here its verdict goes nowhere. */
+  /* A plugin that does not load (or has no device type to test) is
+   * reported by each case, in a fresh process: the worker says why
+   * ("noload", then the reason) and ends, and the runner gives up on
+   * workers. */
   verdict_fd = -1;
-  if (load_plugin()) pick_device();
+  if (!load_plugin() || !pick_device()) {
+    char msg[1100];
+    int n = snprintf(msg, sizeof msg, "noload\n%s\n", unsent[0] ? unsent : "no reason given");
+    send_all(fd, msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
+    _exit(0);
+  }
   fegetenv(&saved.fenv);
   sigprocmask(SIG_SETMASK, NULL, &saved.mask);
   saved.umask = umask(022);
@@ -2844,7 +2858,10 @@ static void schedule(slot *s, size_t *next) {
     return;
   }
   if (!s->wpid) {
-    start_worker(s);
+    /* No more workers than there are cases left for them. */
+    size_t idle = 0;
+    for (size_t k = 0; k < nslots; k++) idle += slots[k].wpid && !slots[k].busy;
+    if (ncases - *next > idle) start_worker(s);
     return;
   }
   if (!s->ready || s->wfd < 0) return;
@@ -2904,6 +2921,15 @@ static void service_worker(slot *s) {
     if (s->wn && s->wbuf[s->wn - 1] != '\n' && s->wn + 1 < sizeof s->wbuf) {
       s->wbuf[s->wn++] = '\n';
       s->wbuf[s->wn] = '\0';
+    }
+  }
+  if (!s->ready && s->wn >= 7 && memcmp(s->wbuf, "noload\n", 7) == 0) {
+    char *end = memchr(s->wbuf + 7, '\n', s->wn - 7);
+    if (end || s->wfd < 0) {
+      int len = end ? (int)(end - (s->wbuf + 7)) : (int)(s->wn - 7);
+      fallback("a worker could not load the plugin (%.*s)", len, s->wbuf + 7);
+      kill_worker(s);
+      return;
     }
   }
   if (!s->ready && s->wn >= 6 && memcmp(s->wbuf, "ready\n", 6) == 0) {
