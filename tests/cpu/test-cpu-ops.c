@@ -1387,6 +1387,34 @@ static void softmax_all(void) {
   cpu_done();
 }
 
+/* layer_norm(x, ns, w, b, eps) against the reference; releases and frees
+ * every argument (w, b, rw and rb may be NULL). */
+static void check_layer_norm(bp_tensor *x, rt *rx, int32_t nnorm, const int64_t *ns, bp_tensor *w,
+                             rt *rw, bp_tensor *b, rt *rb, double eps) {
+  int64_t len = 1;
+  for (int32_t d = 0; d < nnorm; d++) len *= ns[d];
+  bp_value slots[5];
+  bp_stack s = BP_STACK_INIT(slots, 5);
+  bp_stack_push_tensor(&s, x);
+  bp_stack_push_int_list(&s, ns, (size_t)nnorm);
+  if (w)
+    bp_stack_push_tensor(&s, w);
+  else
+    bp_stack_push_none(&s);
+  if (b)
+    bp_stack_push_tensor(&s, b);
+  else
+    bp_stack_push_none(&s);
+  bp_stack_push_float(&s, eps);
+  bp_tensor *res = RUN(core_op("layer_norm"), &s, .in = {x, w, b}, .ret = RET_NEW);
+  rt *want = ref_layer_norm(rx, nnorm, rw, rb, eps);
+  if (res) CLOSE(res, want, len, TOL_SQRT);
+  rt *rs[] = {want, rx, rw, rb};
+  for (int k = 0; k < 4; k++) rt_free(rs[k]);
+  bp_tensor *ts[] = {res, x, w, b};
+  for (int k = 0; k < 4; k++) bp_tensor_release(ts[k]);
+}
+
 static void layer_norm_trial(int32_t dt, uint64_t seed) {
   rng r;
   rng_seed(&r, seed);
@@ -1414,26 +1442,7 @@ static void layer_norm_trial(int32_t dt, uint64_t seed) {
   ctx_set("layer_norm(%s %s %s, %s, weight %s, bias %s, eps=%g) seed=0x%llx", dt_name(dt),
           shape_str(n, sizes), layout_name(lx), shape_str(nnorm, ns), w ? layout_name(lw) : "None",
           b ? layout_name(lb) : "None", eps, (unsigned long long)seed);
-  bp_value slots[5];
-  bp_stack s = BP_STACK_INIT(slots, 5);
-  bp_stack_push_tensor(&s, x);
-  bp_stack_push_int_list(&s, ns, (size_t)nnorm);
-  if (w)
-    bp_stack_push_tensor(&s, w);
-  else
-    bp_stack_push_none(&s);
-  if (b)
-    bp_stack_push_tensor(&s, b);
-  else
-    bp_stack_push_none(&s);
-  bp_stack_push_float(&s, eps);
-  bp_tensor *res = RUN(core_op("layer_norm"), &s, .in = {x, w, b}, .ret = RET_NEW);
-  rt *want = ref_layer_norm(rx, nnorm, rw, rb, eps);
-  if (res) CLOSE(res, want, len, TOL_SQRT);
-  rt *rs[] = {want, rx, rw, rb};
-  for (int k = 0; k < 4; k++) rt_free(rs[k]);
-  bp_tensor *ts[] = {res, x, w, b};
-  for (int k = 0; k < 4; k++) bp_tensor_release(ts[k]);
+  check_layer_norm(x, rx, nnorm, ns, w, rw, b, rb, eps);
 }
 
 static void layer_norm(void) {
@@ -1558,8 +1567,6 @@ static void layer_norm_columns_case(int32_t dt, int32_t n, const int64_t *sizes,
   rng r;
   rng_seed(&r, seed);
   const int64_t *ns = sizes + (n - nnorm);
-  int64_t len = 1;
-  for (int32_t d = 0; d < nnorm; d++) len *= ns[d];
   rt *rx, *rw = NULL, *rb = NULL;
   int lx;
   bp_tensor *x = gen_tensor(&r, dt, n, sizes, LAY_PERM, prof, &rx, &lx);
@@ -1570,26 +1577,7 @@ static void layer_norm_columns_case(int32_t dt, int32_t n, const int64_t *sizes,
   ctx_set("columns layer_norm(%s %s strides %s, %s, weight %d, bias %d) seed=0x%llx",
           dt_name(dt), shape_str(n, sizes), shape_str(n, v->strides), shape_str(nnorm, ns), hw,
           hb, (unsigned long long)seed);
-  bp_value slots[5];
-  bp_stack s = BP_STACK_INIT(slots, 5);
-  bp_stack_push_tensor(&s, x);
-  bp_stack_push_int_list(&s, ns, (size_t)nnorm);
-  if (w)
-    bp_stack_push_tensor(&s, w);
-  else
-    bp_stack_push_none(&s);
-  if (b)
-    bp_stack_push_tensor(&s, b);
-  else
-    bp_stack_push_none(&s);
-  bp_stack_push_float(&s, 1e-5);
-  bp_tensor *res = RUN(core_op("layer_norm"), &s, .in = {x, w, b}, .ret = RET_NEW);
-  rt *want = ref_layer_norm(rx, nnorm, rw, rb, 1e-5);
-  if (res) CLOSE(res, want, len, TOL_SQRT);
-  rt *rs[] = {want, rx, rw, rb};
-  for (int k = 0; k < 4; k++) rt_free(rs[k]);
-  bp_tensor *ts[] = {res, x, w, b};
-  for (int k = 0; k < 4; k++) bp_tensor_release(ts[k]);
+  check_layer_norm(x, rx, nnorm, ns, w, rw, b, rb, 1e-5);
 }
 
 static void layer_norm_columns(void) {
