@@ -215,6 +215,16 @@ static void swap_bytes(unsigned char *p, size_t n, size_t itemsize) {
     }
 }
 
+/* The bytes of a regular file after f's position; -1 when that is not
+ * known (a pipe, say). */
+static int64_t bytes_left(FILE *f) {
+  struct stat sb;
+  long pos = ftell(f);
+  if (pos < 0 || fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < pos)
+    return -1;
+  return (int64_t)sb.st_size - pos;
+}
+
 /* Reads a .npy file into a new CPU tensor, owned by the caller. */
 static bp_tensor *npy_read(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -241,13 +251,11 @@ static bp_tensor *npy_read(const char *path) {
   }
   /* The header length comes from the file: check it against the file's
    * size before allocating that much. */
-  struct stat sb;
-  long pos = ftell(f);
-  if (fstat(fileno(f), &sb) == 0 && pos >= 0 && S_ISREG(sb.st_mode) &&
-      (uint64_t)hlen > (uint64_t)sb.st_size - (uint64_t)pos) {
+  int64_t left = bytes_left(f);
+  if (left >= 0 && (uint64_t)hlen > (uint64_t)left) {
     fclose(f);
-    die(1, "%s: truncated .npy header: it claims %zu bytes, the file has %jd after the prefix",
-        path, hlen, (intmax_t)(sb.st_size - pos));
+    die(1, "%s: truncated .npy header: it claims %zu bytes, the file has %" PRId64
+        " after the prefix", path, hlen, left);
   }
   char *text = malloc(hlen + 1);
   if (!text) {
@@ -305,12 +313,10 @@ static bp_tensor *npy_read(const char *path) {
     fclose(f);
     die(1, "%s: the data's byte size overflows 64 bits", path);
   }
-  pos = ftell(f);
-  if (fstat(fileno(f), &sb) == 0 && pos >= 0 && S_ISREG(sb.st_mode) &&
-      want > (uint64_t)sb.st_size - (uint64_t)pos) {
+  left = bytes_left(f);
+  if (left >= 0 && want > (uint64_t)left) {
     fclose(f);
-    die(1, "%s: truncated data: expected %" PRIu64 " bytes, got %jd", path, want,
-        (intmax_t)(sb.st_size - pos));
+    die(1, "%s: truncated data: expected %" PRIu64 " bytes, got %" PRId64, path, want, left);
   }
   bp_tensor *t;
   if (bp_tensor_empty_strided(BP_CPU, h.dtype, h.ndim, h.ndim ? h.sizes : NULL,
