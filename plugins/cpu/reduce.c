@@ -808,26 +808,19 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
      * a stride in bytes, would overflow, so they are not planned. */
     p.nk = 1;
     p.ksize[0] = o->numel;
-    p.nr = 0;
-    p.nout = o->numel;
-    p.nred = 0;
-    if (p.nout > 0) st = run(&p);
-    if (st) {
-      cpu_host->tensor_release(out);
-      return st;
-    }
-    return cpu_return(rets, out);
+    p.nout = o->numel; /* nr and nred stay 0 */
+  } else {
+    bool reduced[BP_MAX_NDIM];
+    mark_reduced(args, p.op, a->ndim, reduced);
+    p.nk = coalesce(collect(a, reduced, false, p.ksize, p.kstride), p.ksize, p.kstride);
+    p.nr = collect(a, reduced, true, p.rsize, p.rstride);
+    /* argmax counts positions in row-major order; the others may visit the
+     * elements in any order. */
+    if (p.op != OP_ARGMAX) sort_by_stride(p.nr, p.rsize, p.rstride);
+    p.nr = coalesce(p.nr, p.rsize, p.rstride);
+    p.nout = product(p.nk, p.ksize);
+    p.nred = product(p.nr, p.rsize);
   }
-  bool reduced[BP_MAX_NDIM];
-  mark_reduced(args, p.op, a->ndim, reduced);
-  p.nk = coalesce(collect(a, reduced, false, p.ksize, p.kstride), p.ksize, p.kstride);
-  p.nr = collect(a, reduced, true, p.rsize, p.rstride);
-  /* argmax counts positions in row-major order; the others may visit the
-   * elements in any order. */
-  if (p.op != OP_ARGMAX) sort_by_stride(p.nr, p.rsize, p.rstride);
-  p.nr = coalesce(p.nr, p.rsize, p.rstride);
-  p.nout = product(p.nk, p.ksize);
-  p.nred = product(p.nr, p.rsize);
   if (p.nout > 0) st = run(&p);
   if (st) {
     cpu_host->tensor_release(out);

@@ -334,16 +334,17 @@ static void parse_tuning(void) {
   for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
        item = strtok_r(NULL, ",", &save)) {
     char *eq = strchr(item, '='), *end = NULL;
+    if (eq) *eq = '\0'; /* item is the key, eq + 1 the value */
     long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
     bool num = eq && end != eq + 1 && *end == '\0';
-    if (eq && strncmp(item, "slice", (size_t)(eq - item)) == 0 && eq - item == 5) {
+    if (eq && strcmp(item, "slice") == 0) {
       if (!num || v <= 0 || v % 4096 != 0) {
         snprintf(tuning.err, sizeof tuning.err,
                  "BP_CUDA_REDUCE: slice: expected a positive multiple of 4096, got '%s'", eq + 1);
         return;
       }
       tuning.slice = v;
-    } else if (eq && strncmp(item, "cols", (size_t)(eq - item)) == 0 && eq - item == 4) {
+    } else if (eq && strcmp(item, "cols") == 0) {
       if (!num || (v != 1 && v != 4 && v != 8)) {
         snprintf(tuning.err, sizeof tuning.err,
                  "BP_CUDA_REDUCE: cols: expected 1, 4 or 8, got '%s'", eq + 1);
@@ -352,7 +353,8 @@ static void parse_tuning(void) {
       tuning.cols = (int)v;
     } else {
       snprintf(tuning.err, sizeof tuning.err,
-               "BP_CUDA_REDUCE: expected slice=N or cols=N, got '%s'", item);
+               "BP_CUDA_REDUCE: expected slice=N or cols=N, got '%s%s%s'", item, eq ? "=" : "",
+               eq ? eq + 1 : "");
       return;
     }
   }
