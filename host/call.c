@@ -102,6 +102,10 @@ EACH4(FP4)
 
 static const bp__fast_fn fast_table[] = {EACH0(REF0) EACH1(REF1) EACH2(REF2) EACH3(REF3) EACH4(REF4)};
 
+/* bp_op.fast_sig holds every index of the table: 3 * (1 + 3 + 9 + 27 + 81)
+ * of them, past what an int8_t holds. */
+BP_STATIC_ASSERT(sizeof fast_table / sizeof fast_table[0] == 363, "one trampoline per signature");
+
 /* Offsets of each argument count's block of signatures, in units of 3. */
 static const int fast_base[5] = {0, 1, 4, 13, 40};
 
@@ -187,7 +191,7 @@ bp_status bp__op_prepare(bp_op *op) {
   for (size_t i = 0; i < s->nargs; i++)
     if (s->args[i].is_list) scan_ok = false;
   op->fast_nargs = scan_ok ? op->nargs : UINT32_MAX;
-  op->fast_sig = fast ? (int8_t)((fast_base[s->nargs] + code) * 3 + (int)s->nrets) : -1;
+  op->fast_sig = fast ? (int16_t)((fast_base[s->nargs] + code) * 3 + (int)s->nrets) : -1;
   op->cif_ok = ffi_prep_cif(&op->cif, FFI_DEFAULT_ABI, nffi, &ffi_type_sint, op->ffi_types) == FFI_OK;
   return BP_OK;
 }

@@ -308,7 +308,7 @@ struct bp_op {
   uint8_t ntensor_args;
   uint8_t tensor_args[BP__MAX_ARGS];    /* Tensor, Tensor?, Tensor[] args */
   int8_t device_arg;                    /* first Device argument, or -1 */
-  int8_t fast_sig;                      /* fast-path signature, or -1 */
+  int16_t fast_sig;                     /* fast-path signature (0 .. 362), or -1 */
   uint32_t fast_nargs;                  /* nargs when calls may take the fast
                                            path (no list arguments, at least
                                            one Tensor), else UINT32_MAX */

@@ -801,6 +801,119 @@ static void unmappable_schemas_are_refused(void) {
   is_status(bp_op_find("limits::many", &op), BP_ERR_NOT_FOUND);
 }
 
+/* An in-process plugin with unboxed kernels of four-argument signatures
+ * whose fast-path index is past 127: each must get its own trampoline (or
+ * libffi), never another signature's. */
+static const bp_host_api *sigs_host;
+
+/* The float64 scalar a + 10 k + 100 x[0] + 1000 y[0]. */
+static bp_status sigs_result(double a, int64_t k, bp_tensor *x, bp_tensor *y, bp_tensor **out) {
+  bp_status st = sigs_host->tensor_empty(BP_CPU, BP_FLOAT64, 0, NULL, out);
+  if (st) return st;
+  const float *xv = sigs_host->tensor_view(x)->data, *yv = sigs_host->tensor_view(y)->data;
+  *(double *)sigs_host->tensor_view(*out)->data = a + 10.0 * (double)k + 100.0 * xv[0] + 1000.0 * yv[0];
+  return BP_OK;
+}
+
+static bp_status sigs_fitt(const bp_kernel_ctx *ctx, double a, int64_t k, bp_tensor *x,
+                           bp_tensor *y, bp_tensor **out) {
+  (void)ctx;
+  return sigs_result(a, k, x, y, out);
+}
+
+static bp_status sigs_itft(const bp_kernel_ctx *ctx, int64_t k, bp_tensor *x, double a,
+                           bp_tensor *y, bp_tensor **out) {
+  (void)ctx;
+  return sigs_result(a, k, x, y, out);
+}
+
+static bp_status sigs_tfff(const bp_kernel_ctx *ctx, bp_tensor *x, double a, double b, double c,
+                           bp_tensor **out) {
+  (void)ctx;
+  return sigs_result(a + b + c, 0, x, x, out);
+}
+
+static bp_status sigs_setup(const bp_host_api *host, bp_registrar *reg) {
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "sigs", BP_LIBRARY_DEF, 0};
+  bp_library *lib;
+  bp_status st = host->library(reg, &ld, &lib);
+  if (st) return st;
+  static const char *const schemas[3] = {
+      "fitt(float a, int k, Tensor x, Tensor y) -> Tensor",
+      "itft(int k, Tensor x, float a, Tensor y) -> Tensor",
+      "tfff(Tensor x, float a, float b, float c) -> Tensor"};
+  static const char *const names[3] = {"fitt", "itft", "tfff"};
+  const bp_unboxed_kernel fns[3] = {(bp_unboxed_kernel)(void (*)(void))sigs_fitt,
+                                    (bp_unboxed_kernel)(void (*)(void))sigs_itft,
+                                    (bp_unboxed_kernel)(void (*)(void))sigs_tfff};
+  for (int i = 0; i < 3; i++) {
+    bp_op_def d = {0};
+    d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+    d.schema = schemas[i];
+    if ((st = host->def(lib, &d))) return st;
+    bp_kernel_def k = {0};
+    k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
+    k.op = names[i];
+    k.device_type = BP_DEVICE_CPU;
+    k.unboxed = fns[i];
+    if ((st = host->impl(lib, &k))) return st;
+  }
+  return BP_OK;
+}
+
+static const bp_plugin_desc sigs_desc = {
+    .struct_size = BP_PLUGIN_DESC_STRUCT_SIZE, .abi_major = BP_ABI_VERSION_MAJOR,
+    .abi_minor = BP_ABI_VERSION_MINOR, .name = "sigs", .setup = sigs_setup};
+
+static const bp_plugin_desc *sigs_init(const bp_host_api *host) {
+  sigs_host = host;
+  return &sigs_desc;
+}
+
+static void four_argument_signatures(void) {
+  if (!ok(bp_plugin_register(sigs_init, "sigs", NULL) == BP_OK)) {
+    tap_diag("%s", bp_last_error());
+    return;
+  }
+  const float xv[1] = {3}, yv[1] = {5};
+  bp_tensor *x = f32(xv, 1), *y = f32(yv, 1);
+  bp_kernel_info ki;
+  ki.struct_size = BP_KERNEL_INFO_STRUCT_SIZE;
+  const char *names[3] = {"sigs::fitt", "sigs::itft", "sigs::tfff"};
+  const double want[3] = {0.5 + 70 + 300 + 5000, 0.5 + 70 + 300 + 5000, 0.5 + 0.25 + 2 + 3300};
+  for (int i = 0; i < 3; i++) {
+    const bp_op *op = must_find(names[i]);
+    is_status(bp_op_get_kernel(op, 0, &ki), BP_OK);
+    is_int(ki.kind, BP_KERNEL_UNBOXED_FAST);
+    bp_value slots[4];
+    bp_stack s = BP_STACK_INIT(slots, 4);
+    if (i == 0) {
+      bp_stack_push_float(&s, 0.5);
+      bp_stack_push_int(&s, 7);
+      bp_stack_push_tensor(&s, x);
+      bp_stack_push_tensor(&s, y);
+    } else if (i == 1) {
+      bp_stack_push_int(&s, 7);
+      bp_stack_push_tensor(&s, x);
+      bp_stack_push_float(&s, 0.5);
+      bp_stack_push_tensor(&s, y);
+    } else {
+      bp_stack_push_tensor(&s, x);
+      bp_stack_push_float(&s, 0.5);
+      bp_stack_push_float(&s, 0.25);
+      bp_stack_push_float(&s, 2);
+    }
+    is_status(bp_call(op, &s), BP_OK);
+    bp_tensor *r = NULL;
+    if (bp_stack_get_tensor(&s, 0, &r) == BP_OK)
+      is_double(*(const double *)bp_tensor_get_view(r)->data, want[i], 0);
+    bp_stack_release(&s);
+  }
+  bp_tensor_release(x);
+  bp_tensor_release(y);
+  is_int(bp_live_tensor_count(), 0);
+}
+
 static void silent_device_failures_get_a_message(void) {
   must_load("good");
   int32_t type = BP_DEVICE_INVALID;
@@ -838,6 +951,7 @@ int main(void) {
       TAP_CASE(threads_call_concurrently),
       TAP_CASE(calls_do_not_allocate),
       TAP_CASE(unmappable_schemas_are_refused),
+      TAP_CASE(four_argument_signatures),
       TAP_CASE(silent_device_failures_get_a_message),
   };
   return tap_main(cases, TAP_NCASES(cases));
