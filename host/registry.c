@@ -420,8 +420,16 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
     return st;
   }
   char name[512];
-  snprintf(name, sizeof name, "%s::%s%s%s", lib->ns, schema->name, schema->overload[0] ? "." : "",
-           schema->overload);
+  if ((size_t)snprintf(name, sizeof name, "%s::%s%s%s", lib->ns, schema->name,
+                       schema->overload[0] ? "." : "", schema->overload) >= sizeof name) {
+    /* impl() and bp_op_find() could never name a truncated op. */
+    st = bp__error(BP_ERR_INVALID_ARGUMENT,
+                   "plugin '%s': def in '%s': op name '%s::%s%s%s' is too long (at most %zu "
+                   "characters with its namespace)", who, lib->ns, lib->ns, schema->name,
+                   schema->overload[0] ? "." : "", schema->overload, sizeof name - 1);
+    bp__schema_free(schema);
+    return st;
+  }
   size_t tlen = bp__schema_format(schema, true, NULL, 0);
   char *text = malloc(tlen + 1);
   char *doc_copy = strdup(doc ? doc : "");

@@ -749,8 +749,8 @@ static void calls_do_not_allocate(void) {
 /* An in-process plugin whose setup() tries schemas past the call path's
  * limits and records what the host said. */
 static const bp_host_api *limits_host;
-static bp_status limits_status[3];
-static char limits_msg[3][512];
+static bp_status limits_status[4];
+static char limits_msg[4][1024];
 
 static bp_status limits_setup(const bp_host_api *host, bp_registrar *reg) {
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "limits", BP_LIBRARY_DEF, 0};
@@ -764,11 +764,15 @@ static bp_status limits_setup(const bp_host_api *host, bp_registrar *reg) {
     strcat(many, arg);
   }
   strcat(many, ") -> Tensor");
-  const char *schemas[3] = {many,
+  /* A name longer than the registry's names (511 bytes with "limits::"). */
+  char longname[700];
+  memset(longname, 'x', 600);
+  strcpy(longname + 600, "(Tensor a) -> Tensor");
+  const char *schemas[4] = {many,
                             "rets(Tensor a) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, "
                             "Tensor, Tensor, Tensor)",
-                            "listret(Tensor a) -> Tensor[]"};
-  for (int i = 0; i < 3; i++) {
+                            "listret(Tensor a) -> Tensor[]", longname};
+  for (int i = 0; i < 4; i++) {
     bp_op_def d = {0};
     d.struct_size = BP_OP_DEF_STRUCT_SIZE;
     d.schema = schemas[i];
@@ -799,6 +803,16 @@ static void unmappable_schemas_are_refused(void) {
   has_str(limits_msg[2], "schema 'listret(Tensor a) -> Tensor[]'");
   const bp_op *op;
   is_status(bp_op_find("limits::many", &op), BP_ERR_NOT_FOUND);
+  /* A name that does not fit is refused, not registered cut short under a
+   * name that impl() and bp_op_find() could never give. */
+  is_int(limits_status[3], BP_ERR_INVALID_ARGUMENT);
+  has_str(limits_msg[3], "plugin 'limits': def in 'limits': op name 'limits::xxxx");
+  has_str(limits_msg[3], "xxx' is too long (at most 511 characters with its namespace)");
+  for (size_t i = 0; i < bp_op_count(); i++) {
+    bp_op_info info;
+    info.struct_size = BP_OP_INFO_STRUCT_SIZE;
+    if (bp_op_get_info(bp_op_at(i), &info) == BP_OK) ok(strncmp(info.name, "limits::xxx", 11) != 0);
+  }
 }
 
 /* An in-process plugin with unboxed kernels of four-argument signatures
