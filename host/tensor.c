@@ -292,6 +292,12 @@ BP_API bp_status bp_tensor_as_strided(bp_tensor *base, int32_t ndim, const int64
   if (st) return st;
   bp__storage *s = base->storage;
   int64_t item = base->view.itemsize;
+  /* An empty view reaches no element and may start anywhere (as in
+   * PyTorch), but its data pointer and DLPack byte_offset are still
+   * storage_offset * itemsize. */
+  if (!bp__mul_ok(storage_offset, item, &end_bytes))
+    return bp__error(BP_ERR_OVERFLOW, "%s: storage_offset %lld overflows the byte offset", fn,
+                     (long long)storage_offset);
   if (numel > 0) {
     if (__builtin_add_overflow(storage_offset, extent, &end_el) ||
         !bp__mul_ok(end_el, item, &end_bytes))

@@ -203,6 +203,15 @@ static void strided_and_views(void) {
   has_str(bp_last_error(), "reaches byte 52 but the storage has 48 bytes");
   is_status(bp_tensor_as_strided(base, 1, rsz, rst, -1, &bad), BP_ERR_SHAPE);
   has_str(bp_last_error(), "storage_offset is -1");
+  /* An empty view reaches nothing and may start past the storage, but its
+   * byte offset (data pointer, DLPack byte_offset) must not overflow. */
+  int64_t zsz[1] = {0};
+  bp_tensor *empty = NULL;
+  is_status(bp_tensor_as_strided(base, 1, zsz, rst, 100, &empty), BP_OK);
+  is_int(bp_tensor_numel(empty), 0);
+  bp_tensor_release(empty);
+  is_status(bp_tensor_as_strided(base, 1, zsz, rst, INT64_MAX / 2, &bad), BP_ERR_OVERFLOW);
+  has_str(bp_last_error(), "storage_offset 4611686018427387903 overflows the byte offset");
   is_status(bp_tensor_as_strided(NULL, 1, rsz, rst, 0, &bad), BP_ERR_INVALID_ARGUMENT);
   ok(bad == NULL);
   /* The base may die first: its storage lives on in the views. */
