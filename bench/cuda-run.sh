@@ -14,8 +14,9 @@
 # to load.  Writes env.txt, tests.txt, cert.tap, cert.json and cert.html
 # (`bp-certify --device cuda --profile full`, its wall time in cert.time),
 # bench.md, bench-registers.md (the bandwidth table with
-# BP_CUDA_NN=registers), tune.md (the reductions under each BP_CUDA_REDUCE
-# setting, next to CUB) and bench.err to OUT_DIR.  CERTIFY=no skips the
+# BP_CUDA_NN=registers), tune.md (the reductions and two unary ops under
+# each BP_CUDA_REDUCE and BP_CUDA_WAVES setting, next to CUB) and bench.err
+# to OUT_DIR.  CERTIFY=no skips the
 # certification; CERTIFY_ISOLATION=case certifies with a process per case.
 set -u
 b=${1:-_build-cuda}
@@ -52,8 +53,12 @@ run() {
   # softmax and layer_norm with their rows in registers (BP_CUDA_NN).
   BP_CUDA_NN=registers TAP_ONLY=nn_ops run tests/cuda/test-cuda-ops
   # The reductions under the other geometries that --tune measures.
-  for r in slice=4096,cols=8 slice=65536,cols=4; do
+  for r in slice=4096,cols=8 slice=65536,cols=4 finish=pdl slice=4096,cols=8,finish=pdl; do
     BP_CUDA_REDUCE=$r TAP_ONLY=reductions run tests/cuda/test-cuda-ops
+  done
+  # The grid-stride kernels with 16 waves of blocks (BP_CUDA_WAVES).
+  for c in binary_ops unary_ops where_cast_contiguous fill_and_copy; do
+    BP_CUDA_WAVES=16 TAP_ONLY=$c run tests/cuda/test-cuda-ops
   done
 } > "$out/tests.txt" 2>&1
 if [ "${CERTIFY:-yes}" != no ]; then

@@ -23,10 +23,11 @@
  *
  *   cuda-bench PLUGIN.so --tune
  *
- * measures only the reductions, as % of the copy, once per setting of
- * BP_CUDA_REDUCE (each in a second process, as the plugin reads it once),
- * next to CUB's DeviceReduce on the same data: the table from which the
- * plugin's default reduction geometry is chosen.
+ * measures only the reductions and two unary ops (gelu, exp), as % of the
+ * copy, once per setting of BP_CUDA_REDUCE and BP_CUDA_WAVES (each in a
+ * second process, as the plugin reads them once), next to CUB's
+ * DeviceReduce on the same data: the table from which the plugin's
+ * defaults are chosen.
  *
  * (--matmul-only LABEL and --tune-child are how it runs itself again.)
  */
@@ -274,18 +275,19 @@ static void bandwidth(void) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Reduction tuning (--tune)                                                */
+/* Tuning (--tune)                                                          */
 /* ------------------------------------------------------------------------ */
 
-/* The reductions that --tune compares: key, label. */
+/* The ops that --tune compares: key, label. */
 static const char *const tune_ops[][2] = {
     {"sum", "sum(a), all"},           {"amax", "amax(a), all"},
     {"argmax", "argmax(a), all"},     {"sum0", "sum(dim=0) of [n/4096, 4096]"},
-    {"sum1", "sum(dim=-1) of [n/4096, 4096]"}};
+    {"sum1", "sum(dim=-1) of [n/4096, 4096]"}, {"gelu", "gelu(a)"},
+    {"exp", "exp(a)"}};
 #define NTUNE_OPS (sizeof tune_ops / sizeof tune_ops[0])
 static const int64_t tune_sizes[] = {16 << 20, 64 << 20};
 
-/* Child of --tune: one line "tune N KEY PERCENT" per reduction and size. */
+/* Child of --tune: one line "tune N KEY PERCENT" per op and size. */
 static void tune_child(void) {
   int64_t empty_dims[1] = {0}, last[1] = {-1}, first[1] = {0};
   for (int si = 0; si < 2; si++) {
@@ -299,7 +301,14 @@ static void tune_child(void) {
       c.args[2] = vb(false);
       c.args[3] = vnone();
       c.nargs = 4;
-      if (!strcmp(key, "sum") || !strcmp(key, "amax")) {
+      double bytes = 4.0 * (double)n;
+      if (!strcmp(key, "gelu") || !strcmp(key, "exp")) {
+        c.op = find(key[0] == 'g' ? "core::gelu" : "core::exp");
+        c.args[0] = vt(a);
+        c.args[1] = vstr("none");
+        c.nargs = key[0] == 'g' ? 2 : 1;
+        bytes *= 2; /* read and written */
+      } else if (!strcmp(key, "sum") || !strcmp(key, "amax")) {
         c.op = find(key[0] == 's' ? "core::sum" : "core::amax");
         c.args[0] = vt(a);
         c.args[1] = vlist(empty_dims, 0);
@@ -315,7 +324,7 @@ static void tune_child(void) {
         c.args[1] = vlist(!strcmp(key, "sum0") ? first : last, 1);
       }
       double ms = time_ms(run_call, &c, 20);
-      double gbps = 4.0 * (double)n / (ms * 1e-3) / 1e9;
+      double gbps = bytes / (ms * 1e-3) / 1e9;
       printf("tune %lld %s %.1f\n", (long long)n, key, 100.0 * gbps / ref);
     }
     bp_tensor_release(a);
@@ -366,19 +375,28 @@ static double cub_pct(int what, int64_t n, double ref) {
   return 100.0 * (4.0 * (double)n / (ms * 1e-3) / 1e9) / ref;
 }
 
-/* The settings of BP_CUDA_REDUCE that --tune compares ("" is the default). */
-static const char *const tune_settings[] = {"",
-                                            "slice=4096",
-                                            "slice=8192",
-                                            "slice=32768",
-                                            "slice=65536",
-                                            "cols=4",
-                                            "cols=8",
-                                            "slice=4096,cols=8"};
+/* The settings that --tune compares: a variable and its value (none: the
+ * defaults). */
+static const char *const tune_settings[][2] = {{NULL, NULL},
+                                               {"BP_CUDA_REDUCE", "slice=4096"},
+                                               {"BP_CUDA_REDUCE", "slice=8192"},
+                                               {"BP_CUDA_REDUCE", "slice=32768"},
+                                               {"BP_CUDA_REDUCE", "slice=65536"},
+                                               {"BP_CUDA_REDUCE", "cols=4"},
+                                               {"BP_CUDA_REDUCE", "cols=8"},
+                                               {"BP_CUDA_REDUCE", "finish=pdl"},
+                                               {"BP_CUDA_REDUCE", "slice=4096,finish=pdl"},
+                                               {"BP_CUDA_REDUCE", "slice=8192,finish=pdl"},
+                                               {"BP_CUDA_REDUCE", "cols=8,finish=pdl"},
+                                               {"BP_CUDA_REDUCE", "slice=4096,cols=8,finish=pdl"},
+                                               {"BP_CUDA_WAVES", "2"},
+                                               {"BP_CUDA_WAVES", "4"},
+                                               {"BP_CUDA_WAVES", "16"}};
 
 static void tune(const char *self) {
-  printf("\n## Reductions by BP_CUDA_REDUCE setting (%% of the device-to-device copy)\n\n");
-  printf("| %-18s |", "setting");
+  printf("\n## Reductions and unary ops by BP_CUDA_REDUCE and BP_CUDA_WAVES setting"
+         " (%% of the device-to-device copy)\n\n");
+  printf("| %-28s |", "setting");
   for (int si = 0; si < 2; si++)
     for (size_t k = 0; k < NTUNE_OPS; k++)
       printf(" %s %s |", tune_ops[k][0], si ? "64M" : "16M");
@@ -388,13 +406,17 @@ static void tune(const char *self) {
   fflush(stdout);
   for (size_t v = 0; v < sizeof tune_settings / sizeof tune_settings[0]; v++) {
     char cmd[8192], text[4096];
-    snprintf(cmd, sizeof cmd, "BP_CUDA_REDUCE='%s' %s '%s' --tune-child", tune_settings[v], self,
-             plugin);
+    const char *var = tune_settings[v][0], *val = tune_settings[v][1];
+    snprintf(cmd, sizeof cmd, "%s%s%s%s%s '%s' --tune-child", var ? var : "", var ? "='" : "",
+             var ? val : "", var ? "' " : "", self, plugin);
     FILE *f = popen(cmd, "r");
     size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
     text[got] = '\0';
     if (f) pclose(f);
-    printf("| %-18s |", tune_settings[v][0] ? tune_settings[v] : "(default)");
+    char label[96];
+    snprintf(label, sizeof label, "%s%s", var && !strcmp(var, "BP_CUDA_WAVES") ? "waves=" : "",
+             var ? val : "(default)");
+    printf("| %-28s |", label);
     for (int si = 0; si < 2; si++)
       for (size_t k = 0; k < NTUNE_OPS; k++) {
         char key[64];
@@ -408,7 +430,7 @@ static void tune(const char *self) {
     printf("\n");
     fflush(stdout);
   }
-  printf("| %-18s |", "CUB DeviceReduce");
+  printf("| %-28s |", "CUB DeviceReduce");
   for (int si = 0; si < 2; si++) {
     double ref = copy_gbps((size_t)tune_sizes[si] * 4);
     for (size_t k = 0; k < NTUNE_OPS; k++)

@@ -45,7 +45,9 @@ extern const bp_host_api *cu_host;
 /* Properties of a device, cached at setup. */
 typedef struct cu_device_info {
   int sm_count;
-  int max_blocks; /* resident blocks of CU_THREADS threads, all SMs */
+  int max_blocks; /* blocks of a grid-stride kernel: those of CU_THREADS
+                   * threads resident on all SMs, times BP_CUDA_WAVES */
+  int cc_major;   /* compute capability, major part (9 for sm_90) */
 } cu_device_info;
 
 extern int cu_ndevices;

@@ -564,6 +564,26 @@ bp_status cu_impl(bp_library *lib, const char *op, bp_boxed_kernel fn, void *use
 /* Entry point                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* Grid-stride kernels launch at most this many waves of resident blocks
+ * (BP_CUDA_WAVES, for benchmarks; default 1: one block per resident slot,
+ * each looping over its share). */
+static int grid_waves = 1;
+
+/* Reads BP_CUDA_WAVES: an integer from 1 to 64.  A malformed value fails
+ * the load with a message that names it. */
+static bp_status read_waves(void) {
+  grid_waves = 1;
+  const char *v = getenv("BP_CUDA_WAVES");
+  if (!v || !*v) return BP_OK;
+  char *end = NULL;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end != '\0' || n < 1 || n > 64)
+    return CU_ERR(BP_ERR_INVALID_ARGUMENT,
+                  "cuda: BP_CUDA_WAVES: expected an integer from 1 to 64, got '%s'", v);
+  grid_waves = (int)n;
+  return BP_OK;
+}
+
 /* Counts the devices; without any, records why. */
 static void probe_devices(void) {
   cu_ndevices = 0;
@@ -583,11 +603,13 @@ static void probe_devices(void) {
   }
   if (n > CU_MAX_DEVICES) n = CU_MAX_DEVICES;
   for (int i = 0; i < n; i++) {
-    int sms = 0, per_sm = 0;
+    int sms = 0, per_sm = 0, major = 0;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, i);
     cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, i);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, i);
     cu_devices[i].sm_count = sms;
-    cu_devices[i].max_blocks = sms * (per_sm > 0 ? per_sm / CU_THREADS : 8);
+    cu_devices[i].cc_major = major;
+    cu_devices[i].max_blocks = sms * (per_sm > 0 ? per_sm / CU_THREADS : 8) * grid_waves;
   }
   cu_ndevices = n;
 }
@@ -599,9 +621,11 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
     return host->set_errorf(BP_ERR_VERSION,
                             "cuda: the host defines core op set %llu, this plugin implements %d",
                             (unsigned long long)host->core_op_set_version, BP_CORE_OP_SET_VERSION);
+  bp_status st = read_waves();
+  if (st) return st;
   probe_devices();
   int32_t type;
-  bp_status st = host->device_type(reg, &cuda_iface, &type);
+  st = host->device_type(reg, &cuda_iface, &type);
   if (!st) st = host->device_type(reg, &host_iface, &type);
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "core", BP_LIBRARY_IMPL, 0};
   bp_library *lib = NULL;

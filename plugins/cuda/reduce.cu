@@ -17,9 +17,12 @@
  *            threads read neighbouring elements.
  *
  * BP_CUDA_REDUCE tunes the geometry for benchmarks (read once; see
- * reduce_tuning): "slice=N" sets the elements per slice of a split row
+ * parse_tuning): "slice=N" sets the elements per slice of a split row
  * reduction, "cols=N" how many reduced positions a column thread loads
- * before it adds them (in the same order, so results do not change).
+ * before it adds them (in the same order, so results do not change), and
+ * "finish=pdl" launches the kernel that combines the slices with
+ * programmatic dependent launch (sm_90 and later), so that its launch
+ * overlaps the last blocks of the first kernel instead of following it.
  *
  * Accumulators: float32, float16 and bfloat16 in float32, float64 in
  * double, integers and bool in 64-bit unsigned arithmetic that wraps.
@@ -62,6 +65,23 @@ __device__ __forceinline__ int64_t red_offset(const RPlan &p, int64_t r) {
     r /= p.rsize[d];
   }
   return off;
+}
+
+/* Programmatic dependent launch (PTX griddepcontrol, sm_90 and later;
+ * nothing on older GPUs, and nothing when the next kernel was launched
+ * without the attribute).  pdl_trigger: this block no longer holds the
+ * next kernel back (it still runs; nothing it writes is promised to that
+ * kernel).  pdl_wait: returns once the kernel before this one on the
+ * stream has finished and its writes are visible. */
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 }
 
 /* Accumulator types. */
@@ -238,6 +258,8 @@ __global__ void k_rows(Op op, const T *in, typename OutOf<Op, T>::type *out,
     for (int64_t r = lo + threadIdx.x; r < hi; r += B)
       a0 = op.step(a0, base[red_offset(p, r)], r);
   }
+  /* The loads are done: a k_finish launched with PDL may start. */
+  pdl_trigger();
   /* Combined in an order that keeps argmax's ties on the lower index
    * (comb breaks ties by index, so any order is right). */
   A acc = op.comb(op.comb(a0, a1), op.comb(a2, a3));
@@ -263,6 +285,7 @@ __global__ void k_finish(Op op, typename OutOf<Op, T>::type *out, const typename
   extern __shared__ unsigned char smem_raw[];
   A *sh = reinterpret_cast<A *>(smem_raw);
   int64_t o = blockIdx.x;
+  pdl_wait(); /* the partials are written (when launched with PDL) */
   A a = op.init();
   for (int s = threadIdx.x; s < p.splits; s += blockDim.x) a = op.comb(a, partial[o * p.splits + s]);
   sh[threadIdx.x] = a;
@@ -302,6 +325,7 @@ __global__ void k_cols(Op op, const T *in, typename OutOf<Op, T>::type *out,
     }
   }
   for (; r < hi; r++) a = op.step(a, base[red_offset(p, r)], r);
+  pdl_trigger();
   if (p.splits == 1)
     out[o] = op.store(a, p.nred);
   else
@@ -310,16 +334,20 @@ __global__ void k_cols(Op op, const T *in, typename OutOf<Op, T>::type *out,
 
 /* The BP_CUDA_REDUCE settings, parsed once: a comma-separated list of
  * "slice=N" (N a positive multiple of 4096: the elements per slice when
- * a row reduction is split across blocks; default: about 8 blocks per SM)
- * and "cols=N" (1, 4 or 8: positions a column thread loads at once;
- * default 1).  A malformed value fails every reduction with a message
- * that names it, rather than silently measuring something else. */
+ * a row reduction is split across blocks; default: about 8 blocks per SM),
+ * "cols=N" (1, 4 or 8: positions a column thread loads at once; default
+ * 1) and "finish=kernel|pdl" (how the slices' partials are combined: a
+ * second kernel launched after the first, the default, or launched with
+ * programmatic dependent launch on sm_90 and later).  A malformed value
+ * fails every reduction with a message that names it, rather than
+ * silently measuring something else. */
 static struct {
   pthread_once_t once;
   int64_t slice; /* 0: the default policy */
   int cols;
+  bool pdl;
   char err[200];
-} tuning = {PTHREAD_ONCE_INIT, 0, 1, ""};
+} tuning = {PTHREAD_ONCE_INIT, 0, 1, false, ""};
 
 static void parse_tuning(void) {
   const char *env = getenv("BP_CUDA_REDUCE");
@@ -351,10 +379,17 @@ static void parse_tuning(void) {
         return;
       }
       tuning.cols = (int)v;
+    } else if (eq && strcmp(item, "finish") == 0) {
+      if (strcmp(eq + 1, "kernel") != 0 && strcmp(eq + 1, "pdl") != 0) {
+        snprintf(tuning.err, sizeof tuning.err,
+                 "BP_CUDA_REDUCE: finish: expected kernel or pdl, got '%s'", eq + 1);
+        return;
+      }
+      tuning.pdl = strcmp(eq + 1, "pdl") == 0;
     } else {
       snprintf(tuning.err, sizeof tuning.err,
-               "BP_CUDA_REDUCE: expected slice=N or cols=N, got '%s%s%s'", item, eq ? "=" : "",
-               eq ? eq + 1 : "");
+               "BP_CUDA_REDUCE: expected slice=N, cols=N or finish=kernel|pdl, got '%s%s%s'",
+               item, eq ? "=" : "", eq ? eq + 1 : "");
       return;
     }
   }
@@ -417,7 +452,26 @@ static bp_status launch(Op op, const T *in, void *out, RPlan &p, int32_t dev, cu
   }
   if (splits > 1) {
     int ft = splits >= 256 ? 256 : splits >= 64 ? 64 : 32;
-    k_finish<Op, T><<<(unsigned)p.nout, ft, ft * sizeof(A), s>>>(op, (O *)out, partial, p);
+    if (tuning.pdl && cu_devices[dev].cc_major >= 9) {
+      cudaLaunchAttribute attr[1] = {};
+      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[0].val.programmaticStreamSerializationAllowed = 1;
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3((unsigned)p.nout);
+      cfg.blockDim = dim3((unsigned)ft);
+      cfg.dynamicSmemBytes = ft * sizeof(A);
+      cfg.stream = s;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      cudaError_t e = cudaLaunchKernelEx(&cfg, k_finish<Op, T>, op, (O *)out, (const A *)partial, p);
+      if (e != cudaSuccess) {
+        cudaGetLastError(); /* not left for the next op's launch check */
+        cu_host->tensor_release(ws);
+        return cu_check(e, "reduction: cudaLaunchKernelEx (programmatic dependent launch)");
+      }
+    } else {
+      k_finish<Op, T><<<(unsigned)p.nout, ft, ft * sizeof(A), s>>>(op, (O *)out, partial, p);
+    }
   }
   /* Freed blocks are reused on this stream only, after these kernels. */
   cu_host->tensor_release(ws);

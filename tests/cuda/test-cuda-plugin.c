@@ -374,9 +374,9 @@ static void errors_are_statuses(void) {
  * every reduction with a message that names the variable and the value;
  * other ops still run.  Each case runs in its own process, so the setting
  * reaches no other case. */
-static void reduce_setting_rejected(void) {
+static void check_reduce_setting(const char *setting, const char *message) {
   if (ndevices == 0) tap_skip("no CUDA device");
-  setenv("BP_CUDA_REDUCE", "slice=1000", 1);
+  setenv("BP_CUDA_REDUCE", setting, 1);
   bp_plugin *p = load_plugin("cuda");
   if (!p) return;
   const bp_op *sum = NULL, *addop = NULL;
@@ -392,8 +392,7 @@ static void reduce_setting_rejected(void) {
   bp_stack_push_bool(&s, false);
   is_status(bp_call(sum, &s), BP_ERR_INVALID_ARGUMENT);
   has_str(bp_last_error(), "core::sum");
-  has_str(bp_last_error(),
-          "BP_CUDA_REDUCE: slice: expected a positive multiple of 4096, got '1000'");
+  has_str(bp_last_error(), message);
   bp_stack_release(&s);
   bp_tensor *y = add(addop, x, x);
   ok(y != NULL);
@@ -401,6 +400,40 @@ static void reduce_setting_rejected(void) {
   bp_tensor_release(x);
   is_status(bp_plugin_unload(p), BP_OK);
   unsetenv("BP_CUDA_REDUCE");
+}
+
+static void reduce_setting_rejected(void) {
+  check_reduce_setting("slice=1000",
+                       "BP_CUDA_REDUCE: slice: expected a positive multiple of 4096, got '1000'");
+}
+
+static void reduce_finish_rejected(void) {
+  check_reduce_setting("slice=8192,finish=later",
+                       "BP_CUDA_REDUCE: finish: expected kernel or pdl, got 'later'");
+}
+
+/* BP_CUDA_WAVES is read at load: a malformed value fails the load with a
+ * message that names it (with or without a GPU); a good one loads. */
+static void waves_setting(void) {
+  static const char *const bad[] = {"0", "65", "2x", "-1", " "};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("BP_CUDA_WAVES", bad[i], 1);
+    bp_plugin *p = NULL;
+    bp_status st = bp_plugin_load(plugin_path("cuda"), &p);
+    if (st == BP_OK) tap_diag("BP_CUDA_WAVES='%s' loaded", bad[i]);
+    ok(st != BP_OK);
+    ok(p == NULL);
+    has_str(bp_last_error(), "BP_CUDA_WAVES: expected an integer from 1 to 64, got");
+    char want[64];
+    snprintf(want, sizeof want, "got '%s'", bad[i]);
+    has_str(bp_last_error(), want);
+    if (p) bp_plugin_unload(p);
+  }
+  setenv("BP_CUDA_WAVES", "4", 1);
+  bp_plugin *p = NULL;
+  is_status(bp_plugin_load(plugin_path("cuda"), &p), BP_OK);
+  if (p) is_status(bp_plugin_unload(p), BP_OK);
+  unsetenv("BP_CUDA_WAVES");
 }
 
 int main(void) {
@@ -413,7 +446,8 @@ int main(void) {
       TAP_CASE(unload_and_reload), TAP_CASE(properties),
       TAP_CASE(allocator_reuse),   TAP_CASE(copies),
       TAP_CASE(streams_and_events), TAP_CASE(errors_are_statuses),
-      TAP_CASE(reduce_setting_rejected),
+      TAP_CASE(reduce_setting_rejected), TAP_CASE(reduce_finish_rejected),
+      TAP_CASE(waves_setting),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
