@@ -2236,6 +2236,37 @@ static struct {
   size_t nops;
 } probe;
 
+/* Writes s as one field of a probe line: a backslash, tab, newline or
+ * carriage return becomes a backslash escape, so that whatever bytes a
+ * plugin puts in its vendor or version (or a device name) cannot split the
+ * tab-separated line, and probe_unescape() gives them back. */
+static void probe_field(FILE *f, const char *s) {
+  for (; *s; s++) {
+    switch (*s) {
+      case '\\': fputs("\\\\", f); break;
+      case '\t': fputs("\\t", f); break;
+      case '\n': fputs("\\n", f); break;
+      case '\r': fputs("\\r", f); break;
+      default: fputc(*s, f); break;
+    }
+  }
+}
+
+/* Copies the probe field src into dst (len bytes, truncated), undoing
+ * probe_field()'s escapes. */
+static void probe_unescape(char *dst, size_t len, const char *src) {
+  size_t n = 0;
+  for (; *src && n + 1 < len; src++) {
+    char c = *src;
+    if (c == '\\' && src[1]) {
+      src++;
+      c = *src == 't' ? '\t' : *src == 'n' ? '\n' : *src == 'r' ? '\r' : *src;
+    }
+    dst[n++] = c;
+  }
+  dst[n] = '\0';
+}
+
 static void probe_child(void) {
   if (bp_plugin_load(opt.plugin, &the_plugin) != BP_OK) return;
   the_info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
@@ -2255,17 +2286,27 @@ static void probe_child(void) {
     if (*q == '\t' || *q == '\n' || *q == '\r') *q = ' ';
   FILE *f = fdopen(verdict_fd, "w");
   if (!f) return;
-  fprintf(f, "%s\t%s\t%s\t%u\t%u\t%u\t%s:%d\t%s\t%d\t%s\n", the_info.name,
-          the_info.vendor ? the_info.vendor : "", the_info.version ? the_info.version : "",
-          the_info.abi_major, the_info.abi_minor, the_info.op_set_version,
-          device_name(the_device.type), the_device.index, props.name,
-          the_device.index < count ? -1 : (int)count, note);
+  probe_field(f, the_info.name);
+  fputc('\t', f);
+  probe_field(f, the_info.vendor ? the_info.vendor : "");
+  fputc('\t', f);
+  probe_field(f, the_info.version ? the_info.version : "");
+  fprintf(f, "\t%u\t%u\t%u\t", the_info.abi_major, the_info.abi_minor,
+          the_info.op_set_version);
+  probe_field(f, device_name(the_device.type));
+  fprintf(f, ":%d\t", the_device.index);
+  probe_field(f, props.name);
+  fprintf(f, "\t%d\t", the_device.index < count ? -1 : (int)count);
+  probe_field(f, note);
+  fputc('\n', f);
   for (size_t i = 0; i < bp_op_count(); i++) {
     const bp_op *op = bp_op_at(i);
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
     bp_kernel_info ki;
     if (bp_op_get_info(op, &oi) != BP_OK || !plugin_kernel(op, the_device.type, &ki)) continue;
-    fprintf(f, "op\t%s\t%d\t", oi.name, oi.has_meta ? 1 : 0);
+    fputs("op\t", f);
+    probe_field(f, oi.name);
+    fprintf(f, "\t%d\t", oi.has_meta ? 1 : 0);
     if (!ki.dtypes) fputs("*", f);
     for (const int32_t *p = ki.dtypes; p && *p != BP_DTYPE_INVALID; p++)
       fprintf(f, "%s%d", p == ki.dtypes ? "" : ",", (int)*p);
@@ -2274,7 +2315,10 @@ static void probe_child(void) {
   fclose(f);
 }
 
-/* Runs probe_child in a child under alarm(); fills `probe`. */
+static double now(void);
+
+/* Runs probe_child in a child, under alarm() there and a deadline here;
+ * fills `probe`. */
 static void run_probe(void) {
   int fds[2];
   if (pipe(fds) != 0) return;
@@ -2295,6 +2339,10 @@ static void run_probe(void) {
     _exit(0);
   }
   close(fds[1]);
+  /* The parent's own watchdog: the child's alarm() is no use against a
+   * plugin that ignores SIGALRM, and a process the plugin started may
+   * hold the pipe open after the probe has ended. */
+  double deadline = now() + opt.timeout;
   size_t cap = 4096, n = 0;
   char *buf = malloc(cap);
   for (;;) {
@@ -2304,14 +2352,30 @@ static void run_probe(void) {
       if (!g) break;
       buf = g;
     }
+    double left = deadline - now();
+    if (left <= 0) break;
+    struct pollfd p = {fds[0], POLLIN, 0};
+    int ready = poll(&p, 1, left < 0.05 ? (int)(left * 1000) + 1 : 50);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) {
+      int wst;
+      if (waitpid(pid, &wst, WNOHANG) == pid) {
+        pid = 0; /* ended, and everything it wrote has been read */
+        break;
+      }
+      continue;
+    }
     ssize_t got = read(fds[0], buf + n, cap - 1 - n);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     n += (size_t)got;
   }
   close(fds[0]);
-  int wst;
-  waitpid(pid, &wst, 0);
+  if (pid > 0) {
+    int wst;
+    kill(pid, SIGKILL); /* harmless when it has already ended */
+    waitpid(pid, &wst, 0);
+  }
   if (!buf) return;
   buf[n] = '\0';
   char *save = NULL;
@@ -2328,19 +2392,19 @@ static void run_probe(void) {
     if (!probe.loaded) {
       if (nf < 8) break;
       probe.loaded = true;
-      snprintf(probe.name, sizeof probe.name, "%s", field[0]);
-      snprintf(probe.vendor, sizeof probe.vendor, "%s", field[1]);
-      snprintf(probe.version, sizeof probe.version, "%s", field[2]);
+      probe_unescape(probe.name, sizeof probe.name, field[0]);
+      probe_unescape(probe.vendor, sizeof probe.vendor, field[1]);
+      probe_unescape(probe.version, sizeof probe.version, field[2]);
       probe.abi_major = (unsigned)strtoul(field[3], NULL, 10);
       probe.abi_minor = (unsigned)strtoul(field[4], NULL, 10);
       probe.op_set = (unsigned)strtoul(field[5], NULL, 10);
-      snprintf(probe.device, sizeof probe.device, "%s", field[6]);
-      snprintf(probe.device_name, sizeof probe.device_name, "%s", field[7]);
+      probe_unescape(probe.device, sizeof probe.device, field[6]);
+      probe_unescape(probe.device_name, sizeof probe.device_name, field[7]);
       /* field[8]: -1 when the device exists, else the count of its type. */
       if (nf >= 10 && field[8][0] != '-') {
         probe.no_device = true;
         probe.device_count = strtol(field[8], NULL, 10);
-        snprintf(probe.note, sizeof probe.note, "%s", field[9]);
+        probe_unescape(probe.note, sizeof probe.note, field[9]);
       }
       continue;
     }
@@ -2350,7 +2414,7 @@ static void run_probe(void) {
     probe.ops = grown;
     probe_op *po = &probe.ops[probe.nops++];
     memset(po, 0, sizeof *po);
-    snprintf(po->name, sizeof po->name, "%s", field[1]);
+    probe_unescape(po->name, sizeof po->name, field[1]);
     po->has_meta = field[2][0] == '1';
     po->any_dtype = field[3][0] == '*';
     for (char *p = field[3]; !po->any_dtype && *p && po->ndtypes < 16;) {
@@ -3140,6 +3204,29 @@ static const char *const groups[] = {"handshake", "registration", "numerics", "m
                                      "errors",    "concurrency",  "device"};
 #define NGROUPS (sizeof groups / sizeof *groups)
 
+/* The length of the well-formed UTF-8 sequence at p (1 to 4 bytes), or 0
+ * when the bytes there are not one: a stray or missing continuation byte
+ * (a string cut short), an overlong form, a surrogate, or past U+10FFFF. */
+static int utf8_len(const unsigned char *p) {
+  unsigned c = p[0], cp, min;
+  int n;
+  if (c < 0x80) return 1;
+  if ((c & 0xe0) == 0xc0) n = 2, cp = c & 0x1f, min = 0x80;
+  else if ((c & 0xf0) == 0xe0) n = 3, cp = c & 0x0f, min = 0x800;
+  else if ((c & 0xf8) == 0xf0) n = 4, cp = c & 0x07, min = 0x10000;
+  else return 0;
+  for (int i = 1; i < n; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0; /* the terminating NUL included */
+    cp = cp << 6 | (p[i] & 0x3fu);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return n;
+}
+
+/* s as a JSON string.  The strings come from the plugin (its vendor,
+ * version, messages) and the command line, as any bytes: a byte that is
+ * not part of well-formed UTF-8 becomes U+FFFD, so the file is always
+ * valid JSON. */
 static void json_str(FILE *f, const char *s) {
   if (!s) {
     fputs("null", f);
@@ -3147,16 +3234,25 @@ static void json_str(FILE *f, const char *s) {
   }
   fputc('"', f);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
+    if (*p == '"' || *p == '\\') {
       fprintf(f, "\\%c", *p);
-    else if (*p == '\n')
+    } else if (*p == '\n') {
       fputs("\\n", f);
-    else if (*p == '\t')
+    } else if (*p == '\t') {
       fputs("\\t", f);
-    else if (*p < 0x20 || *p == 0x7f)
+    } else if (*p < 0x20 || *p == 0x7f) {
       fprintf(f, "\\u%04x", *p);
-    else
+    } else if (*p >= 0x80) {
+      int n = utf8_len(p);
+      if (n == 0) {
+        fputs("\\ufffd", f);
+      } else {
+        fwrite(p, 1, (size_t)n, f);
+        p += n - 1;
+      }
+    } else {
       fputc(*p, f);
+    }
   }
   fputc('"', f);
 }

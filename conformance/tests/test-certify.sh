@@ -60,7 +60,7 @@ loading() {
 }
 # reruns NAME: the cases rerun alone after failing in a shared worker.
 reruns() { sed -n 's/^# \([0-9]*\) case(s) that did not pass in a shared worker.*/\1/p' "$tmp/$1.tap" | grep . || echo 0; }
-echo "1..87"
+echo "1..90"
 
 # (a) The CPU plugin conforms to the core profile, in both isolations.
 run cpu "$cpu" --json "$tmp/cpu.json" --html "$tmp/cpu.html" --jobs 2
@@ -342,6 +342,46 @@ if has "$tmp/abort.tap" "^exit 1$" &&
   result 0 "a worker that cannot load the plugin turns worker isolation off, with the reason"
 else
   result 1 "a worker that cannot load the plugin turns worker isolation off, with the reason" "$tmp/abort.tap"
+fi
+
+# A vendor string with a tab, a newline, quotes, a backslash and bytes that
+# are not UTF-8: the probe still reads what the plugin registered (the
+# cases of core::add run), and the certificate is valid JSON (UTF-8) that
+# carries the string, each invalid byte as U+FFFD.
+vendor=$(printf 'Tab\there\nnew "q" \\ \377\376 caf\303\251')
+BP_FAULTY_VENDOR="$vendor" run vendor "$inst" --ops 'core::add' --json "$tmp/vendor.json"
+has "$tmp/vendor.tap" "^exit 0$" && has "$tmp/vendor.tap" "^ok [0-9]* - core::add/float32/basic$"
+result $? "a vendor string with tabs and newlines does not hide the plugin's ops" "$tmp/vendor.tap"
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$tmp/vendor.json" > "$tmp/vendor.py" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+want = 'Tab\there\nnew "q" \\ \ufffd\ufffd caf\u00e9'
+assert d["plugin"]["vendor"] == want, (d["plugin"]["vendor"], want)
+assert d["plugin"]["name"] == "instrumented" and d["conforms"] is True, d["plugin"]
+loads = [r for r in d["results"] if r["name"] == "handshake/loads"][0]
+assert "\ufffd\ufffd caf\u00e9" in loads["detail"], loads
+PY
+  result $? "the certificate is valid JSON for any vendor string" "$tmp/vendor.py"
+else
+  skip "the certificate is valid JSON for any vendor string" "python3 not found"
+fi
+# A plugin whose initialisation never returns and ignores SIGALRM: the
+# probe, the worker and each case that loads it are killed after --timeout,
+# and the run ends.
+if command -v timeout >/dev/null 2>&1; then
+  BP_FAULTY_INIT_HANG=1 timeout 60 "$certify" "$inst" --timeout 0.5 --jobs 2 \
+    > "$tmp/hang.tap" 2> "$tmp/hang.err"
+  echo "exit $?" >> "$tmp/hang.tap"
+  if has "$tmp/hang.tap" "^exit 1$" &&
+     has "$tmp/hang.tap" "^not ok 3 - handshake/loads # TIMEOUT after 0.5 s$" &&
+     has "$tmp/hang.tap" "^# worker isolation off: a worker did not load the plugin within 0.5 s"; then
+    result 0 "a plugin that hangs while loading, deaf to SIGALRM, cannot hang the certifier"
+  else
+    result 1 "a plugin that hangs while loading, deaf to SIGALRM, cannot hang the certifier" "$tmp/hang.tap"
+  fi
+else
+  skip "a plugin that hangs while loading cannot hang the certifier" "timeout(1) not found"
 fi
 
 # A device that does not exist: nothing is certified, TAP says why in one

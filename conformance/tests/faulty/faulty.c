@@ -25,7 +25,10 @@
  * With BP_FAULTY_WEAR_OUT=N in its environment, every core::add after the
  * first N of its process is off by one in its first element, a fault that
  * no single case sees but a long-lived process does; with
- * BP_FAULTY_INIT_ABORT=1, its initialisation aborts.
+ * BP_FAULTY_INIT_ABORT=1, its initialisation aborts; with
+ * BP_FAULTY_INIT_HANG=1, it ignores SIGALRM and never returns; and
+ * BP_FAULTY_VENDOR replaces its vendor string (any bytes: tabs, newlines,
+ * quotes, invalid UTF-8), which the certificate must still carry.
  *
  * Every plugin of the corpus appends the pid of its process to the file
  * that BP_FAULTY_LOAD_LOG names, each time it is initialised, and its
@@ -41,6 +44,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <fcntl.h>
+#include <signal.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -378,7 +382,8 @@ static bp_status setup(const bp_host_api *h, bp_registrar *reg) {
 #endif
 }
 
-static const bp_plugin_desc desc = {
+/* Not const: `instrumented` takes its vendor from BP_FAULTY_VENDOR. */
+static bp_plugin_desc desc = {
     .struct_size = BP_PLUGIN_DESC_STRUCT_SIZE,
     .abi_major = BP_ABI_VERSION_MAJOR,
     .abi_minor = BP_ABI_VERSION_MINOR,
@@ -425,6 +430,13 @@ static void instruments(void) {
   wear_out = w ? strtol(w, NULL, 10) : 0;
   const char *ab = getenv("BP_FAULTY_INIT_ABORT");
   if (ab && strcmp(ab, "1") == 0) abort();
+  const char *hang = getenv("BP_FAULTY_INIT_HANG");
+  if (hang && strcmp(hang, "1") == 0) {
+    signal(SIGALRM, SIG_IGN); /* an alarm() watchdog cannot end it */
+    for (;;) pause();
+  }
+  const char *vendor = getenv("BP_FAULTY_VENDOR");
+  if (vendor && *vendor) desc.vendor = vendor; /* the environment's string, never freed */
 #endif
 }
 
