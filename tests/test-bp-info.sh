@@ -20,7 +20,7 @@ check() { # check DESCRIPTION FILE PATTERN
     fail=1
   fi
 }
-echo "1..17"
+echo "1..18"
 BP_PLUGIN_PATH= "$info" --no-discover "$cpu" "$tmp/missing.so" > "$tmp/out.txt" 2>&1
 echo "exit $?" >> "$tmp/out.txt"
 check "exits 0 even when a plugin fails" "$tmp/out.txt" "^exit 0$"
@@ -57,6 +57,26 @@ check "JSON lists a kernel's dtypes" "$tmp/compat.json" '"kind": "unboxed[^"]*",
 vb="$top_builddir/tests/plugins/.libs/vendor_b.so"
 "$info" --no-discover "$vb" > "$tmp/vb.txt" 2>&1
 check "shows a loaded plugin's note" "$tmp/vb.txt" "note        vendor_b: npu_b is simulated in host memory"
+# A path that is not UTF-8 (and one that is) reaches the JSON through the
+# failed plugin's path and message: the JSON stays UTF-8, each stray byte
+# written as U+FFFD.
+n=$((n + 1))
+odd="$tmp/$(printf 'bad\377\376caf\303\251').so"
+"$info" --json --no-discover "$odd" > "$tmp/odd.json" 2>&1
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "ok $n - JSON is UTF-8 for a path that is not # SKIP python3 is not installed"
+elif python3 - "$tmp/odd.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+p = [p for p in d["plugins"] if p["state"] == "failed"][0]
+assert p["path"].endswith("/bad\ufffd\ufffdcaf\u00e9.so"), p["path"]
+assert "bad\ufffd\ufffdcaf\u00e9.so': cannot open" in p["error"], p["error"]
+PY
+then
+  echo "ok $n - JSON is UTF-8 for a path that is not"
+else
+  echo "not ok $n - JSON is UTF-8 for a path that is not"; fail=1
+fi
 n=$((n + 1))
 "$info" --bogus > /dev/null 2> "$tmp/err.txt"
 if [ $? -eq 2 ] && grep -q "unknown option '--bogus'" "$tmp/err.txt"; then
