@@ -165,7 +165,7 @@ template <class T> struct ArgOp {
   typedef ArgAcc<typename Tr<T>::C> A;
   __device__ __forceinline__ A init() const {
     A a;
-    a.v = 0;
+    a.v = lowest<typename Tr<T>::C>();
     a.i = -1;
     return a;
   }
@@ -188,10 +188,16 @@ template <class T> struct ArgOp {
     return a.i < b.i ? a : b;
   }
   /* Positions come in increasing order to one accumulator: only a
-   * strictly larger value, or a first NaN, replaces the best so far. */
+   * strictly larger value, or a first NaN, replaces the best so far.
+   * The empty accumulator from init() holds the lowest value, which
+   * nothing is strictly larger than; !(v <= best) is "larger, or v is
+   * NaN", and a NaN best is never replaced.  So an accumulator that sees
+   * only the lowest value stays empty (i = -1), which comb treats as
+   * nothing and store as position 0: the same first index, since then
+   * every position holds that value (one comparison an element fewer). */
   __device__ __forceinline__ A step(A a, T x, int64_t r) const {
     typename Tr<T>::C v = Tr<T>::ld(x);
-    if (a.i < 0 || v > a.v || (v != v && a.v == a.v)) {
+    if (!(v <= a.v) && a.v == a.v) {
       a.v = v;
       a.i = r;
     }
