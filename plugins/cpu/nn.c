@@ -501,6 +501,16 @@ static inline void prefetch_row(const char *p, int64_t n) {
 DEFINE_RESCALE(rescale_f32, float)
 DEFINE_RESCALE(rescale_f64, double)
 
+/* The sum of a chunk's terms in column c while the column's max is -inf,
+ * so that each of its r elements is -inf (a term of 0) or NaN (NaN). */
+static double masked_terms(const void *const *x, int r, int64_t c, bool f64) {
+  for (int k = 0; k < r; k++) {
+    double v = f64 ? ((const double *)x[k])[c] : ((const float *)x[k])[c];
+    if (v != v) return NAN;
+  }
+  return 0;
+}
+
 /* The two passes over one block of w columns: the max and the sum of
  * exponentials, then the result (recomputed from the input, so float16
  * and bfloat16 are rounded once). */
@@ -530,12 +540,14 @@ static void softmax_block(const softmax_job *j, const char *in, char *out, int64
       for (int64_t c = 0; c < w; c++) ws->cm[c] = -INFINITY;
       for (int k = 0; k < r; k++) cols_max_f64(ws->cm, x[k], w);
       rescale_f64(ws->m, ws->cm, ws->sum, w);
+      memcpy(ws->cm, ws->sum, (size_t)w * sizeof ws->sum[0]); /* the sums before the chunk */
       for (int k = 0; k < r; k++) cols_exp_sum_f64(ws->sum, x[k], ws->m, w);
-      /* A column that is all -inf so far summed e^(-inf - -inf), NaN: its
-       * terms are 0 against any later finite max, and an all -inf column
-       * still comes out NaN in the second pass. */
+      /* A column that is all -inf or NaN so far summed e^(-inf - -inf),
+       * NaN, for each -inf: those terms are 0 against any later finite
+       * max (an all -inf column still comes out NaN in the second pass),
+       * while a NaN keeps the column NaN. */
       for (int64_t c = 0; c < w; c++)
-        if (ws->m[c] == -INFINITY) ws->sum[c] = 0;
+        if (ws->m[c] == -INFINITY) ws->sum[c] = ws->cm[c] + masked_terms(x, r, c, true);
       continue;
     }
     for (int64_t c = 0; c < w; c++) cmf[c] = -INFINITY;
@@ -543,8 +555,9 @@ static void softmax_block(const softmax_job *j, const char *in, char *out, int64
     rescale_f32(mf, cmf, ws->sum, w);
     memset(ws->part, 0, (size_t)w * sizeof ws->part[0]);
     for (int k = 0; k < r; k++) cols_exp_sum_f32(ws->part, x[k], mf, w);
-    /* (as above, for the columns that are all -inf so far) */
-    for (int64_t c = 0; c < w; c++) ws->sum[c] += mf[c] == -INFINITY ? 0 : ws->part[c];
+    /* (as above, for the columns that are all -inf or NaN so far) */
+    for (int64_t c = 0; c < w; c++)
+      ws->sum[c] += mf[c] == -INFINITY ? masked_terms(x, r, c, false) : ws->part[c];
   }
   for (int64_t c = 0; c < w; c++) {
     double v = j->log ? log(ws->sum[c]) : 1.0 / ws->sum[c];

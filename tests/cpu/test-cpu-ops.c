@@ -1508,7 +1508,10 @@ static void softmax_columns_case(bool log_, int32_t dt, int32_t n, const int64_t
 
 /* x[l][c] = slope * l + c / 64 along dim 0 of a [len, cols] matrix, with
  * a -inf column, a NaN in another, and columns whose first rows are -inf
- * (masked): 8 rows (a whole step of the running max), 11, and 1. */
+ * (masked): 8 rows (a whole step of the running max), 11, and 1.  Three
+ * more have a NaN among such leading rows, where the running max is still
+ * -inf, which must make the whole column NaN: 8 NaN rows, -inf rows with a
+ * NaN at row 3, and 12 -inf rows with a NaN at row 9. */
 static void softmax_growing(bool log_, int32_t dt, int64_t len, int64_t cols, double slope) {
   int64_t sz[2] = {len, cols};
   rt *v = rt_new(dt, 2, sz);
@@ -1519,6 +1522,15 @@ static void softmax_growing(bool log_, int32_t dt, int64_t len, int64_t cols, do
   static const int64_t masked[][2] = {{3, 8}, {4, 11}, {5, 1}}; /* column, leading rows */
   for (size_t k = 0; k < NELEMS(masked); k++)
     for (int64_t l = 0; l < masked[k][1] && l < len; l++) v->f[l * cols + masked[k][0]] = -INFINITY;
+  static const int64_t nan_masked[][3] = {{6, 0, -1}, {7, 8, 3}, {8, 12, 9}}; /* column, -inf rows, NaN row */
+  for (size_t k = 0; k < NELEMS(nan_masked); k++) {
+    int64_t c = nan_masked[k][0];
+    for (int64_t l = 0; l < nan_masked[k][1] && l < len; l++) v->f[l * cols + c] = -INFINITY;
+    if (nan_masked[k][2] < 0)
+      for (int64_t l = 0; l < 8 && l < len; l++) v->f[l * cols + c] = NAN;
+    else if (nan_masked[k][2] < len)
+      v->f[nan_masked[k][2] * cols + c] = NAN;
+  }
   bp_tensor *a = from_rt(v);
   const char *name = log_ ? "log_softmax" : "softmax";
   ctx_set("columns %s(%s [%lld, %lld] growing by %g along dim 0)", name, dt_name(dt),
