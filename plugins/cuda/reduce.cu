@@ -264,8 +264,10 @@ __global__ void k_rows(Op op, const T *in, typename OutOf<Op, T>::type *out,
     for (int64_t r = lo + threadIdx.x; r < hi; r += B)
       a0 = op.step(a0, base[red_offset(p, r)], r);
   }
-  /* The loads are done: a k_finish launched with PDL may start. */
-  pdl_trigger();
+  /* The loads are done: a k_finish launched with PDL may start.  (Only
+   * when one follows: a kernel of somebody else's launched with PDL after
+   * this one must still find the outputs written.) */
+  if (p.splits > 1) pdl_trigger();
   /* Combined in an order that keeps argmax's ties on the lower index
    * (comb breaks ties by index, so any order is right). */
   A acc = op.comb(op.comb(a0, a1), op.comb(a2, a3));
@@ -331,7 +333,7 @@ __global__ void k_cols(Op op, const T *in, typename OutOf<Op, T>::type *out,
     }
   }
   for (; r < hi; r++) a = op.step(a, base[red_offset(p, r)], r);
-  pdl_trigger();
+  if (p.splits > 1) pdl_trigger(); /* as in k_rows */
   if (p.splits == 1)
     out[o] = op.store(a, p.nred);
   else
