@@ -50,7 +50,7 @@ mknpy "$tmp/c.npy" '<c8' '(1,)' '\000\000\000\000\000\000\000\000'
 echo "not a tensor" > "$tmp/text.npy"
 head -c 130 "$tmp/a.npy" > "$tmp/short.npy"
 
-echo "1..29"
+echo "1..31"
 bprun core::muladd "$tmp/a.npy" "$tmp/b.npy" 2.5 -o "$tmp/out.npy"
 if [ "$st" -eq 0 ] && [ ! -s "$tmp/out" ] && [ -s "$tmp/out.npy" ]; then ok "muladd writes its result to out.npy, silently"
 else bad "muladd writes its result to out.npy, silently"; fi
@@ -76,6 +76,13 @@ bprun core::gelu "$tmp/a.npy" approximate=tanh
 expect "a str keyword argument" 0 '^  0.841'
 bprun core::muladd "$tmp/a.npy" "$tmp/b.npy" 1 --repeat 3
 expect "--repeat prints the timing" 0 '^timing: 3 calls, min [0-9.]* us, median [0-9.]* us, mean [0-9.]* us$'
+bprun core::sum "$tmp/m.npy" 1 false float64
+st=$((st - 1)) # a usage error: 2
+expect_error "a keyword-only argument given by position is named" \
+  "core::sum: argument #4 'dtype' is keyword-only: write dtype=float64 "
+bprun core::add "$tmp/a.npy" "$tmp/b.npy" alpah=2
+st=$((st - 1))
+expect_error "a misspelt keyword is named" "core::add: no argument named 'alpah' "
 bprun core::nope "$tmp/a.npy"
 expect_error "an unknown op" "no op 'core::nope'"
 bprun core::muladd "$tmp/text.npy" "$tmp/b.npy" 1

@@ -849,8 +849,17 @@ int main(int argc, char **argv) {
       continue;
     }
     if (nkw) die(2, "argument '%s': a positional argument follows a keyword argument", rest[i]);
-    if (npos >= nparams || params[npos].kwonly)
+    if (npos >= nparams || params[npos].kwonly) {
+      /* Say what went wrong: a misspelt keyword, or a keyword-only
+       * argument given by position. */
+      size_t nl = strspn(rest[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+      if (nl > 0 && rest[i][nl] == '=')
+        die(2, "%s: no argument named '%.*s' (schema: %s)", opname, (int)nl, rest[i], info.schema);
+      if (npos < nparams)
+        die(2, "%s: argument #%zu '%s' is keyword-only: write %s=%s (schema: %s)", opname,
+            npos + 1, params[npos].name, params[npos].name, rest[i], info.schema);
       die(2, "%s: too many positional arguments (schema: %s)", opname, info.schema);
+    }
     parse_value(&params[npos], npos, rest[i], &args[npos]);
     npos++;
   }
