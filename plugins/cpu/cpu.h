@@ -119,6 +119,35 @@ static inline uint16_t cpu_f32_to_f16(float f) {
 #endif
 }
 
+/*
+ * To float16 and bfloat16 from double and from integers.  Going through
+ * float32 with round-to-nearest twice can round wrongly (a value just
+ * above a tie becomes the tie).  Rounding to float32 "to odd" first keeps
+ * the information that the value was inexact, and a later round to
+ * nearest-even at 11 or 8 bits is then correct (float32 has more than two
+ * extra bits).
+ */
+static inline float cpu_f64_to_f32_odd(double d) {
+  float f = (float)d;
+  if ((double)f == d || d != d) return f;
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  double af = f < 0 ? -(double)f : (double)f, ad = d < 0 ? -d : d;
+  if (!(u & 1u)) u = af > ad ? u - 1u : u + 1u; /* the odd neighbour */
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static inline float cpu_i64_to_f32_odd(int64_t v) {
+  uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  if (m < (1u << 24)) return (float)v; /* exact */
+  int shift = 40 - __builtin_clzll(m); /* keep the top 24 bits */
+  uint64_t kept = m >> shift;
+  if (m & ((UINT64_C(1) << shift) - 1)) kept |= 1u;
+  float f = (float)kept * (float)(UINT64_C(1) << shift); /* both exact */
+  return v < 0 ? -f : f;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Dtypes                                                                   */
 /* ------------------------------------------------------------------------ */

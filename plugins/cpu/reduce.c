@@ -208,6 +208,18 @@ static float round_to(int32_t dt, float v) {
 /* Converts n elements at src (stride in bytes) to floats of conv_dt. */
 static CPU_CLONES void load_f32(const plan *p, const char *src, int64_t stride, int64_t n,
                                 float *dst) {
+  bool half = p->conv_dt != p->in_dt && p->conv_dt != BP_FLOAT32;
+  if (half && (p->in_dt == BP_FLOAT64 || p->in_dt == BP_INT32 || p->in_dt == BP_INT64)) {
+    /* Values that float32 may not hold go through float32 rounded to odd,
+     * so that they round to float16 or bfloat16 once, as cast does. */
+    for (int64_t i = 0; i < n; i++) {
+      const char *e = src + i * stride;
+      float f = p->in_dt == BP_FLOAT64 ? cpu_f64_to_f32_odd(*(const double *)e)
+                                       : cpu_i64_to_f32_odd(load_int(p->in_dt, e));
+      dst[i] = round_to(p->conv_dt, f);
+    }
+    return;
+  }
   switch (p->in_dt) {
     case BP_FLOAT32:
       for (int64_t i = 0; i < n; i++) dst[i] = *(const float *)(src + i * stride);

@@ -1092,6 +1092,36 @@ static void reductions_special(void) {
     bp_tensor *ts[] = {a, b, r1, r2, r3};
     for (int k = 0; k < 5; k++) bp_tensor_release(ts[k]);
   }
+  /* sum(dtype=float16 or bfloat16) rounds each element once, as cast does:
+   * 1 + 2^-11 + 2^-40 is above the float16 tie between 1 and 1 + 2^-10,
+   * and 2^24 + 2^16 + 1 above the bfloat16 tie between 2^24 and 2^24 +
+   * 2^17, but both round to that tie in float32 first.  The cancelling
+   * second element leaves the rounding as the whole result. */
+  {
+    ctx_set("sum(float64, dtype=float16) and sum(int64, dtype=bfloat16) at ties");
+    bp_tensor *a = tensor_f(BP_FLOAT64, (double[]){1 + 0x1p-11 + 0x1p-40, -1}, 2);
+    bp_tensor *b = tensor_i(BP_INT64, (int64_t[]){(1 << 24) + (1 << 16) + 1, -(1 << 24)}, 2);
+    bp_value slots[4];
+    bp_stack s = BP_STACK_INIT(slots, 4);
+    bp_stack_push_tensor(&s, a);
+    bp_stack_push_int_list(&s, none, 0);
+    bp_stack_push_bool(&s, false);
+    bp_stack_push_scalar_type(&s, BP_FLOAT16);
+    bp_tensor *r1 = RUN(core_op("sum"), &s, .in = {a}, .ret = RET_NEW);
+    bp_stack_push_tensor(&s, b);
+    bp_stack_push_int_list(&s, none, 0);
+    bp_stack_push_bool(&s, false);
+    bp_stack_push_scalar_type(&s, BP_BFLOAT16);
+    bp_tensor *r2 = RUN(core_op("sum"), &s, .in = {b}, .ret = RET_NEW);
+    rt *w1 = lit_f(BP_FLOAT16, 0, NULL, (double[]){0x1p-10});
+    rt *w2 = lit_f(BP_BFLOAT16, 0, NULL, (double[]){0x1p17});
+    CLOSE(r1, w1, 2, TOL_SUM);
+    CLOSE(r2, w2, 2, TOL_SUM);
+    rt_free(w1);
+    rt_free(w2);
+    bp_tensor *ts[] = {a, b, r1, r2};
+    for (int k = 0; k < 4; k++) bp_tensor_release(ts[k]);
+  }
   /* A 0-dim tensor reduces to itself, with dims [], [0] or [-1]. */
   {
     int64_t dm1[] = {-1};
