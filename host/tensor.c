@@ -198,12 +198,15 @@ static bp_status tensor_new(const char *fn, bp_device device, int32_t dtype, int
   if (!out) return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
   size_t item = bp_dtype_size(dtype);
   if (item == 0) return bp__error(BP_ERR_TYPE, "%s: dtype %d is not a bp_dtype", fn, (int)dtype);
-  int64_t numel, extent, nbytes;
+  int64_t numel, extent, nbytes, elem_bytes;
   bp_status st = check_geometry(fn, ndim, sizes, strides, &numel, &extent);
   if (st) return st;
-  if (!bp__mul_ok(extent, (int64_t)item, &nbytes))
+  /* Strides of 0 let numel exceed the storage's extent; the elements'
+   * byte count (bp_tensor_nbytes) must fit too. */
+  if (!bp__mul_ok(extent, (int64_t)item, &nbytes) ||
+      !bp__mul_ok(numel, (int64_t)item, &elem_bytes))
     return bp__error(BP_ERR_OVERFLOW, "%s: %lld elements of %s overflow the byte size", fn,
-                     (long long)extent, bp_dtype_name(dtype));
+                     (long long)(numel > extent ? numel : extent), bp_dtype_name(dtype));
   if (blob == NULL && extent > 0 && deleter != NULL)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: data is NULL", fn);
   /* Finding the device and counting the tensor against it happen inside a
@@ -298,6 +301,9 @@ BP_API bp_status bp_tensor_as_strided(bp_tensor *base, int32_t ndim, const int64
   if (!bp__mul_ok(storage_offset, item, &end_bytes))
     return bp__error(BP_ERR_OVERFLOW, "%s: storage_offset %lld overflows the byte offset", fn,
                      (long long)storage_offset);
+  if (!bp__mul_ok(numel, item, &end_bytes))
+    return bp__error(BP_ERR_OVERFLOW, "%s: %lld elements of %s overflow the byte size", fn,
+                     (long long)numel, bp_dtype_name(base->view.dtype));
   if (numel > 0) {
     if (__builtin_add_overflow(storage_offset, extent, &end_el) ||
         !bp__mul_ok(end_el, item, &end_bytes))

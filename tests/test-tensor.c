@@ -212,6 +212,21 @@ static void strided_and_views(void) {
   bp_tensor_release(empty);
   is_status(bp_tensor_as_strided(base, 1, zsz, rst, INT64_MAX / 2, &bad), BP_ERR_OVERFLOW);
   has_str(bp_last_error(), "storage_offset 4611686018427387903 overflows the byte offset");
+  /* A stride of 0 reaches one element however many it repeats, but the
+   * elements' byte count (bp_tensor_nbytes) must still fit. */
+  int64_t hsz[1] = {INT64_MAX / 2}, hst[1] = {0};
+  is_status(bp_tensor_as_strided(base, 1, hsz, hst, 0, &bad), BP_ERR_OVERFLOW);
+  has_str(bp_last_error(), "4611686018427387903 elements of int32 overflow the byte size");
+  int32_t one_int = 7;
+  is_status(bp_tensor_from_blob(BP_CPU, BP_INT32, 1, hsz, hst, &one_int, NULL, NULL, &bad),
+            BP_ERR_OVERFLOW);
+  has_str(bp_last_error(), "4611686018427387903 elements of int32 overflow the byte size");
+  hsz[0] = INT64_MAX / 4;
+  bp_tensor *rep = NULL;
+  is_status(bp_tensor_as_strided(base, 1, hsz, hst, 3, &rep), BP_OK);
+  is_int(bp_tensor_nbytes(rep), (INT64_MAX / 4) * 4);
+  is_int(((int32_t *)bp_tensor_get_view(rep)->data)[0], 3);
+  bp_tensor_release(rep);
   is_status(bp_tensor_as_strided(NULL, 1, rsz, rst, 0, &bad), BP_ERR_INVALID_ARGUMENT);
   ok(bad == NULL);
   /* The base may die first: its storage lives on in the views. */
