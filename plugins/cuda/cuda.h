@@ -16,7 +16,8 @@
  *                  types: allocator, copies, streams and events
  *   elementwise.cu binary, unary, where, muladd, cast, contiguous, fill_,
  *                  copy_, add.out
- *   reduce.cu      sum, mean, amax, amin, argmax
+ *   reduce.cu      sum, mean, amax, amin, argmax (their functors in
+ *                  reduce_ops.cuh, which tests also run on the host)
  *   nn.cu          softmax, log_softmax, layer_norm
  *   matmul.cu      matmul: cuBLAS (loaded at run time) or a tiled kernel
  */

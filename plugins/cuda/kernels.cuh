@@ -28,31 +28,35 @@ struct b8 {
   uint8_t x;
 };
 
+/* Host and device: the functions that tests/cuda/test-cuda-functors also
+ * runs on the host. */
+#define CU_HD __host__ __device__ __forceinline__
+
 /* Tr<T>: C, the type T computes in; ld() and st() convert to and from
  * it; U, the unsigned type integers wrap in. */
 template <class T> struct Tr {
   typedef T C;
   typedef T U;
-  static __device__ __forceinline__ C ld(T x) { return x; }
-  static __device__ __forceinline__ T st(C x) { return x; }
+  static CU_HD C ld(T x) { return x; }
+  static CU_HD T st(C x) { return x; }
   static const bool is_float = false;
 };
 template <> struct Tr<float> {
   typedef float C;
-  static __device__ __forceinline__ float ld(float x) { return x; }
-  static __device__ __forceinline__ float st(float x) { return x; }
+  static CU_HD float ld(float x) { return x; }
+  static CU_HD float st(float x) { return x; }
   static const bool is_float = true;
 };
 template <> struct Tr<double> {
   typedef double C;
-  static __device__ __forceinline__ double ld(double x) { return x; }
-  static __device__ __forceinline__ double st(double x) { return x; }
+  static CU_HD double ld(double x) { return x; }
+  static CU_HD double st(double x) { return x; }
   static const bool is_float = true;
 };
 template <> struct Tr<h16> {
   typedef float C;
-  static __device__ __forceinline__ float ld(h16 x) { return __half2float(__ushort_as_half(x.x)); }
-  static __device__ __forceinline__ h16 st(float x) {
+  static CU_HD float ld(h16 x) { return __half2float(__ushort_as_half(x.x)); }
+  static CU_HD h16 st(float x) {
     h16 r;
     r.x = __half_as_ushort(__float2half_rn(x));
     return r;
@@ -61,10 +65,10 @@ template <> struct Tr<h16> {
 };
 template <> struct Tr<bf16> {
   typedef float C;
-  static __device__ __forceinline__ float ld(bf16 x) {
+  static CU_HD float ld(bf16 x) {
     return __bfloat162float(__ushort_as_bfloat16(x.x));
   }
-  static __device__ __forceinline__ bf16 st(float x) {
+  static CU_HD bf16 st(float x) {
     bf16 r;
     r.x = __bfloat16_as_ushort(__float2bfloat16_rn(x));
     return r;
@@ -74,43 +78,43 @@ template <> struct Tr<bf16> {
 template <> struct Tr<int8_t> {
   typedef int8_t C;
   typedef uint32_t U;
-  static __device__ __forceinline__ C ld(int8_t x) { return x; }
-  static __device__ __forceinline__ int8_t st(C x) { return x; }
+  static CU_HD C ld(int8_t x) { return x; }
+  static CU_HD int8_t st(C x) { return x; }
   static const bool is_float = false;
 };
 template <> struct Tr<int16_t> {
   typedef int16_t C;
   typedef uint32_t U;
-  static __device__ __forceinline__ C ld(int16_t x) { return x; }
-  static __device__ __forceinline__ int16_t st(C x) { return x; }
+  static CU_HD C ld(int16_t x) { return x; }
+  static CU_HD int16_t st(C x) { return x; }
   static const bool is_float = false;
 };
 template <> struct Tr<int32_t> {
   typedef int32_t C;
   typedef uint32_t U;
-  static __device__ __forceinline__ C ld(int32_t x) { return x; }
-  static __device__ __forceinline__ int32_t st(C x) { return x; }
+  static CU_HD C ld(int32_t x) { return x; }
+  static CU_HD int32_t st(C x) { return x; }
   static const bool is_float = false;
 };
 template <> struct Tr<int64_t> {
   typedef int64_t C;
   typedef uint64_t U;
-  static __device__ __forceinline__ C ld(int64_t x) { return x; }
-  static __device__ __forceinline__ int64_t st(C x) { return x; }
+  static CU_HD C ld(int64_t x) { return x; }
+  static CU_HD int64_t st(C x) { return x; }
   static const bool is_float = false;
 };
 template <> struct Tr<uint8_t> {
   typedef uint8_t C;
   typedef uint32_t U;
-  static __device__ __forceinline__ C ld(uint8_t x) { return x; }
-  static __device__ __forceinline__ uint8_t st(C x) { return x; }
+  static CU_HD C ld(uint8_t x) { return x; }
+  static CU_HD uint8_t st(C x) { return x; }
   static const bool is_float = false;
 };
 template <> struct Tr<b8> {
   typedef uint8_t C;
   typedef uint32_t U;
-  static __device__ __forceinline__ C ld(b8 x) { return (uint8_t)(x.x != 0); }
-  static __device__ __forceinline__ b8 st(C x) {
+  static CU_HD C ld(b8 x) { return (uint8_t)(x.x != 0); }
+  static CU_HD b8 st(C x) {
     b8 r;
     r.x = (uint8_t)(x != 0);
     return r;

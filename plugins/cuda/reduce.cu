@@ -24,17 +24,19 @@
  * programmatic dependent launch (sm_90 and later), so that its launch
  * overlaps the last blocks of the first kernel instead of following it.
  *
- * Accumulators: float32, float16 and bfloat16 in float32, float64 in
- * double, integers and bool in 64-bit unsigned arithmetic that wraps.
- * sum(dtype=...) first converts the input to that dtype (cu_cast_to), as
- * the op set converts mixed inputs to the result dtype.
+ * The functors (what each reduction accumulates, steps and combines) are
+ * in reduce_ops.cuh.  Accumulators: float32, float16 and bfloat16 in
+ * float32, float64 in double, integers and bool in 64-bit unsigned
+ * arithmetic that wraps.  sum(dtype=...) first converts the input to that
+ * dtype (cu_cast_to), as the op set converts mixed inputs to the result
+ * dtype.
  */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels.cuh"
+#include "reduce_ops.cuh"
 
 enum { OP_SUM = 1, OP_MEAN, OP_AMAX, OP_AMIN, OP_ARGMAX };
 
@@ -83,137 +85,6 @@ __device__ __forceinline__ void pdl_wait() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
-
-/* Accumulator types. */
-template <class T> struct SumAcc {
-  typedef uint64_t A;
-  static __device__ __forceinline__ A ld(T x) { return (uint64_t)(int64_t)Tr<T>::ld(x); }
-  static __device__ __forceinline__ T st(A a, int64_t) { return Tr<T>::st((typename Tr<T>::C)a); }
-};
-template <> struct SumAcc<float> {
-  typedef float A;
-  static __device__ __forceinline__ A ld(float x) { return x; }
-  static __device__ __forceinline__ float st(A a, int64_t) { return a; }
-};
-template <> struct SumAcc<double> {
-  typedef double A;
-  static __device__ __forceinline__ A ld(double x) { return x; }
-  static __device__ __forceinline__ double st(A a, int64_t) { return a; }
-};
-template <> struct SumAcc<h16> {
-  typedef float A;
-  static __device__ __forceinline__ A ld(h16 x) { return Tr<h16>::ld(x); }
-  static __device__ __forceinline__ h16 st(A a, int64_t) { return Tr<h16>::st(a); }
-};
-template <> struct SumAcc<bf16> {
-  typedef float A;
-  static __device__ __forceinline__ A ld(bf16 x) { return Tr<bf16>::ld(x); }
-  static __device__ __forceinline__ bf16 st(A a, int64_t) { return Tr<bf16>::st(a); }
-};
-
-/* The reduction functors: A, init(), load(x, r), comb(a, b), store(a, n). */
-/* step(a, x, r) is comb(a, load(x, r)), which an op may do faster. */
-template <class T> struct SumOp {
-  typedef typename SumAcc<T>::A A;
-  __device__ __forceinline__ A step(A a, T x, int64_t) const { return a + SumAcc<T>::ld(x); }
-  __device__ __forceinline__ A init() const { return (A)0; }
-  __device__ __forceinline__ A load(T x, int64_t) const { return SumAcc<T>::ld(x); }
-  __device__ __forceinline__ A comb(A a, A b) const { return a + b; }
-  __device__ __forceinline__ T store(A a, int64_t) const { return SumAcc<T>::st(a, 0); }
-};
-
-template <class T> struct MeanOp {
-  typedef typename SumAcc<T>::A A;
-  __device__ __forceinline__ A step(A a, T x, int64_t) const { return a + SumAcc<T>::ld(x); }
-  __device__ __forceinline__ A init() const { return (A)0; }
-  __device__ __forceinline__ A load(T x, int64_t) const { return SumAcc<T>::ld(x); }
-  __device__ __forceinline__ A comb(A a, A b) const { return a + b; }
-  __device__ __forceinline__ T store(A a, int64_t n) const {
-    return SumAcc<T>::st(a / (A)n, 0);
-  }
-};
-
-template <class C> __device__ __forceinline__ C lowest() {
-  if constexpr (std::is_floating_point<C>::value) return (C)-INFINITY;
-  else if constexpr (std::is_same<C, uint8_t>::value) return 0;
-  else return Lim<C>::min;
-}
-template <class C> __device__ __forceinline__ C highest() {
-  if constexpr (std::is_floating_point<C>::value) return (C)INFINITY;
-  else return Lim<C>::max;
-}
-
-template <class T, bool MAX> struct ExtOp {
-  typedef typename Tr<T>::C A;
-  __device__ __forceinline__ A init() const { return MAX ? lowest<A>() : highest<A>(); }
-  __device__ __forceinline__ A load(T x, int64_t) const { return Tr<T>::ld(x); }
-  __device__ __forceinline__ A comb(A a, A b) const {
-    if (MAX) return (a > b || a != a) ? a : b;
-    return (a < b || a != a) ? a : b;
-  }
-  __device__ __forceinline__ A step(A a, T x, int64_t) const { return comb(a, Tr<T>::ld(x)); }
-  __device__ __forceinline__ T store(A a, int64_t) const { return Tr<T>::st(a); }
-};
-
-template <class C> struct ArgAcc {
-  C v;
-  int64_t i; /* -1: nothing yet */
-};
-
-/* argmax: the first index of the maximum; NaN counts as the maximum. */
-template <class T> struct ArgOp {
-  typedef ArgAcc<typename Tr<T>::C> A;
-  __device__ __forceinline__ A init() const {
-    A a;
-    a.v = lowest<typename Tr<T>::C>();
-    a.i = -1;
-    return a;
-  }
-  __device__ __forceinline__ A load(T x, int64_t r) const {
-    A a;
-    a.v = Tr<T>::ld(x);
-    a.i = r;
-    return a;
-  }
-  __device__ __forceinline__ A comb(A a, A b) const {
-    if (a.i < 0) return b;
-    if (b.i < 0) return a;
-    bool an = a.v != a.v, bn = b.v != b.v;
-    if (an || bn) {
-      if (an && bn) return a.i < b.i ? a : b;
-      return an ? a : b;
-    }
-    if (a.v > b.v) return a;
-    if (b.v > a.v) return b;
-    return a.i < b.i ? a : b;
-  }
-  /* Positions come in increasing order to one accumulator: only a
-   * strictly larger value, or a first NaN, replaces the best so far.
-   * The empty accumulator from init() holds the lowest value, which
-   * nothing is strictly larger than; !(v <= best) is "larger, or v is
-   * NaN", and a NaN best is never replaced.  So an accumulator that sees
-   * only the lowest value stays empty (i = -1), which comb treats as
-   * nothing and store as position 0: the same first index, since then
-   * every position holds that value (one comparison an element fewer). */
-  __device__ __forceinline__ A step(A a, T x, int64_t r) const {
-    typename Tr<T>::C v = Tr<T>::ld(x);
-    if (!(v <= a.v) && a.v == a.v) {
-      a.v = v;
-      a.i = r;
-    }
-    return a;
-  }
-  /* (stored by the launcher as int64) */
-  __device__ __forceinline__ int64_t store(A a, int64_t) const { return a.i < 0 ? 0 : a.i; }
-};
-
-/* Out type of a functor's store. */
-template <class Op, class T> struct OutOf {
-  typedef T type;
-};
-template <class T> struct OutOf<ArgOp<T>, T> {
-  typedef int64_t type;
-};
 
 /* Rows: block (o, s) reduces slice s of output o.  With one slice it
  * stores; otherwise it writes its partial. */

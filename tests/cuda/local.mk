@@ -6,6 +6,8 @@
 #                      unload; with a GPU the device interface
 #   test-cuda-ops      with a GPU, every core op against the CPU plugin
 #   test-cuda-symbols  the plugin's dynamic symbol table
+#   test-cuda-functors the reductions' functors, run on the host (built by
+#                      nvcc when configure found the CUDA Toolkit; no GPU)
 check_PROGRAMS += %D%/test-cuda-plugin %D%/test-cuda-ops
 %C%_test_cuda_plugin_SOURCES = %D%/test-cuda-plugin.c %D%/cudatest.h
 %C%_test_cuda_plugin_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
@@ -18,3 +20,17 @@ dist_check_SCRIPTS += %D%/test-cuda-symbols.sh
 EXTRA_DIST += %D%/README.md
 
 TESTS += %D%/test-cuda-plugin %D%/test-cuda-ops %D%/test-cuda-symbols.sh
+
+EXTRA_DIST += %D%/test-cuda-functors.cu
+if HAVE_CUDA
+TESTS += %D%/test-cuda-functors
+CLEANFILES += %D%/test-cuda-functors$(EXEEXT) %D%/test-cuda-functors.o
+%D%/test-cuda-functors.o: %D%/test-cuda-functors.cu $(top_srcdir)/plugins/cuda/reduce_ops.cuh \
+	$(top_srcdir)/plugins/cuda/kernels.cuh $(top_srcdir)/plugins/cuda/cuda.h $(top_srcdir)/tests/tap.h
+	$(AM_V_GEN)$(NVCC) $(BP_NVCC_ALLFLAGS) -I$(top_srcdir)/plugins/cuda -I$(top_srcdir)/tests \
+	  -c $< -o $@
+%D%/test-cuda-functors$(EXEEXT): %D%/test-cuda-functors.o tests/libtap.la
+	$(AM_V_CCLD)$(LIBTOOL) $(AM_V_lt) --tag=CC --mode=link $(CCLD) $(AM_LDFLAGS) $(LDFLAGS) \
+	  -o $@ %D%/test-cuda-functors.o tests/libtap.la -L$(CUDA_LIBDIR) -lcudart_static -lrt \
+	  $(BP_DL_LIBS) $(BP_PTHREAD_LIBS) -lstdc++ -lm
+endif
