@@ -728,7 +728,7 @@ __attribute__((noinline)) static size_t fill_defaults(const bp_op *op, bp_stack 
 static inline bp_status call(const bp_op *op, bp_stack *stack, const char *const *kwnames,
                              size_t nkw) {
   if (BP__UNLIKELY(!op || !stack || stack->struct_size < BP_STACK_STRUCT_SIZE ||
-                   stack->top > stack->capacity))
+                   stack->top > stack->capacity || (!stack->values && stack->capacity)))
     return bad_call(op, stack);
   size_t top = stack->top;
   stack->top = 0;
@@ -839,7 +839,8 @@ BP_API bp_status bp_op_meta(const bp_op *op, const bp_stack *stack, bp_tensor_me
   if (!op || !stack || !outs)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_meta: %s is NULL",
                      !op ? "op" : !stack ? "stack" : "outs");
-  if (stack->struct_size < BP_STACK_STRUCT_SIZE || stack->top > stack->capacity)
+  if (stack->struct_size < BP_STACK_STRUCT_SIZE || stack->top > stack->capacity ||
+      (!stack->values && stack->capacity))
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_meta: the stack is not initialised or is corrupt");
   bool nested = false;
   bp__reader *r = bp__read_enter(&nested);

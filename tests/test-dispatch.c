@@ -176,6 +176,21 @@ static void argument_checks_name_the_argument(void) {
   memset(&raw, 0, sizeof raw);
   is_status(bp_call(muladd, &raw), BP_ERR_INVALID_ARGUMENT);
   has_str(bp_last_error(), "use BP_STACK_INIT");
+  /* A stack without its array (say, from an unchecked malloc) is refused
+   * as the stack functions refuse it, never read or written through. */
+  bp_stack noarray = BP_STACK_INIT(NULL, 4);
+  noarray.top = 2;
+  is_status(bp_stack_push_int(&noarray, 1), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "stack is corrupt");
+  const bp_op *add = must_find("good::add");
+  is_status(bp_call(add, &noarray), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "or is corrupt");
+  is_int(noarray.top, 0);
+  noarray.top = 2;
+  bp_tensor_meta meta_out;
+  meta_out.struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  is_status(bp_op_meta(add, &noarray, &meta_out, 1), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "is corrupt");
   bp_tensor_release(i32);
   bp_tensor_release(a);
   bp_tensor_release(b);
