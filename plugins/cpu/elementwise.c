@@ -602,7 +602,10 @@ static uint64_t gcd64(uint64_t a, uint64_t b) {
  * every element of a starts at a->data plus a multiple of g (the gcd of
  * both views' byte strides) away from b's, which rules out interleaved
  * views such as the even and odd elements of one buffer.  Anything else
- * counts as overlapping.
+ * counts as overlapping: with d the distance from b's start to a's modulo
+ * g, an element of a that starts d bytes after one of b meets it when d <
+ * b's itemsize, and one that starts g - d bytes before it when g - d < a's
+ * itemsize (the views may differ in dtype).
  */
 static bool may_overlap(const bp_tensor_view *a, const bp_tensor_view *b) {
   if (a->numel == 0 || b->numel == 0) return false;
@@ -618,7 +621,7 @@ static bool may_overlap(const bp_tensor_view *a, const bp_tensor_view *b) {
   if (g == 0) return true; /* two single elements whose spans meet */
   int64_t diff = (int64_t)((intptr_t)alo - (intptr_t)blo) % (int64_t)g; /* a - b mod g */
   if (diff < 0) diff += (int64_t)g;
-  return diff < a->itemsize || (int64_t)g - diff < b->itemsize;
+  return diff < b->itemsize || (int64_t)g - diff < a->itemsize;
 }
 
 /* Whether two views address exactly the same elements in the same order. */

@@ -2085,6 +2085,32 @@ static void copy_overlap(void) {
     bp_tensor_release(src);
     bp_tensor_release(base);
   }
+  /* One buffer seen in two dtypes (bp_tensor_from_blob twice), whose
+   * elements differ in size: the float16 self[k], at byte 18 + 16 k, lies
+   * inside the int64 src[k + 1], at byte 16 (k + 1), so copying element by
+   * element would overwrite src[k + 1] before reading it. */
+  {
+    int64_t buf[8] = {1, 0, 2, 0, 3, 0, 4, 0};
+    int64_t n3[] = {3};
+    bp_tensor *src = NULL, *self = NULL;
+    is_status(bp_tensor_from_blob(BP_CPU, BP_INT64, 1, n3, (int64_t[]){2}, buf, NULL, NULL, &src),
+              BP_OK);
+    is_status(bp_tensor_from_blob(BP_CPU, BP_FLOAT16, 1, n3, (int64_t[]){8}, (char *)buf + 18,
+                                  NULL, NULL, &self),
+              BP_OK);
+    ctx_set("copy_ float16 self inside the next element of an int64 src (one buffer)");
+    bp_value slots[2];
+    bp_stack s = BP_STACK_INIT(slots, 2);
+    bp_stack_push_tensor(&s, self);
+    bp_stack_push_tensor(&s, src);
+    bp_tensor *res = RUN(op, &s, .mut = self, .ret = RET_SELF);
+    rt *w = lit_f(BP_FLOAT16, 1, n3, (double[]){1, 2, 3});
+    if (res) CLOSE(res, w, 1, TOL_PLAIN);
+    rt_free(w);
+    bp_tensor_release(res);
+    bp_tensor_release(self);
+    bp_tensor_release(src);
+  }
   cpu_done();
 }
 
