@@ -461,9 +461,12 @@ rt *ref_layer_norm(const rt *x, int32_t nnorm, const rt *w, const rt *b, double 
   if (len == 0) return o;
   for (int64_t r = 0; r < x->numel / len; r++) {
     const double *v = x->f + r * len;
+    /* The mean as the first value plus the mean deviation from it: exact
+     * for a row of one value, whose variance is then exactly 0 (a plain
+     * sum divided by len can miss the value by an ulp). */
     double mean = 0, var = 0;
-    for (int64_t j = 0; j < len; j++) mean += v[j];
-    mean /= (double)len;
+    for (int64_t j = 0; j < len; j++) mean += v[j] - v[0];
+    mean = v[0] + mean / (double)len;
     for (int64_t j = 0; j < len; j++) var += (v[j] - mean) * (v[j] - mean);
     var /= (double)len;
     double inv = 1 / sqrt(var + eps);

@@ -1503,6 +1503,28 @@ static void layer_norm(void) {
     bp_tensor *ts[] = {res, x, w, b};
     for (int i = 0; i < 4; i++) bp_tensor_release(ts[i]);
   }
+  {
+    /* Rows of one value (0.1, 0.7, 1.1: their float64 sums divided by 7
+     * are not the value), eps=0: the variance is exactly 0 and every
+     * result 0/0, NaN, in the plugin and in the reference alike. */
+    int64_t sz[] = {3, 7}, ns[] = {7};
+    rt *rx = rt_new(BP_FLOAT64, 2, sz);
+    for (int64_t i = 0; i < 21; i++) rx->f[i] = i < 7 ? 0.1 : i < 14 ? 0.7 : 1.1;
+    rt *nan = rt_new(BP_FLOAT64, 2, sz);
+    for (int64_t i = 0; i < 21; i++) nan->f[i] = NAN;
+    rng r;
+    rng_seed(&r, 0x1a7e0001);
+    bp_tensor *x = tensor_from(&r, rx, LAY_CONTIG, NULL);
+    ctx_set("layer_norm of constant rows, eps=0: the reference");
+    rt *want = ref_layer_norm(rx, 1, NULL, NULL, 0);
+    bp_tensor *wt = tensor_from(&r, want, LAY_CONTIG, NULL);
+    CLOSE(wt, nan, 1, TOL_PLAIN);
+    ctx_set("layer_norm of constant rows, eps=0");
+    check_layer_norm(x, rx, 1, ns, NULL, NULL, NULL, NULL, 0);
+    rt_free(want);
+    rt_free(nan);
+    bp_tensor_release(wt);
+  }
   cpu_done();
 }
 
