@@ -409,6 +409,24 @@ static bp_status check_args(const bp_op *op, bp_value *args) {
     if (BP__UNLIKELY(want == BP_TAG_TENSOR && !v->u.tensor))
       return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u '%s': the tensor is NULL",
                        op->name, i, arg_name(op, i));
+    /* A value written directly (not pushed) may hold NULL where the push
+     * functions refuse it; kernels and meta functions must not see it. */
+    if (BP__UNLIKELY(want == BP_TAG_STR && !v->u.str))
+      return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u '%s': the string is NULL",
+                       op->name, i, arg_name(op, i));
+    if ((want == BP_TAG_INT_LIST || want == BP_TAG_FLOAT_LIST || want == BP_TAG_TENSOR_LIST) &&
+        v->len > 0) {
+      if (BP__UNLIKELY(!v->u.ints))
+        return bp__error(BP_ERR_INVALID_ARGUMENT,
+                         "%s: argument #%u '%s': the list of %u elements is NULL", op->name, i,
+                         arg_name(op, i), v->len);
+      if (want == BP_TAG_TENSOR_LIST)
+        for (uint32_t e = 0; e < v->len; e++)
+          if (BP__UNLIKELY(!v->u.tensors[e]))
+            return bp__error(BP_ERR_INVALID_ARGUMENT,
+                             "%s: argument #%u '%s': element %u of the list is NULL", op->name, i,
+                             arg_name(op, i), e);
+    }
     if (BP__UNLIKELY(op->arg_list_size[i] >= 0 && v->len != (uint32_t)op->arg_list_size[i])) {
       char want_s[64];
       type_spelling(op, i, want_s, sizeof want_s);
@@ -560,8 +578,8 @@ __attribute__((noinline, cold)) static bp_status fail_kernel(const bp_op *op, co
 
 /*
  * The fast path's argument scan, for ops with no list arguments: every tag
- * exactly as the schema says and every tensor non-NULL and on the first
- * tensor's device.  Anything else (None for an optional, an int for a
+ * exactly as the schema says, every string and tensor non-NULL, and every
+ * tensor on the first tensor's device.  Anything else (None for an optional, an int for a
  * float, a device mismatch) returns -1 and the call takes the general
  * path, which accepts or explains it.  Returns the device slot.
  */
@@ -573,6 +591,8 @@ static inline bool scan_one(const bp_op *op, const bp_value *args, uint32_t i, u
     if (BP__UNLIKELY(!v->u.tensor)) return false;
     memcpy(&d, &v->u.tensor->view.device, sizeof d);
     if (BP__UNLIKELY(d != dev)) return false;
+  } else if (BP__UNLIKELY(v->tag == BP_TAG_STR && !v->u.str)) {
+    return false;
   }
   return true;
 }

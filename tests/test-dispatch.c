@@ -152,6 +152,52 @@ static void argument_checks_name_the_argument(void) {
   slots[2].tag = 99;
   is_status(bp_call(muladd, &s), BP_ERR_TYPE);
   has_str(bp_last_error(), "expected float, got an invalid tag 99");
+  /* So is a NULL string, list array or list element written directly. */
+  const bp_op *gelu = must_find("core::gelu"), *sum = must_find("core::sum"),
+              *sink = must_find("good::sink");
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_str(&s, "none");
+  slots[1].u.str = NULL;
+  is_status(bp_call(gelu, &s), BP_ERR_INVALID_ARGUMENT);
+  is_str(bp_last_error(), "core::gelu: argument #1 'approximate': the string is NULL");
+  const char *approx[] = {"approximate"};
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_str(&s, "none");
+  slots[1].u.str = NULL;
+  is_status(bp_call_kw(gelu, &s, approx, 1), BP_ERR_INVALID_ARGUMENT);
+  is_str(bp_last_error(), "core::gelu: argument #1 'approximate': the string is NULL");
+  int64_t dims[2] = {0, 0};
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_int_list(&s, dims, 2);
+  slots[1].u.ints = NULL;
+  is_status(bp_call(sum, &s), BP_ERR_INVALID_ARGUMENT);
+  is_str(bp_last_error(), "core::sum: argument #1 'dim': the list of 2 elements is NULL");
+  bp_value big[18];
+  bp_stack bs = BP_STACK_INIT(big, 18);
+  bp_tensor *tl[2] = {a, b};
+  int64_t il[1] = {1};
+  double fl[1] = {1};
+  bp_stack_push_tensor(&bs, a);
+  bp_stack_push_none(&bs);
+  bp_stack_push_int(&bs, 1);
+  bp_stack_push_none(&bs);
+  bp_stack_push_float(&bs, 1);
+  bp_stack_push_none(&bs);
+  bp_stack_push_bool(&bs, true);
+  bp_stack_push_none(&bs);
+  bp_stack_push_str(&bs, "s");
+  bp_stack_push_none(&bs);
+  bp_stack_push_scalar_type(&bs, BP_INT16);
+  bp_stack_push_none(&bs);
+  bp_stack_push_device(&bs, BP_CPU);
+  bp_stack_push_none(&bs);
+  bp_stack_push_int_list(&bs, il, 1);
+  bp_stack_push_float_list(&bs, fl, 1);
+  is_status(bp_stack_push_tensor_list(&bs, tl, 2), BP_OK);
+  tl[1] = NULL; /* the caller's array changed after the push */
+  is_status(bp_call(sink, &bs), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "good::sink: argument #16 ");
+  has_str(bp_last_error(), ": element 1 of the list is NULL");
   /* The kernel's own checks come back with its message. */
   int64_t n2 = 2;
   bp_tensor *i32 = NULL;
