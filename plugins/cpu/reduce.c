@@ -666,8 +666,15 @@ static bp_status run_columns(plan *p) {
   int64_t tasks = p->nout / j.inner * j.nblk, width = j.inner < COLS ? j.inner : COLS;
   int64_t per = p->nred * width; /* elements per task */
   /* Too few blocks for the threads: split the reduced range too, which
-   * also makes each thread read whole rows of memory in order. */
-  p->pieces = tasks < threads && per >= 4 * CPU_GRAIN ? threads : 1;
+   * also makes each thread read whole rows of memory in order.  Only into
+   * as many pieces as fill the threads: each piece of a block keeps COLS
+   * partial results, so a piece per thread for every block needed up to
+   * threads times the memory. */
+  p->pieces = 1;
+  if (tasks < threads && per >= 4 * CPU_GRAIN) {
+    p->pieces = (threads + tasks - 1) / tasks;
+    if (p->pieces > p->nred) p->pieces = p->nred;
+  }
   if (p->pieces > 1) {
     j.parts = malloc((size_t)(tasks * p->pieces * COLS) * sizeof *j.parts);
     if (!j.parts) return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "cpu: out of memory in a reduction");

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "harness.h"
 #include "testutil.h"
@@ -2649,6 +2650,38 @@ static void large_tensors_three_threads(void) {
   cpu_done();
 }
 
+/* A column reduction with fewer blocks of outputs than threads splits
+ * the reduced range too, keeping a partial result per output and piece:
+ * only as many pieces as fill the threads, not a piece per thread for
+ * every block.  sum(dim=0) of a [32, 32768] float32 (4 MiB, 8 blocks of
+ * 4096 columns) with 64 threads wanted 84 MB of partial results (8
+ * blocks x 64 pieces x 4096); 8 pieces per block need 10.5 MB. */
+static void column_pieces_memory(void) {
+  setenv("BP_CPU_THREADS", "64", 1);
+  cpu_setup();
+  rng r;
+  rng_seed(&r, 0xc01d);
+  int64_t sz[] = {32, 32768}, d0[] = {0}, cnt;
+  rt *ra;
+  bp_tensor *a = gen_tensor(&r, BP_FLOAT32, 2, sz, LAY_CONTIG, VP_FINITE, &ra, NULL);
+  ctx_set("sum(float32 [32, 32768], dim=0) with 64 threads");
+  struct rusage before, after;
+  getrusage(RUSAGE_SELF, &before);
+  bp_tensor *res = call_reduce("sum", a, d0, 1, false);
+  getrusage(RUSAGE_SELF, &after);
+  rt *w = ref_reduce(RR_SUM, ra, d0, 1, false, BP_DTYPE_INVALID, &cnt);
+  if (res) CLOSE(res, w, cnt, TOL_SUM);
+  long grown_mb = (after.ru_maxrss - before.ru_maxrss) / 1024;
+  if (grown_mb > 40)
+    REPORT("memory", "the peak resident set grew by %ld MB for a 4 MB input (expected < 40)",
+           grown_mb);
+  rt_free(w);
+  rt_free(ra);
+  bp_tensor_release(res);
+  bp_tensor_release(a);
+  cpu_done();
+}
+
 /* Several host threads calling at once: the pool runs one job at a time
  * and callers that find it busy run inline; every result must still be
  * right. */
@@ -3139,6 +3172,7 @@ int main(void) {
       TAP_CASE(large_tensors),
       TAP_CASE(large_tensors_one_thread),
       TAP_CASE(large_tensors_three_threads),
+      TAP_CASE(column_pieces_memory),
       TAP_CASE(concurrent_callers),
       TAP_CASE(errors_dtype),
       TAP_CASE(errors_shape),
