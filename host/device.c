@@ -284,7 +284,7 @@ BP_API bp_status bp_device_count(int32_t type, int32_t *out_count) {
   return BP_OK;
 }
 
-BP_API bp_status bp_device_type_flags(int32_t type, uint32_t *out_flags) {
+static bp_status device_type_flags_in(int32_t type, uint32_t *out_flags) {
   if (!out_flags)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_device_type_flags: out_flags is NULL");
   bp__device_type *dt = bp__device_lookup(type);
@@ -312,7 +312,7 @@ BP_API bp_status bp_device_memory_in_use(int32_t type, int64_t *out_bytes) {
   return BP_OK;
 }
 
-BP_API bp_status bp_device_properties(bp_device device, bp_device_props *out_props) {
+static bp_status device_properties_in(bp_device device, bp_device_props *out_props) {
   if (!out_props)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_device_properties: out_props is NULL");
   if (out_props->struct_size < BP_STRUCT_SIZE(bp_device_props, name))
@@ -324,6 +324,9 @@ BP_API bp_status bp_device_properties(bp_device device, bp_device_props *out_pro
   bp_status st = bp__device_check(device, "bp_device_properties", &dt);
   if (st) return st;
   const bp_device_iface *iface = atomic_load_explicit(&dt->iface, memory_order_acquire);
+  if (!iface)
+    return bp__error(BP_ERR_DEVICE, "bp_device_properties: device type '%s' is being unloaded",
+                     dt->name);
   size_t caller_size = out_props->struct_size;
   memset(out_props, 0, caller_size);
   out_props->struct_size = caller_size;
@@ -577,7 +580,7 @@ static bp_status device_failed(bp_status st, bp__device_type *dt, bp_device devi
   return bp__plugin_failed(st, dt->name, what);
 }
 
-BP_API bp_status bp_device_synchronize(bp_device device) {
+static bp_status device_synchronize_in(bp_device device) {
   bp__device_type *dt;
   const bp_device_iface *iface;
   bp_status st = device_iface_for(device, "bp_device_synchronize", &dt, &iface);
@@ -586,7 +589,7 @@ BP_API bp_status bp_device_synchronize(bp_device device) {
   return st ? device_failed(st, dt, device, "synchronize()") : BP_OK;
 }
 
-BP_API bp_status bp_stream_create(bp_device device, bp_stream **out_stream) {
+static bp_status stream_create_in(bp_device device, bp_stream **out_stream) {
   if (!out_stream)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_stream_create: out_stream is NULL");
   *out_stream = NULL;
@@ -602,7 +605,7 @@ BP_API bp_status bp_stream_create(bp_device device, bp_stream **out_stream) {
   return BP_OK;
 }
 
-BP_API bp_status bp_stream_destroy(bp_device device, bp_stream *stream) {
+static bp_status stream_destroy_in(bp_device device, bp_stream *stream) {
   if (!stream) return BP_OK;
   GET_IFACE_WITH("bp_stream_destroy", stream_destroy, "streams");
   st = iface->stream_destroy(iface->user_data, device.index, stream);
@@ -611,7 +614,7 @@ BP_API bp_status bp_stream_destroy(bp_device device, bp_stream *stream) {
   return BP_OK;
 }
 
-BP_API bp_status bp_stream_get_current(bp_device device, bp_stream **out_stream) {
+static bp_status stream_get_current_in(bp_device device, bp_stream **out_stream) {
   if (!out_stream)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_stream_get_current: out_stream is NULL");
   *out_stream = NULL;
@@ -623,19 +626,19 @@ BP_API bp_status bp_stream_get_current(bp_device device, bp_stream **out_stream)
   return BP_OK;
 }
 
-BP_API bp_status bp_stream_set_current(bp_device device, bp_stream *stream) {
+static bp_status stream_set_current_in(bp_device device, bp_stream *stream) {
   GET_IFACE_WITH("bp_stream_set_current", stream_set_current, "streams");
   st = iface->stream_set_current(iface->user_data, device.index, stream);
   return st ? device_failed(st, dt, device, "stream_set_current()") : BP_OK;
 }
 
-BP_API bp_status bp_stream_synchronize(bp_device device, bp_stream *stream) {
+static bp_status stream_synchronize_in(bp_device device, bp_stream *stream) {
   GET_IFACE_WITH("bp_stream_synchronize", stream_synchronize, "streams");
   st = iface->stream_synchronize(iface->user_data, device.index, stream);
   return st ? device_failed(st, dt, device, "stream_synchronize()") : BP_OK;
 }
 
-BP_API bp_status bp_event_create(bp_device device, bp_event **out_event) {
+static bp_status event_create_in(bp_device device, bp_event **out_event) {
   if (!out_event)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_event_create: out_event is NULL");
   *out_event = NULL;
@@ -651,7 +654,7 @@ BP_API bp_status bp_event_create(bp_device device, bp_event **out_event) {
   return BP_OK;
 }
 
-BP_API bp_status bp_event_destroy(bp_device device, bp_event *event) {
+static bp_status event_destroy_in(bp_device device, bp_event *event) {
   if (!event) return BP_OK;
   GET_IFACE_WITH("bp_event_destroy", event_destroy, "events");
   st = iface->event_destroy(iface->user_data, device.index, event);
@@ -660,23 +663,96 @@ BP_API bp_status bp_event_destroy(bp_device device, bp_event *event) {
   return BP_OK;
 }
 
-BP_API bp_status bp_event_record(bp_device device, bp_event *event, bp_stream *stream) {
+static bp_status event_record_in(bp_device device, bp_event *event, bp_stream *stream) {
   if (!event) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_event_record: event is NULL");
   GET_IFACE_WITH("bp_event_record", event_record, "events");
   st = iface->event_record(iface->user_data, device.index, event, stream);
   return st ? device_failed(st, dt, device, "event_record()") : BP_OK;
 }
 
-BP_API bp_status bp_stream_wait_event(bp_device device, bp_stream *stream, bp_event *event) {
+static bp_status stream_wait_event_in(bp_device device, bp_stream *stream, bp_event *event) {
   if (!event) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_stream_wait_event: event is NULL");
   GET_IFACE_WITH("bp_stream_wait_event", stream_wait_event, "events");
   st = iface->stream_wait_event(iface->user_data, device.index, stream, event);
   return st ? device_failed(st, dt, device, "stream_wait_event()") : BP_OK;
 }
 
-BP_API bp_status bp_event_synchronize(bp_device device, bp_event *event) {
+static bp_status event_synchronize_in(bp_device device, bp_event *event) {
   if (!event) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_event_synchronize: event is NULL");
   GET_IFACE_WITH("bp_event_synchronize", event_synchronize, "events");
   st = iface->event_synchronize(iface->user_data, device.index, event);
   return st ? device_failed(st, dt, device, "event_synchronize()") : BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The public device calls, each inside a read section                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * These calls run plugin code (or read the plugin's interface) without a
+ * tensor that would keep the plugin loaded, so each runs inside a read
+ * section: an unload, which hides the device type and then waits for read
+ * sections to end, never closes the plugin under them.  One that starts
+ * after the type is hidden finds it unregistered.
+ */
+#define IN_READ_SECTION(fn, call)                                                 \
+  do {                                                                           \
+    bool nested_ = false;                                                        \
+    bp__reader *r_ = bp__read_enter(&nested_);                                   \
+    if (!r_) return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);    \
+    bp_status st_ = (call);                                                      \
+    bp__read_exit(r_, nested_);                                                  \
+    return st_;                                                                  \
+  } while (0)
+
+BP_API bp_status bp_device_type_flags(int32_t type, uint32_t *out_flags) {
+  IN_READ_SECTION("bp_device_type_flags", device_type_flags_in(type, out_flags));
+}
+
+BP_API bp_status bp_device_properties(bp_device device, bp_device_props *out_props) {
+  IN_READ_SECTION("bp_device_properties", device_properties_in(device, out_props));
+}
+
+BP_API bp_status bp_device_synchronize(bp_device device) {
+  IN_READ_SECTION("bp_device_synchronize", device_synchronize_in(device));
+}
+
+BP_API bp_status bp_stream_create(bp_device device, bp_stream **out_stream) {
+  IN_READ_SECTION("bp_stream_create", stream_create_in(device, out_stream));
+}
+
+BP_API bp_status bp_stream_destroy(bp_device device, bp_stream *stream) {
+  IN_READ_SECTION("bp_stream_destroy", stream_destroy_in(device, stream));
+}
+
+BP_API bp_status bp_stream_get_current(bp_device device, bp_stream **out_stream) {
+  IN_READ_SECTION("bp_stream_get_current", stream_get_current_in(device, out_stream));
+}
+
+BP_API bp_status bp_stream_set_current(bp_device device, bp_stream *stream) {
+  IN_READ_SECTION("bp_stream_set_current", stream_set_current_in(device, stream));
+}
+
+BP_API bp_status bp_stream_synchronize(bp_device device, bp_stream *stream) {
+  IN_READ_SECTION("bp_stream_synchronize", stream_synchronize_in(device, stream));
+}
+
+BP_API bp_status bp_event_create(bp_device device, bp_event **out_event) {
+  IN_READ_SECTION("bp_event_create", event_create_in(device, out_event));
+}
+
+BP_API bp_status bp_event_destroy(bp_device device, bp_event *event) {
+  IN_READ_SECTION("bp_event_destroy", event_destroy_in(device, event));
+}
+
+BP_API bp_status bp_event_record(bp_device device, bp_event *event, bp_stream *stream) {
+  IN_READ_SECTION("bp_event_record", event_record_in(device, event, stream));
+}
+
+BP_API bp_status bp_stream_wait_event(bp_device device, bp_stream *stream, bp_event *event) {
+  IN_READ_SECTION("bp_stream_wait_event", stream_wait_event_in(device, stream, event));
+}
+
+BP_API bp_status bp_event_synchronize(bp_device device, bp_event *event) {
+  IN_READ_SECTION("bp_event_synchronize", event_synchronize_in(device, event));
 }

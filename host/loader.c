@@ -382,14 +382,20 @@ BP_API bp_status bp_plugin_unload(bp_plugin *p) {
                    "still alive (destroy them first)", p->name, (long long)live,
                    live == 1 ? "" : "s", live == 1 ? "" : "s", dev);
   } else {
-    /* Stop new allocations, let running ones finish, and look again: a
-     * tensor created in between keeps the plugin. */
+    /* Stop new allocations and device calls, let running ones finish, and
+     * look again: a tensor, stream or event created in between keeps the
+     * plugin. */
     bp__device_hide_owner(p);
     bp__synchronize();
     if ((live = bp__device_live_for_owner(p, &dev)) > 0) {
       bp__device_restore_owner(p);
       st = bp__error(BP_ERR_BUSY, "plugin '%s': %lld tensor%s on its device type '%s' still alive",
                      p->name, (long long)live, live == 1 ? " is" : "s are", dev);
+    } else if ((live = bp__device_handles_for_owner(p, &dev)) > 0) {
+      bp__device_restore_owner(p);
+      st = bp__error(BP_ERR_BUSY, "plugin '%s': %lld stream%s or event%s on its device type '%s' "
+                     "still alive (destroy them first)", p->name, (long long)live,
+                     live == 1 ? "" : "s", live == 1 ? "" : "s", dev);
     }
   }
   if (st) {

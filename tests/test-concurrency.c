@@ -499,6 +499,37 @@ static void unload_during_device_alloc(void) {
   is_int(bp_live_tensor_count(), 0);
 }
 
+static void *sync_job(void *arg) {
+  device_job *j = arg;
+  j->st = bp_device_synchronize(bp_device_make(j->type, 0));
+  atomic_store(&j->done, true);
+  return NULL;
+}
+
+/* A device call that is not a tensor's (here synchronize(), which sleeps
+ * 300 ms) is plugin code too: an unload while it runs must wait for it to
+ * return before teardown() and dlclose(); otherwise vendor_a aborts, or
+ * the call returns into unmapped code. */
+static void unload_during_device_synchronize(void) {
+  ok(setenv("VENDOR_SYNC_DELAY_US", "300000", 1) == 0);
+  bp_plugin *va = must_load("vendor_a");
+  if (!va) return;
+  device_job j = {.type = npu_a_code()};
+  pthread_t tid;
+  ok(pthread_create(&tid, NULL, sync_job, &j) == 0);
+  sleep_us(50000); /* inside vendor_a's synchronize() */
+  ok(!atomic_load(&j.done));
+  is_status(bp_plugin_unload(va), BP_OK);
+  ok(atomic_load(&j.done)); /* the unload waited for it */
+  pthread_join(tid, NULL);
+  is_status(j.st, BP_OK);
+  /* Once the device type is gone, the calls say so. */
+  is_status(bp_device_synchronize(bp_device_make(j.type, 0)), BP_ERR_DEVICE);
+  bp_device_props props;
+  props.struct_size = BP_DEVICE_PROPS_STRUCT_SIZE;
+  is_status(bp_device_properties(bp_device_make(j.type, 0), &props), BP_ERR_DEVICE);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(calls_survive_load_unload),
@@ -507,6 +538,7 @@ int main(void) {
       TAP_CASE(meta_survives_load_unload),
       TAP_CASE(unload_during_device_alloc),
       TAP_CASE(unload_during_device_free),
+      TAP_CASE(unload_during_device_synchronize),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }

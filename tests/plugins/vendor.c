@@ -109,6 +109,9 @@ static bp_status dev_copy(void *ud, void *dst, bp_device dd, const void *src, bp
 static bp_status dev_sync(void *ud, int32_t index) {
   (void)ud;
   (void)index;
+  atomic_fetch_add(&running, 1);
+  delay_from_env("VENDOR_SYNC_DELAY_US");
+  atomic_fetch_sub(&running, 1);
   return BP_OK;
 }
 
