@@ -50,7 +50,7 @@ mknpy "$tmp/c.npy" '<c8' '(1,)' '\000\000\000\000\000\000\000\000'
 echo "not a tensor" > "$tmp/text.npy"
 head -c 130 "$tmp/a.npy" > "$tmp/short.npy"
 
-echo "1..31"
+echo "1..32"
 bprun core::muladd "$tmp/a.npy" "$tmp/b.npy" 2.5 -o "$tmp/out.npy"
 if [ "$st" -eq 0 ] && [ ! -s "$tmp/out" ] && [ -s "$tmp/out.npy" ]; then ok "muladd writes its result to out.npy, silently"
 else bad "muladd writes its result to out.npy, silently"; fi
@@ -100,6 +100,10 @@ expect_error "a scalar that does not parse" "argument #2 'dim': expected an int,
 bprun --device nodev core::softmax "$tmp/a.npy" 0
 st=$((st - 1)) # a usage error: 2
 expect_error "an unknown device" "no device type 'nodev'"
+bprun --device cpu:x core::softmax "$tmp/a.npy" 0
+st=$((st - 1))
+expect_error "a device index that is not a number is named as such" \
+  "--device: 'cpu:x' has no valid device index after the ':' (expected e.g. cpu:0)"
 bprun core::muladd "$tmp/missing.npy" "$tmp/b.npy" 1
 expect_error "a missing file" "missing.npy: cannot open: No such file or directory"
 "$run" --write "$tmp/w.npy" int16 2,3 1,-2,3,-4,5,-6 > "$tmp/out" 2>&1 && "$run" --show "$tmp/w.npy" > "$tmp/out" 2>&1

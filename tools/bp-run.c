@@ -537,7 +537,7 @@ static int device_type_by_name(const char *name, size_t len, int32_t *out) {
   return -1;
 }
 
-/* "cpu", "cuda:1", ... */
+/* "cpu", "cuda:1", ...: -1 for an unknown type, -2 for a bad index. */
 static int parse_device(const char *text, bp_device *out) {
   const char *colon = strchr(text, ':');
   size_t len = colon ? (size_t)(colon - text) : strlen(text);
@@ -546,8 +546,9 @@ static int parse_device(const char *text, bp_device *out) {
   long index = 0;
   if (colon) {
     char *end;
+    errno = 0;
     index = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || *end || index < 0 || index > INT32_MAX) return -1;
+    if (end == colon + 1 || *end || errno || index < 0 || index > INT32_MAX) return -2;
   }
   *out = bp_device_make(type, (int32_t)index);
   return 0;
@@ -816,9 +817,13 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < nplugins; i++)
     if (bp_plugin_load(plugins[i], NULL) != BP_OK) die(1, "%s", bp_last_error());
   if (discover && bp_plugin_discover(NULL) != BP_OK) die(1, "%s", bp_last_error());
-  if (device_text && parse_device(device_text, &target) != 0)
-    die(2, "--device: no device type '%s' is registered (loaded plugins decide which exist)",
-        device_text);
+  int dev_parse = device_text ? parse_device(device_text, &target) : 0;
+  if (dev_parse == -1)
+    die(2, "--device: no device type '%.*s' is registered (loaded plugins decide which exist)",
+        (int)strcspn(device_text, ":"), device_text);
+  if (dev_parse == -2)
+    die(2, "--device: '%s' has no valid device index after the ':' (expected e.g. %.*s:0)",
+        device_text, (int)strcspn(device_text, ":"), device_text);
   if (device_text) {
     int32_t count = 0;
     if (bp_device_count(target.type, &count) != BP_OK || target.index >= count)
