@@ -15,7 +15,8 @@
  *   plugin.cu      entry point, setup, the "cuda" and "cuda_host" device
  *                  types: allocator, copies, streams and events
  *   elementwise.cu binary, unary, where, muladd, cast, contiguous, fill_,
- *                  copy_, add.out
+ *                  copy_, add.out (their functors in elementwise_ops.cuh,
+ *                  which tests also run on the host)
  *   reduce.cu      sum, mean, amax, amin, argmax (their functors in
  *                  reduce_ops.cuh, which tests also run on the host)
  *   nn.cu          softmax, log_softmax, layer_norm

@@ -127,16 +127,16 @@ template <> struct Tr<b8> {
 /* ------------------------------------------------------------------------ */
 
 /* lv(x): a stored value loaded as float, double or int64 (bool as 0/1). */
-static __device__ __forceinline__ float lv(float x) { return x; }
-static __device__ __forceinline__ double lv(double x) { return x; }
-static __device__ __forceinline__ float lv(h16 x) { return Tr<h16>::ld(x); }
-static __device__ __forceinline__ float lv(bf16 x) { return Tr<bf16>::ld(x); }
-static __device__ __forceinline__ int64_t lv(int8_t x) { return x; }
-static __device__ __forceinline__ int64_t lv(int16_t x) { return x; }
-static __device__ __forceinline__ int64_t lv(int32_t x) { return x; }
-static __device__ __forceinline__ int64_t lv(int64_t x) { return x; }
-static __device__ __forceinline__ int64_t lv(uint8_t x) { return x; }
-static __device__ __forceinline__ int64_t lv(b8 x) { return x.x != 0; }
+static CU_HD float lv(float x) { return x; }
+static CU_HD double lv(double x) { return x; }
+static CU_HD float lv(h16 x) { return Tr<h16>::ld(x); }
+static CU_HD float lv(bf16 x) { return Tr<bf16>::ld(x); }
+static CU_HD int64_t lv(int8_t x) { return x; }
+static CU_HD int64_t lv(int16_t x) { return x; }
+static CU_HD int64_t lv(int32_t x) { return x; }
+static CU_HD int64_t lv(int64_t x) { return x; }
+static CU_HD int64_t lv(uint8_t x) { return x; }
+static CU_HD int64_t lv(b8 x) { return x.x != 0; }
 
 /* Float to integer: truncates toward zero, saturates, NaN gives 0.  The
  * range checks come first, as out-of-range conversions are undefined;
@@ -154,7 +154,7 @@ CU_LIM(int64_t, INT64_MIN, INT64_MAX)
 CU_LIM(uint8_t, 0, UINT8_MAX)
 #undef CU_LIM
 
-template <class T> __host__ __device__ __forceinline__ T cu_sat(double d) {
+template <class T> __host__ CU_HD T cu_sat(double d) {
   if (d != d) return 0;
   if (!(d > (double)Lim<T>::min - 1.0)) return Lim<T>::min;
   if (!(d < (double)Lim<T>::max + 1.0)) return Lim<T>::max;
@@ -164,48 +164,48 @@ template <class T> __host__ __device__ __forceinline__ T cu_sat(double d) {
 /* Cv<D>::f(v): converts a loaded value (float, double or int64) to D's
  * storage type by the rules of core::cast. */
 template <class D> struct Cv {
-  static __device__ __forceinline__ D f(float v) { return cu_sat<D>((double)v); }
-  static __device__ __forceinline__ D f(double v) { return cu_sat<D>(v); }
-  static __device__ __forceinline__ D f(int64_t v) { return (D)v; }
+  static CU_HD D f(float v) { return cu_sat<D>((double)v); }
+  static CU_HD D f(double v) { return cu_sat<D>(v); }
+  static CU_HD D f(int64_t v) { return (D)v; }
 };
 template <> struct Cv<float> {
-  static __device__ __forceinline__ float f(float v) { return v; }
-  static __device__ __forceinline__ float f(double v) { return (float)v; }
-  static __device__ __forceinline__ float f(int64_t v) { return (float)v; }
+  static CU_HD float f(float v) { return v; }
+  static CU_HD float f(double v) { return (float)v; }
+  static CU_HD float f(int64_t v) { return (float)v; }
 };
 template <> struct Cv<double> {
-  static __device__ __forceinline__ double f(float v) { return v; }
-  static __device__ __forceinline__ double f(double v) { return v; }
-  static __device__ __forceinline__ double f(int64_t v) { return (double)v; }
+  static CU_HD double f(float v) { return v; }
+  static CU_HD double f(double v) { return v; }
+  static CU_HD double f(int64_t v) { return (double)v; }
 };
 template <> struct Cv<h16> {
-  static __device__ __forceinline__ h16 f(float v) { return Tr<h16>::st(v); }
-  static __device__ __forceinline__ h16 f(double v) {
+  static CU_HD h16 f(float v) { return Tr<h16>::st(v); }
+  static CU_HD h16 f(double v) {
     h16 r;
     r.x = __half_as_ushort(__double2half(v));
     return r;
   }
-  static __device__ __forceinline__ h16 f(int64_t v) {
+  static CU_HD h16 f(int64_t v) {
     h16 r;
     r.x = __half_as_ushort(__ll2half_rn((long long)v));
     return r;
   }
 };
 template <> struct Cv<bf16> {
-  static __device__ __forceinline__ bf16 f(float v) { return Tr<bf16>::st(v); }
-  static __device__ __forceinline__ bf16 f(double v) {
+  static CU_HD bf16 f(float v) { return Tr<bf16>::st(v); }
+  static CU_HD bf16 f(double v) {
     bf16 r;
     r.x = __bfloat16_as_ushort(__double2bfloat16(v));
     return r;
   }
-  static __device__ __forceinline__ bf16 f(int64_t v) {
+  static CU_HD bf16 f(int64_t v) {
     bf16 r;
     r.x = __bfloat16_as_ushort(__ll2bfloat16_rn((long long)v));
     return r;
   }
 };
 template <> struct Cv<b8> {
-  template <class V> static __device__ __forceinline__ b8 f(V v) {
+  template <class V> static CU_HD b8 f(V v) {
     b8 r;
     r.x = (uint8_t)(v != 0);
     return r;

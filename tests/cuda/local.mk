@@ -26,11 +26,14 @@ if HAVE_CUDA
 TESTS += %D%/test-cuda-functors
 CLEANFILES += %D%/test-cuda-functors$(EXEEXT) %D%/test-cuda-functors.o
 %D%/test-cuda-functors.o: %D%/test-cuda-functors.cu $(top_srcdir)/plugins/cuda/reduce_ops.cuh \
+	$(top_srcdir)/plugins/cuda/elementwise_ops.cuh $(top_srcdir)/sdk/include/backplane/host.h \
 	$(top_srcdir)/plugins/cuda/kernels.cuh $(top_srcdir)/plugins/cuda/cuda.h $(top_srcdir)/tests/tap.h
 	$(AM_V_GEN)$(NVCC) $(BP_NVCC_ALLFLAGS) -I$(top_srcdir)/plugins/cuda -I$(top_srcdir)/tests \
 	  -c $< -o $@
-%D%/test-cuda-functors$(EXEEXT): %D%/test-cuda-functors.o tests/libtap.la
+%D%/test-cuda-functors$(EXEEXT): %D%/test-cuda-functors.o host/libbackplane.la tests/libtap.la \
+	plugins/cpu/cpu.la
 	$(AM_V_CCLD)$(LIBTOOL) $(AM_V_lt) --tag=CC --mode=link $(CCLD) $(AM_LDFLAGS) $(LDFLAGS) \
-	  -o $@ %D%/test-cuda-functors.o tests/libtap.la -L$(CUDA_LIBDIR) -lcudart_static -lrt \
+	  -o $@ %D%/test-cuda-functors.o host/libbackplane.la tests/libtap.la \
+	  -L$(CUDA_LIBDIR) -lcudart_static -lrt \
 	  $(BP_DL_LIBS) $(BP_PTHREAD_LIBS) -lstdc++ -lm
 endif

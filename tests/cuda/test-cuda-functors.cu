@@ -16,12 +16,24 @@
  *   mean        the sum divided by the count.
  * Inputs are drawn from palettes of edge values (NaN, infinities, signed
  * zeros, the integer limits) so that ties and NaN orders are common.
+ *
+ * The elementwise functors (plugins/cuda/elementwise_ops.cuh) are run on
+ * the host against the CPU plugin, through bp_call, over every pair of
+ * edge values of each dtype: every unary op, every binary op (add and sub
+ * with alpha 1 and another), and cast between every two dtypes.  As the
+ * CUDA kernels do, the inputs are first converted to the CPU result's
+ * dtype with the cast functor; results must match within twice the op
+ * set's tolerance, integers and bools exactly.  Only the functors run
+ * here: the kernels' indexing and launches need a GPU (test-cuda-ops).
  */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <backplane/host.h>
+
+#include "elementwise_ops.cuh"
 #include "reduce_ops.cuh"
 
 extern "C" {
@@ -256,11 +268,344 @@ static void sums_and_means(void) {
   is_int(check_float_sum<double>("float64", 1e-15), 0);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Elementwise functors against the CPU plugin                              */
+/* ------------------------------------------------------------------------ */
+
+static const int32_t dtypes[] = {BP_FLOAT32, BP_FLOAT64, BP_FLOAT16, BP_BFLOAT16, BP_INT8,
+                                 BP_INT16,   BP_INT32,   BP_INT64,   BP_UINT8,    BP_BOOL};
+#define NDT (sizeof dtypes / sizeof dtypes[0])
+
+/* Calls f.template operator()<T>() with T the storage type of dt. */
+template <class F> static void with_type(int32_t dt, F &&f) {
+  switch (dt) {
+    case BP_FLOAT32: f((float *)0); break;
+    case BP_FLOAT64: f((double *)0); break;
+    case BP_FLOAT16: f((h16 *)0); break;
+    case BP_BFLOAT16: f((bf16 *)0); break;
+    case BP_INT8: f((int8_t *)0); break;
+    case BP_INT16: f((int16_t *)0); break;
+    case BP_INT32: f((int32_t *)0); break;
+    case BP_INT64: f((int64_t *)0); break;
+    case BP_UINT8: f((uint8_t *)0); break;
+    default: f((b8 *)0); break;
+  }
+}
+
+/* The edge values of a dtype, stored: the floating ones as cast converts a
+ * float64 (so out-of-range values become infinities), integers at and
+ * near their limits. */
+static const double fpal[] = {NAN,  -INFINITY, INFINITY, -0.0, 0.0,  1.0,   -1.0,  0.5,   -0.5,
+                              2.0,  -2.0,      3.75,     -3.75, 100., -100., 1e-3,  -1e-3, 65504.,
+                              7e4,  -1e10,     1e10,     6.0,  -6.0,  0.1,  -0.1,  127.0, 3e38};
+#define NFPAL (sizeof fpal / sizeof fpal[0])
+
+template <class T> static int edge_values(T *out) {
+  int n = 0;
+  if constexpr (Tr<T>::is_float) {
+    for (size_t i = 0; i < NFPAL; i++) out[n++] = Cv<T>::f(fpal[i]);
+  } else if constexpr (std::is_same<T, b8>::value) {
+    out[n++] = Cv<b8>::f((int64_t)0);
+    out[n++] = Cv<b8>::f((int64_t)1);
+  } else {
+    const int64_t lo = Lim<T>::min, hi = Lim<T>::max;
+    const int64_t v[] = {lo, lo + 1, -3, -2, -1, 0, 1, 2, 3, 5, 7, 31, 64, hi - 1, hi};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+      if (v[i] >= lo && v[i] <= hi) out[n++] = (T)v[i];
+  }
+  return n;
+}
+
+/* A stored value as a double, for comparisons and messages. */
+template <class T> static double as_double(T x) { return (double)lv(x); }
+
+/* Whether got matches the CPU's want for dtype T: within twice the op
+ * set's tolerance for floating types, exactly otherwise. */
+template <class T> static bool close(T got, T want) {
+  double g = as_double(got), w = as_double(want);
+  if (!Tr<T>::is_float) return g == w;
+  if ((g != g) || (w != w)) return (g != g) && (w != w);
+  if (g == w) return true;
+  double rtol = 1.3e-6, atol = 1e-5;
+  if (std::is_same<T, double>::value) rtol = atol = 1e-7;
+  if (std::is_same<T, h16>::value) rtol = 1e-3;
+  if (std::is_same<T, bf16>::value) rtol = 1.6e-2;
+  return fabs(g - w) <= 2 * (atol + rtol * fabs(w));
+}
+
+static bp_plugin *cpu_plugin(void) {
+  const char *top = getenv("top_builddir");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/plugins/cpu/.libs/cpu.so", top ? top : ".");
+  bp_plugin *p = NULL;
+  if (bp_plugin_load(path, &p) != BP_OK) {
+    tap_diag("loading %s: %s", path, bp_last_error());
+    return NULL;
+  }
+  return p;
+}
+
+static bp_tensor *cpu_tensor(int32_t dt, int64_t n, const void *data) {
+  bp_tensor *t = NULL;
+  if (bp_tensor_empty(bp_device_make(BP_DEVICE_CPU, 0), dt, 1, &n, &t) != BP_OK) return NULL;
+  memcpy(bp_tensor_get_view(t)->data, data, (size_t)n * bp_dtype_size(dt));
+  return t;
+}
+
+/* op(ins..., scalars...) on the CPU plugin: the result, or NULL if the op
+ * refuses these dtypes (the functors are then not asked). */
+static bp_tensor *cpu_call(const char *op, bp_tensor *a, bp_tensor *b, const char *str,
+                           int nfloat, double f, int32_t cast_to) {
+  const bp_op *h = NULL;
+  if (bp_op_find(op, &h) != BP_OK) return NULL;
+  bp_value vals[6];
+  bp_stack s = {BP_STACK_STRUCT_SIZE, vals, 6, 0};
+  bp_stack_push_tensor(&s, a);
+  if (b) bp_stack_push_tensor(&s, b);
+  if (str) bp_stack_push_str(&s, str);
+  if (nfloat) bp_stack_push_float(&s, f);
+  if (cast_to >= 0) bp_stack_push_scalar_type(&s, cast_to);
+  bp_tensor *out = NULL;
+  if (bp_call(h, &s) == BP_OK) bp_stack_get_tensor(&s, 0, &out);
+  if (out) bp_tensor_retain(out);
+  bp_stack_release(&s);
+  return out;
+}
+
+/* Compares n results of functor-computed values with the CPU's. */
+template <class O> static int compare(const char *what, const O *got, const bp_tensor *cpu,
+                                      int64_t n, const double *a, const double *b) {
+  const O *want = (const O *)bp_tensor_get_view(cpu)->data;
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (!close(got[i], want[i]) && bad++ < 3)
+      tap_diag("%s: element %lld (%g%s%g): functor %.9g, CPU plugin %.9g", what, (long long)i,
+               a[i], b ? ", " : "", b ? b[i] : 0.0, as_double(got[i]), as_double(want[i]));
+  return bad;
+}
+
+enum { NOP = -1 };
+
+struct UnCase {
+  const char *name, *str;
+  int op;
+};
+static const UnCase un_cases[] = {
+    {"core::neg", NULL, U_NEG},         {"core::abs", NULL, U_ABS},
+    {"core::relu", NULL, U_RELU},       {"core::exp", NULL, U_EXP},
+    {"core::log", NULL, U_LOG},         {"core::sqrt", NULL, U_SQRT},
+    {"core::rsqrt", NULL, U_RSQRT},     {"core::sigmoid", NULL, U_SIGMOID},
+    {"core::tanh", NULL, U_TANH},       {"core::gelu", "none", U_GELU},
+    {"core::gelu", "tanh", U_GELU_TANH}};
+
+template <int OP, class O> static O apply_un(O x) {
+  if constexpr (Tr<O>::is_float || OP == U_NEG || OP == U_ABS || OP == U_RELU)
+    return Un<OP, O>()(x);
+  else
+    return x; /* (not reached: integer results only for neg, abs and relu) */
+}
+
+template <class O> static O un_dispatch(int op, O x) {
+  switch (op) {
+    case U_NEG: return apply_un<U_NEG, O>(x);
+    case U_ABS: return apply_un<U_ABS, O>(x);
+    case U_RELU: return apply_un<U_RELU, O>(x);
+    case U_EXP: return apply_un<U_EXP, O>(x);
+    case U_LOG: return apply_un<U_LOG, O>(x);
+    case U_SQRT: return apply_un<U_SQRT, O>(x);
+    case U_RSQRT: return apply_un<U_RSQRT, O>(x);
+    case U_SIGMOID: return apply_un<U_SIGMOID, O>(x);
+    case U_TANH: return apply_un<U_TANH, O>(x);
+    case U_GELU: return apply_un<U_GELU, O>(x);
+    default: return apply_un<U_GELU_TANH, O>(x);
+  }
+}
+
+static void unary_functors_match_cpu(void) {
+  bp_plugin *p = cpu_plugin();
+  ok(p != NULL);
+  if (!p) return;
+  int compared = 0, bad = 0;
+  for (size_t c = 0; c < sizeof un_cases / sizeof un_cases[0]; c++)
+    for (size_t d = 0; d < NDT; d++)
+      with_type(dtypes[d], [&](auto *tp) {
+        typedef std::remove_pointer_t<decltype(tp)> T;
+        T in[64];
+        int n = edge_values(in);
+        double ad[64];
+        for (int i = 0; i < n; i++) ad[i] = as_double(in[i]);
+        bp_tensor *a = cpu_tensor(dtypes[d], n, in);
+        bp_tensor *out = cpu_call(un_cases[c].name, a, NULL, un_cases[c].str, 0, 0, -1);
+        if (out) {
+          with_type(bp_tensor_get_view(out)->dtype, [&](auto *op) {
+            typedef std::remove_pointer_t<decltype(op)> O;
+            if constexpr (!std::is_same<O, b8>::value) {
+              O got[64];
+              for (int i = 0; i < n; i++)
+                got[i] = un_dispatch<O>(un_cases[c].op, CastF<O, T>()(in[i]));
+              char what[96];
+              snprintf(what, sizeof what, "%s(%s%s%s)", un_cases[c].name,
+                       bp_dtype_name(dtypes[d]), un_cases[c].str ? ", " : "",
+                       un_cases[c].str ? un_cases[c].str : "");
+              bad += compare(what, got, out, n, ad, NULL);
+              compared++;
+            }
+          });
+        }
+        bp_tensor_release(out);
+        bp_tensor_release(a);
+      });
+  tap_diag("%d op and dtype combinations compared", compared);
+  cmp_ok(compared, ">=", 50);
+  is_int(bad, 0);
+  is_int(bp_plugin_unload(p), BP_OK);
+}
+
+struct BinCase {
+  const char *name;
+  int op;       /* B_*; add and sub with alpha 1 use op - 1 */
+  int nfloat;   /* 1: a float argument (alpha or c) */
+  double f;
+  int bool_op;  /* for a bool result */
+};
+static const BinCase bin_cases[] = {
+    {"core::add", B_ADD, 1, 1.0, B_OR},     {"core::add", B_ADD, 1, 3.0, B_OR},
+    {"core::sub", B_SUB, 1, 1.0, NOP},      {"core::sub", B_SUB, 1, -2.0, NOP},
+    {"core::mul", B_MUL, 0, 0, B_AND},      {"core::div", B_DIV, 0, 0, NOP},
+    {"core::maximum", B_MAX, 0, 0, B_OR},   {"core::minimum", B_MIN, 0, 0, B_AND},
+    {"core::pow", B_POW, 0, 0, NOP},        {"core::muladd", B_MULADD, 1, 0.5, NOP}};
+
+template <int OP, class O> static O apply_bin(double alpha, O x, O y) {
+  Bin<OP, O> f;
+  if constexpr (std::is_same<O, b8>::value) {
+    if constexpr (OP == B_OR || OP == B_AND) return f(x, y);
+    return x;
+  } else if constexpr (Tr<O>::is_float) {
+    f.al = (decltype(f.al))alpha;
+    return f(x, y);
+  } else if constexpr (OP == B_DIV || OP == B_MULADD || OP == B_OR || OP == B_AND) {
+    return x; /* (not reached: no integer result) */
+  } else {
+    f.al = (decltype(f.al))cu_sat<O>(alpha);
+    return f(x, y);
+  }
+}
+
+template <class O> static O bin_dispatch(int op, double alpha, O x, O y) {
+  switch (op) {
+    case B_ADD1: return apply_bin<B_ADD1, O>(alpha, x, y);
+    case B_ADD: return apply_bin<B_ADD, O>(alpha, x, y);
+    case B_SUB1: return apply_bin<B_SUB1, O>(alpha, x, y);
+    case B_SUB: return apply_bin<B_SUB, O>(alpha, x, y);
+    case B_MUL: return apply_bin<B_MUL, O>(alpha, x, y);
+    case B_DIV: return apply_bin<B_DIV, O>(alpha, x, y);
+    case B_MAX: return apply_bin<B_MAX, O>(alpha, x, y);
+    case B_MIN: return apply_bin<B_MIN, O>(alpha, x, y);
+    case B_POW: return apply_bin<B_POW, O>(alpha, x, y);
+    case B_MULADD: return apply_bin<B_MULADD, O>(alpha, x, y);
+    case B_OR: return apply_bin<B_OR, O>(alpha, x, y);
+    default: return apply_bin<B_AND, O>(alpha, x, y);
+  }
+}
+
+/* The operands of each element, for messages. */
+static double bin_ad[64 * 64], bin_bd[64 * 64];
+
+static void binary_functors_match_cpu(void) {
+  bp_plugin *p = cpu_plugin();
+  ok(p != NULL);
+  if (!p) return;
+  int compared = 0, bad = 0;
+  for (size_t c = 0; c < sizeof bin_cases / sizeof bin_cases[0]; c++)
+    for (size_t d = 0; d < NDT; d++)
+      with_type(dtypes[d], [&](auto *tp) {
+        typedef std::remove_pointer_t<decltype(tp)> T;
+        T v[64], x[64 * 64], y[64 * 64];
+        int m = edge_values(v), n = m * m;
+        for (int i = 0; i < n; i++) {
+          x[i] = v[i / m];
+          y[i] = v[i % m];
+          bin_ad[i] = as_double(x[i]);
+          bin_bd[i] = as_double(y[i]);
+        }
+        bp_tensor *a = cpu_tensor(dtypes[d], n, x), *b = cpu_tensor(dtypes[d], n, y);
+        const BinCase &bc = bin_cases[c];
+        bp_tensor *out = cpu_call(bc.name, a, b, NULL, bc.nfloat, bc.f, -1);
+        if (out) {
+          int32_t od = bp_tensor_get_view(out)->dtype;
+          with_type(od, [&](auto *op) {
+            typedef std::remove_pointer_t<decltype(op)> O;
+            static O got[64 * 64];
+            int code = bc.op;
+            if ((code == B_ADD || code == B_SUB) && bc.f == 1.0) code -= 1;
+            if (od == BP_BOOL) code = bc.bool_op;
+            for (int i = 0; i < n; i++)
+              got[i] = bin_dispatch<O>(code, bc.f, CastF<O, T>()(x[i]), CastF<O, T>()(y[i]));
+            char what[96];
+            int k = snprintf(what, sizeof what, "%s(%s, %s", bc.name, bp_dtype_name(dtypes[d]),
+                             bp_dtype_name(dtypes[d]));
+            if (bc.nfloat)
+              snprintf(what + k, sizeof what - (size_t)k, ", %g)", bc.f);
+            else
+              snprintf(what + k, sizeof what - (size_t)k, ")");
+            bad += compare(what, got, out, n, bin_ad, bin_bd);
+            compared++;
+          });
+        }
+        bp_tensor_release(out);
+        bp_tensor_release(a);
+        bp_tensor_release(b);
+      });
+  tap_diag("%d op and dtype combinations compared", compared);
+  cmp_ok(compared, ">=", 70);
+  is_int(bad, 0);
+  is_int(bp_plugin_unload(p), BP_OK);
+}
+
+static void cast_functor_matches_cpu(void) {
+  bp_plugin *p = cpu_plugin();
+  ok(p != NULL);
+  if (!p) return;
+  int compared = 0, bad = 0;
+  for (size_t s = 0; s < NDT; s++)
+    for (size_t d = 0; d < NDT; d++)
+      with_type(dtypes[s], [&](auto *sp) {
+        typedef std::remove_pointer_t<decltype(sp)> S;
+        S in[64];
+        int n = edge_values(in);
+        double ad[64];
+        for (int i = 0; i < n; i++) ad[i] = as_double(in[i]);
+        bp_tensor *a = cpu_tensor(dtypes[s], n, in);
+        bp_tensor *out = cpu_call("core::cast", a, NULL, NULL, 0, 0, dtypes[d]);
+        ok(out != NULL);
+        if (out) {
+          with_type(dtypes[d], [&](auto *dp) {
+            typedef std::remove_pointer_t<decltype(dp)> D;
+            D got[64];
+            for (int i = 0; i < n; i++) got[i] = CastF<D, S>()(in[i]);
+            char what[96];
+            snprintf(what, sizeof what, "cast %s to %s", bp_dtype_name(dtypes[s]),
+                     bp_dtype_name(dtypes[d]));
+            bad += compare(what, got, out, n, ad, NULL);
+            compared++;
+          });
+        }
+        bp_tensor_release(out);
+        bp_tensor_release(a);
+      });
+  is_int(compared, (int)(NDT * NDT));
+  is_int(bad, 0);
+  is_int(bp_plugin_unload(p), BP_OK);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(argmax_first_position),
       TAP_CASE(extremes_propagate_nan),
       TAP_CASE(sums_and_means),
+      TAP_CASE(unary_functors_match_cpu),
+      TAP_CASE(binary_functors_match_cpu),
+      TAP_CASE(cast_functor_matches_cpu),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
