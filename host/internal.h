@@ -240,6 +240,7 @@ struct bp_plugin {
   const bp_plugin_desc *desc;
   size_t desc_size;           /* the descriptor's struct_size */
   bool loading;               /* inside setup(): registrations are staged */
+  struct bp_registrar *registrar; /* made at the first setup(), never freed */
   bp_plugin_init_fn static_init;  /* for bp_plugin_register() */
 };
 typedef struct bp_plugin bp__plugin;
@@ -355,16 +356,25 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kernel);
 bp_status bp__reg_fallback(bp_registrar *reg, const bp_fallback_def *fallback);
 bp_status bp__reg_device_type(bp_registrar *reg, const bp_device_iface *iface, int32_t *out);
 
+/*
+ * A plugin's registrar and its libraries are handed to setup() and valid
+ * only there, but a plugin may keep them by mistake: using one later must
+ * fail cleanly.  So a plugin's registrar lives as long as its record (for
+ * the process) and its libraries are never freed; each setup() starts a
+ * new generation, and a library of an older one is refused.
+ */
 struct bp_registrar {
   bp__plugin *plugin;
   bool active;                /* only inside setup() */
-  struct bp_library *libs;    /* opened libraries, freed after setup() */
+  uint64_t generation;        /* advances with each setup() */
+  struct bp_library *libs;    /* every library opened through it */
 };
 
 struct bp_library {
   bp_registrar *reg;
   char *ns;
   int32_t kind;
+  uint64_t generation;        /* the registrar's when it was opened */
   struct bp_library *next;
 };
 

@@ -174,17 +174,17 @@ static bp_status attach(bp__plugin *p, bp_plugin_init_fn init) {
   p->desc = d;
   p->desc_size = d->struct_size;
 
-  bp_registrar reg = {.plugin = p, .active = true, .libs = NULL};
+  if (!p->registrar && !(p->registrar = calloc(1, sizeof *p->registrar)))
+    return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': out of memory", who);
+  /* The registrar and its libraries outlive setup() (see internal.h). */
+  bp_registrar *reg = p->registrar;
+  reg->plugin = p;
+  reg->generation++;
+  reg->active = true;
   p->loading = true;
   bp_clear_error();
-  bp_status st = d->setup(&bp__host_api, &reg);
-  reg.active = false;
-  while (reg.libs) {
-    bp_library *next = reg.libs->next;
-    free(reg.libs->ns);
-    free(reg.libs);
-    reg.libs = next;
-  }
+  bp_status st = d->setup(&bp__host_api, reg);
+  reg->active = false;
   if (st != BP_OK) {
     st = bp__status_from_plugin((int)st, p->name);
     char why[800];

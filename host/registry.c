@@ -307,6 +307,7 @@ bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_libra
   lib->reg = reg;
   lib->ns = ns;
   lib->kind = def->kind;
+  lib->generation = reg->generation;
   lib->next = reg->libs;
   reg->libs = lib;
   *out = lib;
@@ -315,7 +316,14 @@ bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_libra
 
 static bp_status check_lib(const bp_library *lib, const char *what) {
   if (!lib) return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: library is NULL", what);
-  return check_reg(lib->reg, what);
+  bp_status st = check_reg(lib->reg, what);
+  if (st) return st;
+  if (lib->generation != lib->reg->generation)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': %s called with a library from an earlier setup(); libraries "
+                     "are valid only in the setup() that opened them",
+                     owner_name(lib->reg->plugin), what);
+  return BP_OK;
 }
 
 /* Resolves "name[.overload]" or "ns::name[.overload]" in lib's namespace

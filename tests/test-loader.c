@@ -622,6 +622,84 @@ static void static_register(void) {
   bp_tensor_release(a);
 }
 
+/* A plugin that keeps its registrar and library past setup(), as a plugin
+ * registering lazily would: using them later must fail with the
+ * documented BP_ERR_INVALID_ARGUMENT, not touch freed memory. */
+static const bp_host_api *late_host;
+static bp_registrar *late_reg;
+static bp_library *late_lib;
+
+static bp_status late_stale_status = BP_OK;
+static char late_stale_msg[512];
+
+static bp_status late_setup(const bp_host_api *host, bp_registrar *reg) {
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "late", BP_LIBRARY_DEF, 0};
+  if (late_lib) {
+    /* A library kept from an earlier load, used in this setup(). */
+    bp_op_def d = {0};
+    d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+    d.schema = "stale(Tensor a) -> Tensor";
+    late_stale_status = host->def(late_lib, &d);
+    snprintf(late_stale_msg, sizeof late_stale_msg, "%s", host->last_error());
+  }
+  late_reg = reg;
+  return host->library(reg, &ld, &late_lib);
+}
+
+static const bp_plugin_desc late_desc = {
+    .struct_size = BP_PLUGIN_DESC_STRUCT_SIZE,
+    .abi_major = BP_ABI_VERSION_MAJOR,
+    .abi_minor = BP_ABI_VERSION_MINOR,
+    .name = "late",
+    .setup = late_setup,
+};
+
+static const bp_plugin_desc *late_init(const bp_host_api *host) {
+  late_host = host;
+  return &late_desc;
+}
+
+/* Tries every registration slot with the kept handles. */
+static void late_registrations_fail(void) {
+  bp_op_def d = {0};
+  d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+  d.schema = "later(Tensor a) -> Tensor";
+  is_status(late_host->def(late_lib, &d), BP_ERR_INVALID_ARGUMENT);
+  has_str(late_host->last_error(), "plugin 'late': def called outside setup()");
+  bp_kernel_def k = {0};
+  k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
+  k.op = "later";
+  k.device_type = BP_DEVICE_CPU;
+  k.boxed = (bp_boxed_kernel)1;
+  is_status(late_host->impl(late_lib, &k), BP_ERR_INVALID_ARGUMENT);
+  has_str(late_host->last_error(), "plugin 'late': impl called outside setup()");
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "late2", BP_LIBRARY_DEF, 0};
+  bp_library *lib2 = NULL;
+  is_status(late_host->library(late_reg, &ld, &lib2), BP_ERR_INVALID_ARGUMENT);
+  has_str(late_host->last_error(), "plugin 'late': library called outside setup()");
+  ok(lib2 == NULL);
+  const bp_op *op;
+  is_status(bp_op_find("late::later", &op), BP_ERR_NOT_FOUND);
+}
+
+static void registration_handles_after_setup(void) {
+  bp_plugin *p = NULL;
+  is_status(bp_plugin_register(late_init, "late", &p), BP_OK);
+  if (!p) return;
+  bp_library *first = late_lib;
+  late_registrations_fail();
+  /* After an unload, and after a new setup() that made new handles, the
+   * old library still fails cleanly. */
+  is_status(bp_plugin_unload(p), BP_OK);
+  late_registrations_fail();
+  is_status(bp_plugin_register(late_init, "late", &p), BP_OK);
+  is_status(late_stale_status, BP_ERR_INVALID_ARGUMENT);
+  has_str(late_stale_msg, "plugin 'late': def called with a library from an earlier setup()");
+  is_status(bp_op_find("late::stale", &(const bp_op *){NULL}), BP_ERR_NOT_FOUND);
+  late_lib = first;
+  late_registrations_fail();
+}
+
 /* ------------------------------------------------------------------------ */
 /* Vendor device types                                                      */
 /* ------------------------------------------------------------------------ */
@@ -998,6 +1076,7 @@ int main(void) {
       TAP_CASE(failure_recorded_in_info),
       TAP_CASE(discovery_env),
       TAP_CASE(static_register),
+      TAP_CASE(registration_handles_after_setup),
       TAP_CASE(vendor_devices_coexist),
       TAP_CASE(streams_and_events),
       TAP_CASE(unload_busy_then_ok),
