@@ -191,7 +191,9 @@ GET_LIST(bp_stack_get_float_list, BP_TAG_FLOAT_LIST, const double *, floats)
 GET_LIST(bp_stack_get_tensor_list, BP_TAG_TENSOR_LIST, bp_tensor *const *, tensors)
 
 BP_API int32_t bp_stack_tag(const bp_stack *s, int64_t idx) {
-  if (!s || s->struct_size < BP_STACK_STRUCT_SIZE || s->top > s->capacity) return -1;
+  if (!s || s->struct_size < BP_STACK_STRUCT_SIZE || s->top > s->capacity ||
+      (s->capacity > 0 && !s->values))
+    return -1;
   int64_t i = idx < 0 ? (int64_t)s->top + idx : idx;
   if (i < 0 || i >= (int64_t)s->top) return -1;
   return (int32_t)s->values[i].tag;
@@ -203,7 +205,8 @@ BP_API void bp_stack_pop(bp_stack *s, size_t n) {
 }
 
 BP_API void bp_stack_release(bp_stack *s) {
-  if (!s || s->top > s->capacity) return;
+  /* A corrupt stack is left alone: releasing through it would be worse. */
+  if (!s || s->top > s->capacity || (s->capacity > 0 && !s->values)) return;
   for (size_t i = 0; i < s->top; i++)
     if (s->values[i].tag == BP_TAG_TENSOR) bp_tensor_release(s->values[i].u.tensor);
   s->top = 0;

@@ -143,6 +143,17 @@ static void bad_pushes(void) {
   bad.top = 5;
   is_status(bp_stack_push_int(&bad, 1), BP_ERR_INVALID_ARGUMENT);
   has_str(bp_last_error(), "corrupt");
+  /* A stack without its array (an unchecked malloc) is corrupt to every
+   * function: none reads or writes through it. */
+  bp_stack noarray = BP_STACK_INIT(NULL, 4);
+  noarray.top = 2;
+  is_status(bp_stack_push_int(&noarray, 1), BP_ERR_INVALID_ARGUMENT);
+  int64_t got;
+  is_status(bp_stack_get_int(&noarray, 0, &got), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "corrupt");
+  is_int(bp_stack_tag(&noarray, 0), -1);
+  bp_stack_release(&noarray);
+  is_int(noarray.top, 2);
 }
 
 static void release_drops_result_references(void) {
