@@ -3275,12 +3275,33 @@ static void cpu_model(char *out, size_t len) {
   fclose(f);
 }
 
+/* s in single quotes for a POSIX shell, into out (len bytes, truncated):
+ * each ' inside becomes '\''. */
+static const char *shell_quote(const char *s, char *out, size_t len) {
+  size_t n = 0;
+  if (len < 3) return "''";
+  out[n++] = '\'';
+  for (; *s && n + 6 < len; s++) {
+    if (*s == '\'') {
+      memcpy(out + n, "'\\''", 4);
+      n += 4;
+    } else {
+      out[n++] = *s;
+    }
+  }
+  out[n++] = '\'';
+  out[n] = '\0';
+  return out;
+}
+
 /* The command line that reruns one case alone, in a fresh process as
  * its reported verdict was obtained (in either isolation). */
 static void repro(const certify_case *c, char *out, size_t len) {
-  snprintf(out, len, "bp-certify '%s'%s%s --profile %s --ops '%s' --seed %llu --isolation case",
-           opt.plugin, opt.device ? " --device " : "", opt.device ? opt.device : "", opt.profile,
-           c->name, (unsigned long long)opt.seed);
+  char plugin[400], dev[200], name[200];
+  snprintf(out, len, "bp-certify %s%s%s --profile %s --ops %s --seed %llu --isolation case",
+           shell_quote(opt.plugin, plugin, sizeof plugin), opt.device ? " --device " : "",
+           opt.device ? shell_quote(opt.device, dev, sizeof dev) : "", opt.profile,
+           shell_quote(c->name, name, sizeof name), (unsigned long long)opt.seed);
 }
 
 static bool write_json(const char *path) {

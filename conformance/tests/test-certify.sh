@@ -60,7 +60,7 @@ loading() {
 }
 # reruns NAME: the cases rerun alone after failing in a shared worker.
 reruns() { sed -n 's/^# \([0-9]*\) case(s) that did not pass in a shared worker.*/\1/p' "$tmp/$1.tap" | grep . || echo 0; }
-echo "1..90"
+echo "1..91"
 
 # (a) The CPU plugin conforms to the core profile, in both isolations.
 run cpu "$cpu" --json "$tmp/cpu.json" --html "$tmp/cpu.html" --jobs 2
@@ -261,6 +261,16 @@ if has "$tmp/wr.html" "<td class=fail><a href=\"#case8\">fail</a>" &&
 else
   result 1 "the HTML report links a failure to its detail and its command line" "$tmp/wr.html"
 fi
+# The command line survives a quote in the plugin's path: run as it is
+# printed, it reruns the case.
+mkdir "$tmp/o'dir" && cp "$faulty/wrong_result.so" "$tmp/o'dir/wrong_result.so"
+"$certify" "$tmp/o'dir/wrong_result.so" --ops 'add' --html "$tmp/q.html" > /dev/null 2>&1
+sed -n 's|.*Reproduce: <code>bp-certify \(.*\)</code>.*|\1|p' "$tmp/q.html" | head -1 |
+  sed 's/&quot;/"/g; s/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g' > "$tmp/q.args"
+eval "set -- $(cat "$tmp/q.args")"
+"$certify" "$@" > "$tmp/q.tap" 2>&1
+has "$tmp/q.tap" "^not ok [0-9]* - core::add/float32/basic # "
+result $? "the report's command line quotes a plugin path with a quote in it" "$tmp/q.tap"
 
 # (g) On a terminal, a progress line on stderr; stdout stays TAP.
 if command -v python3 >/dev/null 2>&1; then
