@@ -246,6 +246,9 @@ static bp_status call_ffi_inplace(const bp_op *op, const bp__kernel *k, const bp
   return BP_OK;
 }
 
+/* What an empty list argument points at when the caller gave no array. */
+static const int64_t empty_list;
+
 static bp_status call_ffi(const bp_op *op, const bp__kernel *k, const bp_value *args,
                           bp_value *rets) {
   if (op->ffi_inplace) return call_ffi_inplace(op, k, args, rets);
@@ -296,7 +299,9 @@ static bp_status call_ffi(const bp_op *op, const bp__kernel *k, const bp_value *
         avalues[n] = NULL;
         break;
       case BP__M_LIST:
-        vals[n].p = none ? NULL : (void *)v->u.ints;
+        /* NULL stands for None only: an empty list pushed as (NULL, 0) is
+         * passed as a non-NULL pointer (docs/schemas.md). */
+        vals[n].p = none ? NULL : v->u.ints ? (void *)v->u.ints : (void *)&empty_list;
         avalues[n] = &vals[n];
         n++;
         vals[n].z = none ? 0 : v->len;

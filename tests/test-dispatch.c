@@ -908,6 +908,17 @@ static bp_status sigs_tfff(const bp_kernel_ctx *ctx, bp_tensor *x, double a, dou
   return sigs_result(a + b + c, 0, x, x, out);
 }
 
+/* sigs::optlist(Tensor x, int[]? l=None) -> Tensor: the float64 scalar -1
+ * for None (a NULL pointer), else the list's length. */
+static bp_status sigs_optlist(const bp_kernel_ctx *ctx, bp_tensor *x, const int64_t *l, size_t n,
+                              bp_tensor **out) {
+  (void)ctx;
+  (void)x;
+  bp_status st = sigs_host->tensor_empty(BP_CPU, BP_FLOAT64, 0, NULL, out);
+  if (!st) *(double *)sigs_host->tensor_view(*out)->data = l ? (double)n : -1.0;
+  return st;
+}
+
 static bp_status sigs_setup(const bp_host_api *host, bp_registrar *reg) {
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "sigs", BP_LIBRARY_DEF, 0};
   bp_library *lib;
@@ -933,7 +944,16 @@ static bp_status sigs_setup(const bp_host_api *host, bp_registrar *reg) {
     k.unboxed = fns[i];
     if ((st = host->impl(lib, &k))) return st;
   }
-  return BP_OK;
+  bp_op_def d = {0};
+  d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+  d.schema = "optlist(Tensor x, int[]? l=None) -> Tensor";
+  if ((st = host->def(lib, &d))) return st;
+  bp_kernel_def k = {0};
+  k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
+  k.op = "optlist";
+  k.device_type = BP_DEVICE_CPU;
+  k.unboxed = (bp_unboxed_kernel)(void (*)(void))sigs_optlist;
+  return host->impl(lib, &k);
 }
 
 static const bp_plugin_desc sigs_desc = {
@@ -989,6 +1009,44 @@ static void four_argument_signatures(void) {
   is_int(bp_live_tensor_count(), 0);
 }
 
+/* docs/schemas.md: an optional list passes NULL and 0 for None, and an
+ * empty list as a non-NULL pointer and 0, however the caller pushed it. */
+static double optlist_result(bp_stack *s) {
+  const bp_op *op = must_find("sigs::optlist");
+  double r = -99;
+  bp_status st = bp_call(op, s);
+  is_status(st, BP_OK);
+  if (st != BP_OK) return r;
+  bp_tensor *t = NULL;
+  if (bp_stack_get_tensor(s, 0, &t) == BP_OK) r = *(const double *)bp_tensor_get_view(t)->data;
+  bp_stack_release(s);
+  return r;
+}
+
+static void optional_lists_unboxed(void) {
+  if (!ok(bp_plugin_register(sigs_init, "sigs", NULL) == BP_OK)) return;
+  const float xv[1] = {1};
+  bp_tensor *x = f32(xv, 1);
+  int64_t two[2] = {5, 6};
+  bp_value slots[2];
+  bp_stack s = BP_STACK_INIT(slots, 2);
+  bp_stack_push_tensor(&s, x);
+  is_double(optlist_result(&s), -1, 0); /* the default, None */
+  bp_stack_push_tensor(&s, x);
+  bp_stack_push_none(&s);
+  is_double(optlist_result(&s), -1, 0);
+  bp_stack_push_tensor(&s, x);
+  bp_stack_push_int_list(&s, two, 2);
+  is_double(optlist_result(&s), 2, 0);
+  bp_stack_push_tensor(&s, x);
+  bp_stack_push_int_list(&s, two, 0);
+  is_double(optlist_result(&s), 0, 0);
+  bp_stack_push_tensor(&s, x);
+  is_status(bp_stack_push_int_list(&s, NULL, 0), BP_OK); /* empty, not None */
+  is_double(optlist_result(&s), 0, 0);
+  bp_tensor_release(x);
+}
+
 static void silent_device_failures_get_a_message(void) {
   must_load("good");
   int32_t type = BP_DEVICE_INVALID;
@@ -1027,6 +1085,7 @@ int main(void) {
       TAP_CASE(calls_do_not_allocate),
       TAP_CASE(unmappable_schemas_are_refused),
       TAP_CASE(four_argument_signatures),
+      TAP_CASE(optional_lists_unboxed),
       TAP_CASE(silent_device_failures_get_a_message),
   };
   return tap_main(cases, TAP_NCASES(cases));
