@@ -16,10 +16,8 @@
 
 #include "kernels.cuh"
 
-/* ------------------------------------------------------------------------ */
-/* Functors                                                                 */
-/* ------------------------------------------------------------------------ */
-
+/* Binary op codes: B_ADD and B_SUB scale the second operand by al; B_ADD1
+ * and B_SUB1 are their alpha = 1 forms. */
 enum {
   B_ADD1, B_ADD, B_SUB1, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW, B_MULADD, B_OR, B_AND
 };
