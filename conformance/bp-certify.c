@@ -179,8 +179,10 @@ static void parse_args(int argc, char **argv) {
     } else {
       char *end;
       errno = 0;
-      unsigned long long s = strtoull(val, &end, 0);
-      if (errno || end == val || *end || val[0] == '-')
+      /* Decimal digits only: strtoull itself would skip blanks, wrap a
+       * negative number and read a leading 0 as octal. */
+      unsigned long long s = strtoull(val, &end, 10);
+      if (errno || end == val || *end || !(val[0] >= '0' && val[0] <= '9'))
         bad_usage("--seed: expected a non-negative integer, got '%s'", val);
       opt.seed = s;
     }

@@ -60,7 +60,7 @@ loading() {
 }
 # reruns NAME: the cases rerun alone after failing in a shared worker.
 reruns() { sed -n 's/^# \([0-9]*\) case(s) that did not pass in a shared worker.*/\1/p' "$tmp/$1.tap" | grep . || echo 0; }
-echo "1..91"
+echo "1..92"
 
 # (a) The CPU plugin conforms to the core profile, in both isolations.
 run cpu "$cpu" --json "$tmp/cpu.json" --html "$tmp/cpu.html" --jobs 2
@@ -428,4 +428,12 @@ has "$tmp/usage.txt" "^exit 2$"; result $? "bad usage exits 2" "$tmp/usage.txt"
 echo "exit $?" >> "$tmp/usage2.txt"
 has "$tmp/usage2.txt" "^exit 2$" && has "$tmp/usage2.txt" "--isolation: expected 'worker' or 'case', got 'thread'"
 result $? "an unknown --isolation exits 2 and says what it takes" "$tmp/usage2.txt"
+# --seed is a decimal number: a leading zero is no octal prefix, and a
+# negative one is refused even after blanks (strtoull would wrap it).
+"$certify" "$cpu" --seed 010 --ops handshake/version > "$tmp/seed.txt" 2>&1
+"$certify" "$cpu" --seed ' -1' > "$tmp/seed2.txt" 2>&1
+echo "exit $?" >> "$tmp/seed2.txt"
+has "$tmp/seed.txt" "^# bp-certify .*, seed 10, " && has "$tmp/seed2.txt" "^exit 2$" &&
+  has "$tmp/seed2.txt" "--seed: expected a non-negative integer, got ' -1'"
+result $? "--seed takes decimal digits only" "$tmp/seed.txt"
 exit $fail
