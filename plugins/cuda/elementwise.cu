@@ -18,6 +18,7 @@
 #include <math.h>
 
 #include "elementwise_ops.cuh"
+#include "overlap.h"
 
 /* ------------------------------------------------------------------------ */
 /* Geometry                                                                 */
@@ -315,49 +316,6 @@ static bp_status inputs_init(Inputs *in, const bp_tensor_view *out, int first,
   return BP_OK;
 }
 
-static void byte_span(const bp_tensor_view *v, uintptr_t *lo, uintptr_t *hi) {
-  int64_t reach = 0;
-  for (int32_t d = 0; d < v->ndim; d++)
-    if (v->sizes[d] > 1) reach += (v->sizes[d] - 1) * v->strides[d];
-  *lo = (uintptr_t)v->data;
-  *hi = *lo + (uintptr_t)((reach + 1) * v->itemsize);
-}
-
-static uint64_t gcd64(uint64_t a, uint64_t b) {
-  while (b) {
-    uint64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
-/* Whether two views may share a byte (as the CPU plugin decides it). */
-static bool may_overlap(const bp_tensor_view *a, const bp_tensor_view *b) {
-  if (a->numel == 0 || b->numel == 0) return false;
-  if (a->device.type != b->device.type || a->device.index != b->device.index) return false;
-  uintptr_t alo, ahi, blo, bhi;
-  byte_span(a, &alo, &ahi);
-  byte_span(b, &blo, &bhi);
-  if (ahi <= blo || bhi <= alo) return false;
-  uint64_t g = 0;
-  for (int32_t d = 0; d < a->ndim; d++)
-    if (a->sizes[d] > 1) g = gcd64(g, (uint64_t)(a->strides[d] * a->itemsize));
-  for (int32_t d = 0; d < b->ndim; d++)
-    if (b->sizes[d] > 1) g = gcd64(g, (uint64_t)(b->strides[d] * b->itemsize));
-  if (g == 0) return true;
-  int64_t diff = (int64_t)((intptr_t)alo - (intptr_t)blo) % (int64_t)g;
-  if (diff < 0) diff += (int64_t)g;
-  return diff < a->itemsize || (int64_t)g - diff < b->itemsize;
-}
-
-static bool same_view(const bp_tensor_view *a, const bp_tensor_view *b) {
-  if (a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim) return false;
-  for (int32_t d = 0; d < a->ndim; d++)
-    if (a->sizes[d] != b->sizes[d] || (a->sizes[d] > 1 && a->strides[d] != b->strides[d]))
-      return false;
-  return true;
-}
 
 static bp_status check_args(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs) {
   bp_tensor_meta m;
@@ -497,7 +455,7 @@ static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
   const bp_tensor_view *vo = cu_view(out);
   for (int i = 0; i < 2; i++) {
     const bp_tensor_view *vi = cu_view(args[i].u.tensor);
-    if (may_overlap(vo, vi) && !same_view(vo, vi))
+    if (cu_may_overlap(vo, vi) && !cu_same_view(vo, vi))
       return CU_ERR(BP_ERR_INVALID_ARGUMENT,
                     "%s: argument #3 'out': overlaps argument #%d '%s' in memory (it may only be "
                     "exactly that tensor)", ctx->op_name, i, i ? "other" : "self");
@@ -719,9 +677,9 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
     /* Bring src to self's device through the devices' interfaces. */
     st = cu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
     if (!st) st = cu_host->tensor_copy(tmp, src);
-  } else if (same_view(vs, vr)) {
+  } else if (cu_same_view(vs, vr)) {
     return cu_return(rets, cu_host->tensor_retain(self));
-  } else if (may_overlap(vs, vr)) {
+  } else if (cu_may_overlap(vs, vr)) {
     /* Read all of src before writing any of self. */
     st = cu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
     if (!st) st = convert(cu_view(tmp), vr, ctx->op_name);

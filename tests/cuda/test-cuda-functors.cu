@@ -25,6 +25,10 @@
  * dtype with the cast functor; results must match within twice the op
  * set's tolerance, integers and bools exactly.  Only the functors run
  * here: the kernels' indexing and launches need a GPU (test-cuda-ops).
+ *
+ * The overlap test of copy_ and add.out (plugins/cuda/overlap.h) is run on
+ * views of one byte buffer: whenever two views share a byte, it must say
+ * that they may.
  */
 #include <float.h>
 #include <math.h>
@@ -34,6 +38,7 @@
 #include <backplane/host.h>
 
 #include "elementwise_ops.cuh"
+#include "overlap.h"
 #include "reduce_ops.cuh"
 
 extern "C" {
@@ -598,6 +603,114 @@ static void cast_functor_matches_cpu(void) {
   is_int(bp_plugin_unload(p), BP_OK);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Overlap of views                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* A view of `base` + `off` bytes: itemsize isz, up to 2 dimensions. */
+struct TView {
+  bp_tensor_view v;
+  int64_t sizes[2], strides[2];
+};
+static void tview(TView *t, unsigned char *base, int64_t off, int64_t isz, int ndim,
+                  const int64_t *sizes, const int64_t *strides) {
+  memset(t, 0, sizeof *t);
+  t->v.struct_size = sizeof t->v;
+  t->v.data = base + off;
+  t->v.device = bp_device_make(BP_DEVICE_CUDA, 0);
+  t->v.dtype = isz == 2 ? BP_FLOAT16 : isz == 4 ? BP_FLOAT32 : isz == 8 ? BP_INT64 : BP_UINT8;
+  t->v.ndim = ndim;
+  t->v.numel = 1;
+  for (int d = 0; d < ndim; d++) {
+    t->sizes[d] = sizes[d];
+    t->strides[d] = strides[d];
+    t->v.numel *= sizes[d];
+  }
+  t->v.sizes = t->sizes;
+  t->v.strides = t->strides;
+  t->v.itemsize = isz;
+}
+
+/* Marks the bytes a view's elements cover in mark[] (offsets from base). */
+static void mark_bytes(const TView *t, const unsigned char *base, unsigned char *mark, int bit) {
+  int64_t n0 = t->v.ndim > 0 ? t->sizes[0] : 1, n1 = t->v.ndim > 1 ? t->sizes[1] : 1;
+  int64_t s0 = t->v.ndim > 0 ? t->strides[0] : 0, s1 = t->v.ndim > 1 ? t->strides[1] : 0;
+  for (int64_t i = 0; i < n0; i++)
+    for (int64_t j = 0; j < n1; j++) {
+      int64_t at = ((const unsigned char *)t->v.data - base) + (i * s0 + j * s1) * t->v.itemsize;
+      for (int64_t k = 0; k < t->v.itemsize; k++) mark[at + k] |= (unsigned char)bit;
+    }
+}
+
+static void overlap_of_views(void) {
+  static unsigned char buf[4096];
+  /* A float16 view whose k-th element lies inside an int64 view's (k+1)-th:
+   * 18 + 16 k falls in [16 (k + 1), 16 (k + 1) + 8). */
+  TView h, l;
+  int64_t n3[1] = {3}, s8[1] = {8}, s2[1] = {2};
+  tview(&h, buf, 18, 2, 1, n3, s8);
+  tview(&l, buf, 0, 8, 1, n3, s2);
+  ok(cu_may_overlap(&h.v, &l.v));
+  ok(cu_may_overlap(&l.v, &h.v));
+  ok(!cu_same_view(&h.v, &l.v));
+  /* The even and odd float32 elements of one buffer do not overlap. */
+  TView ev, od;
+  int64_t n8[1] = {8};
+  tview(&ev, buf, 0, 4, 1, n8, s2);
+  tview(&od, buf, 4, 4, 1, n8, s2);
+  ok(!cu_may_overlap(&ev.v, &od.v));
+  ok(!cu_may_overlap(&od.v, &ev.v));
+  ok(cu_may_overlap(&ev.v, &ev.v));
+  ok(cu_same_view(&ev.v, &ev.v));
+  /* A matrix and its transpose overlap and are not the same view. */
+  TView m, mt;
+  int64_t n44[2] = {4, 4}, s41[2] = {4, 1}, s14[2] = {1, 4};
+  tview(&m, buf, 0, 4, 2, n44, s41);
+  tview(&mt, buf, 0, 4, 2, n44, s14);
+  ok(cu_may_overlap(&m.v, &mt.v));
+  ok(!cu_same_view(&m.v, &mt.v));
+  /* Another device, or an empty view, never overlaps. */
+  TView other = m;
+  other.v.sizes = other.sizes;
+  other.v.strides = other.strides;
+  other.v.device = bp_device_make(BP_DEVICE_CUDA, 1);
+  ok(!cu_may_overlap(&m.v, &other.v));
+  TView e;
+  int64_t n0[1] = {0};
+  tview(&e, buf, 0, 4, 1, n0, s2);
+  ok(!cu_may_overlap(&m.v, &e.v));
+  /* Random views of one buffer: whenever they share a byte, the test must
+   * say that they may (it may also say so when they do not). */
+  static const int64_t isz[] = {1, 2, 4, 8};
+  int missed = 0, shared = 0;
+  for (int t = 0; t < 20000; t++) {
+    TView a, b;
+    TView *vs[2] = {&a, &b};
+    for (int k = 0; k < 2; k++) {
+      int64_t is = isz[rnd() % 4], nd = 1 + rnd() % 2, sz[2], st[2];
+      for (int d = 0; d < nd; d++) {
+        sz[d] = 1 + rnd() % 6;
+        st[d] = (int64_t)(rnd() % 9); /* 0 (broadcast) to 8 elements */
+      }
+      tview(vs[k], buf, (int64_t)(rnd() % 96), is, (int)nd, sz, st);
+    }
+    static unsigned char mark[4096];
+    memset(mark, 0, 512);
+    mark_bytes(&a, buf, mark, 1);
+    mark_bytes(&b, buf, mark, 2);
+    bool share = false;
+    for (int i = 0; i < 512 && !share; i++) share = mark[i] == 3;
+    shared += share;
+    if (share && (!cu_may_overlap(&a.v, &b.v) || !cu_may_overlap(&b.v, &a.v)) && missed++ < 3)
+      tap_diag("views at +%lld (itemsize %lld) and +%lld (itemsize %lld) share a byte; the test "
+               "says they do not",
+               (long long)((unsigned char *)a.v.data - buf), (long long)a.v.itemsize,
+               (long long)((unsigned char *)b.v.data - buf), (long long)b.v.itemsize);
+  }
+  cmp_ok(shared, ">", 1000);
+  is_int(missed, 0);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(argmax_first_position),
@@ -606,6 +719,7 @@ int main(void) {
       TAP_CASE(unary_functors_match_cpu),
       TAP_CASE(binary_functors_match_cpu),
       TAP_CASE(cast_functor_matches_cpu),
+      TAP_CASE(overlap_of_views),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
