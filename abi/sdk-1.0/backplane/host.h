@@ -194,7 +194,8 @@ BP_API bp_status bp_tensor_empty_strided(bp_device device, int32_t dtype,
 /*
  * A view of base's storage with other sizes, strides and offset (all in
  * elements).  Fails with BP_ERR_SHAPE if the view reaches outside the
- * storage.  *out is a new reference and keeps the storage alive; base may be
+ * storage, and with BP_ERR_OVERFLOW when its offset or its elements' bytes
+ * (numel times the itemsize) do not fit in int64.  *out is a new reference and keeps the storage alive; base may be
  * released independently.
  */
 BP_API bp_status bp_tensor_as_strided(bp_tensor *base, int32_t ndim,
@@ -210,8 +211,10 @@ typedef void (*bp_blob_deleter)(void *deleter_ctx, void *data);
  * Wraps memory that the caller owns as a tensor, without copying.  strides
  * may be NULL for contiguous.  `data` must hold every element the strides
  * reach and stay valid until `deleter` (may be NULL) is called with
- * `deleter_ctx` and `data`, once, when the last reference dies.  If this
- * call fails, the deleter is not called and the caller still owns data.
+ * `deleter_ctx` and `data`, once, when the last reference dies.  Fails
+ * with BP_ERR_OVERFLOW when the elements' bytes (numel times the itemsize)
+ * do not fit in int64.  If this call fails, the deleter is not called and
+ * the caller still owns data.
  */
 BP_API bp_status bp_tensor_from_blob(bp_device device, int32_t dtype,
                                      int32_t ndim, const int64_t *sizes,
@@ -262,7 +265,8 @@ BP_API bp_status bp_tensor_to_dlpack(bp_tensor *t,
  * Imports a DLPack tensor without copying.  On success Backplane owns src
  * and calls src->deleter(src) when the returned tensor dies; on failure
  * the caller still owns src.  NULL strides mean contiguous.  Only one lane
- * and the dtypes of bp_dtype are accepted.
+ * and the dtypes of bp_dtype are accepted.  Fails with BP_ERR_OVERFLOW when
+ * the elements' bytes (numel times the itemsize) do not fit in int64.
  */
 BP_API bp_status bp_tensor_from_dlpack(struct DLManagedTensor *src,
                                        bp_tensor **out);
@@ -419,7 +423,8 @@ BP_API const char *bp_plugin_dir(void);
 
 /*
  * Unloads a plugin: removes all of its registrations at once, waits until
- * no call into it is in flight, runs its teardown() and closes it.  Fails
+ * no call into it is in flight (kernels, and device, stream and event
+ * calls), runs its teardown() and closes it.  Fails
  * with BP_ERR_BUSY, changing nothing, while tensors on its device types are
  * alive, or when called from inside a call (a kernel).  Op handles stay
  * valid: calls to the plugin's ops fail with BP_ERR_NOT_FOUND until a
