@@ -40,6 +40,11 @@ static char no_device_reason[256];
 
 bp_status cu_check(cudaError_t err, const char *what) {
   if (err == cudaSuccess) return BP_OK;
+  /* The runtime also keeps err as the thread's last error, which the next
+   * op's launch check (cu_launched) would report as its own: cleared
+   * here, as it is now a status.  (An error that corrupts the context
+   * stays: CUDA returns it from every later call.) */
+  cudaGetLastError();
   bp_status st = err == cudaErrorMemoryAllocation ? BP_ERR_OUT_OF_MEMORY : BP_ERR_BACKEND;
   return CU_ERR(st, "cuda: %s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
 }

@@ -366,6 +366,18 @@ static void errors_are_statuses(void) {
   /* The device still works afterwards. */
   int64_t n = 16;
   is_status(bp_tensor_empty(CUDA0, BP_FLOAT32, 1, &n, &t), BP_OK);
+  /* A failed CUDA call is a status once: it is not reported again by the
+   * next op's launch check.  cudaHostAlloc of a pinned buffer larger than
+   * any machine's memory fails, and an add after it succeeds. */
+  bp_tensor *pinned = NULL;
+  ok(bp_tensor_empty(bp_device_make(BP_DEVICE_CUDA_HOST, 0), BP_UINT8, 1, &huge, &pinned) !=
+     BP_OK);
+  has_str(bp_last_error(), "cudaHostAlloc");
+  const bp_op *addop = NULL;
+  is_status(bp_op_find("core::add", &addop), BP_OK);
+  bp_tensor *sum = addop ? add(addop, t, t) : NULL;
+  ok(sum != NULL);
+  bp_tensor_release(sum);
   bp_tensor_release(t);
   is_status(bp_plugin_unload(p), BP_OK);
 }
