@@ -18,7 +18,8 @@
  *                  copy_, add.out (their functors in elementwise_ops.cuh,
  *                  which tests also run on the host)
  *   reduce.cu      sum, mean, amax, amin, argmax (their functors in
- *                  reduce_ops.cuh, which tests also run on the host)
+ *                  reduce_ops.cuh and their launch plan in reduce_plan.h,
+ *                  which tests also run on the host)
  *   nn.cu          softmax, log_softmax, layer_norm
  *   matmul.cu      matmul: cuBLAS (loaded at run time) or a tiled kernel
  */

@@ -37,18 +37,9 @@
 #include <stdlib.h>
 
 #include "reduce_ops.cuh"
+#include "reduce_plan.h"
 
 enum { OP_SUM = 1, OP_MEAN, OP_AMAX, OP_AMIN, OP_ARGMAX };
-
-/* The plan, passed to kernels by value.  Strides in elements. */
-struct RPlan {
-  int nk, nr;
-  int64_t ksize[BP_MAX_NDIM], kstride[BP_MAX_NDIM];
-  int64_t rsize[BP_MAX_NDIM], rstride[BP_MAX_NDIM];
-  int64_t nout, nred;
-  int64_t chunk; /* reduced elements per slice (rows) */
-  int splits;    /* slices per output */
-};
 
 __device__ __forceinline__ int64_t kept_offset(const RPlan &p, int64_t o) {
   int64_t off = 0;
@@ -98,7 +89,7 @@ __global__ void k_rows(Op op, const T *in, typename OutOf<Op, T>::type *out,
   typedef typename Op::A A;
   extern __shared__ unsigned char smem_raw[];
   A *sh = reinterpret_cast<A *>(smem_raw);
-  int64_t o = blockIdx.x;
+  int64_t o = p.obase + blockIdx.x;
   int s = blockIdx.y;
   const T *base = in + kept_offset(p, o);
   int64_t lo = (int64_t)s * p.chunk, hi = lo + p.chunk < p.nred ? lo + p.chunk : p.nred;
@@ -280,34 +271,8 @@ static bp_status launch(Op op, const T *in, void *out, RPlan &p, int32_t dev, cu
   typedef typename OutOf<Op, T>::type O;
   typedef typename Op::A A;
   int64_t sms = cu_devices[dev].sm_count > 0 ? cu_devices[dev].sm_count : 1;
-  bool columns = p.nk > 0 && p.kstride[p.nk - 1] == 1 && p.ksize[p.nk - 1] >= 32;
-  int64_t splits = 1;
-  if (columns) {
-    /* Enough threads to fill the GPU: about 2048 per SM. */
-    int64_t want = (sms * 2048 + p.nout - 1) / p.nout, most = (p.nred + 31) / 32;
-    splits = want < most ? want : most;
-    if (splits > 65535) splits = 65535;
-    if (splits < 1) splits = 1;
-    p.chunk = (p.nred + splits - 1) / splits;
-  } else {
-    if (p.nout < sms * 4) {
-      int64_t want = (sms * 8 + p.nout - 1) / p.nout, most = (p.nred + 8191) / 8192;
-      if (tuning.slice > 0) {
-        want = (p.nred + tuning.slice - 1) / tuning.slice;
-        most = (p.nred + 4095) / 4096; /* slices are at least 4096 elements */
-      }
-      splits = want < most ? want : most;
-      if (splits > 65535) splits = 65535;
-      if (splits < 1) splits = 1;
-    }
-    /* Slices of whole 4096-element blocks keep vector loads aligned. */
-    p.chunk = (p.nred + splits - 1) / splits;
-    if (splits > 1) p.chunk = (p.chunk + 4095) / 4096 * 4096;
-  }
-  if (p.chunk < 1) p.chunk = 1;
-  splits = (p.nred + p.chunk - 1) / p.chunk;
-  if (splits < 1) splits = 1;
-  p.splits = (int)splits;
+  bool columns = cu_reduce_split(&p, sms, tuning.slice);
+  int64_t splits = p.splits;
   bp_tensor *ws = NULL;
   A *partial = NULL;
   if (splits > 1) {
@@ -325,9 +290,16 @@ static bp_status launch(Op op, const T *in, void *out, RPlan &p, int32_t dev, cu
     else
       k_cols<Op, T, 1><<<grid, CU_THREADS, 0, s>>>(op, in, (O *)out, partial, p);
   } else {
+    /* A block per output: more outputs than gridDim.x allows take
+     * several launches (only with one slice each: see cu_reduce_split). */
     int threads = p.nred >= 4096 ? 256 : p.nred >= 512 ? 128 : 32;
-    dim3 grid((unsigned)p.nout, (unsigned)splits);
-    k_rows<Op, T><<<grid, threads, threads * sizeof(A), s>>>(op, in, (O *)out, partial, p);
+    for (int64_t base = 0, n; base < p.nout; base += n) {
+      n = cu_rows_launch(&p, base);
+      p.obase = base;
+      dim3 grid((unsigned)n, (unsigned)splits);
+      k_rows<Op, T><<<grid, threads, threads * sizeof(A), s>>>(op, in, (O *)out, partial, p);
+    }
+    p.obase = 0;
   }
   if (splits > 1) {
     int ft = splits >= 256 ? 256 : splits >= 64 ? 64 : 32;

@@ -29,6 +29,18 @@ template <class T> struct SumAcc {
   static CU_HD A ld(T x) { return (uint64_t)(int64_t)Tr<T>::ld(x); }
   static CU_HD T st(A a, int64_t) { return Tr<T>::st((typename Tr<T>::C)a); }
 };
+/* A sum to bool (sum(dtype=bool)) is whether the 64-bit sum is nonzero,
+ * as cast converts an int64; not its low 8 bits, which are 0 for 256 true
+ * elements. */
+template <> struct SumAcc<b8> {
+  typedef uint64_t A;
+  static CU_HD A ld(b8 x) { return x.x != 0; }
+  static CU_HD b8 st(A a, int64_t) {
+    b8 r;
+    r.x = (uint8_t)(a != 0);
+    return r;
+  }
+};
 template <> struct SumAcc<float> {
   typedef float A;
   static CU_HD A ld(float x) { return x; }

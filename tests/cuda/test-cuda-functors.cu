@@ -12,7 +12,8 @@
  *   argmax      the first position of the maximum; the first NaN if any;
  *               0 when every position holds the dtype's lowest value;
  *   amax, amin  NaN if any element is NaN, else the maximum (minimum);
- *   sum         integers wrap exactly; floating within a rounding bound;
+ *   sum         integers wrap exactly; to bool, whether any element is
+ *               true; floating within a rounding bound;
  *   mean        the sum divided by the count.
  * Inputs are drawn from palettes of edge values (NaN, infinities, signed
  * zeros, the integer limits) so that ties and NaN orders are common.
@@ -29,6 +30,11 @@
  * The overlap test of copy_ and add.out (plugins/cuda/overlap.h) is run on
  * views of one byte buffer: whenever two views share a byte, it must say
  * that they may.
+ *
+ * The reductions' launch plan (plugins/cuda/reduce_plan.h) is checked for
+ * output counts up to past 2^32: the row kernel's launches cover every
+ * output once, each within gridDim.x's limit, and slices cover the reduced
+ * range within gridDim.y's.
  */
 #include <float.h>
 #include <math.h>
@@ -40,6 +46,7 @@
 #include "elementwise_ops.cuh"
 #include "overlap.h"
 #include "reduce_ops.cuh"
+#include "reduce_plan.h"
 
 extern "C" {
 #include "tap.h"
@@ -266,7 +273,28 @@ template <class T> static int check_float_sum(const char *name, double eps) {
   return bad;
 }
 
+/* A sum to bool (sum(dtype=bool)) is whether its int64 sum is nonzero, as
+ * cast converts it: true for any number of true elements, 256 included. */
+static int check_bool_sum(void) {
+  static b8 x[600];
+  static const int counts[] = {0, 1, 2, 255, 256, 257, 512, 513, 600};
+  int bad = 0;
+  for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+    for (int i = 0; i < 600; i++) x[i].x = 0;
+    for (int i = 0; i < counts[c]; i++) x[(i * 7) % 600].x = 1; /* 7 is prime to 600 */
+    SumOp<b8> op;
+    for (int t = 0; t < 8; t++) {
+      b8 got = op.store(run(op, x, 600), 600);
+      if (got.x != (counts[c] != 0) && bad++ < 3)
+        tap_diag("sum to bool of %d true elements: got %d, want %d", counts[c], got.x,
+                 counts[c] != 0);
+    }
+  }
+  return bad;
+}
+
 static void sums_and_means(void) {
+  is_int(check_bool_sum(), 0);
   is_int(check_int_sum<int32_t>("int32"), 0);
   is_int(check_int_sum<int64_t>("int64"), 0);
   is_int(check_float_sum<float>("float32", 1e-6), 0);
@@ -711,6 +739,98 @@ static void overlap_of_views(void) {
   is_int(missed, 0);
 }
 
+/* Plans a reduction of nout outputs of nred elements each, as reduce.cu
+ * does, and checks its geometry; returns the number of faults (each
+ * reported). */
+static int check_reduce_plan(int64_t nout, int64_t nred, bool contiguous_kept, int64_t slice) {
+  const int64_t sms = 132;
+  RPlan p;
+  memset(&p, 0, sizeof p);
+  p.nk = 1;
+  p.ksize[0] = nout;
+  p.kstride[0] = contiguous_kept ? 1 : 2; /* rows unless the kept dim is contiguous */
+  p.nr = 1;
+  p.rsize[0] = nred;
+  p.rstride[0] = contiguous_kept ? nout : 1;
+  p.nout = nout;
+  p.nred = nred;
+  bool columns = cu_reduce_split(&p, sms, slice);
+  int faults = 0;
+  static int reported;
+  char what[200];
+#define PLAN_FAULT(...)                                                                     \
+  do {                                                                                      \
+    snprintf(what, sizeof what, __VA_ARGS__);                                               \
+    if (reported++ < 8)                                                                     \
+      tap_diag("nout %lld, nred %lld%s, slice %lld: %s", (long long)nout, (long long)nred,  \
+               contiguous_kept ? " (contiguous kept dim)" : "", (long long)slice, what);    \
+    faults++;                                                                               \
+  } while (0)
+  if (columns != (contiguous_kept && nout >= 32)) PLAN_FAULT("columns is %d", (int)columns);
+  if (p.splits < 1 || p.splits > CU_GRID_Y_MAX) PLAN_FAULT("%d slices", p.splits);
+  if (p.chunk < 1 || (int64_t)p.splits * p.chunk < nred ||
+      (nred > 0 && (int64_t)(p.splits - 1) * p.chunk >= nred))
+    PLAN_FAULT("%d slices of %lld do not cover the reduced range once", p.splits,
+               (long long)p.chunk);
+  if (columns) {
+    int64_t gx = (nout + CU_THREADS - 1) / CU_THREADS;
+    if (gx > CU_GRID_X_MAX) PLAN_FAULT("the column kernel's grid has %lld blocks", (long long)gx);
+    if (p.splits > 1 && nout > CU_GRID_X_MAX)
+      PLAN_FAULT("the combining kernel's grid has %lld blocks", (long long)nout);
+    return faults;
+  }
+  if (p.splits > 1 && nout > CU_GRID_X_MAX)
+    PLAN_FAULT("%d slices of %lld outputs need more than one launch", p.splits, (long long)nout);
+  int64_t covered = 0, n;
+  int launches = 0;
+  for (int64_t base = 0; base < nout && launches < 16; base += n, launches++) {
+    n = cu_rows_launch(&p, base);
+    if (n < 1 || n > CU_GRID_X_MAX) {
+      PLAN_FAULT("a launch at output %lld has %lld blocks along x", (long long)base, (long long)n);
+      break;
+    }
+    covered += n;
+  }
+  if (covered != nout)
+    PLAN_FAULT("the row kernel's %d launches reach %lld outputs", launches, (long long)covered);
+#undef PLAN_FAULT
+  return faults;
+}
+
+static void reduction_plan_within_grid_limits(void) {
+  static const int64_t nouts[] = {1,
+                                  7,
+                                  131,
+                                  528,
+                                  65536,
+                                  CU_GRID_X_MAX,
+                                  CU_GRID_X_MAX + 1,
+                                  (INT64_C(1) << 32) + 5,
+                                  INT64_C(3) << 32};
+  static const int64_t nreds[] = {0, 1, 2, 31, 4096, 5000, INT64_C(1) << 20, INT64_C(1) << 33};
+  static const int64_t slices[] = {0, 4096, 1 << 20};
+  int faults = 0;
+  for (size_t i = 0; i < sizeof nouts / sizeof nouts[0]; i++)
+    for (size_t j = 0; j < sizeof nreds / sizeof nreds[0]; j++)
+      for (size_t k = 0; k < sizeof slices / sizeof slices[0]; k++)
+        for (int c = 0; c < 2; c++)
+          faults += check_reduce_plan(nouts[i], nreds[j], c == 1, slices[k]);
+  is_int(faults, 0);
+  /* Past gridDim.x's limit the row kernel takes more than one launch. */
+  RPlan p;
+  memset(&p, 0, sizeof p);
+  p.nk = 1;
+  p.ksize[0] = p.nout = (INT64_C(1) << 32) + 5;
+  p.kstride[0] = 2;
+  p.nr = 1;
+  p.rsize[0] = p.nred = 2;
+  p.rstride[0] = 1;
+  ok(!cu_reduce_split(&p, 132, 0));
+  is_int(p.splits, 1);
+  is_int(cu_rows_launch(&p, 0), CU_GRID_X_MAX);
+  is_int(cu_rows_launch(&p, 2 * CU_GRID_X_MAX), 7);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(argmax_first_position),
@@ -720,6 +840,7 @@ int main(void) {
       TAP_CASE(binary_functors_match_cpu),
       TAP_CASE(cast_functor_matches_cpu),
       TAP_CASE(overlap_of_views),
+      TAP_CASE(reduction_plan_within_grid_limits),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }

@@ -784,6 +784,31 @@ static void reductions(void) {
   done();
 }
 
+/* sum(dtype=bool) is whether the int64 sum is nonzero, so 256 true
+ * elements give true (not the count's low 8 bits); dtype=uint8 wraps. */
+static void sum_of_many_trues(void) {
+  if (!setup(11)) return;
+  int64_t sizes[2] = {3, 256};
+  twin a = make(BP_BOOL, 2, sizes, L_CONTIG, P_GENERAL);
+  if (a.c) {
+    /* Row 0: 256 true; row 1: 255 true; row 2: none. */
+    uint8_t *p = (uint8_t *)bp_tensor_get_view(a.cs)->data;
+    for (int64_t i = 0; i < 3 * 256; i++) p[i] = i < 511;
+    if (bp_tensor_copy(a.gs, a.cs) != BP_OK) fail("copy: %s", bp_last_error());
+    static const int64_t dims[2] = {1, 0};
+    static const int32_t to[] = {BP_BOOL, BP_UINT8, BP_INT64};
+    for (size_t k = 0; k < sizeof to / sizeof to[0]; k++)
+      for (size_t nd = 0; nd < 2; nd++) {
+        ctx("sum of trues to %s, %zu dims", dtn(to[k]), nd);
+        arg args[4] = {AT(&a), AINTS(dims, nd), ABOOL(false),
+                       KW(((arg){A_DTYPE, NULL, to[k], 0, NULL, NULL, 0, NULL}), "dtype")};
+        check("core::sum", args, 4, NULL, T_PLAIN, 256);
+      }
+    twin_free(&a);
+  }
+  done();
+}
+
 /* ------------------------------------------------------------------------ */
 /* softmax, log_softmax, layer_norm, matmul                                 */
 /* ------------------------------------------------------------------------ */
@@ -894,6 +919,7 @@ int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(binary_ops),   TAP_CASE(muladd_and_add_out), TAP_CASE(unary_ops),
       TAP_CASE(where_cast_contiguous), TAP_CASE(fill_and_copy), TAP_CASE(reductions),
+      TAP_CASE(sum_of_many_trues),
       TAP_CASE(nn_ops),       TAP_CASE(matmul_default),     TAP_CASE(matmul_tiled),
       TAP_CASE(many_small_calls),
   };
