@@ -302,7 +302,11 @@ static bool is_cuda(bp_device d) { return d.type == BP_DEVICE_CUDA; }
  * unified addressing cudaMemcpyDefault handles both), or between two CUDA
  * devices.  Runs on the calling thread's current stream of the CUDA side
  * and waits for it, except device to device on one device, which stays
- * ordered on the stream without waiting.
+ * ordered on the stream without waiting.  Between two devices it runs on
+ * the destination's stream, which does not order it after the source
+ * device's work (cudaMemcpyPeerAsync waits for no other device), so the
+ * source device's current stream, which may still be writing src, is
+ * waited for first.
  */
 static bp_status cuda_copy(void *ud, void *dst, bp_device dd, const void *src, bp_device sd,
                            size_t nbytes) {
@@ -317,8 +321,14 @@ static bp_status cuda_copy(void *ud, void *dst, bp_device dd, const void *src, b
     if (dd.index == sd.index)
       return cu_check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, s),
                       "copy: cudaMemcpyAsync device to device");
-    st = cu_check(cudaMemcpyPeerAsync(dst, dd.index, src, sd.index, nbytes, s),
-                  "copy: cudaMemcpyPeerAsync");
+    st = set_device(sd.index);
+    if (!st)
+      st = cu_check(cudaStreamSynchronize(current_stream[sd.index]),
+                    "copy: cudaStreamSynchronize of the source device's stream");
+    if (!st) st = set_device(index);
+    if (!st)
+      st = cu_check(cudaMemcpyPeerAsync(dst, dd.index, src, sd.index, nbytes, s),
+                    "copy: cudaMemcpyPeerAsync");
   } else {
     st = cu_check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, s),
                   is_cuda(dd) ? "copy: cudaMemcpyAsync host to device"

@@ -11,7 +11,7 @@
  * on its stream, and only there); copies in every direction, pageable and
  * pinned ("cuda_host"); streams and events; the per-thread current stream
  * that kernels run on; a malformed tuning setting is an error that names
- * it.
+ * it.  With two GPUs, a copy between them after a kernel on the source.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
@@ -351,6 +351,46 @@ out:
   is_status(bp_plugin_unload(p), BP_OK);
 }
 
+/* A copy between two GPUs sees what the source GPU's current stream
+ * wrote before it: cudaMemcpyPeerAsync on the destination's stream alone
+ * would not wait for that work.  A fill of 1 GiB on cuda:1 is followed at
+ * once by the copy to cuda:0; every element must have the new value. */
+static void peer_copy_after_kernel(void) {
+  if (ndevices < 2) tap_skip("fewer than 2 CUDA devices");
+  bp_plugin *p = load_plugin("cuda");
+  if (!p) return;
+  const bp_op *fill = NULL;
+  is_status(bp_op_find("core::fill_", &fill), BP_OK);
+  int64_t n = (int64_t)1 << 28;
+  bp_tensor *src = NULL, *dst = NULL, *host = NULL;
+  is_status(bp_tensor_empty(bp_device_make(BP_DEVICE_CUDA, 1), BP_FLOAT32, 1, &n, &src), BP_OK);
+  is_status(bp_tensor_empty(CUDA0, BP_FLOAT32, 1, &n, &dst), BP_OK);
+  is_status(bp_tensor_empty(BP_CPU, BP_FLOAT32, 1, &n, &host), BP_OK);
+  int64_t stale = 0;
+  for (int round = 1; round <= 4 && fill && src && dst && host; round++) {
+    bp_value vals[2];
+    bp_stack s = {BP_STACK_STRUCT_SIZE, vals, 2, 0};
+    bp_stack_push_tensor(&s, src);
+    bp_stack_push_float(&s, (double)round);
+    if (bp_call(fill, &s) != BP_OK) {
+      tap_diag("core::fill_: %s", bp_last_error());
+      stale = -1;
+      break;
+    }
+    bp_tensor_release(vals[0].u.tensor);
+    is_status(bp_tensor_copy(dst, src), BP_OK);
+    is_status(bp_tensor_copy(host, dst), BP_OK);
+    const float *h = (const float *)data_of(host);
+    for (int64_t i = 0; i < n; i += 4093) stale += h[i] != (float)round;
+    stale += h[n - 1] != (float)round;
+  }
+  is_int(stale, 0);
+  bp_tensor_release(src);
+  bp_tensor_release(dst);
+  bp_tensor_release(host);
+  is_status(bp_plugin_unload(p), BP_OK);
+}
+
 /* A launch error becomes a status with CUDA's text: a kernel on a tensor
  * whose storage is not device memory cannot be made here without breaking
  * the host, so the check is the plain one: an op on a freed stream. */
@@ -457,7 +497,8 @@ int main(void) {
       TAP_CASE(load_and_register), TAP_CASE(zero_devices_with_reason),
       TAP_CASE(unload_and_reload), TAP_CASE(properties),
       TAP_CASE(allocator_reuse),   TAP_CASE(copies),
-      TAP_CASE(streams_and_events), TAP_CASE(errors_are_statuses),
+      TAP_CASE(streams_and_events), TAP_CASE(peer_copy_after_kernel),
+      TAP_CASE(errors_are_statuses),
       TAP_CASE(reduce_setting_rejected), TAP_CASE(reduce_finish_rejected),
       TAP_CASE(waves_setting),
   };
