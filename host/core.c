@@ -197,6 +197,23 @@ static bp_status meta_binary(const bp_kernel_ctx *ctx, const bp_value *args, siz
   return binary_result(ctx, args, (int)(intptr_t)ctx->user_data, &outs[0]);
 }
 
+/* A tensor that an op writes elementwise (copy_'s self, add.out's out)
+ * must not hold one memory location at several indices: a dimension of
+ * size > 1 with stride 0, as an expanded view has.  Which of the values
+ * would land there is undefined (kernels write in parallel), so the op
+ * refuses it, as PyTorch does.  (fill_ writes one value: it may.) */
+static bp_status written_once(const bp_kernel_ctx *ctx, size_t i, const char *name,
+                              const bp_tensor_view *v) {
+  for (int32_t d = 0; d < v->ndim; d++)
+    if (v->sizes[d] > 1 && v->strides[d] == 0)
+      return bp__error(BP_ERR_INVALID_ARGUMENT,
+                       "%s: argument #%zu '%s': dimension %d has %lld elements at one address "
+                       "(stride 0), and it is written; expected a tensor without broadcast "
+                       "dimensions",
+                       ctx->op_name, i, name, d, (long long)v->sizes[d]);
+  return BP_OK;
+}
+
 static bp_status meta_add_out(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                               bp_tensor_meta *outs, size_t nouts) {
   (void)nargs;
@@ -214,6 +231,8 @@ static bp_status meta_add_out(const bp_kernel_ctx *ctx, const bp_value *args, si
                      shape_str(o->ndim, o->sizes, s1, sizeof s1),
                      shape_str(want.ndim, want.sizes, s2, sizeof s2));
   if (o->dtype != want.dtype) return type_error(ctx, 3, o->dtype, bp_dtype_name(want.dtype));
+  st = written_once(ctx, 3, "out", o);
+  if (st) return st;
   copy_meta(&outs[0], o);
   return BP_OK;
 }
@@ -510,6 +529,8 @@ static bp_status meta_copy(const bp_kernel_ctx *ctx, const bp_value *args, size_
                      shape_str(src->ndim, src->sizes, s1, sizeof s1),
                      shape_str(self->ndim, self->sizes, s2, sizeof s2));
   }
+  st = written_once(ctx, 0, "self", self);
+  if (st) return st;
   copy_meta(&outs[0], self);
   return BP_OK;
 }

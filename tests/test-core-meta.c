@@ -426,6 +426,44 @@ static void memory_ops(void) {
   for (int k = 0; k < 4; k++) bp_tensor_release(all[k]);
 }
 
+/* copy_'s self and add.out's out may not hold one address at several
+ * indices (a broadcast dimension); fill_'s self may. */
+static void written_tensors_once(void) {
+  bp_tensor_meta m;
+  bp_tensor *base = T1(BP_FLOAT32, 3), *src = T2(BP_FLOAT32, 2, 3), *a = T2(BP_FLOAT32, 2, 3);
+  bp_tensor *wide = NULL, *one = NULL;
+  is_status(bp_tensor_as_strided(base, 2, SHAPE(2, 3), SHAPE(0, 1), 0, &wide), BP_OK);
+  is_status(bp_tensor_as_strided(base, 2, SHAPE(1, 3), SHAPE(0, 1), 0, &one), BP_OK);
+  bp_tensor *cp[2] = {wide, src};
+  bp_stack s = stack_of(2, cp);
+  is_status(meta("core::copy_", &s, &m), BP_ERR_INVALID_ARGUMENT);
+  is_str(bp_last_error(), "core::copy_: argument #0 'self': dimension 0 has 2 elements at one "
+                          "address (stride 0), and it is written; expected a tensor without "
+                          "broadcast dimensions");
+  bp_tensor *ts[2] = {a, src};
+  s = stack_of(2, ts);
+  bp_stack_push_float(&s, 1.0);
+  bp_stack_push_tensor(&s, wide);
+  is_status(meta("core::add.out", &s, &m), BP_ERR_INVALID_ARGUMENT);
+  is_str(bp_last_error(), "core::add.out: argument #3 'out': dimension 0 has 2 elements at one "
+                          "address (stride 0), and it is written; expected a tensor without "
+                          "broadcast dimensions");
+  /* fill_ writes one value everywhere: allowed. */
+  s = stack_of(1, &wide);
+  bp_stack_push_float(&s, 2.0);
+  is_status(meta("core::fill_", &s, &m), BP_OK);
+  /* A stride-0 dimension of size 1 holds one element: allowed. */
+  bp_tensor *row = T1(BP_FLOAT32, 3), *c1[2] = {one, row};
+  s = stack_of(2, c1);
+  is_status(meta("core::copy_", &s, &m), BP_OK);
+  /* A broadcast src is fine: only the written tensor matters. */
+  bp_tensor *c2[2] = {src, wide};
+  s = stack_of(2, c2);
+  is_status(meta("core::copy_", &s, &m), BP_OK);
+  bp_tensor *all[] = {base, src, a, wide, one, row};
+  for (int k = 0; k < 6; k++) bp_tensor_release(all[k]);
+}
+
 static void op_set_listing(void) {
   /* Every op of version 1 is defined by the host, with a meta function. */
   static const char *names[] = {
@@ -453,6 +491,7 @@ int main(void) {
       TAP_CASE(add_out),         TAP_CASE(unary_rules),  TAP_CASE(where_rules),
       TAP_CASE(reductions),      TAP_CASE(argmax_rules), TAP_CASE(matmul_shapes),
       TAP_CASE(nn_rules),        TAP_CASE(memory_ops),   TAP_CASE(op_set_listing),
+      TAP_CASE(written_tensors_once),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
