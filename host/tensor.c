@@ -442,6 +442,14 @@ BP_API bp_status bp_tensor_copy(bp_tensor *dst, const bp_tensor *src) {
     return bp__error(BP_ERR_SHAPE, "%s: dst has %d dims and src %d, or their sizes differ", fn,
                      (int)dv->ndim, (int)sv->ndim);
   if (dv->numel == 0) return BP_OK;
+  /* As core::copy_: a destination with several elements at one address
+   * (a broadcast dimension) would keep only one of their values. */
+  for (int32_t d = 0; d < dv->ndim; d++)
+    if (dv->sizes[d] > 1 && dv->strides[d] == 0)
+      return bp__error(BP_ERR_INVALID_ARGUMENT,
+                       "%s: dst's dimension %d has %lld elements at one address (stride 0); "
+                       "expected a destination without broadcast dimensions",
+                       fn, (int)d, (long long)dv->sizes[d]);
   int64_t item = dv->itemsize, nbytes = dv->numel * item;
   bool dh = host_visible(dst), sh = host_visible(src);
   bool dc = dv->flags & BP_VIEW_CONTIGUOUS, sc = sv->flags & BP_VIEW_CONTIGUOUS;

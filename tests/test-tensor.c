@@ -328,7 +328,20 @@ static void copy_between_layouts(void) {
   has_str(bp_last_error(), "dst is float32 but src is int16");
   is_status(bp_tensor_copy(c, a), BP_ERR_SHAPE);
   is_status(bp_tensor_copy(NULL, a), BP_ERR_INVALID_ARGUMENT);
-  bp_tensor *items[] = {a, b, tr, c, w, evens, src, lo, hi, f};
+  /* A destination with a broadcast dimension is refused, and left alone;
+   * a broadcast source is fine. */
+  int64_t bsz[2] = {3, 4}, bst[2] = {0, 1};
+  bp_tensor *bcast = NULL;
+  for (int i = 0; i < 8; i++) wd[i] = (int16_t)i;
+  is_status(bp_tensor_as_strided(w, 2, bsz, bst, 0, &bcast), BP_OK);
+  is_status(bp_tensor_copy(bcast, a), BP_ERR_INVALID_ARGUMENT);
+  is_str(bp_last_error(), "bp_tensor_copy: dst's dimension 0 has 3 elements at one address "
+                          "(stride 0); expected a destination without broadcast dimensions");
+  int16_t untouched[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  ok(memcmp(wd, untouched, sizeof untouched) == 0);
+  is_status(bp_tensor_copy(b, bcast), BP_OK);
+  ok(bd[0] == 0 && bd[4] == 0 && bd[11] == 3);
+  bp_tensor *items[] = {a, b, tr, c, w, evens, src, lo, hi, f, bcast};
   for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) bp_tensor_release(items[i]);
 }
 

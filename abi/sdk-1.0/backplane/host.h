@@ -242,7 +242,9 @@ BP_API int64_t bp_tensor_numel(const bp_tensor *t);
 BP_API int64_t bp_tensor_nbytes(const bp_tensor *t);
 
 /* Copies src's elements into dst: same dtype and sizes, any strides, any
- * two devices whose interfaces can copy between them. */
+ * two devices whose interfaces can copy between them.  dst may not hold
+ * several elements at one address (a stride 0 in a dimension of size > 1):
+ * BP_ERR_INVALID_ARGUMENT. */
 BP_API bp_status bp_tensor_copy(bp_tensor *dst, const bp_tensor *src);
 
 /* The number of live tensor handles in the process, for leak checks. */
