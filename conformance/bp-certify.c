@@ -302,9 +302,10 @@ static void install_fault_handler(void) {
 static bp_plugin *the_plugin;
 static bp_plugin_info the_info;
 static bp_device the_device;
-/* Whether the CPU may touch the device's memory.  host.h does not publish
- * a device type's flags, so only the host CPU device counts as host
- * visible; BP_CERTIFY_DEVICE_PATH=1 forces the device path even there. */
+/* Whether the CPU may touch the device's memory.  Only the host CPU device
+ * counts as host visible (bp_device_type_flags could say so of others, but
+ * the checks that write through host pointers are kept to the CPU);
+ * BP_CERTIFY_DEVICE_PATH=1 forces the device path even there. */
 static bool host_visible;
 
 /* Loads the plugin; on failure gives a FAIL verdict and returns false. */
@@ -1794,8 +1795,7 @@ static void case_bounds(const certify_case *c) {
     sample_free(&s);
   }
   if (all_refused(c, NCHECK_SAMPLES)) return;
-  verdict(ST_PASS, "canaries of %d bytes-worth of elements before and after every argument intact",
-          CANARY);
+  verdict(ST_PASS, "canaries of %d elements before and after every argument intact", CANARY);
 }
 
 /* core::OP/hygiene: live tensor handles, and the bytes their storages
