@@ -761,8 +761,12 @@ static inline bp_status call(const bp_op *op, bp_stack *stack, const char *const
   bp__reader *r = bp__read_enter(&nested);
   /* The fast path: a plain outermost call with the schema's arguments in
    * order (trailing defaults may be left off), exact tags, one device. */
-  if (BP__LIKELY(r && !nested && nkw == 0 && stack->capacity >= op->nrets &&
-                 atomic_load_explicit(&op->defined, memory_order_acquire))) {
+  /* `defined` is loaded first: its acquire orders the reads of the
+   * definition (nrets and the rest), which a load may rewrite while the op
+   * is undefined. */
+  if (BP__LIKELY(r && !nested && nkw == 0 &&
+                 atomic_load_explicit(&op->defined, memory_order_acquire) &&
+                 stack->capacity >= op->nrets)) {
     if (BP__UNLIKELY(top != op->fast_nargs)) top = fill_defaults(op, stack, top);
     if (top == op->fast_nargs) {
       int ds = fast_scan(op, stack->values);
