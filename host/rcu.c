@@ -38,6 +38,9 @@ static bool have_membarrier;
 
 __thread bp__reader *bp__tl_reader __attribute__((tls_model("initial-exec")));
 bool bp__readers_fence = true;
+#if defined(__SANITIZE_THREAD__)
+atomic_uint bp__fence_word;
+#endif
 
 static void reader_exit_thread(void *p) {
   bp__reader *r = p;
@@ -88,7 +91,7 @@ void bp__synchronize(void) {
     syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
   else
 #endif
-    atomic_thread_fence(memory_order_seq_cst);
+    BP__FULL_FENCE();
   bp__reader *self = bp__tl_reader;
   for (bp__reader *r = atomic_load_explicit(&readers, memory_order_acquire); r; r = r->next) {
     /* The calling thread may itself be inside a call (a kernel that

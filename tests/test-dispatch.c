@@ -715,10 +715,10 @@ static void threads_call_concurrently(void) {
 /*
  * Counting allocations: this executable's malloc family wraps glibc's, so
  * every allocation libbackplane makes on this thread is counted while
- * `counting` is set.  AddressSanitizer owns malloc itself, so the check is
- * skipped there.
+ * `counting` is set.  AddressSanitizer and ThreadSanitizer own malloc
+ * themselves, so the check is skipped there.
  */
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
@@ -754,8 +754,8 @@ int posix_memalign(void **out, size_t a, size_t n) {
 #endif
 
 static void calls_do_not_allocate(void) {
-#if defined(__SANITIZE_ADDRESS__)
-  tap_skip("AddressSanitizer owns malloc, so allocations cannot be counted");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  tap_skip("the sanitizer owns malloc, so allocations cannot be counted");
 #else
   must_load("good");
   const bp_op *first = must_find("good::first"), *fill = must_find("good::fill_"),

@@ -2672,9 +2672,15 @@ static void column_pieces_memory(void) {
   rt *w = ref_reduce(RR_SUM, ra, d0, 1, false, BP_DTYPE_INVALID, &cnt);
   if (res) CLOSE(res, w, cnt, TOL_SUM);
   long grown_mb = (after.ru_maxrss - before.ru_maxrss) / 1024;
+#if defined(__SANITIZE_THREAD__)
+  /* ThreadSanitizer's shadow of 64 new threads' stacks counts in the
+   * resident set; the result is still checked above. */
+  tap_diag("the resident set grew by %ld MB: not bounded under ThreadSanitizer", grown_mb);
+#else
   if (grown_mb > 40)
     REPORT("memory", "the peak resident set grew by %ld MB for a 4 MB input (expected < 40)",
            grown_mb);
+#endif
   rt_free(w);
   rt_free(ra);
   bp_tensor_release(res);
