@@ -2635,13 +2635,47 @@ static struct {
   int cwd;           /* the starting directory, or -1 */
   bool streams;      /* the device has a current stream to put back */
   bp_stream *stream; /* the one it had (NULL: the default); the plugin's */
+  char **env;        /* copies of the environment's "NAME=value" strings */
+  size_t nenv;
 } saved;
+
+extern char **environ;
+
+/* Copies the environment into saved.env; false when out of memory. */
+static bool save_env(void) {
+  size_t n = 0;
+  while (environ && environ[n]) n++;
+  saved.env = calloc(n + 1, sizeof *saved.env);
+  if (!saved.env) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(saved.env[i] = strdup(environ[i]))) return false;
+  saved.nenv = n;
+  return true;
+}
+
+/* Puts back the environment that save_env() copied, when a case changed
+ * it (a kernel's setenv or putenv).  Each string is copied again, since
+ * putenv() hands its argument to the environment, where a later case may
+ * change it in place. */
+static void restore_env(void) {
+  size_t n = 0;
+  bool same = environ != NULL || saved.nenv == 0;
+  for (; same && environ && environ[n]; n++)
+    same = n < saved.nenv && strcmp(environ[n], saved.env[n]) == 0;
+  if (same && n == saved.nenv) return;
+  clearenv();
+  for (size_t i = 0; i < saved.nenv; i++) {
+    char *copy = strdup(saved.env[i]);
+    if (copy) putenv(copy); /* the environment keeps it */
+  }
+}
 
 /* Puts back what an earlier case may have changed in this process, and
  * the certifier's own per-case state, as a fresh process has them.  The
  * live handles and device bytes are not reset: hygiene compares them
  * within its case. */
 static void restore_state(void) {
+  restore_env();
   fesetenv(&saved.fenv);
   sigprocmask(SIG_SETMASK, &saved.mask, NULL);
   alarm(0);
@@ -2692,6 +2726,11 @@ static void worker_main(int fd) {
   umask(saved.umask);
   saved.cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   saved.streams = the_plugin && bp_stream_get_current(the_device, &saved.stream) == BP_OK;
+  if (!save_env()) {
+    static const char oom[] = "noload\nthe worker ran out of memory copying its environment\n";
+    send_all(fd, oom, sizeof oom - 1);
+    _exit(0);
+  }
   verdict_fd = fd;
   if (!send_all(fd, "ready\n", 6)) _exit(0);
   for (;;) {

@@ -60,7 +60,7 @@ loading() {
 }
 # reruns NAME: the cases rerun alone after failing in a shared worker.
 reruns() { sed -n 's/^# \([0-9]*\) case(s) that did not pass in a shared worker.*/\1/p' "$tmp/$1.tap" | grep . || echo 0; }
-echo "1..92"
+echo "1..93"
 
 # (a) The CPU plugin conforms to the core profile, in both isolations.
 run cpu "$cpu" --json "$tmp/cpu.json" --html "$tmp/cpu.html" --jobs 2
@@ -340,6 +340,12 @@ fi
 BP_FAULTY_WEAR_OUT=4 run wearcase "$inst" --jobs 1 --isolation case
 has "$tmp/wearcase.tap" "^exit 0$" && ! has "$tmp/wearcase.tap" "rerun"
 result $? "case: no case alone sees the fault of a long-lived process" "$tmp/wearcase.tap"
+# A kernel that keeps state in the environment: a worker puts the
+# environment back before each case, as a fresh process has it, so no case
+# sees what the ones before it counted there.
+BP_FAULTY_ENV_WEAR_OUT=4 run envwear "$inst" --jobs 1
+has "$tmp/envwear.tap" "^exit 0$" && ! has "$tmp/envwear.tap" "rerun"
+result $? "worker: a case that changed the environment leaves no trace in the next" "$tmp/envwear.tap"
 # A plugin that cannot be loaded by a worker: worker isolation gives way
 # to case isolation, and the verdicts are those of case isolation.
 BP_FAULTY_INIT_ABORT=1 run abort "$inst" --jobs 2 --json "$tmp/abort.json"

@@ -26,7 +26,10 @@
  * first N of its process is off by one in its first element, a fault that
  * no single case sees but a long-lived process does; with
  * BP_FAULTY_INIT_ABORT=1, its initialisation aborts; with
- * BP_FAULTY_INIT_HANG=1, it ignores SIGALRM and never returns; and
+ * BP_FAULTY_INIT_HANG=1, it ignores SIGALRM and never returns; with
+ * BP_FAULTY_ENV_WEAR_OUT=N, the same wear as BP_FAULTY_WEAR_OUT=N, but
+ * counted in its process's environment (BP_FAULTY_ENV_CALLS), which a
+ * worker that puts its environment back before each case resets; and
  * BP_FAULTY_VENDOR replaces its vendor string (any bytes: tabs, newlines,
  * quotes, invalid UTF-8), which the certificate must still carry.
  *
@@ -46,6 +49,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -96,6 +100,22 @@ static const bp_host_api *host;
 /* BP_FAULTY_WEAR_OUT, or 0; and the calls of core::add so far. */
 static long wear_out;
 static long add_calls;
+/* BP_FAULTY_ENV_WEAR_OUT, or 0; the environment is not thread-safe, so its
+ * count is read and written under env_lock. */
+static long env_wear_out;
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Adds one to BP_FAULTY_ENV_CALLS in the environment; returns the count. */
+static long count_in_env(void) {
+  pthread_mutex_lock(&env_lock);
+  const char *c = getenv("BP_FAULTY_ENV_CALLS");
+  long n = (c ? strtol(c, NULL, 10) : 0) + 1;
+  char buf[32];
+  snprintf(buf, sizeof buf, "%ld", n);
+  setenv("BP_FAULTY_ENV_CALLS", buf, 1);
+  pthread_mutex_unlock(&env_lock);
+  return n;
+}
 #endif
 
 #if defined(FAULT_CRASH)
@@ -224,6 +244,7 @@ static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size
 #elif defined(FAULT_NONE)
   if (wear_out && __atomic_add_fetch(&add_calls, 1, __ATOMIC_RELAXED) > wear_out && o->numel)
     ((float *)o->data)[0] += 1.0f;
+  if (env_wear_out && count_in_env() > env_wear_out && o->numel) ((float *)o->data)[0] += 1.0f;
 #elif defined(FAULT_NONDET)
   /* A few ulps, well inside the numerics tolerance, different every call. */
   static unsigned calls;
@@ -428,6 +449,8 @@ static void instruments(void) {
 #if defined(FAULT_NONE)
   const char *w = getenv("BP_FAULTY_WEAR_OUT");
   wear_out = w ? strtol(w, NULL, 10) : 0;
+  const char *ew = getenv("BP_FAULTY_ENV_WEAR_OUT");
+  env_wear_out = ew ? strtol(ew, NULL, 10) : 0;
   const char *ab = getenv("BP_FAULTY_INIT_ABORT");
   if (ab && strcmp(ab, "1") == 0) abort();
   const char *hang = getenv("BP_FAULTY_INIT_HANG");
