@@ -530,6 +530,197 @@ static void unload_during_device_synchronize(void) {
   is_status(bp_device_properties(bp_device_make(j.type, 0), &props), BP_ERR_DEVICE);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Case 8: loaders and readers of the registry at once                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cycler {
+  pthread_t tid;
+  const char *name;  /* the test plugin it loads and unloads */
+  char path[4096];   /* its file, resolved before the threads start */
+  int cycles;
+  long loads, unloads, not_loaded;  /* "not loaded": the other loader won */
+  long unexpected;
+  char first_unexpected[512];
+} cycler;
+
+static void cycler_unexpected(cycler *c, const char *what, bp_status st) {
+  if (c->unexpected++ == 0)
+    snprintf(c->first_unexpected, sizeof c->first_unexpected, "%s %s: %s: '%s'", what, c->name,
+             bp_status_str(st), bp_last_error());
+}
+
+/* Loads and unloads c->name c->cycles times.  Two cyclers of one plugin
+ * race: a load finds it loaded or loads it, and an unload may find that
+ * the other cycler unloaded it first. */
+static void *cycler_main(void *arg) {
+  cycler *c = arg;
+  for (int i = 0; i < c->cycles; i++) {
+    bp_plugin *p = NULL;
+    bp_status st = bp_plugin_load(c->path, &p);
+    if (st || !p) {
+      cycler_unexpected(c, "load", st);
+      continue;
+    }
+    c->loads++;
+    sleep_us(100);
+    st = bp_plugin_unload(p);
+    if (st == BP_OK)
+      c->unloads++;
+    else if (st == BP_ERR_NOT_FOUND && strstr(bp_last_error(), "is not loaded"))
+      c->not_loaded++;
+    else
+      cycler_unexpected(c, "unload", st);
+  }
+  return NULL;
+}
+
+/* Calls good::muladd until `stop`, checking every result. */
+static void *good_worker(void *arg) {
+  worker *w = arg;
+  float x[4] = {1, 2, 3, (float)w->id}, y[4] = {-2, -1, 0, 1};
+  bp_tensor *a = f32(x, 4), *b = f32(y, 4);
+  if (!a || !b) {
+    unexpected(w, "creating the worker's tensors", bp_last_status());
+    bp_tensor_release(a);
+    bp_tensor_release(b);
+    return NULL;
+  }
+  for (long i = 0; !atomic_load(&stop); i++) {
+    float c = (float)(i % 1000);
+    bp_value slots[3];
+    bp_stack s = BP_STACK_INIT(slots, 3);
+    bp_stack_push_tensor(&s, a);
+    bp_stack_push_tensor(&s, b);
+    bp_stack_push_float(&s, c);
+    bp_status st = bp_call(muladd_op, &s);
+    w->good_calls++;
+    bp_tensor *r = NULL;
+    if (st == BP_OK && s.top == 1 && bp_stack_get_tensor(&s, 0, &r) == BP_OK &&
+        result_is(r, BP_DEVICE_CPU, x, y, c, 4))
+      w->good_ok++;
+    else
+      unexpected(w, "good::muladd", st);
+    if (st == BP_OK) bp_stack_release(&s);
+  }
+  bp_tensor_release(a);
+  bp_tensor_release(b);
+  return NULL;
+}
+
+/* Reads the registry the way a host's tooling does: every op's and
+ * plugin's description (only their numbers: the strings are valid until
+ * the next load or unload), finds by name, and device type names. */
+static void *reader_main(void *arg) {
+  worker *w = arg;
+  while (!atomic_load(&stop)) {
+    size_t nops = bp_op_count();
+    for (size_t i = 0; i < nops; i++) {
+      const bp_op *op = bp_op_at(i);
+      if (!op) continue; /* the count is a snapshot; ops are never removed */
+      bp_op_info oi;
+      memset(&oi, 0, sizeof oi);
+      oi.struct_size = BP_OP_INFO_STRUCT_SIZE;
+      bp_status st = bp_op_get_info(op, &oi);
+      if (st || (oi.defined != 0 && oi.defined != 1) || oi.nkernels < 0) {
+        unexpected(w, "bp_op_get_info", st);
+        continue;
+      }
+      w->good_calls++;
+    }
+    size_t np = bp_plugin_count();
+    for (size_t i = 0; i < np; i++) {
+      bp_plugin *p = bp_plugin_at(i);
+      if (!p) {
+        unexpected(w, "bp_plugin_at within bp_plugin_count", BP_ERR_INTERNAL);
+        continue;
+      }
+      bp_plugin_info pi;
+      memset(&pi, 0, sizeof pi);
+      pi.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
+      bp_status st = bp_plugin_get_info(p, &pi);
+      if (st) unexpected(w, "bp_plugin_get_info", st);
+    }
+    static const char *const names[] = {"vendor_a::offset", "vendor_b::offset",
+                                        "good::muladd"};
+    for (size_t i = 0; i < 3; i++) {
+      const bp_op *op = NULL;
+      bp_status st = bp_op_find(names[i], &op);
+      if (st == BP_OK && op)
+        w->vendor_ok++;
+      else if (st == BP_ERR_NOT_FOUND && i < 2)
+        w->vendor_not_found++; /* vendor_a or vendor_b not loaded yet */
+      else
+        unexpected(w, names[i], st);
+    }
+    for (int32_t t = BP_DEVICE_DYNAMIC_FIRST; t < BP_DEVICE_DYNAMIC_FIRST + 8; t++)
+      (void)bp_device_type_name(t);
+  }
+  return NULL;
+}
+
+/* Three threads load and unload plugins at once (vendor_a by one, vendor_b
+ * by two racing each other) while two others call good::muladd and two
+ * read the registry.  Registration and unregistration take the registry's
+ * lock; every reader and caller must see a consistent registry, and no
+ * plugin may be closed under a caller. */
+static void loaders_and_readers_at_once(void) {
+  if (!must_load("good")) return;
+  muladd_op = must_find("good::muladd");
+  if (!muladd_op) return;
+  int64_t baseline = bp_live_tensor_count();
+  worker callers[2], readers[2];
+  memset(callers, 0, sizeof callers);
+  memset(readers, 0, sizeof readers);
+  cycler cyc[3] = {{.name = "vendor_a", .cycles = 60},
+                   {.name = "vendor_b", .cycles = 60},
+                   {.name = "vendor_b", .cycles = 60}};
+  atomic_store(&stop, false);
+  for (int i = 0; i < 2; i++) {
+    callers[i].id = i;
+    readers[i].id = 2 + i;
+    ok(pthread_create(&callers[i].tid, NULL, good_worker, &callers[i]) == 0);
+    ok(pthread_create(&readers[i].tid, NULL, reader_main, &readers[i]) == 0);
+  }
+  for (int i = 0; i < 3; i++) {
+    snprintf(cyc[i].path, sizeof cyc[i].path, "%s", test_plugin(cyc[i].name));
+    ok(pthread_create(&cyc[i].tid, NULL, cycler_main, &cyc[i]) == 0);
+  }
+  for (int i = 0; i < 3; i++) pthread_join(cyc[i].tid, NULL);
+  atomic_store(&stop, true);
+  for (int i = 0; i < 2; i++) {
+    pthread_join(callers[i].tid, NULL);
+    pthread_join(readers[i].tid, NULL);
+  }
+  for (int i = 0; i < 3; i++) {
+    is_int(cyc[i].unexpected, 0);
+    if (cyc[i].unexpected) tap_diag("loader %d, first: %s", i, cyc[i].first_unexpected);
+    is_int(cyc[i].loads, 60);
+    is_int(cyc[i].unloads + cyc[i].not_loaded, 60);
+    tap_diag("loader %d (%s): %ld loads, %ld unloads, %ld found it unloaded", i, cyc[i].name,
+             cyc[i].loads, cyc[i].unloads, cyc[i].not_loaded);
+  }
+  is_int(cyc[0].not_loaded, 0); /* vendor_a had one loader */
+  cmp_ok(cyc[1].unloads + cyc[2].unloads, ">", 0);
+  for (int i = 0; i < 2; i++) {
+    cmp_ok(callers[i].good_calls, ">", 0);
+    is_int(callers[i].good_ok, callers[i].good_calls);
+    is_int(callers[i].unexpected, 0);
+    if (callers[i].unexpected) tap_diag("caller %d, first: %s", i, callers[i].first_unexpected);
+    cmp_ok(readers[i].good_calls, ">", 0);
+    is_int(readers[i].unexpected, 0);
+    if (readers[i].unexpected) tap_diag("reader %d, first: %s", i, readers[i].first_unexpected);
+  }
+  is_int(bp_live_tensor_count(), baseline);
+  /* Whichever vendor_b cycler unloaded last, neither plugin is loaded. */
+  const bp_op *op = NULL;
+  is_status(bp_op_find("vendor_b::offset", &op), BP_OK);
+  bp_op_info oi;
+  memset(&oi, 0, sizeof oi);
+  oi.struct_size = BP_OP_INFO_STRUCT_SIZE;
+  if (op && bp_op_get_info(op, &oi) == BP_OK) is_int(oi.defined, 0);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(calls_survive_load_unload),
@@ -539,6 +730,7 @@ int main(void) {
       TAP_CASE(unload_during_device_alloc),
       TAP_CASE(unload_during_device_free),
       TAP_CASE(unload_during_device_synchronize),
+      TAP_CASE(loaders_and_readers_at_once),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
