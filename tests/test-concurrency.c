@@ -610,7 +610,8 @@ static void *good_worker(void *arg) {
 
 /* Reads the registry the way a host's tooling does: every op's and
  * plugin's description (only their numbers: the strings are valid until
- * the next load or unload), finds by name, and device type names. */
+ * the next load or unload), finds by name, and device type names; and
+ * turns vendor_a::offset's CPU kernel off and on. */
 static void *reader_main(void *arg) {
   worker *w = arg;
   while (!atomic_load(&stop)) {
@@ -655,6 +656,16 @@ static void *reader_main(void *arg) {
     }
     for (int32_t t = BP_DEVICE_DYNAMIC_FIRST; t < BP_DEVICE_DYNAMIC_FIRST + 8; t++)
       (void)bp_device_type_name(t);
+    /* Turning a kernel off and on again rebuilds the op's dispatch table,
+     * as loads and unloads do; the kernel is there only while its plugin
+     * is loaded. */
+    const bp_op *off = NULL;
+    if (bp_op_find("vendor_a::offset", &off) == BP_OK) {
+      bool on = (w->vendor_ok & 1) != 0;
+      bp_status st = bp_set_kernel_enabled(off, BP_DEVICE_CPU, on);
+      if (st && !(st == BP_ERR_NOT_FOUND && strstr(bp_last_error(), "has no kernel for")))
+        unexpected(w, "bp_set_kernel_enabled", st);
+    }
   }
   return NULL;
 }
