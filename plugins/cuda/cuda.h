@@ -36,7 +36,9 @@
 /* The host's table, set by bp_plugin_init before setup runs. */
 extern const bp_host_api *cu_host;
 
-/* Records an error on the calling thread and evaluates to its status. */
+/* Records an error on the calling thread and evaluates to its status.
+ * Every message of the plugin starts with "cuda: " and names the op (or
+ * the device function) next, as cu_check's do. */
 #define CU_ERR(status, ...) cu_host->set_errorf((status), __VA_ARGS__)
 
 /* The most CUDA devices the plugin drives. */
@@ -57,8 +59,12 @@ extern int cu_ndevices;
 extern cu_device_info cu_devices[CU_MAX_DEVICES];
 
 /* Turns a CUDA error into a status: BP_ERR_OUT_OF_MEMORY for an
- * allocation failure, BP_ERR_BACKEND otherwise, with a message naming
- * `what` and CUDA's text.  BP_OK for cudaSuccess. */
+ * allocation failure, BP_ERR_BACKEND otherwise, with the message
+ * "cuda: WHAT: CUDA's text (its name)".  `what` names the op or device
+ * function and the CUDA call ("core::sum", "copy: cudaMemcpyAsync"), and
+ * does not start with "cuda: ", which is added here.  BP_OK for
+ * cudaSuccess.  It also clears the error as the thread's last CUDA error,
+ * so a later cu_launched does not report it again. */
 bp_status cu_check(cudaError_t err, const char *what);
 
 /* The status of the kernels launched last on this thread (a launch error
@@ -101,9 +107,11 @@ static inline bool cu_is_float(int32_t dt) {
 /*
  * A contiguous copy of `src` (on a CUDA device) converted to `dtype` by the
  * rules of core::cast.  If src already has that dtype and is contiguous,
- * *out is a new reference to src.  Runs on `stream`.
+ * *out is a new reference to src.  Runs on the calling thread's current
+ * stream of src's device.  `op` is the name of the op that needs the
+ * copy ("core::matmul"), which its error messages name.
  */
-bp_status cu_cast_to(const bp_tensor *src, int32_t dtype, cudaStream_t stream, bp_tensor **out);
+bp_status cu_cast_to(const bp_tensor *src, int32_t dtype, const char *op, bp_tensor **out);
 
 /* The matmul path chosen at the first matmul: "cublas (LIBRARY)" or
  * "tiled kernel (REASON)".  Static. */

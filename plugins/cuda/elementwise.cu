@@ -16,6 +16,7 @@
  * see operands of one dtype, as in the CPU plugin.
  */
 #include <math.h>
+#include <stdio.h>
 
 #include "elementwise_ops.cuh"
 #include "overlap.h"
@@ -248,7 +249,8 @@ template <class D> static bool convert_to(const Launch &L, int32_t src_dt) {
   return ok;
 }
 
-/* dst (any strides) = src converted, broadcast to dst's shape. */
+/* dst (any strides) = src converted, broadcast to dst's shape.  `who`
+ * names the op in messages ("core::cast"; no "cuda: " prefix). */
 static bp_status convert(const bp_tensor_view *dst, const bp_tensor_view *src, const char *who) {
   const bp_tensor_view *views[2] = {dst, src};
   Launch L;
@@ -257,13 +259,12 @@ static bp_status convert(const bp_tensor_view *dst, const bp_tensor_view *src, c
   bool ok = true;
   CU_SWITCH_ALL(dst->dtype, ok = false, ok = convert_to<scalar_t>(L, src->dtype));
   if (!ok)
-    return CU_ERR(BP_ERR_UNSUPPORTED, "%s: cannot convert %s to %s", who,
+    return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: cannot convert %s to %s", who,
                   cu_dtype_name(src->dtype), cu_dtype_name(dst->dtype));
   return cu_launched(who);
 }
 
-bp_status cu_cast_to(const bp_tensor *src, int32_t dtype, cudaStream_t stream, bp_tensor **out) {
-  (void)stream;
+bp_status cu_cast_to(const bp_tensor *src, int32_t dtype, const char *op, bp_tensor **out) {
   const bp_tensor_view *v = cu_view(src);
   if (v->dtype == dtype && (v->flags & BP_VIEW_CONTIGUOUS)) {
     *out = cu_host->tensor_retain((bp_tensor *)src);
@@ -272,7 +273,9 @@ bp_status cu_cast_to(const bp_tensor *src, int32_t dtype, cudaStream_t stream, b
   bp_tensor *t;
   bp_status st = cu_host->tensor_empty(v->device, dtype, v->ndim, v->sizes, &t);
   if (st) return st;
-  st = convert(cu_view(t), v, "cuda: cast");
+  char who[160];
+  snprintf(who, sizeof who, "%s (converting an input to %s)", op, cu_dtype_name(dtype));
+  st = convert(cu_view(t), v, who);
   if (st) {
     cu_host->tensor_release(t);
     return st;
@@ -286,7 +289,8 @@ bp_status cu_cast_to(const bp_tensor *src, int32_t dtype, cudaStream_t stream, b
 /* ------------------------------------------------------------------------ */
 
 static bp_status unsupported(const bp_kernel_ctx *ctx, int argi, const char *arg, int32_t dt) {
-  return CU_ERR(BP_ERR_UNSUPPORTED, "%s: argument #%d '%s': the CUDA plugin has no kernel for %s",
+  return CU_ERR(BP_ERR_UNSUPPORTED,
+                "cuda: %s: argument #%d '%s': the CUDA plugin has no kernel for %s",
                 ctx->op_name, argi, arg, cu_dtype_name(dt));
 }
 
@@ -300,14 +304,15 @@ struct Inputs {
   }
 };
 
-/* views[0] = out; views[first + i] = ts[i] converted to dtype. */
-static bp_status inputs_init(Inputs *in, const bp_tensor_view *out, int first,
+/* views[0] = out; views[first + i] = ts[i] converted to dtype (for the op
+ * named `op`). */
+static bp_status inputs_init(Inputs *in, const char *op, const bp_tensor_view *out, int first,
                              bp_tensor *const *ts, int n, int32_t dtype) {
   in->views[0] = out;
   for (int i = first; i < first + n; i++) {
     const bp_tensor_view *v = cu_view(ts[i - first]);
     if (v->dtype != dtype) {
-      bp_status st = cu_cast_to(ts[i - first], dtype, NULL, &in->temps[i]);
+      bp_status st = cu_cast_to(ts[i - first], dtype, op, &in->temps[i]);
       if (st) return st;
       v = cu_view(in->temps[i]);
     }
@@ -400,7 +405,7 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const BinaryOp *op, bp_ten
   }
   bp_tensor *ts[2] = {a, b};
   Inputs in;
-  bp_status st = inputs_init(&in, vo, 1, ts, 2, dt);
+  bp_status st = inputs_init(&in, ctx->op_name, vo, 1, ts, 2, dt);
   if (st) return st;
   if (vo->numel == 0) return BP_OK;
   Launch L;
@@ -457,8 +462,8 @@ static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
     const bp_tensor_view *vi = cu_view(args[i].u.tensor);
     if (cu_may_overlap(vo, vi) && !cu_same_view(vo, vi))
       return CU_ERR(BP_ERR_INVALID_ARGUMENT,
-                    "%s: argument #3 'out': overlaps argument #%d '%s' in memory (it may only be "
-                    "exactly that tensor)", ctx->op_name, i, i ? "other" : "self");
+                    "cuda: %s: argument #3 'out': overlaps argument #%d '%s' in memory (it may "
+                    "only be exactly that tensor)", ctx->op_name, i, i ? "other" : "self");
   }
   st = run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
   if (st) return st;
@@ -521,7 +526,7 @@ static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
   bool ok = false;
   {
     Inputs in;
-    st = inputs_init(&in, vo, 1, &args[0].u.tensor, 1, vo->dtype);
+    st = inputs_init(&in, ctx->op_name, vo, 1, &args[0].u.tensor, 1, vo->dtype);
     Launch L;
     if (!st && vo->numel > 0) st = launch_init(&L, 2, in.views);
     if (!st && vo->numel == 0) ok = true;
@@ -564,7 +569,7 @@ static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
   {
     Inputs in;
     bp_tensor *ts[2] = {args[1].u.tensor, args[2].u.tensor};
-    st = inputs_init(&in, vo, 2, ts, 2, vo->dtype);
+    st = inputs_init(&in, ctx->op_name, vo, 2, ts, 2, vo->dtype);
     if (!st && vo->numel > 0) {
       in.views[1] = cu_view(args[0].u.tensor);
       Launch L;
@@ -603,7 +608,7 @@ static bp_status cast_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   const bp_tensor_view *vs = cu_view(args[0].u.tensor);
   int64_t dt = args[1].u.i;
   if (!known_dtype(dt) || !known_dtype(vs->dtype))
-    return CU_ERR(BP_ERR_TYPE, "%s: argument #1 'dtype': %lld is not a dtype of the op set",
+    return CU_ERR(BP_ERR_TYPE, "cuda: %s: argument #1 'dtype': %lld is not a dtype of the op set",
                   ctx->op_name, (long long)dt);
   bp_tensor *out;
   bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);

@@ -198,11 +198,12 @@ struct Gemm {
 static bp_status gemm_tiled(const Gemm &g) {
   unsigned gx = (unsigned)((g.N + TN - 1) / TN), gy = (unsigned)((g.M + TM - 1) / TM);
   if (gy > 65535)
-    return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: matmul: %lld rows are more than the tiled kernel "
-                  "handles", (long long)g.M);
+    return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: core::matmul: %lld rows are more than the tiled "
+                  "kernel handles", (long long)g.M);
   dim3 grid(gx, gy, (unsigned)(g.batch < 65535 ? g.batch : 65535));
-  CU_SWITCH_FLOAT(g.dt, return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: matmul: no kernel for %s",
-                                      cu_dtype_name(g.dt)),
+  CU_SWITCH_FLOAT(g.dt,
+                  return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: core::matmul: no kernel for %s",
+                                cu_dtype_name(g.dt)),
                   k_gemm<scalar_t><<<grid, 256, 0, g.s>>>(
                       (const scalar_t *)g.a, (const scalar_t *)g.b, (scalar_t *)g.c, g.M, g.N,
                       g.K, g.sa, g.sb, g.batch));
@@ -241,8 +242,8 @@ static bp_status gemm_blas(const Gemm &g, bool *done) {
                    CUBLAS_GEMM_DEFAULT);
   pthread_mutex_unlock(&blas.lock);
   if (cs != CUBLAS_STATUS_SUCCESS)
-    return CU_ERR(BP_ERR_BACKEND, "core::matmul: cuBLAS failed with status %d (M=%lld N=%lld "
-                  "K=%lld batch=%lld, %s)", (int)cs, (long long)g.M, (long long)g.N,
+    return CU_ERR(BP_ERR_BACKEND, "cuda: core::matmul: cuBLAS failed with status %d (M=%lld "
+                  "N=%lld K=%lld batch=%lld, %s)", (int)cs, (long long)g.M, (long long)g.N,
                   (long long)g.K, (long long)g.batch, cu_dtype_name(g.dt));
   *done = true;
   return BP_OK;
@@ -280,8 +281,8 @@ static bp_status matmul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
   g.dev = o->device.index;
   g.force_tiled = blas.force_tiled;
   st = cu_enter(g.dev, &g.s);
-  if (!st) st = cu_cast_to(args[0].u.tensor, va0->dtype, g.s, &at);
-  if (!st) st = cu_cast_to(args[1].u.tensor, vb0->dtype, g.s, &bt);
+  if (!st) st = cu_cast_to(args[0].u.tensor, va0->dtype, ctx->op_name, &at);
+  if (!st) st = cu_cast_to(args[1].u.tensor, vb0->dtype, ctx->op_name, &bt);
   if (!st && o->numel > 0) {
     const bp_tensor_view *va = cu_view(at), *vb = cu_view(bt);
     int32_t an = va->ndim, bn = vb->ndim;

@@ -179,7 +179,7 @@ static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
   bp_tensor *ct = NULL;
   cudaStream_t s;
   st = cu_enter(a0->device.index, &s);
-  if (!st && a0->numel > 0) st = cu_cast_to(args[0].u.tensor, a0->dtype, s, &ct);
+  if (!st && a0->numel > 0) st = cu_cast_to(args[0].u.tensor, a0->dtype, ctx->op_name, &ct);
   if (!st && a0->numel > 0) {
     const bp_tensor_view *a = cu_view(ct);
     int64_t d_arg = args[1].u.i;
@@ -190,7 +190,7 @@ static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
       else if (d == dim) n = a->sizes[d];
       else inner *= a->sizes[d];
     }
-    CU_SWITCH_FLOAT(a->dtype, st = CU_ERR(BP_ERR_UNSUPPORTED, "%s: no kernel for %s",
+    CU_SWITCH_FLOAT(a->dtype, st = CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: no kernel for %s",
                                           ctx->op_name, cu_dtype_name(a->dtype)),
                     softmax_launch<scalar_t>(log, (const scalar_t *)a->data,
                                              (scalar_t *)o->data, outer, n, inner,
@@ -296,11 +296,11 @@ static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   cudaStream_t s;
   st = cu_enter(a0->device.index, &s);
   if (!st && a0->numel > 0) {
-    st = cu_cast_to(args[0].u.tensor, a0->dtype, s, &ct);
+    st = cu_cast_to(args[0].u.tensor, a0->dtype, ctx->op_name, &ct);
     if (!st && args[2].tag == BP_TAG_TENSOR)
-      st = cu_cast_to(args[2].u.tensor, a0->dtype, s, &wt);
+      st = cu_cast_to(args[2].u.tensor, a0->dtype, ctx->op_name, &wt);
     if (!st && args[3].tag == BP_TAG_TENSOR)
-      st = cu_cast_to(args[3].u.tensor, a0->dtype, s, &bt);
+      st = cu_cast_to(args[3].u.tensor, a0->dtype, ctx->op_name, &bt);
   }
   if (!st && a0->numel > 0) {
     int64_t n = 1;
@@ -309,7 +309,7 @@ static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
     const void *w = wt ? cu_view(wt)->data : NULL, *b = bt ? cu_view(bt)->data : NULL;
     const void *x = cu_view(ct)->data;
     double eps = args[4].u.f;
-    CU_SWITCH_FLOAT(a0->dtype, st = CU_ERR(BP_ERR_UNSUPPORTED, "%s: no kernel for %s",
+    CU_SWITCH_FLOAT(a0->dtype, st = CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: no kernel for %s",
                                            ctx->op_name, cu_dtype_name(a0->dtype)),
                     layer_norm_launch<scalar_t>((const scalar_t *)x, (scalar_t *)o->data,
                                                 (const scalar_t *)w, (const scalar_t *)b, rows,

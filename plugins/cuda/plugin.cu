@@ -497,7 +497,8 @@ static bp_status host_alloc(void *ud, int32_t index, size_t nbytes, void **out_p
     return CU_ERR(BP_ERR_DEVICE, "cuda_host: alloc: device index %d is out of range (%d devices)",
                   (int)index, cu_ndevices > 0 ? 1 : 0);
   void *p = NULL;
-  bp_status st = cu_check(cudaHostAlloc(&p, nbytes, cudaHostAllocPortable), "cuda_host: cudaHostAlloc");
+  bp_status st = cu_check(cudaHostAlloc(&p, nbytes, cudaHostAllocPortable),
+                          "cuda_host alloc: cudaHostAlloc");
   if (!st) *out_ptr = p;
   return st;
 }
@@ -549,7 +550,7 @@ static const bp_device_iface host_iface = {
 bp_status cu_alloc_outputs(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                            bp_tensor **outs, size_t nouts) {
   bp_tensor_meta meta[4];
-  if (nouts > 4) return CU_ERR(BP_ERR_INTERNAL, "%s: too many results", ctx->op_name);
+  if (nouts > 4) return CU_ERR(BP_ERR_INTERNAL, "cuda: %s: too many results", ctx->op_name);
   for (size_t i = 0; i < nouts; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
   bp_status st = cu_host->op_meta(ctx->op, args, nargs, meta, nouts);
   if (st) return st;

@@ -265,9 +265,12 @@ static void parse_tuning(void) {
   }
 }
 
+/* Launches the reduction's kernels; `name` is the op's, for messages.
+ * Launch errors of the <<<>>> launches are left for the caller's
+ * cu_launched; cudaLaunchKernelEx returns its own, reported here. */
 template <class Op, class T>
-static bp_status launch(Op op, const T *in, void *out, RPlan &p, int32_t dev, cudaStream_t s,
-                        bp_device device) {
+static bp_status launch(const char *name, Op op, const T *in, void *out, RPlan &p, int32_t dev,
+                        cudaStream_t s, bp_device device) {
   typedef typename OutOf<Op, T>::type O;
   typedef typename Op::A A;
   int64_t sms = cu_devices[dev].sm_count > 0 ? cu_devices[dev].sm_count : 1;
@@ -314,11 +317,15 @@ static bp_status launch(Op op, const T *in, void *out, RPlan &p, int32_t dev, cu
       cfg.stream = s;
       cfg.attrs = attr;
       cfg.numAttrs = 1;
-      cudaError_t e = cudaLaunchKernelEx(&cfg, k_finish<Op, T>, op, (O *)out, (const A *)partial, p);
+      cudaError_t e =
+          cudaLaunchKernelEx(&cfg, k_finish<Op, T>, op, (O *)out, (const A *)partial, p);
       if (e != cudaSuccess) {
-        cudaGetLastError(); /* not left for the next op's launch check */
         cu_host->tensor_release(ws);
-        return cu_check(e, "reduction: cudaLaunchKernelEx (programmatic dependent launch)");
+        /* cu_check also clears e as the thread's last error. */
+        char what[160];
+        snprintf(what, sizeof what, "%s: cudaLaunchKernelEx (programmatic dependent launch)",
+                 name);
+        return cu_check(e, what);
       }
     } else {
       k_finish<Op, T><<<(unsigned)p.nout, ft, ft * sizeof(A), s>>>(op, (O *)out, partial, p);
@@ -364,23 +371,23 @@ static void mark_reduced(const bp_value *args, int op, int32_t ndim, bool *reduc
 }
 
 template <class T>
-static bp_status run_op(int op, const bp_tensor_view *a, void *out, RPlan &p, int32_t dev,
-                        cudaStream_t s) {
+static bp_status run_op(const char *name, int op, const bp_tensor_view *a, void *out, RPlan &p,
+                        int32_t dev, cudaStream_t s) {
   const T *in = (const T *)a->data;
   switch (op) {
-    case OP_SUM: return launch(SumOp<T>(), in, out, p, dev, s, a->device);
+    case OP_SUM: return launch(name, SumOp<T>(), in, out, p, dev, s, a->device);
     case OP_MEAN:
-      if constexpr (Tr<T>::is_float) return launch(MeanOp<T>(), in, out, p, dev, s, a->device);
+      if constexpr (Tr<T>::is_float)
+        return launch(name, MeanOp<T>(), in, out, p, dev, s, a->device);
       break;
-    case OP_AMAX: return launch(ExtOp<T, true>(), in, out, p, dev, s, a->device);
-    case OP_AMIN: return launch(ExtOp<T, false>(), in, out, p, dev, s, a->device);
+    case OP_AMAX: return launch(name, ExtOp<T, true>(), in, out, p, dev, s, a->device);
+    case OP_AMIN: return launch(name, ExtOp<T, false>(), in, out, p, dev, s, a->device);
     case OP_ARGMAX:
       if constexpr (!std::is_same<T, b8>::value)
-        return launch(ArgOp<T>(), in, out, p, dev, s, a->device);
+        return launch(name, ArgOp<T>(), in, out, p, dev, s, a->device);
       break;
   }
-  return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: reduction %d has no kernel for %s", op,
-                cu_dtype_name(a->dtype));
+  return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: no kernel for %s", name, cu_dtype_name(a->dtype));
 }
 
 static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -388,7 +395,8 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
   (void)nrets;
   int op = (int)(intptr_t)ctx->user_data;
   pthread_once(&tuning.once, parse_tuning);
-  if (tuning.err[0]) return CU_ERR(BP_ERR_INVALID_ARGUMENT, "%s: %s", ctx->op_name, tuning.err);
+  if (tuning.err[0])
+    return CU_ERR(BP_ERR_INVALID_ARGUMENT, "cuda: %s: %s", ctx->op_name, tuning.err);
   bp_tensor *out;
   bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;
@@ -399,7 +407,7 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
   cudaStream_t s;
   st = cu_enter(a0->device.index, &s);
   if (!st && o->numel > 0) {
-    if (a0->dtype != conv) st = cu_cast_to(args[0].u.tensor, conv, s, &conv_t);
+    if (a0->dtype != conv) st = cu_cast_to(args[0].u.tensor, conv, ctx->op_name, &conv_t);
     const bp_tensor_view *a = conv_t ? cu_view(conv_t) : a0;
     if (!st) {
       RPlan p;
@@ -422,9 +430,9 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
         for (int i = 0; i < p.nr; i++) p.nred *= p.rsize[i];
       }
       int32_t dev = a->device.index;
-      CU_SWITCH_ALL(a->dtype, st = CU_ERR(BP_ERR_UNSUPPORTED, "%s: no kernel for %s",
+      CU_SWITCH_ALL(a->dtype, st = CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: no kernel for %s",
                                           ctx->op_name, cu_dtype_name(a->dtype)),
-                    st = run_op<scalar_t>(op, a, o->data, p, dev, s));
+                    st = run_op<scalar_t>(ctx->op_name, op, a, o->data, p, dev, s));
       if (!st) st = cu_launched(ctx->op_name);
     }
   }

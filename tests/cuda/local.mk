@@ -6,6 +6,7 @@
 #                      unload; with a GPU the device interface
 #   test-cuda-ops      with a GPU, every core op against the CPU plugin
 #   test-cuda-symbols  the plugin's dynamic symbol table
+#   test-cuda-messages the plugin's error messages, read from its sources
 #   test-cuda-functors the reductions' functors, run on the host (built by
 #                      nvcc when configure found the CUDA Toolkit; no GPU)
 check_PROGRAMS += %D%/test-cuda-plugin %D%/test-cuda-ops
@@ -16,10 +17,11 @@ check_PROGRAMS += %D%/test-cuda-plugin %D%/test-cuda-ops
 %C%_test_cuda_ops_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 %C%_test_cuda_ops_LDADD = host/libbackplane.la tests/libtap.la -lm -lpthread
 
-dist_check_SCRIPTS += %D%/test-cuda-symbols.sh
+dist_check_SCRIPTS += %D%/test-cuda-symbols.sh %D%/test-cuda-messages.sh
 EXTRA_DIST += %D%/README.md
 
-TESTS += %D%/test-cuda-plugin %D%/test-cuda-ops %D%/test-cuda-symbols.sh
+TESTS += %D%/test-cuda-plugin %D%/test-cuda-ops %D%/test-cuda-symbols.sh \
+	%D%/test-cuda-messages.sh
 
 EXTRA_DIST += %D%/test-cuda-functors.cu
 if HAVE_CUDA
