@@ -220,7 +220,10 @@ static bp_status cuda_alloc(void *ud, int32_t index, size_t nbytes, void **out_p
     }
     cudaError_t err = cudaMalloc(&b->ptr, size);
     if (err == cudaErrorMemoryAllocation) {
-      /* Give the cache back and try once more. */
+      /* Give the cache back and try once more.  The failure is also the
+       * thread's last CUDA error, which a successful retry would not
+       * clear: cleared here, or the next op's launch check (cu_launched)
+       * would report this handled failure as its own. */
       cudaGetLastError();
       cudaDeviceSynchronize();
       release_cached(index, true, NULL);
@@ -229,6 +232,8 @@ static bp_status cuda_alloc(void *ud, int32_t index, size_t nbytes, void **out_p
     if (err != cudaSuccess) {
       pthread_mutex_unlock(&alloc_lock);
       free(b);
+      /* Now a status with its own message (size and device, which
+       * cu_check's lacks): cleared as the last error, as cu_check does. */
       cudaGetLastError();
       return CU_ERR(err == cudaErrorMemoryAllocation ? BP_ERR_OUT_OF_MEMORY : BP_ERR_BACKEND,
                     "cuda: alloc: cudaMalloc of %zu bytes on cuda:%d failed: %s", size, (int)index,
@@ -607,6 +612,10 @@ static void probe_devices(void) {
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
+    /* Kept as the note below, not as the thread's last CUDA error, which
+     * a later launch check of this thread would otherwise report.  (An
+     * error such as cudaErrorInsufficientDriver stays: every later call
+     * returns it, and with 0 devices no kernel runs.) */
     cudaGetLastError();
     snprintf(no_device_reason, sizeof no_device_reason,
              "cuda: 0 devices: cudaGetDeviceCount failed: %s (%s)", cudaGetErrorString(err),
