@@ -7,10 +7,11 @@
  * softmax over another dimension gives each (outer, inner) column to a
  * thread, so that neighbouring threads read neighbouring elements.
  * layer_norm gives each row to a block: a block reduction for the mean,
- * another for the biased variance (both in double), then the normalised
- * row.  With BP_CUDA_NN=registers, rows of up to 8192 elements stay in
- * registers between the passes (CU_NN_PER elements a thread).  float16
- * and bfloat16 compute in float32, float64 in double.
+ * another for the biased variance (both accumulated in double), then the
+ * normalised row, computed in the compute type as the CPU plugin does
+ * (see ln_stats).  With BP_CUDA_NN=registers, rows of up to 8192 elements
+ * stay in registers between the passes (CU_NN_PER elements a thread).
+ * float16 and bfloat16 compute in float32, float64 in double.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -209,13 +210,44 @@ static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
 /* layer_norm                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* Statistics accumulate in double: a row of equal values then has a
- * mean equal to them and a variance of exactly 0, as in the CPU plugin. */
+/*
+ * A row's statistics, in the row's compute type C (float for float32,
+ * float16 and bfloat16, double for float64), as the CPU plugin's
+ * norm_rows has them: the mean as hi + lo (hi the mean rounded to C, lo
+ * the rest, 0 for double), and rstd = 1 / sqrt(var + eps) rounded to C.
+ *
+ * The mean and the variance are still accumulated in double: an
+ * addition an element for the mean, a subtraction and a multiply-add for
+ * the variance.  What this replaced was a double division an element (a
+ * sequence of several FP64 instructions, on GPUs most of which run FP64 at
+ * 1/64 of the FP32 rate); the one division left is per row (rstd).  The
+ * accumulation stays in double for correctness: a row of equal values sums
+ * exactly, so its mean is that value, its variance exactly 0 and every
+ * output the bias (as on the CPU), and summing thousands of elements of a
+ * row far from 0 (1e4 plus small noise) in float would lose digits of the
+ * mean that the deviations (x - mean) need.
+ */
+template <class C> struct LnStats {
+  C hi, lo, rstd;
+};
+
+template <class C> __device__ __forceinline__ LnStats<C> ln_stats(double mean, double var,
+                                                                  double eps) {
+  LnStats<C> st;
+  st.hi = (C)mean;
+  st.lo = (C)(mean - (double)st.hi);
+  st.rstd = (C)(1.0 / sqrt(var + eps));
+  return st;
+}
+
+/* y = ((x - hi) - lo) * rstd * w + b, in C, w and b each optional: the
+ * CPU plugin's normalisation, operation for operation.  For x near the
+ * mean, x - hi is exact. */
 template <class T>
-__device__ __forceinline__ typename Tr<T>::C ln_out(T x, double mean, double den, const T *w,
-                                                    const T *b, int64_t i) {
+__device__ __forceinline__ typename Tr<T>::C ln_out(T x, const LnStats<typename Tr<T>::C> &st,
+                                                    const T *w, const T *b, int64_t i) {
   typedef typename Tr<T>::C C;
-  C v = (C)(((double)Tr<T>::ld(x) - mean) / den);
+  C v = ((Tr<T>::ld(x) - st.hi) - st.lo) * st.rstd;
   if (w) v = v * Tr<T>::ld(w[i]);
   if (b) v = v + Tr<T>::ld(b[i]);
   return v;
@@ -226,6 +258,7 @@ __device__ __forceinline__ typename Tr<T>::C ln_out(T x, double mean, double den
 template <class T, int PER>
 __global__ void __launch_bounds__(1024) k_layer_norm(const T *in, T *out, const T *w, const T *b,
                                                      int64_t rows, int64_t n, double eps) {
+  typedef typename Tr<T>::C C;
   __shared__ double sh[32];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T *x = in + row * n;
@@ -251,11 +284,11 @@ __global__ void __launch_bounds__(1024) k_layer_norm(const T *in, T *out, const 
         }
       }
       var = block_reduce(sq, AddF<double>(), sh) / (double)n;
-      double den = sqrt(var + eps);
+      const LnStats<C> st = ln_stats<C>(mean, var, eps);
 #pragma unroll
       for (int k = 0; k < PER; k++) {
         int i = threadIdx.x + k * blockDim.x;
-        if (i < n) y[i] = Tr<T>::st(ln_out(v[k], mean, den, w, b, i));
+        if (i < n) y[i] = Tr<T>::st(ln_out(v[k], st, w, b, i));
       }
     } else {
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += (double)Tr<T>::ld(x[i]);
@@ -265,9 +298,9 @@ __global__ void __launch_bounds__(1024) k_layer_norm(const T *in, T *out, const 
         sq += d * d;
       }
       var = block_reduce(sq, AddF<double>(), sh) / (double)n;
-      double den = sqrt(var + eps);
+      const LnStats<C> st = ln_stats<C>(mean, var, eps);
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-        y[i] = Tr<T>::st(ln_out(x[i], mean, den, w, b, i));
+        y[i] = Tr<T>::st(ln_out(x[i], st, w, b, i));
     }
     __syncthreads();
   }

@@ -15,6 +15,9 @@
  * views and the edge values of docs/op-set.md (NaN, infinities, -0.0,
  * out-of-range conversions, ties) are covered.  Without a CUDA device the
  * whole program is skipped.
+ *
+ * nn_ops also runs layer_norm on rows of equal values (exactly the bias,
+ * as on the CPU) and on rows far from 0.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -813,6 +816,8 @@ static void sum_of_many_trues(void) {
 /* softmax, log_softmax, layer_norm, matmul                                 */
 /* ------------------------------------------------------------------------ */
 
+static void layer_norm_rows(void);
+
 static void nn_ops(void) {
   if (!setup(7)) return;
   static const rshape shapes[] = {{0, {0}}, {1, {7}}, {3, {3, 4, 5}}, {2, {2, 1000}},
@@ -860,6 +865,7 @@ static void nn_ops(void) {
         twin_free(&w);
         twin_free(&b);
       }
+  layer_norm_rows();
   done();
 }
 
@@ -910,6 +916,114 @@ static void many_small_calls(void) {
     twin_free(&a);
   }
   done();
+}
+
+/* ------------------------------------------------------------------------ */
+/* layer_norm of equal rows and of rows far from 0                          */
+/* ------------------------------------------------------------------------ */
+
+/* Writes v (exactly representable in dt, or rounded) as element i. */
+static void put_f(int32_t dt, void *p, int64_t i, double v) {
+  switch (dt) {
+    case BP_FLOAT32: ((float *)p)[i] = (float)v; break;
+    case BP_FLOAT64: ((double *)p)[i] = v; break;
+    case BP_FLOAT16: ((uint16_t *)p)[i] = f2h_bits((float)v); break;
+    case BP_BFLOAT16: {
+      float f = (float)v;
+      uint32_t u;
+      memcpy(&u, &f, sizeof u);
+      ((uint16_t *)p)[i] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+      break;
+    }
+    default: break;
+  }
+}
+
+/* A contiguous twin whose element i is f(i, row length). */
+static twin make_rows(int32_t dt, int64_t rows, int64_t n, double (*f)(int64_t, int64_t)) {
+  int64_t sizes[2] = {rows, n};
+  twin t = make(dt, 2, sizes, L_CONTIG, P_FINITE);
+  if (!t.c) return t;
+  void *p = bp_tensor_get_view(t.cs)->data;
+  for (int64_t i = 0; i < rows * n; i++) put_f(dt, p, i, f(i, n));
+  if (bp_tensor_copy(t.gs, t.cs) != BP_OK) {
+    fail("copying rows to cuda:0: %s", bp_last_error());
+    twin_free(&t);
+  }
+  return t;
+}
+
+/* Row r holds one value; values exact in every float dtype. */
+static double equal_rows(int64_t i, int64_t n) {
+  static const double v[] = {0.0, -3.5, 1024.0, 0.15625, 96.0, -40000.0};
+  return v[(i / n) % 6];
+}
+
+/* Rows about 1e4 (or -1e4, and 3e7 for float64) with small noise. */
+static double offset_rows(int64_t i, int64_t n) {
+  static const double base[] = {1e4, -1e4, 2.5e3};
+  return base[(i / n) % 3] + uni(-0.5, 0.5);
+}
+
+static double offset_rows_f64(int64_t i, int64_t n) {
+  return ((i / n) % 2 ? 3e7 : -1e4) + uni(-0.5, 0.5);
+}
+
+/* Part of nn_ops, so that bench/cuda-run.sh runs it with
+ * BP_CUDA_NN=registers too. */
+static void layer_norm_rows(void) {
+  static const int32_t fdt[] = {BP_FLOAT32, BP_FLOAT64, BP_FLOAT16, BP_BFLOAT16};
+  static const int64_t lens[] = {1, 7, 1000, 4099};
+  for (size_t di = 0; di < 4; di++)
+    for (size_t li = 0; li < 4; li++)
+      for (int wb = 0; wb < 4; wb++) {
+        int32_t dt = fdt[di];
+        int64_t n = lens[li], rows = 12;
+        twin w = make(dt, 1, &n, L_CONTIG, P_FINITE), b = make(dt, 1, &n, L_CONTIG, P_FINITE);
+        arg wa = wb & 1 ? AT(&w) : ANONE, ba = wb & 2 ? AT(&b) : ANONE;
+
+        /* Equal values: the CPU's result, and exactly the bias (or 0). */
+        ctx("layer_norm of equal rows %s n %lld weight/bias %d", dtn(dt), (long long)n, wb);
+        twin x = make_rows(dt, rows, n, equal_rows);
+        if (x.c && w.c && b.c) {
+          arg args[5] = {AT(&x), AINTS(&n, 1), wa, ba, AFLOAT(1e-5)};
+          check("core::layer_norm", args, 5, NULL, T_SQRT, n);
+          const bp_op *op = NULL;
+          bp_tensor *out = NULL;
+          if (bp_op_find("core::layer_norm", &op) == BP_OK &&
+              call_on(op, args, 5, true, &out) == BP_OK) {
+            bp_tensor *h = to_host(out);
+            const void *bh = bp_tensor_get_view(b.c)->data;
+            if (h) {
+              const void *hp = bp_tensor_get_view(h)->data;
+              int64_t bad = 0;
+              for (int64_t i = 0; i < rows * n; i++) {
+                double want = wb & 2 ? get_f(dt, bh, i % n) : 0.0;
+                if (get_f(dt, hp, i) != want && bad++ == 0)
+                  fail("element %lld of an equal row is %.9g, not %.9g", (long long)i,
+                       get_f(dt, hp, i), want);
+              }
+              ok(bad == 0);
+            }
+            bp_tensor_release(h);
+            bp_tensor_release(out);
+          } else {
+            fail("layer_norm of equal rows: %s", bp_last_error());
+          }
+        }
+        twin_free(&x);
+
+        /* Far from 0: the statistics must not cancel. */
+        ctx("layer_norm of rows far from 0 %s n %lld weight/bias %d", dtn(dt), (long long)n, wb);
+        x = make_rows(dt, rows, n, dt == BP_FLOAT64 ? offset_rows_f64 : offset_rows);
+        if (x.c && w.c && b.c) {
+          arg args[5] = {AT(&x), AINTS(&n, 1), wa, ba, AFLOAT(1e-5)};
+          check("core::layer_norm", args, 5, NULL, T_SQRT, n);
+        }
+        twin_free(&x);
+        twin_free(&w);
+        twin_free(&b);
+      }
 }
 
 int main(void) {
