@@ -117,7 +117,11 @@ bp_status cu_cast_to(const bp_tensor *src, int32_t dtype, const char *op, bp_ten
  * "tiled kernel (REASON)".  Static. */
 const char *cu_matmul_path(void);
 
-/* Releases the cuBLAS handles and library (at teardown). */
+/* Destroys the cuBLAS handles of `stream` on `device` (which is current),
+ * before the stream is destroyed. */
+void cu_matmul_stream_destroyed(int32_t device, cudaStream_t stream);
+
+/* Destroys every cuBLAS handle (at teardown).  The library stays loaded. */
 void cu_matmul_shutdown(void);
 
 /* Each kernel file registers its kernels. */

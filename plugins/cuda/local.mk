@@ -11,7 +11,7 @@ cuda_plugin_cu = \
 	%D%/nn.cu \
 	%D%/matmul.cu
 cuda_plugin_hdr = %D%/cuda.h %D%/kernels.cuh %D%/reduce_ops.cuh %D%/elementwise_ops.cuh \
-	%D%/overlap.h %D%/reduce_plan.h
+	%D%/overlap.h %D%/reduce_plan.h %D%/blas_handles.h
 EXTRA_DIST += $(cuda_plugin_cu) $(cuda_plugin_hdr)
 
 if HAVE_CUDA

@@ -16,6 +16,10 @@
  * run one GEMM per batch entry.  Row-major C = A B is computed as the
  * column-major C^T = B^T A^T, so no operand is transposed in memory.
  *
+ * Each (device, stream) pair has its own cuBLAS handle, bound to that
+ * stream when it is created (blas_handles.h says why a handle per device
+ * whose stream is switched before each GEMM is not safe).
+ *
  * float32 computes in float32 (CUBLAS_COMPUTE_32F: no TF32, whose 10-bit
  * mantissa misses the op set's float32 tolerance), unless BP_CUDA_TF32=1
  * allows TF32.  float16 and bfloat16 accumulate in float32, float64 in
@@ -29,6 +33,7 @@
 
 #include <cublas_api.h>
 
+#include "blas_handles.h"
 #include "kernels.cuh"
 
 /* ------------------------------------------------------------------------ */
@@ -43,21 +48,23 @@ typedef cublasStatus_t (*gemm_fn)(cublasHandle_t, cublasOperation_t, cublasOpera
                                   const void *, cudaDataType, int, long long, const void *, void *,
                                   cudaDataType, int, long long, int, cublasComputeType_t,
                                   cublasGemmAlgo_t);
+typedef const char *(*status_string_fn)(cublasStatus_t);
 
 static struct {
   pthread_once_t once;
-  pthread_mutex_t lock;  /* guards the handles and their streams */
+  pthread_mutex_t lock;  /* guards `handles` */
   void *lib;
   create_fn create;
   destroy_fn destroy;
   set_stream_fn set_stream;
   gemm_fn gemm;
-  cublasHandle_t handles[CU_MAX_DEVICES];
+  status_string_fn status_string; /* cublasGetStatusString, or NULL */
+  cu_blas_table handles;          /* one per (device, stream) */
   char path[320];
   bool tf32;
   bool force_tiled; /* BP_CUDA_MATMUL=tiled */
-} blas = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, NULL, NULL, {0}, "",
-          false, false};
+} blas = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, NULL, NULL, NULL,
+          {NULL, 0, 0}, "", false, false};
 
 static void load_cublas(void) {
   const char *env = getenv("BP_CUBLAS_LIBRARY");
@@ -86,6 +93,7 @@ static void load_cublas(void) {
       blas.destroy = (destroy_fn)dlsym(blas.lib, "cublasDestroy_v2");
       blas.set_stream = (set_stream_fn)dlsym(blas.lib, "cublasSetStream_v2");
       blas.gemm = (gemm_fn)dlsym(blas.lib, "cublasGemmStridedBatchedEx");
+      blas.status_string = (status_string_fn)dlsym(blas.lib, "cublasGetStatusString");
       if (blas.create && blas.destroy && blas.set_stream && blas.gemm) {
         snprintf(blas.path, sizeof blas.path, "cublas (%s)%s", names[i],
                  blas.tf32 ? ", TF32 allowed" : "");
@@ -104,14 +112,41 @@ static void load_cublas(void) {
 
 const char *cu_matmul_path(void) { return blas.path[0] ? blas.path : "not chosen yet (no matmul ran)"; }
 
+/* The calls of blas_handles.h.  A handle is created with its device
+ * current (cu_enter made it so) and bound to its stream once. */
+static int handle_create(void *ud, int32_t device, void *stream, void **out) {
+  (void)ud;
+  (void)device;
+  cublasHandle_t h = NULL;
+  cublasStatus_t cs = blas.create(&h);
+  if (cs != CUBLAS_STATUS_SUCCESS) return (int)cs;
+  cs = blas.set_stream(h, (cudaStream_t)stream);
+  if (cs != CUBLAS_STATUS_SUCCESS) {
+    blas.destroy(h);
+    return (int)cs;
+  }
+  *out = (void *)h;
+  return 0;
+}
+
+static void handle_destroy(void *ud, int32_t device, void *handle) {
+  (void)ud;
+  int cur = -1;
+  if (cudaGetDevice(&cur) != cudaSuccess || cur != device) cudaSetDevice(device);
+  blas.destroy((cublasHandle_t)handle);
+}
+
+/* (A table with entries implies that cuBLAS was loaded, under this lock.) */
+void cu_matmul_stream_destroyed(int32_t device, cudaStream_t stream) {
+  pthread_mutex_lock(&blas.lock);
+  if (blas.handles.n)
+    cu_blas_forget(&blas.handles, device, false, (void *)stream, handle_destroy, NULL);
+  pthread_mutex_unlock(&blas.lock);
+}
+
 void cu_matmul_shutdown(void) {
   pthread_mutex_lock(&blas.lock);
-  for (int i = 0; i < CU_MAX_DEVICES; i++)
-    if (blas.handles[i]) {
-      cudaSetDevice(i);
-      blas.destroy(blas.handles[i]);
-      blas.handles[i] = NULL;
-    }
+  if (blas.handles.n) cu_blas_forget(&blas.handles, -1, true, NULL, handle_destroy, NULL);
   pthread_mutex_unlock(&blas.lock);
   /* The library stays loaded: cuBLAS registers exit handlers and cannot
    * be unloaded safely while the process runs. */
@@ -231,20 +266,29 @@ static bp_status gemm_blas(const Gemm &g, bool *done) {
   const double one_d = 1.0, zero_d = 0.0;
   const void *one = ct == CUBLAS_COMPUTE_64F ? (const void *)&one_d : (const void *)&one_f;
   const void *zero = ct == CUBLAS_COMPUTE_64F ? (const void *)&zero_d : (const void *)&zero_f;
+  /* The table is locked only to find or make the handle: it is bound to
+   * g.s alone and never reconfigured, so the GEMM itself needs no lock
+   * (cuBLAS may be called from several threads with one handle). */
   pthread_mutex_lock(&blas.lock);
-  cublasStatus_t cs = CUBLAS_STATUS_SUCCESS;
-  if (!blas.handles[g.dev]) cs = blas.create(&blas.handles[g.dev]);
-  if (cs == CUBLAS_STATUS_SUCCESS) cs = blas.set_stream(blas.handles[g.dev], g.s);
+  void *h = NULL;
+  int rc = cu_blas_get(&blas.handles, g.dev, (void *)g.s, handle_create, handle_destroy, NULL, &h);
+  pthread_mutex_unlock(&blas.lock);
+  if (rc == CU_BLAS_NO_MEMORY)
+    return CU_ERR(BP_ERR_OUT_OF_MEMORY, "cuda: core::matmul: out of host memory for a cuBLAS "
+                  "handle");
+  cublasStatus_t cs = (cublasStatus_t)rc;
   if (cs == CUBLAS_STATUS_SUCCESS)
-    cs = blas.gemm(blas.handles[g.dev], CUBLAS_OP_N, CUBLAS_OP_N, (int)g.N, (int)g.M, (int)g.K,
+    cs = blas.gemm((cublasHandle_t)h, CUBLAS_OP_N, CUBLAS_OP_N, (int)g.N, (int)g.M, (int)g.K,
                    one, g.b, t, (int)g.N, (long long)g.sb, g.a, t, (int)g.K, (long long)g.sa,
                    zero, g.c, t, (int)g.N, (long long)(g.M * g.N), (int)g.batch, ct,
                    CUBLAS_GEMM_DEFAULT);
-  pthread_mutex_unlock(&blas.lock);
-  if (cs != CUBLAS_STATUS_SUCCESS)
-    return CU_ERR(BP_ERR_BACKEND, "cuda: core::matmul: cuBLAS failed with status %d (M=%lld "
-                  "N=%lld K=%lld batch=%lld, %s)", (int)cs, (long long)g.M, (long long)g.N,
-                  (long long)g.K, (long long)g.batch, cu_dtype_name(g.dt));
+  if (cs != CUBLAS_STATUS_SUCCESS) {
+    const char *text = blas.status_string ? blas.status_string(cs) : NULL;
+    return CU_ERR(cs == CUBLAS_STATUS_ALLOC_FAILED ? BP_ERR_OUT_OF_MEMORY : BP_ERR_BACKEND,
+                  "cuda: core::matmul: cuBLAS failed: %s (status %d; M=%lld N=%lld K=%lld "
+                  "batch=%lld, %s)", text ? text : "no description", (int)cs, (long long)g.M,
+                  (long long)g.N, (long long)g.K, (long long)g.batch, cu_dtype_name(g.dt));
+  }
   *done = true;
   return BP_OK;
 }

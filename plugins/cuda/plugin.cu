@@ -377,6 +377,8 @@ static bp_status cuda_stream_destroy(void *ud, int32_t index, void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
   st = cu_check(cudaStreamSynchronize(s), "stream_destroy: cudaStreamSynchronize");
   if (st) return st;
+  /* matmul's cuBLAS handle of the stream goes with it. */
+  cu_matmul_stream_destroyed(index, s);
   pthread_mutex_lock(&alloc_lock);
   release_cached(index, false, s);
   /* Live blocks of the stream are reused on the default stream later. */

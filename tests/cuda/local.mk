@@ -29,7 +29,7 @@ TESTS += %D%/test-cuda-functors
 CLEANFILES += %D%/test-cuda-functors$(EXEEXT) %D%/test-cuda-functors.o
 %D%/test-cuda-functors.o: %D%/test-cuda-functors.cu $(top_srcdir)/plugins/cuda/reduce_ops.cuh \
 	$(top_srcdir)/plugins/cuda/elementwise_ops.cuh $(top_srcdir)/plugins/cuda/overlap.h \
-	$(top_srcdir)/plugins/cuda/reduce_plan.h \
+	$(top_srcdir)/plugins/cuda/reduce_plan.h $(top_srcdir)/plugins/cuda/blas_handles.h \
 	$(top_srcdir)/sdk/include/backplane/host.h \
 	$(top_srcdir)/plugins/cuda/kernels.cuh $(top_srcdir)/plugins/cuda/cuda.h $(top_srcdir)/tests/tap.h
 	$(AM_V_GEN)$(NVCC) $(BP_NVCC_ALLFLAGS) -I$(top_srcdir)/plugins/cuda -I$(top_srcdir)/tests \

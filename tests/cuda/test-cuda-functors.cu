@@ -35,6 +35,11 @@
  * output counts up to past 2^32: the row kernel's launches cover every
  * output once, each within gridDim.x's limit, and slices cover the reduced
  * range within gridDim.y's.
+ *
+ * matmul's table of cuBLAS handles (plugins/cuda/blas_handles.h) is run
+ * with handles of the test's own: each (device, stream) pair gets a handle
+ * bound to its stream once, two streams never share one, and a stream's
+ * destruction and the unload destroy exactly theirs.
  */
 #include <float.h>
 #include <math.h>
@@ -43,6 +48,7 @@
 
 #include <backplane/host.h>
 
+#include "blas_handles.h"
 #include "elementwise_ops.cuh"
 #include "overlap.h"
 #include "reduce_ops.cuh"
@@ -831,6 +837,113 @@ static void reduction_plan_within_grid_limits(void) {
   is_int(cu_rows_launch(&p, 2 * CU_GRID_X_MAX), 7);
 }
 
+/* ------------------------------------------------------------------------ */
+/* cuBLAS handles (blas_handles.h), with fake handles                       */
+/* ------------------------------------------------------------------------ */
+
+/* A fake handle: the pair it was made for, and whether it was destroyed. */
+struct fake_handle {
+  int32_t device;
+  void *stream;
+  bool destroyed;
+};
+
+static struct {
+  fake_handle made[64];
+  int nmade, ndestroyed;
+  int fail_next; /* create's next status, when nonzero */
+  bool bad_destroy; /* a destroy of a handle with the wrong device or twice */
+} fk;
+
+static int fake_create(void *ud, int32_t device, void *stream, void **out) {
+  (void)ud;
+  if (fk.fail_next) {
+    int rc = fk.fail_next;
+    fk.fail_next = 0;
+    return rc;
+  }
+  if (fk.nmade == 64) return 99;
+  fake_handle *h = &fk.made[fk.nmade++];
+  h->device = device;
+  h->stream = stream;
+  h->destroyed = false;
+  *out = h;
+  return 0;
+}
+
+static void fake_destroy(void *ud, int32_t device, void *handle) {
+  (void)ud;
+  fake_handle *h = (fake_handle *)handle;
+  if (h->destroyed || h->device != device) fk.bad_destroy = true;
+  h->destroyed = true;
+  fk.ndestroyed++;
+}
+
+static void *get_handle(cu_blas_table *t, int32_t dev, uintptr_t stream) {
+  void *h = NULL;
+  int rc = cu_blas_get(t, dev, (void *)stream, fake_create, fake_destroy, NULL, &h);
+  return rc == 0 ? h : NULL;
+}
+
+/* A GEMM on a stream must run with a handle of that stream's own, bound to
+ * it when made: a handle shared by two streams (the plugin once had one per
+ * device, its stream switched before each GEMM) shares its workspace
+ * between GEMMs that run at the same time. */
+static void blas_handle_per_stream(void) {
+  memset(&fk, 0, sizeof fk);
+  cu_blas_table t = {NULL, 0, 0};
+  /* Device 0: the default stream and two others; device 1: the default. */
+  void *d0 = get_handle(&t, 0, 0), *s1 = get_handle(&t, 0, 0x1000),
+       *s2 = get_handle(&t, 0, 0x2000), *d1 = get_handle(&t, 1, 0);
+  ok(d0 && s1 && s2 && d1);
+  ok(d0 != s1 && d0 != s2 && s1 != s2 && d0 != d1);
+  is_int(fk.nmade, 4);
+  /* Each handle was made for its pair, and is found again for it only. */
+  for (int i = 0; i < fk.nmade; i++) {
+    void *again = get_handle(&t, fk.made[i].device, (uintptr_t)fk.made[i].stream);
+    ok(again == &fk.made[i]);
+  }
+  ok(get_handle(&t, 0, 0x1000) == s1);
+  ok(((fake_handle *)s1)->stream == (void *)0x1000);
+  ok(((fake_handle *)s2)->stream == (void *)0x2000);
+  is_int(fk.nmade, 4);
+  is_int(t.n, 4);
+
+  /* A failed creation adds nothing, and the next call tries again. */
+  fk.fail_next = 13;
+  void *h = NULL;
+  is_int(cu_blas_get(&t, 0, (void *)0x3000, fake_create, fake_destroy, NULL, &h), 13);
+  is_int(t.n, 4);
+  void *s3 = get_handle(&t, 0, 0x3000);
+  ok(s3 != NULL && s3 != s1);
+  is_int(t.n, 5);
+
+  /* Destroying stream 0x1000 of device 0 destroys its handle alone; the
+   * same stream value on device 1 has none. */
+  is_int(cu_blas_forget(&t, 1, false, (void *)0x1000, fake_destroy, NULL), 0);
+  is_int(cu_blas_forget(&t, 0, false, (void *)0x1000, fake_destroy, NULL), 1);
+  ok(((fake_handle *)s1)->destroyed);
+  ok(!((fake_handle *)s2)->destroyed && !((fake_handle *)d0)->destroyed);
+  is_int(t.n, 4);
+  /* A new stream at the same address gets a new handle. */
+  void *s1b = get_handle(&t, 0, 0x1000);
+  ok(s1b != NULL && s1b != s1);
+
+  /* Many streams: the table grows and keeps every pair apart. */
+  for (uintptr_t k = 1; k <= 40; k++) ok(get_handle(&t, 2, k * 16) != NULL);
+  ok(get_handle(&t, 2, 16) != get_handle(&t, 2, 32));
+  is_int(t.n, 45);
+
+  /* Unload destroys every live handle once, and empties the table. */
+  int before = fk.ndestroyed;
+  is_int(cu_blas_forget(&t, -1, true, NULL, fake_destroy, NULL), 45);
+  is_int(fk.ndestroyed - before, 45);
+  is_int(t.n, 0);
+  ok(t.e == NULL);
+  ok(!fk.bad_destroy);
+  for (int i = 0; i < fk.nmade; i++) ok(fk.made[i].destroyed);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(argmax_first_position),
@@ -841,6 +954,7 @@ int main(void) {
       TAP_CASE(cast_functor_matches_cpu),
       TAP_CASE(overlap_of_views),
       TAP_CASE(reduction_plan_within_grid_limits),
+      TAP_CASE(blas_handle_per_stream),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }

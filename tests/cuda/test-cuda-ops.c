@@ -16,11 +16,14 @@
  * out-of-range conversions, ties) are covered.  Without a CUDA device the
  * whole program is skipped.
  *
- * nn_ops also runs layer_norm on rows of equal values (exactly the bias,
- * as on the CPU) and on rows far from 0.
+ * Two cases look at particular behaviour: layer_norm of rows of equal
+ * values (exactly the bias, as on the CPU) and of rows far from 0, and
+ * matmul run by two threads at once, each on a stream of its own (each
+ * stream has its own cuBLAS handle and workspace).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -1026,6 +1029,115 @@ static void layer_norm_rows(void) {
       }
 }
 
+/* ------------------------------------------------------------------------ */
+/* matmul from two threads on two streams                                   */
+/* ------------------------------------------------------------------------ */
+
+#define MM_THREADS 2
+#define MM_ROUNDS 24
+
+typedef struct mm_job {
+  const bp_op *op;
+  bp_tensor *a, *b;    /* on cuda:0 */
+  const float *want;   /* the CPU's product */
+  int64_t numel, k;
+  int64_t bad;         /* elements out of tolerance, over all rounds */
+  char err[256];       /* the first failure's message */
+} mm_job;
+
+static void *mm_thread(void *p) {
+  mm_job *j = (mm_job *)p;
+  bp_stream *s = NULL;
+  if (bp_stream_create(CUDA0, &s) != BP_OK || bp_stream_set_current(CUDA0, s) != BP_OK) {
+    snprintf(j->err, sizeof j->err, "stream: %s", bp_last_error());
+    return NULL;
+  }
+  double rtol = 2 * 1.3e-6 * sqrt((double)j->k), atol = 2e-5;
+  for (int r = 0; r < MM_ROUNDS && !j->err[0]; r++) {
+    bp_value vals[4];
+    bp_stack st = {BP_STACK_STRUCT_SIZE, vals, 4, 0};
+    bp_stack_push_tensor(&st, j->a);
+    bp_stack_push_tensor(&st, j->b);
+    if (bp_call(j->op, &st) != BP_OK) {
+      snprintf(j->err, sizeof j->err, "matmul: %s", bp_last_error());
+      break;
+    }
+    bp_tensor *c = vals[0].u.tensor, *h = NULL;
+    const bp_tensor_view *cv = bp_tensor_get_view(c);
+    /* The copy runs on this thread's stream and waits for it. */
+    if (bp_tensor_empty(BP_CPU, cv->dtype, cv->ndim, cv->sizes, &h) != BP_OK ||
+        bp_tensor_copy(h, c) != BP_OK) {
+      snprintf(j->err, sizeof j->err, "copy: %s", bp_last_error());
+    } else {
+      const float *got = (const float *)bp_tensor_get_view(h)->data;
+      for (int64_t i = 0; i < j->numel; i++)
+        if (!(fabs((double)got[i] - j->want[i]) <= atol + rtol * fabs((double)j->want[i])))
+          j->bad++;
+    }
+    bp_tensor_release(h);
+    bp_tensor_release(c);
+  }
+  bp_stream_set_current(CUDA0, NULL);
+  if (bp_stream_destroy(CUDA0, s) != BP_OK && !j->err[0])
+    snprintf(j->err, sizeof j->err, "stream_destroy: %s", bp_last_error());
+  return NULL;
+}
+
+/* Each thread multiplies its own matrices on its own stream, at the same
+ * time as the other: with one cuBLAS handle (and workspace) shared by the
+ * two streams, the products could be wrong. */
+static void matmul_two_streams(void) {
+  if (!setup(12)) return;
+  const bp_op *op = NULL;
+  if (bp_op_find("core::matmul", &op) != BP_OK) {
+    fail("core::matmul: %s", bp_last_error());
+    done();
+    return;
+  }
+  static const int64_t dims[MM_THREADS][3] = {{384, 1536, 320}, {320, 2048, 384}};
+  twin a[MM_THREADS], b[MM_THREADS];
+  bp_tensor *want[MM_THREADS];
+  mm_job jobs[MM_THREADS];
+  memset(jobs, 0, sizeof jobs);
+  bool ready = true;
+  for (int t = 0; t < MM_THREADS; t++) {
+    int64_t sa[2] = {dims[t][0], dims[t][1]}, sb[2] = {dims[t][1], dims[t][2]};
+    a[t] = make(BP_FLOAT32, 2, sa, L_CONTIG, P_UNIT);
+    b[t] = make(BP_FLOAT32, 2, sb, L_CONTIG, P_UNIT);
+    want[t] = NULL;
+    arg args[2] = {AT(&a[t]), AT(&b[t])};
+    if (!a[t].c || !b[t].c || call_on(op, args, 2, false, &want[t]) != BP_OK) {
+      fail("the CPU's product: %s", bp_last_error());
+      ready = false;
+      continue;
+    }
+    jobs[t].op = op;
+    jobs[t].a = a[t].g;
+    jobs[t].b = b[t].g;
+    jobs[t].want = (const float *)bp_tensor_get_view(want[t])->data;
+    jobs[t].numel = dims[t][0] * dims[t][2];
+    jobs[t].k = dims[t][1];
+  }
+  if (ready) {
+    pthread_t th[MM_THREADS];
+    for (int t = 0; t < MM_THREADS; t++) pthread_create(&th[t], NULL, mm_thread, &jobs[t]);
+    for (int t = 0; t < MM_THREADS; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < MM_THREADS; t++) {
+      if (jobs[t].err[0]) fail("thread %d: %s", t, jobs[t].err);
+      else ok(!jobs[t].err[0]);
+      if (jobs[t].bad) fail("thread %d: %lld elements differ from the CPU's", t,
+                            (long long)jobs[t].bad);
+      else ok(jobs[t].bad == 0);
+    }
+  }
+  for (int t = 0; t < MM_THREADS; t++) {
+    bp_tensor_release(want[t]);
+    twin_free(&a[t]);
+    twin_free(&b[t]);
+  }
+  done();
+}
+
 int main(void) {
   if (!plugin_built("cuda")) return tap_skip_all("the CUDA plugin is not built (no CUDA Toolkit)");
   if (!plugin_built("cpu")) return tap_skip_all("the CPU plugin is not built");
@@ -1035,7 +1147,7 @@ int main(void) {
       TAP_CASE(where_cast_contiguous), TAP_CASE(fill_and_copy), TAP_CASE(reductions),
       TAP_CASE(sum_of_many_trues),
       TAP_CASE(nn_ops),       TAP_CASE(matmul_default),     TAP_CASE(matmul_tiled),
-      TAP_CASE(many_small_calls),
+      TAP_CASE(many_small_calls), TAP_CASE(matmul_two_streams),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
