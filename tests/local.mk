@@ -74,3 +74,6 @@ dist_check_SCRIPTS += %D%/test-bp-run.sh
 # The commands shown in the plugin pages of docs/ run in the build tree.
 TESTS += %D%/test-doc-plugins.sh
 dist_check_SCRIPTS += %D%/test-doc-plugins.sh
+
+# libFuzzer targets, run by hand (tests/fuzz/README.md).
+EXTRA_DIST += %D%/fuzz/README.md %D%/fuzz/run.sh %D%/fuzz/fuzz-schema.c %D%/fuzz/fuzz-npy.c
