@@ -19,10 +19,8 @@ $CC $flags $inc "$src/tests/fuzz/fuzz-npy.c" -L"$build/host/.libs" -lbackplane \
   -Wl,-rpath,"$build/host/.libs" -lm -o "$out/fuzz-npy"
 
 # Seeds: each quoted string with "->" in it is a schema.
-n=0
 for f in "$src/host/core.c" "$src/tests/test-schema.c"; do
   grep -o '"[^"]*->[^"]*"' "$f" | sed 's/^"//; s/"$//' | while IFS= read -r s; do
-    n=$((n + 1))
     printf '%s' "$s" > "$out/schema/seed-$(printf '%s' "$s" | cksum | cut -d' ' -f1)"
   done
 done
