@@ -14,6 +14,7 @@ static bp_status api_set_error(bp_status status, const char *message) {
   return bp__error_str(status, message);
 }
 
+static bp_status api_set_errorf(bp_status status, const char *format, ...) BP__PRINTF(2, 3);
 static bp_status api_set_errorf(bp_status status, const char *format, ...) {
   char buf[1024];
   va_list ap;

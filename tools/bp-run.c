@@ -66,8 +66,8 @@ static void cleanup(void) {
 }
 
 /* Prints one line of error and exits with `code`. */
-static void die(int code, const char *fmt, ...) BP_PRINTF_LIKE(2, 3);
-static void die(int code, const char *fmt, ...) {
+static _Noreturn void die(int code, const char *fmt, ...) BP_PRINTF_LIKE(2, 3);
+static _Noreturn void die(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fputs("bp-run: ", stderr);

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 static jmp_buf refused;
-static void refuse(int code) {
+static _Noreturn void refuse(int code) {
   (void)code;
   longjmp(refused, 1);
 }
