@@ -11,8 +11,9 @@
  * Rows that are strided but neighbours in memory are computed in blocks
  * instead, with the dimension along which they are neighbours as the
  * vector: softmax along a dimension followed by contiguous ones
- * (softmax_cols), and layer_norm of a transposed input (norm_cols).  Each
- * block row is then a contiguous read.
+ * (softmax_cols_buf, or softmax_cols for very long columns), and
+ * layer_norm of a transposed input (norm_cols).  Each block row is then a
+ * contiguous read.
  *
  * The row kernels are plain loops over arrays that the compiler vectorises.
  * float32 softmax uses exp_f32 below, which is branch-free so that it
@@ -61,11 +62,10 @@ static inline uint32_t f32_to_bits(float f) {
  */
 static inline float exp_f32(float x) {
   const float shifter = 0x1.8p23f; /* adding it rounds to an integer */
-  float xc = x < -87.0f ? -87.0f : x;
-  float t = xc * 1.44269504088896341f + shifter;
+  float t = x * 1.44269504088896341f + shifter;
   float n = t - shifter;
   uint32_t scale = (f32_to_bits(t) - f32_to_bits(shifter) + 127u) << 23; /* 2^n */
-  float r = xc - n * 0.693359375f;
+  float r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -74,7 +74,10 @@ static inline float exp_f32(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   float y = (p * r * r + r + 1.0f) * bits_to_f32(scale);
-  return x < -87.33654f ? 0.0f : y;
+  /* 0 below the range, through a mask: with a branch, GCC computes y only
+   * where it is kept, and the AVX2 loops stayed scalar */
+  uint32_t keep = 0u - (uint32_t)!(x < -87.33654f);
+  return bits_to_f32(f32_to_bits(y) & keep);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -451,13 +454,15 @@ static void softmax_rows(void *ctx, int64_t begin, int64_t end) {
 
 /*
  * Columns of a softmax along a dimension with contiguous elements after it
- * computed together: each row of a block is then a contiguous read.  The
- * block is read twice, not three times: the first pass keeps a running max
- * per column and rescales the column's sum when the max grows (by
- * e^(old - new), in double), reading CHUNK rows from memory for their max
- * and again from L1 for their exponentials; the second pass writes the
- * result.  A block of 128 columns (of 4096 float32 rows, 2 MiB) is still in
- * the caches when the second pass reads it again; 512 columns were not.
+ * computed together, where they are too long for softmax_block_buf below
+ * (which computes one exponential per element, not two): each row of a
+ * block is then a contiguous read.  The block is read twice, not three
+ * times: the first pass keeps a running max per column and rescales the
+ * column's sum when the max grows (by e^(old - new), in double), reading
+ * CHUNK rows from memory for their max and again from L1 for their
+ * exponentials; the second pass writes the result.  A block of 128
+ * columns (of 4096 float32 rows, 2 MiB) is still in the caches when the
+ * second pass reads it again; 512 columns were not.
  */
 #define COLS 128
 #define CHUNK 8 /* rows of a block per step of the first pass */
@@ -584,6 +589,220 @@ static void softmax_block(const softmax_job *j, const char *in, char *out, int64
   }
 }
 
+/*
+ * Columns of a softmax with one exponential per element (softmax_block_buf).
+ * The rows of a column block often lie a power of two of bytes apart (16 KiB
+ * along dim 0 of a 4096 x 4096 float32 matrix), so that they fall into a few
+ * sets of each cache and a block does not stay there between two passes
+ * over it.  The first pass therefore reads the block from memory once,
+ * taking each column's max, and copies it into a contiguous buffer, SUB
+ * columns after SUB columns (converted to float32 for float16 and
+ * bfloat16).  The second pass replaces each element of the buffer by
+ * e^(x - max) and sums each column (log_softmax only sums), SUB columns at a
+ * time: 512 KiB for 4096 rows of float32, which stays in L2.  The third
+ * writes the result from the buffer, a block row at a time.  Blocks whose
+ * buffer would exceed BUF_MAX (128 columns of more than 8192 float32 or
+ * 4096 float64 rows) are computed by softmax_block above instead.
+ */
+#define BUF_COLS 128 /* columns of a block */
+#define SUB 32       /* columns of a step of the second pass */
+#define AHEAD 16     /* rows of a block prefetched ahead of the first and third passes */
+#define SUMROWS 16   /* rows summed in float before the sum in double */
+#define BUF_MAX ((int64_t)4 << 20) /* bytes of a block's buffer, at most */
+
+static inline void prefetch_row_w(const void *p, int64_t n) {
+  for (int64_t i = 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 1);
+}
+
+/* The three passes, for float (float32, float16, bfloat16) and double.  The
+ * buffer b holds the block's columns [c0, c0 + SUB) at b + c0 * len, as
+ * len rows of min(SUB, w - c0).  Each is also compiled for the usual width
+ * as a constant (a whole block, or SUB columns), which GCC unrolls: 10%
+ * faster on a block that stays in the caches. */
+#if defined(__GNUC__)
+#define ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE
+#endif
+#define DEFINE_COLS_BUF(T, sfx, EXP)                                                      \
+  /* m = max(m, each row of x), and the rows copied into b. */                            \
+  static inline ALWAYS_INLINE void bmax_copy_body_##sfx(                                   \
+      T *restrict m, T *restrict b, const T *x, int64_t xs, int64_t len, int64_t w) {       \
+    for (int64_t l = 0; l < len; l++) {                                                    \
+      const T *xr = x + l * xs;                                                            \
+      if (l + AHEAD < len)                                                                 \
+        prefetch_row((const char *)(xr + AHEAD * xs), w * (int64_t)sizeof(T));             \
+      for (int64_t c0 = 0; c0 < w; c0 += SUB) {                                            \
+        int64_t sw = w - c0 < SUB ? w - c0 : SUB;                                          \
+        T *d = b + c0 * len + l * sw;                                                      \
+        for (int64_t c = 0; c < sw; c++) {                                                 \
+          T v = xr[c0 + c];                                                                \
+          d[c] = v;                                                                        \
+          m[c0 + c] = v > m[c0 + c] ? v : m[c0 + c];                                       \
+        }                                                                                  \
+      }                                                                                    \
+    }                                                                                      \
+  }                                                                                        \
+  static CPU_CLONES void bmax_copy_##sfx(T *restrict m, T *restrict b, const T *x,         \
+                                         int64_t xs, int64_t len, int64_t w) {             \
+    if (w == BUF_COLS)                                                                     \
+      bmax_copy_body_##sfx(m, b, x, xs, len, BUF_COLS);                                    \
+    else                                                                                   \
+      bmax_copy_body_##sfx(m, b, x, xs, len, w);                                           \
+  }                                                                                        \
+  /* s = the sums of e^(b - m) over len rows of w columns, and b replaced by     \
+   * the terms when keep is set. */                                                       \
+  static inline ALWAYS_INLINE void bexp_body_##sfx(T *b, double *restrict s,               \
+                                                   const T *restrict m, int64_t len,       \
+                                                   int64_t w, bool keep) {                 \
+    T part[SUB];                                                                           \
+    for (int64_t c = 0; c < w; c++) s[c] = 0;                                              \
+    for (int64_t l0 = 0; l0 < len; l0 += SUMROWS) {                                        \
+      int64_t r = len - l0 < SUMROWS ? len - l0 : SUMROWS;                                 \
+      T *p = b + l0 * w;                                                                   \
+      for (int64_t c = 0; c < w; c++) part[c] = 0;                                         \
+      if (keep)                                                                            \
+        for (int64_t l = 0; l < r; l++)                                                    \
+          for (int64_t c = 0; c < w; c++) {                                                \
+            T v = EXP(p[l * w + c] - m[c]);                                                \
+            p[l * w + c] = v;                                                              \
+            part[c] += v;                                                                  \
+          }                                                                                \
+      else                                                                                 \
+        for (int64_t l = 0; l < r; l++)                                                    \
+          for (int64_t c = 0; c < w; c++) part[c] += EXP(p[l * w + c] - m[c]);             \
+      for (int64_t c = 0; c < w; c++) s[c] += part[c];                                     \
+    }                                                                                      \
+  }                                                                                        \
+  static CPU_CLONES CONTRACT void bexp_##sfx(T *b, double *restrict s, const T *restrict m, \
+                                             int64_t len, int64_t w, bool keep) {          \
+    if (w == SUB)                                                                          \
+      bexp_body_##sfx(b, s, m, len, SUB, keep);                                            \
+    else                                                                                   \
+      bexp_body_##sfx(b, s, m, len, w, keep);                                              \
+  }                                                                                        \
+  /* Rows of y (ys apart) = b * inv for softmax, or (b - m) - inv (inv the      \
+   * log-sum-exp) for log_softmax, over the whole block of w columns. */                  \
+  static inline ALWAYS_INLINE void bout_body_##sfx(T *y, int64_t ys, const T *restrict b,  \
+                                                   const T *restrict m, const T *restrict inv, \
+                                                   int64_t len, int64_t w, bool take_log) { \
+    for (int64_t l = 0; l < len; l++) {                                                    \
+      T *yr = y + l * ys;                                                                  \
+      if (l + AHEAD < len) prefetch_row_w(yr + AHEAD * ys, w * (int64_t)sizeof(T));        \
+      for (int64_t c0 = 0; c0 < w; c0 += SUB) {                                            \
+        int64_t sw = w - c0 < SUB ? w - c0 : SUB;                                          \
+        const T *br = b + c0 * len + l * sw;                                               \
+        if (take_log)                                                                      \
+          for (int64_t c = 0; c < sw; c++) yr[c0 + c] = (br[c] - m[c0 + c]) - inv[c0 + c]; \
+        else                                                                               \
+          for (int64_t c = 0; c < sw; c++) yr[c0 + c] = br[c] * inv[c0 + c];              \
+      }                                                                                    \
+    }                                                                                      \
+  }                                                                                        \
+  static CPU_CLONES void bout_##sfx(T *y, int64_t ys, const T *restrict b,                 \
+                                    const T *restrict m, const T *restrict inv, int64_t len, \
+                                    int64_t w, bool take_log) {                            \
+    if (w == BUF_COLS)                                                                     \
+      bout_body_##sfx(y, ys, b, m, inv, len, BUF_COLS, take_log);                          \
+    else                                                                                   \
+      bout_body_##sfx(y, ys, b, m, inv, len, w, take_log);                                 \
+  }
+DEFINE_COLS_BUF(float, f32, exp_f32)
+DEFINE_COLS_BUF(double, f64, exp)
+
+static CPU_CLONES void bmax_f32(float *restrict m, const float *b, int64_t len, int64_t w) {
+  for (int64_t l = 0; l < len; l++)
+    for (int64_t c = 0; c < w; c++) m[c] = b[l * w + c] > m[c] ? b[l * w + c] : m[c];
+}
+
+/* Workspace of one block: the max, the sums, the inverse sums (or
+ * log-sum-exp), and a row of float16 or bfloat16 output as float. */
+typedef struct buf_space {
+  double m[BUF_COLS], sum[BUF_COLS], inv[BUF_COLS];
+  float y[BUF_COLS];
+} buf_space;
+
+/* The three passes over one block of w <= BUF_COLS columns, through buf. */
+static void softmax_block_buf(const softmax_job *j, const char *in, char *out, int64_t w,
+                              buf_space *ws, void *buf) {
+  bool f64 = j->dt == BP_FLOAT64;
+  int64_t len = j->len, sz = j->isz, ostride = j->inner * sz;
+  float *mf = (float *)ws->m, *invf = (float *)ws->inv, *bf = buf;
+  double *bd = buf;
+  for (int64_t c = 0; c < w; c++)
+    if (f64)
+      ws->m[c] = -INFINITY;
+    else
+      mf[c] = -INFINITY;
+  if (f64) {
+    bmax_copy_f64(ws->m, bd, (const double *)in, j->stride / sz, len, w);
+  } else if (j->dt == BP_FLOAT32) {
+    bmax_copy_f32(mf, bf, (const float *)in, j->stride / sz, len, w);
+  } else {
+    for (int64_t l = 0; l < len; l++) {
+      if (l + AHEAD < len) prefetch_row(in + (l + AHEAD) * j->stride, w * sz);
+      for (int64_t c0 = 0; c0 < w; c0 += SUB) {
+        int64_t sw = w - c0 < SUB ? w - c0 : SUB;
+        gather_f32(bf + c0 * len + l * sw, in + l * j->stride + c0 * sz, sz, sw, j->dt);
+      }
+    }
+    for (int64_t c0 = 0; c0 < w; c0 += SUB)
+      bmax_f32(mf + c0, bf + c0 * len, len, w - c0 < SUB ? w - c0 : SUB);
+  }
+  /* A column whose max is -inf (all -inf) sums e^(-inf - -inf), NaN, and
+   * comes out NaN; a NaN anywhere in a column makes its sum NaN. */
+  for (int64_t c0 = 0; c0 < w; c0 += SUB) {
+    int64_t sw = w - c0 < SUB ? w - c0 : SUB;
+    if (f64)
+      bexp_f64(bd + c0 * len, ws->sum + c0, ws->m + c0, len, sw, !j->log);
+    else
+      bexp_f32(bf + c0 * len, ws->sum + c0, mf + c0, len, sw, !j->log);
+  }
+  for (int64_t c = 0; c < w; c++) {
+    double v = j->log ? log(ws->sum[c]) : 1.0 / ws->sum[c];
+    if (f64)
+      ws->inv[c] = v;
+    else
+      invf[c] = (float)v;
+  }
+  if (f64) {
+    bout_f64((double *)out, ostride / sz, bd, ws->m, ws->inv, len, w, j->log);
+  } else if (j->dt == BP_FLOAT32) {
+    bout_f32((float *)out, ostride / sz, bf, mf, invf, len, w, j->log);
+  } else {
+    for (int64_t l = 0; l < len; l++) {
+      for (int64_t c0 = 0; c0 < w; c0 += SUB) {
+        int64_t sw = w - c0 < SUB ? w - c0 : SUB;
+        bout_f32(ws->y + c0, 0, bf + c0 * len + l * sw, mf + c0, invf + c0, 1, sw, j->log);
+      }
+      scatter_f32(out + l * ostride, sz, ws->y, w, j->dt);
+    }
+  }
+}
+
+/* Tasks t = outer * blocks + block, blocks of BUF_COLS columns. */
+static void softmax_cols_buf(void *ctx, int64_t begin, int64_t end) {
+  softmax_job *j = ctx;
+  int64_t wmax = j->inner < BUF_COLS ? j->inner : BUF_COLS;
+  buf_space *ws = malloc(sizeof *ws);
+  void *buf = malloc((size_t)(j->len * wmax) * (j->dt == BP_FLOAT64 ? 8 : 4));
+  if (!ws || !buf) {
+    free(ws);
+    free(buf);
+    atomic_store(&j->failed, true);
+    return;
+  }
+  int64_t blocks = (j->inner + BUF_COLS - 1) / BUF_COLS;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t o = t / blocks, c0 = t % blocks * BUF_COLS;
+    int64_t w = j->inner - c0 < BUF_COLS ? j->inner - c0 : BUF_COLS;
+    softmax_block_buf(j, row_src(j, o * j->inner) + c0 * j->isz,
+                      row_dst(j, o * j->inner) + c0 * j->isz, w, ws, buf);
+  }
+  free(buf);
+  free(ws);
+}
+
 /* Tasks t = outer * blocks + block. */
 static void softmax_cols(void *ctx, int64_t begin, int64_t end) {
   softmax_job *j = ctx;
@@ -646,7 +865,14 @@ static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
   }
   atomic_init(&j.failed, false);
   int64_t rows = a->numel / j.len;
-  if (j.inner > 1 && inner_contiguous(a, dim)) {
+  int64_t csz = j.dt == BP_FLOAT64 ? 8 : 4;
+  if (j.inner > 1 && inner_contiguous(a, dim) &&
+      j.len * (j.inner < BUF_COLS ? j.inner : BUF_COLS) * csz <= BUF_MAX) {
+    int64_t blocks = (j.inner + BUF_COLS - 1) / BUF_COLS;
+    int64_t per = j.len * (j.inner < BUF_COLS ? j.inner : BUF_COLS);
+    cpu_parallel_for(rows / j.inner * blocks, per >= CPU_GRAIN ? 1 : CPU_GRAIN / per,
+                     softmax_cols_buf, &j);
+  } else if (j.inner > 1 && inner_contiguous(a, dim)) {
     int64_t blocks = (j.inner + COLS - 1) / COLS, per = j.len * (j.inner < COLS ? j.inner : COLS);
     cpu_parallel_for(rows / j.inner * blocks, per >= CPU_GRAIN ? 1 : CPU_GRAIN / per, softmax_cols,
                      &j);

@@ -1531,11 +1531,15 @@ static void layer_norm(void) {
 
 /*
  * softmax along a dimension followed by contiguous ones is computed for
- * blocks of 128 columns at once, 8 rows at a time with a running max;
- * layer_norm of rows that are neighbours in memory (a transposed input)
- * for blocks of 128 rows at once.  Sizes with remainders everywhere, every
- * float dtype, and values that grow along the softmax dimension, so that
- * the running max changes in every step and the sums are rescaled.
+ * blocks of 128 columns at once: copied into a buffer with their max, then
+ * their exponentials and sums 32 columns at a time.  Blocks whose buffer
+ * would exceed 4 MiB (columns of more than 8192 float32 or 4096 float64
+ * rows) are computed 8 rows at a time with a running max instead.
+ * layer_norm of rows that are neighbours in memory (a transposed input) is
+ * computed for blocks of 128 rows at once.  Sizes with remainders
+ * everywhere, every float dtype, and values that grow along the softmax
+ * dimension, so that the running max changes in every step and the sums
+ * are rescaled.
  */
 static void softmax_columns_case(bool log_, int32_t dt, int32_t n, const int64_t *sizes,
                                  int64_t dim, int prof, uint64_t seed) {
@@ -1618,12 +1622,29 @@ static void softmax_columns(void) {
         softmax_columns_case(lg, float_dtypes[i], shapes[k].n, shapes[k].sizes, shapes[k].dim,
                              k % 2 ? VP_ACCUM : VP_FINITE, seed);
       }
+  /* Long columns, on either side of the buffer's limit. */
+  static const struct {
+    int32_t dt;
+    int64_t sizes[2];
+  } tall[] = {
+      {BP_FLOAT32, {8192, 130}}, {BP_FLOAT32, {8300, 130}},
+      {BP_FLOAT64, {4096, 131}}, {BP_FLOAT64, {4100, 131}},
+      {BP_BFLOAT16, {8300, 140}},
+  };
+  for (size_t k = 0; k < NELEMS(tall); k++)
+    for (int lg = 0; lg < 2; lg++)
+      softmax_columns_case(lg, tall[k].dt, 2, tall[k].sizes, 0, VP_FINITE,
+                           trial_seed(0x50c10000 + (uint64_t)lg, (int64_t)k));
   for (size_t i = 0; i < NELEMS(float_dtypes); i++)
     for (int lg = 0; lg < 2; lg++) {
       softmax_growing(lg, float_dtypes[i], 203, 131, 0.25);
       softmax_growing(lg, float_dtypes[i], 203, 131, -0.25);
       softmax_growing(lg, float_dtypes[i], 77, 140, 3);
     }
+  for (int lg = 0; lg < 2; lg++) {
+    softmax_growing(lg, BP_FLOAT32, 8300, 131, 0.001);
+    softmax_growing(lg, BP_FLOAT64, 4100, 131, -0.001);
+  }
   cpu_done();
 }
 
