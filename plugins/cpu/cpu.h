@@ -36,7 +36,10 @@ extern const bp_host_api *cpu_host;
 /* Compiles a hot loop for the x86-64-v4 (AVX-512) and v3 (AVX2, FMA, F16C)
  * levels and baseline x86-64, and picks one at load time, so one binary is
  * portable and fast.  The levels, not single features: without F16C every
- * float16 conversion would be a library call. */
+ * float16 conversion would be a library call.  Name such functions apart
+ * across the plugin's files, static or not: clang 14 gives each one's
+ * resolver ("name.resolver") external linkage, so two files with a
+ * sum_f32 of their own fail to link. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
 #define CPU_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))

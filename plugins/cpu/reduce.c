@@ -74,7 +74,7 @@ typedef struct part {
 
 /* Sums n (<= BLOCK, but any n works) floats in LANES independent lanes,
  * which the compiler keeps in vector registers. */
-static CPU_CLONES float sum_f32(const float *x, int64_t n) {
+static CPU_CLONES float dense_sum_f32(const float *x, int64_t n) {
   float acc[LANES] = {0};
   int64_t i = 0;
   for (; i + LANES <= n; i += LANES)
@@ -85,7 +85,7 @@ static CPU_CLONES float sum_f32(const float *x, int64_t n) {
   return acc[0];
 }
 
-static CPU_CLONES double sum_f64(const double *x, int64_t n) {
+static CPU_CLONES double dense_sum_f64(const double *x, int64_t n) {
   double acc[LANES] = {0};
   int64_t i = 0;
   for (; i + LANES <= n; i += LANES)
@@ -356,8 +356,8 @@ static void fold(const plan *p, part *st, const void *x, int64_t n, int64_t flat
     for (int64_t b = 0; b < n; b += BLOCK) {
       int64_t m = n - b < BLOCK ? n - b : BLOCK;
       switch (p->acc) {
-        case ACC_F32: st->f += sum_f32((const float *)x + b, m); break;
-        case ACC_F64: st->f += sum_f64((const double *)x + b, m); break;
+        case ACC_F32: st->f += dense_sum_f32((const float *)x + b, m); break;
+        case ACC_F64: st->f += dense_sum_f64((const double *)x + b, m); break;
         default: st->u += sum_i64((const int64_t *)x + b, m); break;
       }
     }
