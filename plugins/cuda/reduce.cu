@@ -60,8 +60,10 @@ __device__ __forceinline__ int64_t red_offset(const RPlan &p, int64_t r) {
   return off;
 }
 
-/* Programmatic dependent launch (PTX griddepcontrol, sm_90 and later;
- * nothing on older GPUs, and nothing when the next kernel was launched
+/* Programmatic dependent launch (PTX griddepcontrol, compiled for
+ * compute_90 and later only, so nothing in an image built for an older
+ * architecture: the launcher uses PDL only where the image holds them,
+ * see pdl_usable; nothing either when the next kernel was launched
  * without the attribute).  pdl_trigger: this block no longer holds the
  * next kernel back (it still runs; nothing it writes is promised to that
  * kernel).  pdl_wait: returns once the kernel before this one on the
@@ -265,6 +267,40 @@ static void parse_tuning(void) {
   }
 }
 
+/* Whether k_finish, as device `dev` runs it, holds griddepcontrol.wait,
+ * so that it may be launched with programmatic dependent launch.  The
+ * wait is compiled only for compute_90 and later, and a device of compute
+ * capability 9.0 or more may run an image built for an older one: a build
+ * for sm_80 alone runs on an H100 from the compute_80 PTX, whose k_finish
+ * has no wait and, launched with PDL, could read the partials before the
+ * first kernel has written them.  So PDL is used only where the image's
+ * PTX architecture (cudaFuncGetAttributes' ptxVersion, 90 for compute_90)
+ * is 90 or more.  Asked once per device (with `dev` current): every kernel
+ * of this file comes from the same list of architectures.  0: not asked
+ * yet, 1: the wait is there, 2: it is not. */
+static int pdl_image[CU_MAX_DEVICES];
+
+template <class Op, class T>
+static bp_status pdl_usable(const char *name, int32_t dev, bool *out) {
+  *out = false;
+  if (cu_devices[dev].cc_major < 9) return BP_OK;
+  int v = __atomic_load_n(&pdl_image[dev], __ATOMIC_RELAXED);
+  if (v == 0) {
+    cudaFuncAttributes fa;
+    cudaError_t e = cudaFuncGetAttributes(&fa, k_finish<Op, T>);
+    if (e != cudaSuccess) {
+      char what[160];
+      snprintf(what, sizeof what, "%s: cudaFuncGetAttributes (programmatic dependent launch)",
+               name);
+      return cu_check(e, what);
+    }
+    v = fa.ptxVersion >= 90 ? 1 : 2;
+    __atomic_store_n(&pdl_image[dev], v, __ATOMIC_RELAXED);
+  }
+  *out = v == 1;
+  return BP_OK;
+}
+
 /* Launches the reduction's kernels; `name` is the op's, for messages.
  * Launch errors of the <<<>>> launches are left for the caller's
  * cu_launched; cudaLaunchKernelEx returns its own, reported here. */
@@ -306,7 +342,15 @@ static bp_status launch(const char *name, Op op, const T *in, void *out, RPlan &
   }
   if (splits > 1) {
     int ft = splits >= 256 ? 256 : splits >= 64 ? 64 : 32;
-    if (tuning.pdl && cu_devices[dev].cc_major >= 9) {
+    bool pdl = false;
+    if (tuning.pdl) {
+      bp_status st = pdl_usable<Op, T>(name, dev, &pdl);
+      if (st) {
+        cu_host->tensor_release(ws);
+        return st;
+      }
+    }
+    if (pdl) {
       cudaLaunchAttribute attr[1] = {};
       attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
       attr[0].val.programmaticStreamSerializationAllowed = 1;

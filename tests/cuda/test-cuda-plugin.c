@@ -464,6 +464,99 @@ static void reduce_finish_rejected(void) {
                        "BP_CUDA_REDUCE: finish: expected kernel or pdl, got 'later'");
 }
 
+/* BP_CUDA_REDUCE=finish=pdl gives the same results as the default: rows
+ * long enough to be split across blocks, whose partials the combining
+ * kernel (launched with programmatic dependent launch on sm_90 and later)
+ * must read only once they are written.  Each round changes the input,
+ * so a combining kernel that read the partials too early would find the
+ * previous round's (the workspace block is reused on the stream). */
+static void reduce_finish_pdl(void) {
+  if (ndevices == 0) tap_skip("no CUDA device");
+  setenv("BP_CUDA_REDUCE", "finish=pdl", 1);
+  bp_plugin *p = load_plugin("cuda");
+  if (!p) return;
+  const bp_op *sum = NULL, *argmax = NULL;
+  is_status(bp_op_find("core::sum", &sum), BP_OK);
+  is_status(bp_op_find("core::argmax", &argmax), BP_OK);
+  const int64_t rows = 3, n = (int64_t)1 << 21;
+  int64_t shape[2] = {rows, n};
+  bp_tensor *host = NULL, *x = NULL;
+  is_status(bp_tensor_empty(BP_CPU, BP_FLOAT32, 2, shape, &host), BP_OK);
+  is_status(bp_tensor_empty(CUDA0, BP_FLOAT32, 2, shape, &x), BP_OK);
+  int64_t wrong = 0;
+  for (int round = 0; round < 8 && sum && argmax && host && x && wrong == 0; round++) {
+    float *h = (float *)data_of(host);
+    int64_t want_sum[3], want_arg[3];
+    for (int64_t r = 0; r < rows; r++) {
+      want_sum[r] = 0;
+      for (int64_t i = 0; i < n; i++) {
+        int64_t v = (i + r + round) % 4;
+        h[r * n + i] = (float)v;
+        want_sum[r] += v;
+      }
+      /* One maximum per row, in a late slice, at a place each round. */
+      want_arg[r] = n - 1 - 1000 * round - 7 * r;
+      want_sum[r] += 10 - (int64_t)h[r * n + want_arg[r]];
+      h[r * n + want_arg[r]] = 10.0f;
+    }
+    if (bp_tensor_copy(x, host) != BP_OK) {
+      tap_diag("copy: %s", bp_last_error());
+      wrong = -1;
+      break;
+    }
+    bp_value vals[4];
+    bp_stack s = {BP_STACK_STRUCT_SIZE, vals, 4, 0};
+    int64_t dim = 1;
+    bp_stack_push_tensor(&s, x);
+    bp_stack_push_int_list(&s, &dim, 1);
+    bp_stack_push_bool(&s, false);
+    bp_stack_push_none(&s);
+    bp_tensor *got_sum = NULL, *got_arg = NULL;
+    if (bp_call(sum, &s) == BP_OK) got_sum = bp_tensor_retain(vals[0].u.tensor);
+    else tap_diag("core::sum: %s", bp_last_error());
+    bp_stack_release(&s);
+    bp_stack s2 = {BP_STACK_STRUCT_SIZE, vals, 4, 0};
+    bp_stack_push_tensor(&s2, x);
+    bp_stack_push_int(&s2, 1);
+    bp_stack_push_bool(&s2, false);
+    if (bp_call(argmax, &s2) == BP_OK) got_arg = bp_tensor_retain(vals[0].u.tensor);
+    else tap_diag("core::argmax: %s", bp_last_error());
+    bp_stack_release(&s2);
+    if (!got_sum || !got_arg) {
+      wrong = -1;
+    } else {
+      bp_tensor *hs = NULL, *ha = NULL;
+      is_status(bp_tensor_empty(BP_CPU, BP_FLOAT32, 1, &shape[0], &hs), BP_OK);
+      is_status(bp_tensor_empty(BP_CPU, BP_INT64, 1, &shape[0], &ha), BP_OK);
+      if (hs && ha && bp_tensor_copy(hs, got_sum) == BP_OK &&
+          bp_tensor_copy(ha, got_arg) == BP_OK) {
+        const float *gs = (const float *)data_of(hs);
+        const int64_t *ga = (const int64_t *)data_of(ha);
+        for (int64_t r = 0; r < rows; r++) {
+          if (gs[r] != (float)want_sum[r] || ga[r] != want_arg[r]) {
+            tap_diag("round %d, row %lld: sum %g (expected %lld), argmax %lld (expected %lld)",
+                     round, (long long)r, gs[r], (long long)want_sum[r], (long long)ga[r],
+                     (long long)want_arg[r]);
+            wrong++;
+          }
+        }
+      } else {
+        tap_diag("copy back: %s", bp_last_error());
+        wrong = -1;
+      }
+      bp_tensor_release(hs);
+      bp_tensor_release(ha);
+    }
+    bp_tensor_release(got_sum);
+    bp_tensor_release(got_arg);
+  }
+  is_int(wrong, 0);
+  bp_tensor_release(x);
+  bp_tensor_release(host);
+  is_status(bp_plugin_unload(p), BP_OK);
+  unsetenv("BP_CUDA_REDUCE");
+}
+
 /* BP_CUDA_WAVES is read at load: a malformed value fails the load with a
  * message that names it (with or without a GPU); a good one loads. */
 static void waves_setting(void) {
@@ -500,7 +593,7 @@ int main(void) {
       TAP_CASE(streams_and_events), TAP_CASE(peer_copy_after_kernel),
       TAP_CASE(errors_are_statuses),
       TAP_CASE(reduce_setting_rejected), TAP_CASE(reduce_finish_rejected),
-      TAP_CASE(waves_setting),
+      TAP_CASE(reduce_finish_pdl), TAP_CASE(waves_setting),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
