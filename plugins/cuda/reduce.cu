@@ -267,17 +267,11 @@ static void parse_tuning(void) {
   }
 }
 
-/* Whether k_finish, as device `dev` runs it, holds griddepcontrol.wait,
- * so that it may be launched with programmatic dependent launch.  The
- * wait is compiled only for compute_90 and later, and a device of compute
- * capability 9.0 or more may run an image built for an older one: a build
- * for sm_80 alone runs on an H100 from the compute_80 PTX, whose k_finish
- * has no wait and, launched with PDL, could read the partials before the
- * first kernel has written them.  So PDL is used only where the image's
- * PTX architecture (cudaFuncGetAttributes' ptxVersion, 90 for compute_90)
- * is 90 or more.  Asked once per device (with `dev` current): every kernel
- * of this file comes from the same list of architectures.  0: not asked
- * yet, 1: the wait is there, 2: it is not. */
+/* Whether k_finish, as device `dev` runs it, may be launched with
+ * programmatic dependent launch: cu_reduce_pdl (reduce_plan.h) of the
+ * device and of the PTX architecture of the image it runs.  Asked once
+ * per device (with `dev` current): every kernel of this file comes from
+ * the same list of architectures.  0: not asked yet, 1: yes, 2: no. */
 static int pdl_image[CU_MAX_DEVICES];
 
 template <class Op, class T>
@@ -294,7 +288,7 @@ static bp_status pdl_usable(const char *name, int32_t dev, bool *out) {
                name);
       return cu_check(e, what);
     }
-    v = fa.ptxVersion >= 90 ? 1 : 2;
+    v = cu_reduce_pdl(cu_devices[dev].cc_major, fa.ptxVersion) ? 1 : 2;
     __atomic_store_n(&pdl_image[dev], v, __ATOMIC_RELAXED);
   }
   *out = v == 1;

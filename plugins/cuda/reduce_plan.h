@@ -73,4 +73,16 @@ static inline int64_t cu_rows_launch(const RPlan *p, int64_t base) {
   return left < CU_GRID_X_MAX ? left : CU_GRID_X_MAX;
 }
 
+/* Whether the kernel that combines the slices may be launched with
+ * programmatic dependent launch (BP_CUDA_REDUCE finish=pdl) on a device of
+ * compute capability major `cc_major` running an image whose PTX
+ * architecture is `ptx_version` (cudaFuncAttributes::ptxVersion: 90 for
+ * compute_90).  The kernel's griddepcontrol.wait, without which it could
+ * read the partials before they are written, exists only in images built
+ * for compute_90 or later, and a device of 9.0 or later may run an older
+ * one (a build for sm_80 alone runs on an H100 from the compute_80 PTX). */
+static inline bool cu_reduce_pdl(int cc_major, int ptx_version) {
+  return cc_major >= 9 && ptx_version >= 90;
+}
+
 #endif /* BP_PLUGINS_CUDA_REDUCE_PLAN_H */

@@ -837,6 +837,22 @@ static void reduction_plan_within_grid_limits(void) {
   is_int(cu_rows_launch(&p, 2 * CU_GRID_X_MAX), 7);
 }
 
+/* finish=pdl launches the combining kernel with PDL only where the image
+ * the device runs holds its griddepcontrol.wait (compute_90 or later): an
+ * H100 running a build for sm_80 or sm_86 (from their PTX) must not, nor
+ * a GPU before 9.0. */
+static void pdl_only_with_the_wait(void) {
+  ok(cu_reduce_pdl(9, 90));   /* H100, the default build's sm_90 */
+  ok(cu_reduce_pdl(10, 90));  /* B200 from the compute_90 PTX */
+  ok(cu_reduce_pdl(10, 100));
+  ok(!cu_reduce_pdl(9, 80));  /* H100, a build for sm_80 alone */
+  ok(!cu_reduce_pdl(9, 86));
+  ok(!cu_reduce_pdl(12, 89));
+  ok(!cu_reduce_pdl(8, 80));  /* A100 */
+  ok(!cu_reduce_pdl(8, 0));
+  ok(!cu_reduce_pdl(0, 0));   /* properties that could not be read */
+}
+
 /* ------------------------------------------------------------------------ */
 /* cuBLAS handles (blas_handles.h), with fake handles                       */
 /* ------------------------------------------------------------------------ */
@@ -954,6 +970,7 @@ int main(void) {
       TAP_CASE(cast_functor_matches_cpu),
       TAP_CASE(overlap_of_views),
       TAP_CASE(reduction_plan_within_grid_limits),
+      TAP_CASE(pdl_only_with_the_wait),
       TAP_CASE(blas_handle_per_stream),
   };
   return tap_main(cases, TAP_NCASES(cases));
