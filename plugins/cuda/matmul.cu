@@ -132,7 +132,12 @@ static int handle_create(void *ud, int32_t device, void *stream, void **out) {
 static void handle_destroy(void *ud, int32_t device, void *handle) {
   (void)ud;
   int cur = -1;
-  if (cudaGetDevice(&cur) != cudaSuccess || cur != device) cudaSetDevice(device);
+  /* Nothing to report to (a stream's destruction or the unload): a
+   * failure is not left as the thread's last CUDA error either, which the
+   * next op's launch check would report as its own. */
+  bool failed = cudaGetDevice(&cur) != cudaSuccess;
+  if (cur != device) failed |= cudaSetDevice(device) != cudaSuccess;
+  if (failed) cudaGetLastError();
   blas.destroy((cublasHandle_t)handle);
 }
 

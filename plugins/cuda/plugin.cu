@@ -631,9 +631,14 @@ static void probe_devices(void) {
   if (n > CU_MAX_DEVICES) n = CU_MAX_DEVICES;
   for (int i = 0; i < n; i++) {
     int sms = 0, per_sm = 0, major = 0;
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, i);
-    cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, i);
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, i);
+    /* A property that cannot be read keeps its fallback (1 SM, 8 blocks
+     * an SM, no PDL); the failure is not left as the thread's last CUDA
+     * error, which the next op's launch check would report as its own. */
+    bool failed = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, i) != cudaSuccess;
+    failed |= cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, i) !=
+              cudaSuccess;
+    failed |= cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, i) != cudaSuccess;
+    if (failed) cudaGetLastError();
     cu_devices[i].sm_count = sms;
     cu_devices[i].cc_major = major;
     cu_devices[i].max_blocks = sms * (per_sm > 0 ? per_sm / CU_THREADS : 8) * grid_waves;
