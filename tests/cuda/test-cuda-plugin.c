@@ -557,6 +557,71 @@ static void reduce_finish_pdl(void) {
   unsetenv("BP_CUDA_REDUCE");
 }
 
+/* A reduction to more outputs than gridDim.x allows (2^31 - 1) takes
+ * several launches of the row kernel (reduce_plan.h): amax over the
+ * last dimension of a [2^31 + 5, 2] uint8 tensor (whose kept dimension has
+ * stride 2, so that the row kernel runs, a block per output).  Every
+ * output is checked, the last ones (in the second launch) above all.
+ * Skipped where the GPU or the host lacks the 6.5 GB it needs. */
+static void reduce_past_grid_limit(void) {
+  if (ndevices == 0) tap_skip("no CUDA device");
+  bp_plugin *p = load_plugin("cuda");
+  if (!p) return;
+  const bp_op *amax = NULL;
+  is_status(bp_op_find("core::amax", &amax), BP_OK);
+  const int64_t rows = ((int64_t)1 << 31) + 5;
+  int64_t shape[2] = {rows, 2};
+  bp_tensor *host = NULL, *x = NULL, *back = NULL, *got = NULL;
+  if (bp_tensor_empty(BP_CPU, BP_UINT8, 2, shape, &host) != BP_OK ||
+      bp_tensor_empty(BP_CPU, BP_UINT8, 1, &shape[0], &back) != BP_OK ||
+      bp_tensor_empty(CUDA0, BP_UINT8, 2, shape, &x) != BP_OK) {
+    tap_diag("could not allocate the tensors: %s", bp_last_error());
+    bp_tensor_release(host);
+    bp_tensor_release(back);
+    is_status(bp_plugin_unload(p), BP_OK);
+    tap_skip("not enough memory for a [2^31 + 5, 2] tensor");
+  }
+  uint8_t *h = (uint8_t *)data_of(host);
+  for (int64_t i = 0; i < rows; i++) {
+    h[2 * i] = (uint8_t)(i * 7);
+    h[2 * i + 1] = (uint8_t)(i >> 3);
+  }
+  is_status(bp_tensor_copy(x, host), BP_OK);
+  bp_value vals[3];
+  bp_stack s = {BP_STACK_STRUCT_SIZE, vals, 3, 0};
+  int64_t dim = 1;
+  bp_stack_push_tensor(&s, x);
+  bp_stack_push_int_list(&s, &dim, 1);
+  bp_stack_push_bool(&s, false);
+  bp_status st = amax ? bp_call(amax, &s) : BP_ERR_INTERNAL;
+  if (st == BP_OK) got = bp_tensor_retain(vals[0].u.tensor);
+  else tap_diag("core::amax: %s", bp_last_error());
+  bp_stack_release(&s);
+  bp_tensor_release(x);
+  if (st == BP_ERR_OUT_OF_MEMORY) {
+    bp_tensor_release(host);
+    bp_tensor_release(back);
+    is_status(bp_plugin_unload(p), BP_OK);
+    tap_skip("not enough GPU memory for the result");
+  }
+  is_status(st, BP_OK);
+  int64_t wrong = -1;
+  if (got && bp_tensor_copy(back, got) == BP_OK) {
+    const uint8_t *b = (const uint8_t *)data_of(back);
+    wrong = 0;
+    for (int64_t i = 0; i < rows; i++) {
+      uint8_t want = h[2 * i] > h[2 * i + 1] ? h[2 * i] : h[2 * i + 1];
+      if (b[i] != want && wrong++ < 5)
+        tap_diag("output %lld: %u, expected %u", (long long)i, b[i], want);
+    }
+  }
+  is_int(wrong, 0);
+  bp_tensor_release(got);
+  bp_tensor_release(host);
+  bp_tensor_release(back);
+  is_status(bp_plugin_unload(p), BP_OK);
+}
+
 /* BP_CUDA_WAVES is read at load: a malformed value fails the load with a
  * message that names it (with or without a GPU); a good one loads. */
 static void waves_setting(void) {
@@ -593,7 +658,8 @@ int main(void) {
       TAP_CASE(streams_and_events), TAP_CASE(peer_copy_after_kernel),
       TAP_CASE(errors_are_statuses),
       TAP_CASE(reduce_setting_rejected), TAP_CASE(reduce_finish_rejected),
-      TAP_CASE(reduce_finish_pdl), TAP_CASE(waves_setting),
+      TAP_CASE(reduce_finish_pdl), TAP_CASE(reduce_past_grid_limit),
+      TAP_CASE(waves_setting),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
