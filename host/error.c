@@ -1,18 +1,63 @@
 /* host/error.c - status names, versions, and the thread-local last error. */
 #include "internal.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Long enough for a message that names a plugin path, an op and two
  * shapes; longer messages are truncated, never dropped. */
 #define BP__ERROR_MAX 1024
 
-static _Thread_local struct {
-  bp_status status;
-  char message[BP__ERROR_MAX];
-} last;
+/*
+ * The thread's last error.  Only the status and a pointer are
+ * thread-local; the message's buffer is allocated at the thread's first
+ * error and freed when the thread exits.  libbackplane's thread-local
+ * block must stay small: the call path reads its reader record through
+ * the initial-exec model (rcu.c), which makes glibc place the whole block
+ * in the static TLS it keeps for libraries loaded with dlopen(), a few
+ * hundred bytes for all of them.  With the 1 KiB message inside, a second
+ * such library could no longer be loaded ("cannot allocate memory in
+ * static TLS block"); tests/test-tls checks that.
+ */
+static _Thread_local bp_status last_status;
+static _Thread_local char *last_message; /* NULL until the first error */
+
+/* When the message cannot be kept (no memory for its buffer). */
+static const char no_room[] = "(the error's message was lost: out of memory)";
+
+static pthread_key_t message_key;
+static pthread_once_t message_once = PTHREAD_ONCE_INIT;
+static bool have_message_key;
+
+/* Runs at thread exit, in the exiting thread. */
+static void free_message(void *buf) {
+  if (last_message == buf) last_message = NULL;
+  free(buf);
+}
+
+static void make_message_key(void) {
+  have_message_key = pthread_key_create(&message_key, free_message) == 0;
+}
+
+/* The calling thread's message buffer, allocated at its first use; NULL
+ * when out of memory. */
+static char *message_buffer(void) {
+  if (BP__LIKELY(last_message != NULL)) return last_message;
+  pthread_once(&message_once, make_message_key);
+  if (!have_message_key) return NULL;
+  char *buf = malloc(BP__ERROR_MAX);
+  if (!buf) return NULL;
+  if (pthread_setspecific(message_key, buf) != 0) {
+    free(buf);
+    return NULL;
+  }
+  buf[0] = '\0';
+  last_message = buf;
+  return buf;
+}
 
 static const char *const status_names[BP_STATUS_COUNT] = {
     "BP_OK",
@@ -45,22 +90,27 @@ BP_API void bp_abi_version(uint32_t *out_major, uint32_t *out_minor) {
   if (out_minor) *out_minor = BP_ABI_VERSION_MINOR;
 }
 
-BP_API const char *bp_last_error(void) { return last.message; }
+void bp__error_prepare(void) { (void)message_buffer(); }
 
-BP_API bp_status bp_last_status(void) { return last.status; }
+BP_API const char *bp_last_error(void) {
+  if (last_message) return last_message;
+  return last_status == BP_OK ? "" : no_room;
+}
+
+BP_API bp_status bp_last_status(void) { return last_status; }
 
 BP_API void bp_clear_error(void) {
-  last.status = BP_OK;
-  last.message[0] = '\0';
+  last_status = BP_OK;
+  if (last_message) last_message[0] = '\0';
 }
 
 bp_status bp__error_str(bp_status status, const char *message) {
-  last.status = status;
+  last_status = status;
   if (!message) message = bp_status_str(status);
-  /* Copy through snprintf: `message` may point into last.message itself
+  char *buf = message_buffer();
+  /* Copy through snprintf: `message` may point into the buffer itself
    * (a composite kernel re-raising the error it received). */
-  if (message != last.message)
-    snprintf(last.message, sizeof last.message, "%s", message);
+  if (buf && message != buf) snprintf(buf, BP__ERROR_MAX, "%s", message);
   return status;
 }
 
@@ -84,7 +134,7 @@ bp_status bp__plugin_failed(int status, const char *who, const char *what) {
   bp_status st = bp__status_from_plugin(status, who);
   /* A plugin that fails without set_error() would otherwise leave an
    * older, unrelated message in place. */
-  if (st == (bp_status)status && last.status != st)
+  if (st == (bp_status)status && last_status != st)
     return bp__error(st, "%s: %s failed with %s and gave no message", who, what, bp_status_str(st));
   return st;
 }

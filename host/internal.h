@@ -38,6 +38,10 @@
 /* Records the thread's error and returns `status`. */
 bp_status bp__error(bp_status status, const char *fmt, ...) BP__PRINTF(2, 3);
 bp_status bp__error_str(bp_status status, const char *message);
+/* Allocates the calling thread's error message buffer, if not yet done,
+ * so that its first error allocates nothing (called with the thread's
+ * first call, which registers its reader record). */
+void bp__error_prepare(void);
 
 /* Maps a status a plugin returned to one of this version's codes: an
  * unknown code becomes BP_ERR_INTERNAL with a message naming it. */

@@ -23,5 +23,10 @@ if HAVE_VERSION_SCRIPT
 %C%_libbackplane_la_LDFLAGS += -Wl,--version-script=$(srcdir)/%D%/libbackplane.map
 %C%_libbackplane_la_DEPENDENCIES = $(srcdir)/%D%/libbackplane.map
 endif
+# Thread-exit destructors live in the library: it stays mapped after a
+# dlclose() (tests/test-tls.c).
+if HAVE_NODELETE
+%C%_libbackplane_la_LDFLAGS += -Wl,-z,nodelete
+endif
 EXTRA_DIST += %D%/libbackplane.map %D%/backplane.pc.in
 pkgconfig_DATA += %D%/backplane.pc

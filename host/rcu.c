@@ -81,6 +81,9 @@ bp__reader *bp__reader_register(void) {
   }
   pthread_setspecific(reader_key, r);
   bp__tl_reader = r;
+  /* The thread's first call: its error buffer too, so that later calls,
+   * failing ones included, allocate nothing. */
+  bp__error_prepare();
   return r;
 }
 

@@ -54,6 +54,12 @@ check_PROGRAMS += %D%/test-loader %D%/test-concurrency
 %C%_test_concurrency_LDADD = $(TEST_LDADD) -lpthread
 TESTS += %D%/test-loader %D%/test-concurrency
 
+# libbackplane loaded with dlopen() beside copies of itself: its
+# thread-local block stays small (tests/test-tls.c).  Not linked with it.
+check_PROGRAMS += %D%/test-tls
+%C%_test_tls_LDADD = %D%/libtap.la -ldl -lpthread
+TESTS += %D%/test-tls
+
 # A probe linked with a fixed run path (-no-install), so that it also runs
 # as a setuid program, where the loader ignores LD_LIBRARY_PATH.
 check_PROGRAMS += %D%/discover-probe
