@@ -290,6 +290,14 @@ static bp_status pdl_usable(const char *name, int32_t dev, bool *out) {
     }
     v = cu_reduce_pdl(cu_devices[dev].cc_major, fa.ptxVersion) ? 1 : 2;
     __atomic_store_n(&pdl_image[dev], v, __ATOMIC_RELAXED);
+    /* A benchmark of finish=pdl should know when it measured no PDL. */
+    const char *verbose = getenv("BP_CUDA_VERBOSE");
+    if (verbose && *verbose && strcmp(verbose, "0") != 0)
+      fprintf(stderr,
+              "cuda: %s: finish=pdl: cuda:%d (compute capability %d.x) runs kernels built for "
+              "compute_%d: %s\n",
+              name, (int)dev, cu_devices[dev].cc_major, fa.ptxVersion,
+              v == 1 ? "programmatic dependent launch" : "a normal launch (no griddepcontrol)");
   }
   *out = v == 1;
   return BP_OK;
