@@ -5,6 +5,7 @@ cpuplugindir = $(pkglibdir)/plugins
 cpuplugin_LTLIBRARIES = %D%/cpu.la
 %C%_cpu_la_SOURCES = \
 	%D%/cpu.h \
+	%D%/vmath.h \
 	%D%/plugin.c \
 	%D%/common.c \
 	%D%/pool.c \

@@ -16,7 +16,7 @@
  * contiguous read.
  *
  * The row kernels are plain loops over arrays that the compiler vectorises.
- * float32 softmax uses exp_f32 below, which is branch-free so that it
+ * float32 softmax uses vmath.h's exp, which is branch-free so that it
  * vectorises too; float64 uses the C library's exp.
  */
 #include <math.h>
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 
 #include "cpu.h"
+#include "vmath.h"
 
 #define LANES 16
 #define BLOCK 1024 /* elements summed in float lanes per double addition */
@@ -32,53 +33,9 @@
 /* exp for float32, vectorisable                                            */
 /* ------------------------------------------------------------------------ */
 
-/* The ISO C mode the project builds in rounds a*b + c twice; the loops
- * that evaluate exp's polynomial are a third faster with FMA, which is no
- * less accurate, and GCC can allow it per function. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define CONTRACT __attribute__((optimize("fp-contract=fast")))
-#else
-#define CONTRACT
-#endif
-
-static inline float bits_to_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-static inline uint32_t f32_to_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-/*
- * e^x for x <= 0 (softmax's x - max), within about 1 ulp (Cephes' expf
- * polynomial): x = n ln2 + r with |r| <= ln2/2, e^x = 2^n e^r.  No
- * branches, so loops over it vectorise.  Results that would be subnormal
- * are 0; -inf gives 0 and NaN stays NaN.  (x > 0 is only ever NaN's
- * neighbour here: x - max is positive for no x.)
- */
-static inline float exp_f32(float x) {
-  const float shifter = 0x1.8p23f; /* adding it rounds to an integer */
-  float t = x * 1.44269504088896341f + shifter;
-  float n = t - shifter;
-  uint32_t scale = (f32_to_bits(t) - f32_to_bits(shifter) + 127u) << 23; /* 2^n */
-  float r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float y = (p * r * r + r + 1.0f) * bits_to_f32(scale);
-  /* 0 below the range, through a mask: with a branch, GCC computes y only
-   * where it is kept, and the AVX2 loops stayed scalar */
-  uint32_t keep = 0u - (uint32_t)!(x < -87.33654f);
-  return bits_to_f32(f32_to_bits(y) & keep);
-}
+/* softmax's exponent x - max is never positive, so the cheaper form of
+ * vmath.h's exp does (subnormal results are 0, within the tolerance). */
+#define exp_f32 vm_exp_neg_f32
 
 /* ------------------------------------------------------------------------ */
 /* Row kernels                                                              */
