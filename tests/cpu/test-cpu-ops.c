@@ -603,6 +603,79 @@ static void unary_ints(void) {
   cpu_done();
 }
 
+/* ulps between a float32 result and the float64 value it approximates
+ * (the spacing of float32 around that value, 2^-149 at least). */
+static double ulps_f32(float got, double want) {
+  if (isnan(want)) return isnan(got) ? 0 : INFINITY;
+  if (isinf((float)want) || isinf(got)) return got == (float)want ? 0 : INFINITY;
+  int e;
+  (void)frexp(want, &e);
+  double ulp = ldexp(1.0, e - 24);
+  if (!(ulp >= 0x1p-149)) ulp = 0x1p-149;
+  return fabs((double)got - want) / ulp;
+}
+
+/*
+ * float32 exp and the ops computed through it at the edges of exp's range:
+ * ±0, ±inf, NaN, the last finite result and the first overflow, the
+ * threshold of subnormal results, subnormal results down to the last that
+ * rounds up to 2^-149, and large negatives.  exp and tanh must be within
+ * 2 ulp (subnormal results included, which the tolerance's atol would
+ * hide); all must meet the tolerance.  Each value appears at three
+ * offsets, so that it reaches the vector loop's lanes and its tail.
+ */
+static void unary_exp_edges(void) {
+  cpu_setup();
+  static const double vals[] = {
+      0.0, -0.0, INFINITY, -INFINITY, NAN, 1, -1, 0.5, -0.5, 10, -10, 20, -20, 0x1p-30, -0x1p-30,
+      0x1.62e430p-2, -0x1.62e430p-2,           /* ln2/2 */
+      0x1.62e42ep+6,                           /* the largest x with a finite e^x */
+      0x1.62e430p+6,                           /* the smallest x with e^x = +inf */
+      0x1.62e42cp+6, 88, 89, 100, 1e30, 0x1.fffffep+127, -0x1.5d58a0p+6, /* ln 2^-126 */
+      -0x1.5d589ep+6, -0x1.5d58a2p+6, -87, -88, -90, -100, -103,
+      -0x1.9fe366p+6, -0x1.9fe368p+6, -0x1.9fe36ap+6, /* ln 2^-150 */
+      -103.98, -104, -105, -200, -1e30, -0x1.fffffep+127, 0.625, -0.625, 0x1.3ffffep-1, 3, -3};
+  enum { K = (int)NELEMS(vals), N = 3 * K + 2 };
+  double in[N];
+  for (int i = 0; i < N; i++) in[i] = i == 0 || i == N - 1 ? 0.25 : vals[(i - 1) % K];
+  int64_t sizes[1] = {N};
+  rt *ra = lit_f(BP_FLOAT32, 1, sizes, in);
+  bp_tensor *a = from_rt(ra);
+  static const struct {
+    const char *name;
+    int op;
+    int ulp; /* checked within 2 ulp */
+  } ops[] = {{"exp", RU_EXP, 1},
+             {"sigmoid", RU_SIGMOID, 0},
+             {"tanh", RU_TANH, 1},
+             {"gelu", RU_GELU_TANH, 0}};
+  for (size_t k = 0; k < NELEMS(ops); k++) {
+    ctx_set("%s(float32) at the edges of exp's range", ops[k].name);
+    bp_value slots[2];
+    bp_stack s = BP_STACK_INIT(slots, 2);
+    bp_stack_push_tensor(&s, a);
+    if (ops[k].op == RU_GELU_TANH) bp_stack_push_str(&s, "tanh");
+    bp_tensor *res = RUN(core_op(ops[k].name), &s, .in = {a}, .ret = RET_NEW);
+    rt *want = ref_unary(ops[k].op, ra);
+    if (res) {
+      CLOSE(res, want, 1, TOL_PLAIN);
+      const float *got = bp_tensor_get_view(res)->data;
+      for (int i = 0; ops[k].ulp && i < N; i++) {
+        double w = ops[k].op == RU_EXP ? exp((double)(float)in[i]) : tanh((double)(float)in[i]);
+        double u = ulps_f32(got[i], w);
+        if (u > 2)
+          REPORT("within 2 ulp", "%s(%a) = %a, expected %a (%g ulp)", ops[k].name, in[i],
+                 (double)got[i], w, u);
+      }
+    }
+    rt_free(want);
+    bp_tensor_release(res);
+  }
+  rt_free(ra);
+  bp_tensor_release(a);
+  cpu_done();
+}
+
 /* Hand-worked values of the unary ops. */
 static void unary_special(void) {
   cpu_setup();
@@ -3173,6 +3246,7 @@ int main(void) {
       TAP_CASE(unary_half),
       TAP_CASE(unary_ints),
       TAP_CASE(unary_special),
+      TAP_CASE(unary_exp_edges),
       TAP_CASE(where_all),
       TAP_CASE(reductions_sum),
       TAP_CASE(reductions_mean),
