@@ -12,9 +12,10 @@
  *     touched, and into freshly allocated memory, which the kernels' results
  *     are), and a triad a[i] = b[i] * c[i] + d[i] on 1 thread and on as many
  *     threads as the plugin uses (BP_CPU_THREADS, else the online CPUs);
- *   - core::add, core::muladd, core::relu and core::sum of 16M float32
- *     elements through bp_call, the result allocated by the call, in GB/s
- *     counting the bytes read and written;
+ *   - core::add, core::muladd, core::relu, core::sum, core::exp,
+ *     core::sigmoid, core::tanh and core::gelu (approximate="tanh") of 16M
+ *     float32 elements in [-1, 1) through bp_call, the result allocated by
+ *     the call, in GB/s counting the bytes read and written;
  *   - strided operands on the same data as a 4096 x 4096 matrix: core::add
  *     with one and with two transposed operands and with a broadcast row,
  *     and core::contiguous of a transposed view (a transposing copy);
@@ -188,7 +189,7 @@ typedef struct call {
   bp_tensor *t[3];
   int nt;
   int kind; /* 0: tensors only, 1: + float c, 2: + int dim, 3: + dims list,
-               4: layer_norm */
+               4: layer_norm, 5: + approximate="tanh" */
   double f;
   int64_t i;
 } call;
@@ -209,6 +210,7 @@ static void push(bp_stack *s, const call *c) {
       bp_stack_push_tensor(s, c->t[2]);
       break;
     }
+    case 5: bp_stack_push_str(s, "tanh"); break;
     default: break;
   }
 }
@@ -435,12 +437,20 @@ int main(int argc, char **argv) {
   row("core::muladd", time_call(&muladd, REPS, err, sizeof err), 3.0 * (double)bytes, err);
   row("core::relu", time_call(&relu, REPS, err, sizeof err), 2.0 * (double)bytes, err);
   row("core::sum", time_call(&sum, REPS, err, sizeof err), (double)bytes, err);
+  call ex = {"core::exp", {x, NULL, NULL}, 1, 0, 0, 0};
+  call sigmoid = {"core::sigmoid", {x, NULL, NULL}, 1, 0, 0, 0};
+  call tanh_ = {"core::tanh", {x, NULL, NULL}, 1, 0, 0, 0};
+  call gelu = {"core::gelu", {x, NULL, NULL}, 1, 5, 0, 0};
+  row("core::exp", time_call(&ex, REPS, err, sizeof err), 2.0 * (double)bytes, err);
+  row("core::sigmoid", time_call(&sigmoid, REPS, err, sizeof err), 2.0 * (double)bytes, err);
+  row("core::tanh", time_call(&tanh_, REPS, err, sizeof err), 2.0 * (double)bytes, err);
+  row("gelu(tanh)", time_call(&gelu, REPS, err, sizeof err), 2.0 * (double)bytes, err);
   printf("\n");
 
   /* Strided operands: the same 16M elements as a 4096 x 4096 matrix, with
    * transposed views of it (strides {1, 4096}) and a broadcast row. */
   int64_t sq[2] = {4096, 4096}, last[1] = {4096};
-  bp_tensor *xm, *ym, *yt, *xt, *rowv, *rowb;
+  bp_tensor *xm = NULL, *ym = NULL, *yt = NULL, *xt = NULL, *rowv = NULL, *rowb = NULL;
   if (bp_tensor_as_strided(x, 2, sq, (int64_t[]){4096, 1}, 0, &xm) ||
       bp_tensor_as_strided(y, 2, sq, (int64_t[]){4096, 1}, 0, &ym) ||
       bp_tensor_as_strided(y, 2, sq, (int64_t[]){1, 4096}, 0, &yt) ||
