@@ -105,6 +105,25 @@ static void vendor_call(worker *w, const bp_op *op, bp_tensor *a, int32_t dev, c
   }
 }
 
+/* One call of good::muladd(a, b, c) = a * b + c, whose result must be exact. */
+static void good_call(worker *w, bp_tensor *a, bp_tensor *b, const float *x, const float *y,
+                      int64_t n, float c) {
+  bp_value slots[3];
+  bp_stack s = BP_STACK_INIT(slots, 3);
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_tensor(&s, b);
+  bp_stack_push_float(&s, c);
+  bp_status st = bp_call(muladd_op, &s);
+  w->good_calls++;
+  bp_tensor *r = NULL;
+  if (st == BP_OK && s.top == 1 && bp_stack_get_tensor(&s, 0, &r) == BP_OK &&
+      result_is(r, BP_DEVICE_CPU, x, y, c, n))
+    w->good_ok++;
+  else
+    unexpected(w, "good::muladd", st);
+  if (st == BP_OK) bp_stack_release(&s);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Cases 1 and 2: good:: calls never fail while vendor_a comes and goes     */
 /* ------------------------------------------------------------------------ */
@@ -123,22 +142,7 @@ static void *mixed_worker(void *arg) {
     return NULL;
   }
   for (long i = 0; i < GOOD_CALLS || !atomic_load(&stop); i++) {
-    /* good::muladd(a, b, c) = a * b + c */
-    float c = (float)(i % 1000);
-    bp_value slots[3];
-    bp_stack s = BP_STACK_INIT(slots, 3);
-    bp_stack_push_tensor(&s, a);
-    bp_stack_push_tensor(&s, b);
-    bp_stack_push_float(&s, c);
-    bp_status st = bp_call(muladd_op, &s);
-    w->good_calls++;
-    bp_tensor *r = NULL;
-    if (st == BP_OK && s.top == 1 && bp_stack_get_tensor(&s, 0, &r) == BP_OK &&
-        result_is(r, BP_DEVICE_CPU, x, y, c, n))
-      w->good_ok++;
-    else
-      unexpected(w, "good::muladd", st);
-    if (st == BP_OK) bp_stack_release(&s);
+    good_call(w, a, b, x, y, n, (float)(i % 1000));
 
     /* vendor_a::offset on the CPU: a + 1, when vendor_a is there. */
     if (i % 4 == 0) vendor_call(w, offset_op, a, BP_DEVICE_CPU, x, 1.0f, n);
@@ -148,7 +152,7 @@ static void *mixed_worker(void *arg) {
      * unload busy. */
     if (with_device && i % 16 == 0) {
       bp_tensor *t = NULL;
-      st = bp_tensor_empty(bp_device_make(npu, 0), BP_FLOAT32, 1, &n, &t);
+      bp_status st = bp_tensor_empty(bp_device_make(npu, 0), BP_FLOAT32, 1, &n, &t);
       if (st == BP_OK) {
         memcpy(bp_tensor_get_view(t)->data, x, sizeof x);
         vendor_call(w, offset_op, t, npu, x, 100.0f, n);
@@ -586,23 +590,7 @@ static void *good_worker(void *arg) {
     bp_tensor_release(b);
     return NULL;
   }
-  for (long i = 0; !atomic_load(&stop); i++) {
-    float c = (float)(i % 1000);
-    bp_value slots[3];
-    bp_stack s = BP_STACK_INIT(slots, 3);
-    bp_stack_push_tensor(&s, a);
-    bp_stack_push_tensor(&s, b);
-    bp_stack_push_float(&s, c);
-    bp_status st = bp_call(muladd_op, &s);
-    w->good_calls++;
-    bp_tensor *r = NULL;
-    if (st == BP_OK && s.top == 1 && bp_stack_get_tensor(&s, 0, &r) == BP_OK &&
-        result_is(r, BP_DEVICE_CPU, x, y, c, 4))
-      w->good_ok++;
-    else
-      unexpected(w, "good::muladd", st);
-    if (st == BP_OK) bp_stack_release(&s);
-  }
+  for (long i = 0; !atomic_load(&stop); i++) good_call(w, a, b, x, y, 4, (float)(i % 1000));
   bp_tensor_release(a);
   bp_tensor_release(b);
   return NULL;
