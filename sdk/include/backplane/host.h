@@ -195,8 +195,8 @@ BP_API bp_status bp_tensor_empty_strided(bp_device device, int32_t dtype,
  * A view of base's storage with other sizes, strides and offset (all in
  * elements).  Fails with BP_ERR_SHAPE if the view reaches outside the
  * storage, and with BP_ERR_OVERFLOW when its offset or its elements' bytes
- * (numel times the itemsize) do not fit in int64.  *out is a new reference and keeps the storage alive; base may be
- * released independently.
+ * (numel times the itemsize) do not fit in int64.  *out is a new reference
+ * and keeps the storage alive; base may be released independently.
  */
 BP_API bp_status bp_tensor_as_strided(bp_tensor *base, int32_t ndim,
                                       const int64_t *sizes,
@@ -471,7 +471,8 @@ BP_API bp_status bp_op_find(const char *name, const bp_op **out_op);
  * the expected and actual values.  The stack's capacity must hold the
  * larger of the schema's argument and result counts.
  *
- * The call takes no lock and makes no heap allocation in libbackplane.
+ * The call takes no lock and, after the calling thread's first call, makes
+ * no heap allocation in libbackplane.
  */
 BP_API bp_status bp_call(const bp_op *op, bp_stack *stack);
 
