@@ -523,7 +523,9 @@ bp_status bp__device_alloc(bp__device_type *dt, int32_t index, size_t nbytes, vo
   }
   const bp_device_iface *iface = dt->registered;
   void *p = NULL;
-  bp_status st = iface->alloc(iface->user_data, index, nbytes, &p);
+  bool guard = bp__guard_enabled();
+  size_t total = guard ? bp__guard_total(nbytes) : nbytes;
+  bp_status st = iface->alloc(iface->user_data, index, total, &p);
   if (st) {
     char what[64];
     snprintf(what, sizeof what, "alloc(%zu bytes) on device %d", nbytes, (int)index);
@@ -532,6 +534,15 @@ bp_status bp__device_alloc(bp__device_type *dt, int32_t index, size_t nbytes, vo
   if (!p)
     return bp__error(BP_ERR_BACKEND, "device '%s:%d': alloc(%zu) returned BP_OK and a NULL pointer",
                      dt->name, (int)index, nbytes);
+  if (guard) {
+    bp_device d = {dt->type, index};
+    st = bp__guard_arm(iface, d, p, nbytes);
+    if (st) {
+      iface->free(iface->user_data, index, p, total);
+      return st;
+    }
+    p = (char *)p + BP__GUARD_BYTES;
+  }
   atomic_fetch_add_explicit(&dt->live_bytes, (int_fast64_t)nbytes, memory_order_relaxed);
   *out = p;
   return BP_OK;
@@ -541,6 +552,13 @@ void bp__device_free(bp__device_type *dt, int32_t index, void *ptr, size_t nbyte
   if (!ptr) return;
   const bp_device_iface *iface = dt->registered;
   atomic_fetch_sub_explicit(&dt->live_bytes, (int_fast64_t)nbytes, memory_order_relaxed);
+  if (bp__guard_enabled()) {
+    bp_device d = {dt->type, index};
+    void *base = (char *)ptr - BP__GUARD_BYTES;
+    bp__guard_check(iface, dt->name, d, base, nbytes);
+    iface->free(iface->user_data, index, base, bp__guard_total(nbytes));
+    return;
+  }
   iface->free(iface->user_data, index, ptr, nbytes);
 }
 

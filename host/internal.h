@@ -111,6 +111,20 @@ bp_status bp__device_alloc(bp__device_type *dt, int32_t index, size_t nbytes,
 void bp__device_free(bp__device_type *dt, int32_t index, void *ptr,
                      size_t nbytes);
 
+/* Guarded allocations (guard.c; BP_ALLOC_GUARD=1): canary bytes before and
+ * after every device block, checked when it is freed. */
+#define BP__GUARD_BYTES ((size_t)256)
+bool bp__guard_enabled(void);
+/* The bytes to allocate for a block of nbytes, canaries included; the
+ * block itself starts BP__GUARD_BYTES into the allocation. */
+size_t bp__guard_total(size_t nbytes);
+/* Writes the canaries around the block of nbytes at base + BP__GUARD_BYTES. */
+bp_status bp__guard_arm(const bp_device_iface *iface, bp_device d, void *base,
+                        size_t nbytes);
+/* Checks them, and reports a damaged one (see guard.c). */
+void bp__guard_check(const bp_device_iface *iface, const char *type_name,
+                     bp_device d, void *base, size_t nbytes);
+
 /* ------------------------------------------------------------------------ */
 /* Tensors (tensor.c)                                                       */
 /* ------------------------------------------------------------------------ */

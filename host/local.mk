@@ -6,6 +6,7 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/schema.c \
 	%D%/error.c \
 	%D%/device.c \
+	%D%/guard.c \
 	%D%/tensor.c \
 	%D%/stack.c \
 	%D%/dlpack.c \

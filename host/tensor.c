@@ -231,7 +231,10 @@ static bp_status tensor_new(const char *fn, bp_device device, int32_t dtype, int
   s->embedded_in = t;
   s->data = blob;
   s->inline_data = false;
-  if (!blob && !deleter && device.type == BP_DEVICE_CPU && nbytes <= BP__INLINE_BYTES) {
+  /* Small CPU storage lives inside the tensor's block, unless allocations
+   * are guarded (guard.c): then every storage gets its canaries. */
+  if (!blob && !deleter && device.type == BP_DEVICE_CPU && nbytes <= BP__INLINE_BYTES &&
+      !bp__guard_enabled()) {
     uintptr_t p = ((uintptr_t)t->inline_data + 63) & ~(uintptr_t)63;
     s->data = nbytes ? (void *)p : NULL;
     s->inline_data = true;

@@ -54,6 +54,11 @@ check_PROGRAMS += %D%/test-loader %D%/test-concurrency
 %C%_test_concurrency_LDADD = $(TEST_LDADD) -lpthread
 TESTS += %D%/test-loader %D%/test-concurrency
 
+# Guarded device allocations (BP_ALLOC_GUARD), which bp-certify uses.
+check_PROGRAMS += %D%/test-alloc-guard
+%C%_test_alloc_guard_LDADD = $(TEST_LDADD)
+TESTS += %D%/test-alloc-guard
+
 # libbackplane loaded with dlopen() beside copies of itself: its
 # thread-local block stays small (tests/test-tls.c).  Not linked with it.
 check_PROGRAMS += %D%/test-tls
