@@ -2,7 +2,7 @@
  * through the section headers (.dynsym and the string table it links to).
  * Every offset is bounds-checked: the file may be anything. */
 #define _POSIX_C_SOURCE 200809L
-#include "certify.h"
+#include "elfsha.h"
 
 #include <elf.h>
 #include <stdio.h>

@@ -2,10 +2,41 @@
 bin_PROGRAMS += %D%/bp-certify
 # The numerics reference is the float64 one the CPU plugin's tests use.
 %C%_bp_certify_SOURCES = \
-	%D%/bp-certify.c \
-	%D%/certify.h \
+	%D%/cert.h \
+	%D%/ipc.h \
+	%D%/main.c \
+	%D%/options.c \
+	%D%/verdict.c \
+	%D%/plugin.c \
+	%D%/probe.c \
+	%D%/sample.h \
+	%D%/samples.c \
+	%D%/devtensor.h \
+	%D%/devtensor.c \
+	%D%/compare.c \
+	%D%/cases.c \
+	%D%/runner.c \
+	%D%/worker.c \
+	%D%/report.c \
+	%D%/checks/checks.h \
+	%D%/checks/table.c \
+	%D%/checks/common.c \
+	%D%/checks/handshake.c \
+	%D%/checks/registration.c \
+	%D%/checks/numerics.c \
+	%D%/checks/meta.c \
+	%D%/checks/honesty.c \
+	%D%/checks/bounds.c \
+	%D%/checks/hygiene.c \
+	%D%/checks/repeat.c \
+	%D%/checks/errors.c \
+	%D%/checks/concurrency.c \
+	%D%/checks/device.c \
+	%D%/elfsha.h \
 	%D%/elfsyms.c \
 	%D%/sha256.c \
+	host/schema.h \
+	host/schema.c \
 	tests/cpu/ref.c \
 	tests/cpu/ref.h \
 	tests/cpu/num.c \

@@ -1,7 +1,7 @@
 /* conformance/sha256.c - SHA-256 (FIPS 180-4), for the certificate's
  * fingerprint of the plugin file. */
 #define _POSIX_C_SOURCE 200809L
-#include "certify.h"
+#include "elfsha.h"
 
 #include <stdio.h>
 #include <string.h>

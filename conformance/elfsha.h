@@ -1,11 +1,11 @@
 /*
- * conformance/certify.h - helpers of bp-certify that need nothing from
+ * conformance/elfsha.h - helpers of bp-certify that need nothing from
  * libbackplane: SHA-256 of a file, and the dynamic symbol table of an ELF
  * shared object, read straight from the file so that the certifier does
  * not depend on binutils.
  */
-#ifndef BP_CONFORMANCE_CERTIFY_H
-#define BP_CONFORMANCE_CERTIFY_H
+#ifndef BP_CONFORMANCE_ELFSHA_H
+#define BP_CONFORMANCE_ELFSHA_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,4 +34,4 @@ bool elf_read_dynsyms(const char *path, elf_syms *out, char *err,
                       size_t errlen);
 void elf_syms_free(elf_syms *s);
 
-#endif /* BP_CONFORMANCE_CERTIFY_H */
+#endif /* BP_CONFORMANCE_ELFSHA_H */

@@ -1,0 +1,126 @@
+/*
+ * conformance/cases.c - the case list (cx.cases): the entries of the
+ * check table (checks/table.c), for the plugin and for each op, that
+ * --ops selects.
+ */
+#define _GNU_SOURCE
+
+#include <fnmatch.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <backplane/host.h>
+
+#include "cert.h"
+#include "num.h"
+#include "sample.h"
+
+/* Adds a case to cx.cases; the table grows as needed. */
+certify_case *add_case(const char *group, const char *name, void (*fn)(const certify_case *),
+                       const char *op) {
+  if (cx.cases.n == cx.cases.cap) {
+    cx.cases.cap = cx.cases.cap ? 2 * cx.cases.cap : 256;
+    cx.cases.v = realloc(cx.cases.v, cx.cases.cap * sizeof *cx.cases.v);
+    if (!cx.cases.v) {
+      perror("bp-certify");
+      exit(2);
+    }
+  }
+  certify_case *c = &cx.cases.v[cx.cases.n++];
+  memset(c, 0, sizeof *c);
+  snprintf(c->name, sizeof c->name, "%s", name);
+  c->group = group;
+  c->fn = fn;
+  snprintf(c->op, sizeof c->op, "%s", op ? op : "");
+  return c;
+}
+
+/* Whether --ops selects a case of op: the glob matches the op's name, the
+ * name without "core::", or the whole case name. */
+bool selected(const char *op, const char *casename) {
+  if (!cx.opt.ops) return true;
+  return fnmatch(cx.opt.ops, op, 0) == 0 || (is_core(op) && fnmatch(cx.opt.ops, op + 6, 0) == 0) ||
+         fnmatch(cx.opt.ops, casename, 0) == 0;
+}
+
+/* The cases of one per-op check ck of op that --ops selects: "OP/NAME",
+ * or for numerics (a core op, r its entry in core_refs) one per dtype of
+ * dts and per sample kind that applies to the op, "OP/DTYPE/SAMPLE". */
+static void add_op_check(const check_def *ck, const char *op, int r, const int32_t *dts,
+                         int ndt) {
+  char name[160];
+  if (ck->scope == CHECK_OP_NUMERICS) {
+    for (int d = 0; d < ndt; d++)
+      for (int sk = SK_BASIC; sk <= SK_NONCONTIG; sk++) {
+        if (!sk_applies(core_refs[r].kind, sk)) continue;
+        snprintf(name, sizeof name, "%s/%s/%s", op, dt_name(dts[d]), sk_name[sk]);
+        if (!selected(op, name)) continue;
+        certify_case *c = add_case(ck->group, name, ck->fn, op);
+        c->dt = dts[d];
+        c->sk = sk;
+      }
+    return;
+  }
+  snprintf(name, sizeof name, "%s/%s", op, ck->name);
+  if (selected(op, name)) add_case(ck->group, name, ck->fn, op);
+}
+
+/* The cases of the ops, op by op, each op's in table order: first the
+ * core ops the certifier has a reference for (all of them when the
+ * plugin claims the core op set, else those it implements), with
+ * numerics in the dtypes of the profile; then the plugin's other ops,
+ * whose cases are the CHECK_OP ones, or without a meta function the
+ * CHECK_OP_NOMETA ones. */
+static void add_op_cases(void) {
+  for (size_t i = 0; i < bp_op_count(); i++) {
+    bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+    if (bp_op_get_info(bp_op_at(i), &oi) != BP_OK || !is_core(oi.name)) continue;
+    int r = core_ref_index(oi.name);
+    const probe_op *po = probe_find(oi.name);
+    if (r < 0 || (cx.probe.op_set < 1 && !po)) continue;
+    int32_t dts[NUM_DTYPES];
+    int ndt = 0;
+    if (!cx.opt.full) {
+      dts[ndt++] = BP_FLOAT32;
+    } else {
+      for (int d = 0; d < NUM_DTYPES; d++) {
+        bool ok = !po || po->any_dtype;
+        for (int k = 0; po && k < po->ndtypes; k++) ok |= po->dtypes[k] == all_dtypes[d];
+        if (ok) dts[ndt++] = all_dtypes[d];
+      }
+    }
+    for (size_t k = 0; k < ncheck_table; k++)
+      if (check_table[k].scope == CHECK_OP_NUMERICS || check_table[k].scope == CHECK_OP)
+        add_op_check(&check_table[k], oi.name, r, dts, ndt);
+  }
+  for (size_t i = 0; i < cx.probe.nops; i++) {
+    const probe_op *po = &cx.probe.ops[i];
+    if (is_core(po->name)) continue;
+    check_scope scope = po->has_meta ? CHECK_OP : CHECK_OP_NOMETA;
+    for (size_t k = 0; k < ncheck_table; k++)
+      if (check_table[k].scope == scope) add_op_check(&check_table[k], po->name, -1, NULL, 0);
+  }
+}
+
+/* The case list, in the order of the check table: the plugin-wide checks
+ * once each, and the per-op ones where the first of them stands.  The
+ * core ops come from the host, which defines them before any plugin
+ * loads; what the plugin registers comes from the probe, so the parent
+ * never runs plugin code.  A plugin the probe could not load gets the
+ * CHECK_PLUGIN cases alone. */
+void build_cases(void) {
+  bool ops_done = false;
+  for (size_t k = 0; k < ncheck_table; k++) {
+    const check_def *ck = &check_table[k];
+    if (ck->scope != CHECK_PLUGIN && !cx.probe.loaded) continue;
+    if (ck->scope == CHECK_PLUGIN || ck->scope == CHECK_DEVICE) {
+      add_case(ck->group, ck->name, ck->fn, NULL);
+    } else if (!ops_done) {
+      add_op_cases();
+      ops_done = true;
+    }
+  }
+}

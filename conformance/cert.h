@@ -1,0 +1,294 @@
+/*
+ * conformance/cert.h - the internal header of bp-certify: the one context
+ * (cx) that the modules share, the case and check types, and what each
+ * module offers the others.
+ *
+ * cx holds the certifier's state in a few structs, each owned by one
+ * module: the options (options.c), the child's verdict channel
+ * (verdict.c; whoever forks the child sets it), the plugin under test
+ * (plugin.c), the op of the current case (checks/common.c), what the
+ * probe learned (probe.c), the case list (cases.c) and what the run gave
+ * (runner.c).  State that one module alone uses stays a static there (the
+ * runner's slots, the worker's saved state, the fault handler's regions,
+ * the random generator, the concurrency check's threads).
+ *
+ * The modules:
+ *   main.c          main: parse, probe, build the cases, run, report
+ *   options.c       the command line
+ *   verdict.c       a case's verdict, sent to the parent; the fault handler
+ *   plugin.c        the plugin under test in a child; an op's schema
+ *   probe.c         what the plugin registers, learned in a child
+ *   samples.c       sample.h: the arguments of a call, and the reference
+ *   devtensor.c     devtensor.h: tensors on the device under test
+ *   compare.c       a result against the reference
+ *   cases.c         the case list, from the check table
+ *   checks/         one file per check group (checks.h); common.c, the
+ *                   per-op helpers; table.c, the check table
+ *   runner.c        the --jobs slots, the workers and fresh processes
+ *   worker.c        a worker: one load of the plugin, case after case
+ *   report.c        the JSON certificate and the HTML report
+ *   ipc.h           the words parent and children say to each other
+ *   elfsha.h        the ELF symbol reader and SHA-256 (no libbackplane)
+ *
+ * docs/certification.md describes every check and the two profiles.
+ */
+#ifndef BP_CONFORMANCE_CERT_H
+#define BP_CONFORMANCE_CERT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <backplane/host.h>
+
+#include "ipc.h"
+
+#define CERTIFY_VERSION "0.3.0"
+
+/* ------------------------------------------------------------------------ */
+/* Options (options.c)                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* How cases are kept apart: a fresh process each, or long-lived workers. */
+enum isolation { ISO_WORKER, ISO_CASE };
+extern const char *const isolation_name[];
+
+typedef struct cert_options {
+  const char *plugin;
+  const char *device;  /* "TYPE[:INDEX]" as given, or NULL */
+  const char *profile; /* "core" or "full" */
+  const char *ops;     /* fnmatch glob, or NULL for all */
+  const char *json;
+  const char *html;
+  long jobs;
+  double timeout;
+  uint64_t seed;
+  bool list;
+  bool full;
+  enum isolation isolation;
+} cert_options;
+
+void parse_args(int argc, char **argv);
+
+/* ------------------------------------------------------------------------ */
+/* Cases and checks                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef struct certify_case certify_case;
+struct certify_case {
+  char name[160];
+  const char *group; /* the check group: handshake, numerics, honesty, ... */
+  void (*fn)(const certify_case *c);
+  char op[96];       /* the op under test, or "" */
+  int32_t dt;        /* numerics: the dtype */
+  int sk;            /* numerics: the sample kind */
+  enum status status;
+  char detail[1024];
+  double seconds;
+  /* Worker isolation: the case did not pass in a shared worker, so it was
+   * rerun alone; this is what the worker gave. */
+  bool rerun;
+  enum status worker_status;
+  char worker_detail[1024];
+};
+
+/* Which cases a check gives. */
+typedef enum check_scope {
+  CHECK_PLUGIN,      /* one plugin-wide case, even when the plugin does not load */
+  CHECK_DEVICE,      /* one plugin-wide case, when the probe could load the plugin */
+  CHECK_OP,          /* one case "OP/NAME" per op: each core op the host defines
+                      * (that the plugin implements or claims), and each other
+                      * op the plugin implements that has a meta function */
+  CHECK_OP_NOMETA,   /* one case "OP/NAME" per op outside core without a meta
+                      * function, in place of its CHECK_OP cases */
+  CHECK_OP_NUMERICS, /* per core op, per dtype, per sample kind: "OP/DTYPE/SAMPLE" */
+} check_scope;
+
+/* One entry of the check table (checks/table.c).  The case list follows
+ * the table's order, with the cases of each op (its entries of the
+ * CHECK_OP* scopes, in table order) where the first of those entries
+ * stands; the certificate's "checks" and the report's matrix follow it
+ * too.  A new check is a function in a file of checks/ and an entry. */
+typedef struct check_def {
+  const char *group; /* the check group (several entries may share one) */
+  const char *name;  /* CHECK_PLUGIN, CHECK_DEVICE: the case's name;
+                      * CHECK_OP, CHECK_OP_NOMETA: the NAME of "OP/NAME";
+                      * CHECK_OP_NUMERICS: NULL */
+  check_scope scope;
+  void (*fn)(const certify_case *c);
+  /* Puts back the check's own per-process state before each case in a
+   * worker, as a fresh process has it; NULL when it keeps none. */
+  void (*reset)(void);
+} check_def;
+
+extern const check_def check_table[];
+extern const size_t ncheck_table;
+/* Whether entry k is the first of its group in the table. */
+bool check_group_first(size_t k);
+
+/* cases.c */
+certify_case *add_case(const char *group, const char *name, void (*fn)(const certify_case *),
+                       const char *op);
+bool selected(const char *op, const char *casename);
+void build_cases(void);
+
+typedef struct case_list {
+  certify_case *v;
+  size_t n, cap;
+} case_list;
+
+/* ------------------------------------------------------------------------ */
+/* Verdicts, written by the child (verdict.c)                               */
+/* ------------------------------------------------------------------------ */
+
+void send_verdict(enum status st, char *detail);
+void verdict(enum status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A read-only input between two PROT_NONE guard pages.  A write into the
+ * data pages is a schema-honesty failure, an access to a guard page a
+ * bounds failure; the handler names the argument and ends the case. */
+typedef struct region {
+  uintptr_t map_lo, data_lo, data_hi, map_hi; /* guard | data pages | guard */
+  uintptr_t elems_lo, elems_hi;               /* the elements themselves */
+  int arg;
+  char name[32];
+  bool readonly; /* the data pages are read-only (an input) */
+  bool used;
+} region;
+
+/* Registers a mapping for the fault handler: its index, or -1 when the
+ * table is full. */
+int region_add(const region *r);
+void region_remove(int i);
+void install_fault_handler(void);
+
+/* ------------------------------------------------------------------------ */
+/* The plugin under test, inside a child (plugin.c)                         */
+/* ------------------------------------------------------------------------ */
+
+typedef struct plugin_state {
+  bp_plugin *plugin;
+  bp_plugin_info info;
+  bp_device device;
+  /* Whether the CPU may touch the device's memory.  Only the host CPU
+   * device counts as host visible (bp_device_type_flags could say so of
+   * others, but the checks that write through host pointers are kept to
+   * the CPU); BP_CERTIFY_DEVICE_PATH=1 forces the device path even there. */
+  bool host_visible;
+} plugin_state;
+
+bool load_plugin(void);
+bool is_core(const char *name);
+bool plugin_kernel(const bp_op *op, int32_t type, bp_kernel_info *out);
+bool pick_device(void);
+const char *device_name(int32_t type);
+
+/* What the certifier needs of a schema: each argument's name and type,
+ * whether it is annotated (a!), its alias letter, and whether it has a
+ * default; and the results' alias letters. */
+typedef struct schema_info {
+  int n;
+  char name[12][32];
+  char type[12][48];
+  bool mutated[12];
+  bool has_default[12];
+  char alias[12];
+  int nret;
+  char ret_alias[4];
+} schema_info;
+
+void parse_schema(const char *schema, schema_info *out);
+
+/* The op of the current case, set by op_setup() (checks/common.c), and
+ * what the checks of it have seen. */
+typedef struct op_state {
+  const bp_op *op;
+  bp_op_info oi;
+  schema_info si;
+  int r; /* index into refs, -1 outside core */
+  bp_kernel_info ki;
+  bool has_kernel;
+  /* An op outside core may refuse a generated sample (a layout or a value
+   * it does not take) with a clean error: that sample is left out of the
+   * check.  A core op must take every sample. */
+  int nrefused;
+  char refusal[300];
+} op_state;
+
+/* ------------------------------------------------------------------------ */
+/* The probe: what the plugin registers, learned in a child (probe.c)       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct probe_op {
+  char name[96];
+  bool has_meta;
+  bool any_dtype;
+  int32_t dtypes[16];
+  int ndtypes;
+} probe_op;
+
+typedef struct probe_result {
+  bool loaded;
+  char name[128], vendor[128], version[64], device[64], device_name[128];
+  unsigned abi_major, abi_minor, op_set;
+  /* The device under test does not exist: how many of its type there
+   * are, and the plugin's setup note (why, often). */
+  bool no_device;
+  long device_count;
+  char note[512];
+  probe_op *ops;
+  size_t nops;
+} probe_result;
+
+void run_probe(void);
+const probe_op *probe_find(const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* The runner (runner.c) and the worker (worker.c)                          */
+/* ------------------------------------------------------------------------ */
+
+/* What the run gave, for the summary, the certificate and the report. */
+typedef struct run_result {
+  size_t nworkers, nreruns, nchanged;
+  char fallback_why[300]; /* why worker isolation was turned off, or "" */
+  size_t npassed, nfailed, nskipped;
+} run_result;
+
+double now(void);
+bool failed_status(enum status s);
+bool send_all(int fd, const char *buf, size_t n);
+void run_all(void);
+void worker_main(int fd) __attribute__((noreturn));
+
+/* ------------------------------------------------------------------------ */
+/* The certificate and the report (report.c)                                */
+/* ------------------------------------------------------------------------ */
+
+bool write_json(const char *path);
+bool write_html(const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* The context                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cert_ctx {
+  cert_options opt; /* options.c */
+  /* The child's end of the pipe (or the worker's socket), which the code
+   * that forks the child sets, and verdict.c sends on; and the last
+   * verdict's detail when there was no pipe to send it on (a worker
+   * loading the plugin). */
+  struct {
+    int fd;
+    char unsent[1024];
+  } chan;
+  plugin_state put;    /* plugin.c: the plugin under test, in a child */
+  op_state cur;        /* checks/common.c: the op of the current case */
+  probe_result probe;  /* probe.c, in the parent */
+  case_list cases;     /* cases.c */
+  run_result run;      /* runner.c */
+} cert_ctx;
+
+extern cert_ctx cx;
+
+#endif /* BP_CONFORMANCE_CERT_H */

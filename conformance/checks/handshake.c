@@ -1,0 +1,118 @@
+/*
+ * conformance/checks/handshake.c - the handshake checks: the plugin's
+ * exports and imports (read from the ELF file, without loading it), that
+ * it loads, its ABI version, and the names it gives.
+ */
+#define _GNU_SOURCE
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <backplane/host.h>
+
+#include "../elfsha.h"
+#include "checks.h"
+
+/* ------------------------------------------------------------------------ */
+/* Handshake                                                                */
+/* ------------------------------------------------------------------------ */
+
+void case_exports(const certify_case *c) {
+  (void)c;
+  elf_syms syms;
+  char err[256];
+  if (!elf_read_dynsyms(cx.opt.plugin, &syms, err, sizeof err)) {
+    verdict(ST_FAIL, "%s", err);
+    return;
+  }
+  char extra[512] = "";
+  size_t nextra = 0, len = 0;
+  bool has_init = false;
+  for (size_t i = 0; i < syms.n; i++) {
+    if (!syms.v[i].defined) continue;
+    if (strcmp(syms.v[i].name, "bp_plugin_init") == 0) {
+      has_init = true;
+      continue;
+    }
+    if (nextra++ < 5 && len < sizeof extra)
+      len += (size_t)snprintf(extra + len, sizeof extra - len, "%s%s", len ? ", " : "",
+                              syms.v[i].name);
+  }
+  elf_syms_free(&syms);
+  if (!has_init)
+    verdict(ST_FAIL, "bp_plugin_init is not exported");
+  else if (nextra)
+    verdict(ST_FAIL, "%zu symbols exported besides bp_plugin_init: %s%s", nextra, extra,
+            nextra > 5 ? ", ..." : "");
+  else
+    verdict(ST_PASS, "exports only bp_plugin_init");
+}
+
+void case_imports(const certify_case *c) {
+  (void)c;
+  elf_syms syms;
+  char err[256];
+  if (!elf_read_dynsyms(cx.opt.plugin, &syms, err, sizeof err)) {
+    verdict(ST_FAIL, "%s", err);
+    return;
+  }
+  char bad[512] = "";
+  size_t nbad = 0, len = 0;
+  for (size_t i = 0; i < syms.n; i++) {
+    if (syms.v[i].defined || strncmp(syms.v[i].name, "bp_", 3) != 0) continue;
+    if (nbad++ < 5 && len < sizeof bad)
+      len += (size_t)snprintf(bad + len, sizeof bad - len, "%s%s", len ? ", " : "",
+                              syms.v[i].name);
+  }
+  elf_syms_free(&syms);
+  if (nbad)
+    verdict(ST_FAIL, "imports %zu bp_ symbols (reach the host through its table): %s%s",
+            nbad, bad, nbad > 5 ? ", ..." : "");
+  else
+    verdict(ST_PASS, "no bp_ imports");
+}
+
+void case_loads(const certify_case *c) {
+  (void)c;
+  if (load_plugin())
+    verdict(ST_PASS, "%s %s (%s)", cx.put.info.name,
+            cx.put.info.version ? cx.put.info.version : "?",
+            cx.put.info.vendor ? cx.put.info.vendor : "?");
+}
+
+void case_version(const certify_case *c) {
+  (void)c;
+  if (!load_plugin()) return;
+  uint32_t major, minor;
+  bp_abi_version(&major, &minor);
+  if (cx.put.info.abi_major != major)
+    verdict(ST_FAIL, "plugin ABI %u.%u, host ABI %u.%u: majors differ", cx.put.info.abi_major,
+            cx.put.info.abi_minor, major, minor);
+  else
+    verdict(ST_PASS, "ABI %u.%u (host %u.%u), op set %u", cx.put.info.abi_major,
+            cx.put.info.abi_minor, major, minor, cx.put.info.op_set_version);
+}
+
+/* handshake/names: the descriptor's name is a valid identifier
+ * ([a-z][a-z0-9_]*, as device and namespace names are), and it gives a
+ * vendor and a version. */
+void case_names(const certify_case *c) {
+  (void)c;
+  if (!load_plugin()) return;
+  const char *n = cx.put.info.name;
+  bool ok = n[0] >= 'a' && n[0] <= 'z';
+  for (const char *p = n; ok && *p; p++)
+    ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_';
+  if (!ok)
+    verdict(ST_FAIL, "plugin name '%s' is not [a-z][a-z0-9_]*", n);
+  else if (!cx.put.info.vendor || !*cx.put.info.vendor)
+    verdict(ST_FAIL, "plugin '%s' gives no vendor", n);
+  else if (!cx.put.info.version || !*cx.put.info.version)
+    verdict(ST_FAIL, "plugin '%s' gives no version", n);
+  else
+    verdict(ST_PASS, "name '%s', vendor '%s', version '%s'", n, cx.put.info.vendor,
+            cx.put.info.version);
+}

@@ -1,0 +1,100 @@
+/*
+ * conformance/checks/registration.c - the registration checks: the core
+ * op set the plugin claims (registration/profile), and the definitions
+ * and kernels it registers (registration/schemas).
+ */
+#define _GNU_SOURCE
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <backplane/host.h>
+
+#include "checks.h"
+
+/* ------------------------------------------------------------------------ */
+/* Registration                                                             */
+/* ------------------------------------------------------------------------ */
+
+void case_profile(const certify_case *c) {
+  (void)c;
+  if (!load_plugin() || !pick_device()) return;
+  if (cx.put.info.op_set_version == 0) {
+    verdict(ST_PASS, "claims no core op set (op_set_version 0): its own ops are certified on "
+                     "the generic checks");
+    return;
+  }
+  size_t ncore = 0, nmissing = 0;
+  const char *first = NULL;
+  for (size_t i = 0; i < bp_op_count(); i++) {
+    const bp_op *op = bp_op_at(i);
+    bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+    if (bp_op_get_info(op, &oi) != BP_OK || !is_core(oi.name)) continue;
+    ncore++;
+    bool found = false;
+    for (int32_t k = 0; k < oi.nkernels && !found; k++) {
+      bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
+      found = bp_op_get_kernel(op, (size_t)k, &ki) == BP_OK &&
+              ki.device_type == cx.put.device.type && ki.enabled && ki.plugin &&
+              strcmp(ki.plugin, cx.put.info.name) == 0;
+    }
+    if (!found && nmissing++ == 0) first = oi.name;
+  }
+  if (ncore == 0)
+    verdict(ST_FAIL, "the host defines no core:: ops");
+  else if (nmissing == 1)
+    verdict(ST_FAIL, "claims core op set %u, but %s has no kernel for %s",
+            cx.put.info.op_set_version, first, device_name(cx.put.device.type));
+  else if (nmissing)
+    verdict(ST_FAIL, "claims core op set %u, but %s has no kernel for %s (%zu of %zu core ops "
+            "missing)", cx.put.info.op_set_version, first, device_name(cx.put.device.type),
+            nmissing, ncore);
+  else
+    verdict(ST_PASS, "%zu core ops have kernels for %s", ncore, device_name(cx.put.device.type));
+}
+
+void case_schemas(const certify_case *c) {
+  (void)c;
+  if (!load_plugin()) return;
+  size_t nown = 0, nimpl = 0;
+  for (size_t i = 0; i < bp_op_count(); i++) {
+    const bp_op *op = bp_op_at(i);
+    bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+    if (bp_op_get_info(op, &oi) != BP_OK) continue;
+    bool own = oi.owner && strcmp(oi.owner, cx.put.info.name) == 0;
+    int32_t mine = 0;
+    for (int32_t k = 0; k < oi.nkernels; k++) {
+      bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
+      if (bp_op_get_kernel(op, (size_t)k, &ki) != BP_OK || !ki.plugin ||
+          strcmp(ki.plugin, cx.put.info.name) != 0)
+        continue;
+      /* One kernel per op and device type. */
+      for (int32_t k2 = k + 1; k2 < oi.nkernels; k2++) {
+        bp_kernel_info k2i = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
+        if (bp_op_get_kernel(op, (size_t)k2, &k2i) == BP_OK && k2i.device_type == ki.device_type &&
+            k2i.plugin && strcmp(k2i.plugin, cx.put.info.name) == 0) {
+          verdict(ST_FAIL, "%s has two kernels for device type %s", oi.name,
+                  device_name(ki.device_type));
+          return;
+        }
+      }
+      mine++;
+    }
+    if (!own && !mine) continue;
+    if (own) nown++;
+    nimpl += (size_t)mine;
+    if (!oi.defined || !oi.schema) {
+      verdict(ST_FAIL, "%s: the plugin %s it, but it has no definition (schema)", oi.name,
+              own ? "owns" : "implements");
+      return;
+    }
+    if (own && is_core(oi.name)) {
+      verdict(ST_FAIL, "%s: a plugin may not define ops in the core namespace", oi.name);
+      return;
+    }
+  }
+  verdict(ST_PASS, "%zu ops of its own, %zu kernels, all on defined ops with schemas", nown, nimpl);
+}

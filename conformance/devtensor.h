@@ -1,0 +1,56 @@
+/*
+ * conformance/devtensor.h - a sample's tensors on the device under test
+ * (devtensor.c): plain, between canaries, or read-only between guard
+ * pages; reading them back; and the comparison of a result with the
+ * reference (compare.c).
+ */
+#ifndef BP_CONFORMANCE_DEVTENSOR_H
+#define BP_CONFORMANCE_DEVTENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cert.h"
+#include "sample.h"
+
+enum mode { M_PLAIN, M_GUARD, M_PROTECT };
+#define CANARY 16 /* elements of canary before and after a guarded buffer */
+
+/* The tensors of one materialised sample, and what is needed to check
+ * their canaries. */
+typedef struct argset {
+  /* The stack borrows the tensors of made[]; after a call it holds the
+   * results, which the caller owns and releases (bp_stack_release). */
+  bp_value slots[16];
+  bp_stack st;
+  size_t nargs;
+  bp_tensor *made[8];  /* one per tensor argument, owned */
+  int made_arg[8];     /* its argument index */
+  bp_tensor *base[8];  /* the guarded storage of made[i] (owned), or NULL */
+  int64_t span[8];     /* elements of the view's reach */
+  int nmade;
+} argset;
+
+void argset_free(argset *as);
+/* One byte of the canary pattern. */
+unsigned char canary_byte(size_t i);
+/* A tensor on the device under test with v's values, added to as. */
+bool make_tensor(argset *as, const rt *v, bool nc, int mode, bool writable, int arg,
+                 const char *name);
+/* Pushes a sample's arguments, making its tensors in `mode`. */
+bool materialise(const sample *s, const schema_info *si, int mode, argset *as);
+/* The bytes of t's elements in row-major order, on the CPU (owned). */
+unsigned char *tensor_bytes(const bp_tensor *t, size_t *len);
+/* The bytes of every result on the stack, concatenated (owned). */
+unsigned char *result_bytes(const bp_stack *st, size_t *len);
+/* Index of the first differing byte of two snapshots, or -1. */
+long first_diff(const unsigned char *x, const unsigned char *y, size_t n);
+/* Whether the byte ranges two views reach overlap. */
+bool overlaps(const bp_tensor *a, const bp_tensor *b);
+
+/* compare.c: a result against the reference; false with a reason. */
+bool compare(const bp_tensor *got, const rt *want, double rscale, double ascale, char *why,
+             size_t whylen);
+
+#endif /* BP_CONFORMANCE_DEVTENSOR_H */

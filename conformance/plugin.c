@@ -1,0 +1,134 @@
+/*
+ * conformance/plugin.c - the plugin under test, inside a child: loading
+ * it, the device under test, the kernels it registered, and an op's
+ * schema, read with libbackplane's own parser (host/schema.c, compiled
+ * into bp-certify since it is hidden in the library).
+ */
+#define _GNU_SOURCE
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <backplane/host.h>
+
+#include "../host/schema.h"
+#include "cert.h"
+
+/* Loads the plugin; on failure gives a FAIL verdict and returns false. */
+bool load_plugin(void) {
+  if (bp_plugin_load(cx.opt.plugin, &cx.put.plugin) != BP_OK) {
+    verdict(ST_FAIL, "plugin does not load: %s", bp_last_error());
+    return false;
+  }
+  cx.put.info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
+  if (bp_plugin_get_info(cx.put.plugin, &cx.put.info) != BP_OK || !cx.put.info.name) {
+    verdict(ST_FAIL, "bp_plugin_get_info failed: %s", bp_last_error());
+    return false;
+  }
+  return true;
+}
+
+bool is_core(const char *name) { return strncmp(name, "core::", 6) == 0; }
+
+/* Whether the plugin registered an enabled kernel of op for device type. */
+bool plugin_kernel(const bp_op *op, int32_t type, bp_kernel_info *out) {
+  bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+  if (bp_op_get_info(op, &oi) != BP_OK) return false;
+  for (int32_t k = 0; k < oi.nkernels; k++) {
+    bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
+    if (bp_op_get_kernel(op, (size_t)k, &ki) == BP_OK && ki.device_type == type && ki.enabled &&
+        ki.plugin && strcmp(ki.plugin, cx.put.info.name) == 0) {
+      if (out) *out = ki;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The device under test: --device when given, else the device type for
+ * which the plugin registered most of its kernels, else the CPU. */
+bool pick_device(void) {
+  const char *force = getenv("BP_CERTIFY_DEVICE_PATH");
+  if (cx.opt.device) {
+    const char *colon = strchr(cx.opt.device, ':');
+    size_t tlen = colon ? (size_t)(colon - cx.opt.device) : strlen(cx.opt.device);
+    int32_t index = colon ? (int32_t)strtol(colon + 1, NULL, 10) : 0;
+    /* Fixed codes first, then the runtime-assigned vendor range. */
+    for (int32_t code = 1; code < BP_DEVICE_DYNAMIC_FIRST + 256; code++) {
+      const char *n = bp_device_type_name(code);
+      if (n && strlen(n) == tlen && strncmp(n, cx.opt.device, tlen) == 0) {
+        cx.put.device = bp_device_make(code, index);
+        cx.put.host_visible = code == BP_DEVICE_CPU && !(force && *force == '1');
+        return true;
+      }
+    }
+    verdict(ST_FAIL, "--device %s: no such device type is registered", cx.opt.device);
+    return false;
+  }
+  int32_t best = BP_DEVICE_CPU, best_n = 0;
+  int32_t types[64], counts[64];
+  int nt = 0;
+  for (size_t i = 0; i < bp_op_count(); i++) {
+    const bp_op *op = bp_op_at(i);
+    bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+    if (bp_op_get_info(op, &oi) != BP_OK) continue;
+    for (int32_t k = 0; k < oi.nkernels; k++) {
+      bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
+      if (bp_op_get_kernel(op, (size_t)k, &ki) != BP_OK || !ki.plugin ||
+          strcmp(ki.plugin, cx.put.info.name) != 0)
+        continue;
+      int t;
+      for (t = 0; t < nt && types[t] != ki.device_type; t++) {
+      }
+      if (t == nt) {
+        if (nt == 64) continue;
+        types[nt] = ki.device_type;
+        counts[nt++] = 0;
+      }
+      if (++counts[t] > best_n) best_n = counts[t], best = types[t];
+    }
+  }
+  cx.put.device = bp_device_make(best, 0);
+  cx.put.host_visible = best == BP_DEVICE_CPU && !(force && *force == '1');
+  return true;
+}
+
+const char *device_name(int32_t type) {
+  const char *n = bp_device_type_name(type);
+  return n ? n : "?";
+}
+
+/* ------------------------------------------------------------------------ */
+/* An op's schema                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Fills schema_info from libbackplane's own parse of an op's schema (the
+ * canonical text bp_op_get_info gives): at most 12 arguments and 4 Tensor
+ * results, names and type spellings truncated to their fields.  An
+ * argument's alias letter is the first of its alias set (the a of
+ * Tensor(a!)); a result counts when its type is Tensor (Tensor[] and
+ * Tensor? included), whatever its position among the others.  No schema,
+ * or one that does not parse, gives an empty schema_info. */
+void parse_schema(const char *schema, schema_info *out) {
+  memset(out, 0, sizeof *out);
+  bp__schema *s = NULL;
+  char err[256];
+  if (!schema || bp__schema_parse(schema, &s, err, sizeof err) != BP_OK) return;
+  for (size_t k = 0; k < s->nargs && out->n < 12; k++) {
+    const bp__arg *a = &s->args[k];
+    int i = out->n++;
+    snprintf(out->name[i], sizeof out->name[i], "%s", a->name ? a->name : "");
+    bp__arg_type_format(a, out->type[i], sizeof out->type[i]);
+    out->mutated[i] = a->is_write;
+    out->has_default[i] = a->has_default;
+    out->alias[i] = a->alias_set ? a->alias_set[0] : 0;
+  }
+  for (size_t k = 0; k < s->nrets && out->nret < 4; k++) {
+    const bp__arg *r = &s->rets[k];
+    if (r->type == BP__T_TENSOR) out->ret_alias[out->nret++] = r->alias_set ? r->alias_set[0] : 0;
+  }
+  bp__schema_free(s);
+}

@@ -1,0 +1,117 @@
+/*
+ * conformance/verdict.c - a case's verdict, written by the child to the
+ * parent (cx.chan), and the fault handler that turns a fault into one:
+ * an access to a protected region (devtensor.c) names the argument, any
+ * other fault is a CRASH.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cert.h"
+
+/* ------------------------------------------------------------------------ */
+/* Verdicts, written by the child                                           */
+/* ------------------------------------------------------------------------ */
+
+const char *const status_name[] = {"pass", "fail", "skip", "crash", "timeout"};
+
+void send_verdict(enum status st, char *detail) {
+  /* The detail is one line of a TAP point. */
+  for (char *p = detail; *p; p++)
+    if (*p == '\n' || *p == '\r' || *p == '#' || *p == '\t') *p = ' ';
+  if (cx.chan.fd < 0) {
+    snprintf(cx.chan.unsent, sizeof cx.chan.unsent, "%s", detail);
+    return;
+  }
+  char buf[1100];
+  int n = snprintf(buf, sizeof buf, "%s\n%s\n", status_name[st], detail);
+  if (n > (int)sizeof buf - 1) n = (int)sizeof buf - 1;
+  for (int off = 0; off < n;) {
+    ssize_t w = write(cx.chan.fd, buf + off, (size_t)(n - off));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    off += (int)w;
+  }
+}
+
+void verdict(enum status st, const char *fmt, ...) {
+  char detail[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  send_verdict(st, detail);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Protected memory and the fault handler (host-visible devices)            */
+/* ------------------------------------------------------------------------ */
+
+/* The protected regions (struct region, cert.h) that protected_tensor()
+ * made and their tensors still hold. */
+static region regions[16];
+
+int region_add(const region *r) {
+  for (int i = 0; i < 16; i++) {
+    if (regions[i].used) continue;
+    regions[i] = *r;
+    regions[i].used = true;
+    return i;
+  }
+  return -1;
+}
+
+void region_remove(int i) { regions[i].used = false; }
+
+static void on_fault(int sig, siginfo_t *si, void *uc_) {
+  (void)uc_;
+  uintptr_t a = (uintptr_t)si->si_addr;
+  for (int i = 0; i < 16; i++) {
+    const region *r = &regions[i];
+    if (!r->used || a < r->map_lo || a >= r->map_hi) continue;
+    char msg[300];
+    if (a >= r->data_lo && a < r->data_hi && !r->readonly)
+      break; /* a writable page cannot fault: not ours */
+    if (a >= r->data_lo && a < r->data_hi)
+      snprintf(msg, sizeof msg,
+               "honesty: the kernel wrote to argument %d '%s', which its schema does not declare "
+               "mutable (read-only page; byte %ld of the argument)",
+               r->arg, r->name, (long)(a - r->elems_lo));
+    else if (a < r->data_lo)
+      snprintf(msg, sizeof msg,
+               "bounds: the kernel touched %ld bytes before argument %d '%s' (guard page)",
+               (long)(r->elems_lo - a), r->arg, r->name);
+    else
+      snprintf(msg, sizeof msg,
+               "bounds: the kernel touched byte %ld past the end of argument %d '%s' (guard page)",
+               (long)(a - r->elems_hi), r->arg, r->name);
+    send_verdict(ST_FAIL, msg);
+    _exit(0);
+  }
+  /* Not ours: a crash.  It is reported here rather than by dying of the
+   * signal, because a sanitizer runtime may own the default action. */
+  char msg[120];
+  snprintf(msg, sizeof msg, "CRASH signal %d (address %p)", sig, si->si_addr);
+  send_verdict(ST_CRASH, msg);
+  _exit(0);
+}
+
+void install_fault_handler(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, NULL);
+  sigaction(SIGBUS, &sa, NULL);
+  sigaction(SIGFPE, &sa, NULL);
+  sigaction(SIGILL, &sa, NULL);
+}
