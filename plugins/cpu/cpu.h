@@ -237,6 +237,8 @@ void cpu_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t be
 
 /* Stops the pool's threads (at teardown). */
 void cpu_pool_shutdown(void);
+/* Closes the BLAS library that matmul loaded, if any (at teardown). */
+void cpu_matmul_shutdown(void);
 
 /* ------------------------------------------------------------------------ */
 /* Strided, broadcasting iteration                                          */

@@ -15,7 +15,8 @@
  * a BLAS library could be loaded.  The library is found at run time (no
  * link dependency), at the first matmul: $BP_BLAS_LIBRARY if set ("none"
  * for no BLAS), else the first of libopenblas.so.0, libblis.so.4,
- * libcblas.so.3 that loads.
+ * libcblas.so.3 that loads.  The plugin's teardown closes it, and with it
+ * the library's own threads.
  *
  * Otherwise, and always for float16 and bfloat16 (which it converts to
  * float32 as it packs them, and so accumulates in float32), a blocked
@@ -52,9 +53,12 @@ typedef void (*dgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int 
 static struct {
   sgemm_fn sgemm;
   dgemm_fn dgemm;
+  void *handle; /* the library, closed at teardown */
 } blas;
 
-static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+/* blas_load() has run since the plugin was set up (under blas_lock). */
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool blas_loaded;
 
 /*
  * OpenBLAS picks its kernels by CPU model at load, and a build that does
@@ -114,8 +118,31 @@ static void blas_load(void) {
     if (set_threads) set_threads(cpu_num_threads());
     blas.sgemm = s;
     blas.dgemm = d;
-    return; /* the handle stays open for the life of the process */
+    blas.handle = h; /* open until the plugin's teardown */
+    return;
   }
+}
+
+/* Loads BLAS at the first matmul after the plugin was set up. */
+static void blas_ensure(void) {
+  if (atomic_load_explicit(&blas_loaded, memory_order_acquire)) return;
+  pthread_mutex_lock(&blas_lock);
+  if (!atomic_load_explicit(&blas_loaded, memory_order_relaxed)) {
+    blas_load();
+    atomic_store_explicit(&blas_loaded, true, memory_order_release);
+  }
+  pthread_mutex_unlock(&blas_lock);
+}
+
+/* Closes the BLAS library, whose own threads go with it: a host that
+ * unloads the plugin keeps no thread or mapping of it.  The next load
+ * of the plugin opens it again. */
+void cpu_matmul_shutdown(void) {
+  pthread_mutex_lock(&blas_lock);
+  if (blas.handle) dlclose(blas.handle);
+  memset(&blas, 0, sizeof blas);
+  atomic_store_explicit(&blas_loaded, false, memory_order_release);
+  pthread_mutex_unlock(&blas_lock);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -559,7 +586,7 @@ static void *copy_operand(const gemm *g, bool is_a) {
  * library. */
 static bool blas_fits(const gemm *g) {
   if (!g->f64 && g->dt != BP_FLOAT32) return false;
-  pthread_once(&blas_once, blas_load);
+  blas_ensure();
   if (g->f64 ? !blas.dgemm : !blas.sgemm) return false;
   return g->m <= INT_MAX && g->n <= INT_MAX && g->k <= INT_MAX && g->ldc <= INT_MAX;
 }
