@@ -18,6 +18,14 @@
 #include "num.h"
 #include "sample.h"
 
+/* registration/ops, when the plugin gives the certifier no op to check. */
+static void case_no_ops(const certify_case *c) {
+  (void)c;
+  verdict(ST_FAIL, "registration: nothing to certify: the plugin has no kernel of a core op for "
+                   "%s, and no op of its own with a meta function",
+          cx.probe.device);
+}
+
 /* Adds a case to cx.cases; the table grows as needed. */
 certify_case *add_case(const char *group, const char *name, void (*fn)(const certify_case *),
                        const char *op) {
@@ -54,7 +62,7 @@ static void add_op_check(const check_def *ck, const char *op, int r, const int32
   char name[160];
   if (ck->scope == CHECK_OP_NUMERICS) {
     for (int d = 0; d < ndt; d++)
-      for (int sk = SK_BASIC; sk <= SK_NONCONTIG; sk++) {
+      for (int sk = SK_BASIC; sk < SK_BADSHAPE; sk++) {
         if (!sk_applies(core_refs[r].kind, sk)) continue;
         snprintf(name, sizeof name, "%s/%s/%s", op, dt_name(dts[d]), sk_name[sk]);
         if (!selected(op, name)) continue;
@@ -113,14 +121,22 @@ static void add_op_cases(void) {
  * CHECK_PLUGIN cases alone. */
 void build_cases(void) {
   bool ops_done = false;
+  size_t before = 0;
   for (size_t k = 0; k < ncheck_table; k++) {
     const check_def *ck = &check_table[k];
     if (ck->scope != CHECK_PLUGIN && !cx.probe.loaded) continue;
     if (ck->scope == CHECK_PLUGIN || ck->scope == CHECK_DEVICE) {
-      add_case(ck->group, ck->name, ck->fn, NULL);
+      add_case(ck->group, ck->name, ck->fn, NULL)->fresh = ck->fresh;
+      if (cx.opt.ops && fnmatch(cx.opt.ops, ck->name, 0) == 0) cx.ops_name_plugin_case = true;
     } else if (!ops_done) {
+      before = cx.cases.n;
       add_op_cases();
+      cx.op_cases = cx.cases.n - before;
       ops_done = true;
     }
   }
+  /* Fail closed: a run that checks no op certifies nothing.  (A --ops
+   * that selects none is bad usage, which main() reports.) */
+  if (cx.probe.loaded && cx.op_cases == 0 && !cx.opt.ops)
+    add_case("registration", "registration/ops", case_no_ops, NULL);
 }

@@ -91,6 +91,15 @@ struct certify_case {
   bool rerun;
   enum status worker_status;
   char worker_detail[1024];
+  /* What ran in that worker before it (worker_after cases, the last of
+   * them worker_prev); and the verdict alone, when it differs: a failure
+   * that shows only after earlier calls stands ("depends on earlier
+   * calls"), unless the certifier caused it (excused). */
+  size_t worker_after, worker_prev;
+  enum status alone_status;
+  bool excused;
+  /* Runs in a fresh process of its own, never in a worker. */
+  bool fresh;
 };
 
 /* Which cases a check gives. */
@@ -120,6 +129,9 @@ typedef struct check_def {
   /* Puts back the check's own per-process state before each case in a
    * worker, as a fresh process has it; NULL when it keeps none. */
   void (*reset)(void);
+  /* The check needs a process in which the plugin has not been loaded
+   * yet (it measures the load itself): it never runs in a worker. */
+  bool fresh;
 } check_def;
 
 extern const check_def check_table[];
@@ -156,6 +168,12 @@ typedef struct region {
   bool readonly; /* the data pages are read-only (an input) */
   bool used;
 } region;
+
+/* Around a case's function in a child: names the check group that a
+ * crash, an abort() or an exit() in the plugin happened in, and traps
+ * exit() (on_exit) so that it becomes a verdict. */
+void verdict_begin(const char *group);
+void verdict_end(void);
 
 /* Registers a mapping for the fault handler: its index, or -1 when the
  * table is full. */
@@ -213,7 +231,7 @@ typedef struct op_state {
    * it does not take) with a clean error: that sample is left out of the
    * check.  A core op must take every sample. */
   int nrefused;
-  char refusal[300];
+  char refusal[800];
 } op_state;
 
 /* ------------------------------------------------------------------------ */
@@ -239,6 +257,11 @@ typedef struct probe_result {
   char note[512];
   probe_op *ops;
   size_t nops;
+  /* When it did not load (loaded false): why, in a sentence. */
+  char why[600];
+  /* --device names no device type the plugin registers; those it has. */
+  bool bad_device;
+  char device_types[300];
 } probe_result;
 
 void run_probe(void);
@@ -251,6 +274,7 @@ const probe_op *probe_find(const char *name);
 /* What the run gave, for the summary, the certificate and the report. */
 typedef struct run_result {
   size_t nworkers, nreruns, nchanged;
+  size_t ndepends; /* failures seen only after earlier calls in a worker */
   char fallback_why[300]; /* why worker isolation was turned off, or "" */
   size_t npassed, nfailed, nskipped;
 } run_result;
@@ -286,6 +310,8 @@ typedef struct cert_ctx {
   op_state cur;        /* checks/common.c: the op of the current case */
   probe_result probe;  /* probe.c, in the parent */
   case_list cases;     /* cases.c */
+  size_t op_cases;     /* cases.c: how many of them check an op */
+  bool ops_name_plugin_case; /* cases.c: --ops names a plugin-wide case */
   run_result run;      /* runner.c */
 } cert_ctx;
 

@@ -18,11 +18,51 @@
 #include "ref.h"
 #include "sample.h"
 
-/* Compares a result (on any device) with the reference; writes a reason
- * into why and returns false on a mismatch: the mismatch count, the worst
- * element (index, got, expected) and the largest errors. */
-bool compare(const bp_tensor *got, const rt *want, double rscale, double ascale, char *why,
-             size_t whylen) {
+/* The spacing of dtype dt's values at |w|: one unit in the last place. */
+static double ulp_of(int32_t dt, double w) {
+  int p = dt == BP_FLOAT64 ? 53 : dt == BP_FLOAT16 ? 11 : dt == BP_BFLOAT16 ? 8 : 24;
+  int emin = dt == BP_FLOAT64 ? -1021 : dt == BP_FLOAT16 ? -13 : -125; /* frexp's exponent */
+  w = fabs(w);
+  if (!isfinite(w)) return INFINITY;
+  int e;
+  frexp(w, &e);
+  if (w == 0 || e < emin) e = emin;
+  return ldexp(1.0, e - p);
+}
+
+/* Whether got and want (both floats of the result dtype) match under r. */
+static bool float_match(const cmp_rule *r, int32_t dt, double g, double w, double rtol,
+                        double atol, double *excess) {
+  *excess = 0;
+  if (isnan(g) && isnan(w)) return true;
+  if (r->exact) {
+    if (g != w) {
+      *excess = isnan(g) || isnan(w) ? INFINITY : fabs(g - w);
+      return false;
+    }
+    if (g == 0 && !r->zero_ties && signbit(g) != signbit(w)) {
+      *excess = 0x1p-1074;
+      return false;
+    }
+    return true;
+  }
+  if (g == w) return true;
+  double d = fabs(g - w), bound;
+  if (r->ulps > 0) {
+    bound = r->ulps * ulp_of(dt, w);
+    if (r->ulp_floor && atol > bound) bound = atol;
+  } else {
+    bound = atol + rtol * fabs(w);
+  }
+  if (d <= bound) return true;
+  *excess = isnan(d) ? INFINITY : d - bound;
+  return false;
+}
+
+/* Compares a result (on any device) with the reference under rule r;
+ * writes a reason into why and returns false on a mismatch: the mismatch
+ * count, the worst element (index, got, expected) and the bound. */
+bool compare(const bp_tensor *got, const rt *want, const cmp_rule *r, char *why, size_t whylen) {
   const bp_tensor_view *gv = bp_tensor_get_view(got);
   char b1[96], b2[96];
   if (gv->dtype != want->dtype) {
@@ -46,39 +86,41 @@ bool compare(const bp_tensor *got, const rt *want, double rscale, double ascale,
   const bp_tensor_view *hv = bp_tensor_get_view(host);
   double rtol, atol;
   dt_tolerance(want->dtype, &rtol, &atol);
-  rtol *= rscale;
-  atol *= ascale;
+  rtol *= r->rscale;
+  atol *= r->ascale;
   int64_t bad = 0, worst = -1;
-  double max_abs = 0, max_rel = 0, worst_excess = -1, wg = 0, ww = 0;
+  double worst_excess = -1, wg = 0, ww = 0;
   for (int64_t i = 0; i < want->numel; i++) {
     const char *p = (const char *)hv->data + i * hv->itemsize;
-    double g, w;
+    double excess;
     if (dt_is_float(want->dtype)) {
-      g = load_f(p, want->dtype), w = want->f[i];
-      if (isnan(g) && isnan(w)) continue;
-      if (g == w) continue;
-      double d = fabs(g - w);
-      if (d <= atol + rtol * fabs(w)) continue;
-      double excess = isnan(d) ? INFINITY : d - (atol + rtol * fabs(w));
-      if (d > max_abs || isnan(d)) max_abs = d;
-      if (w != 0 && d / fabs(w) > max_rel) max_rel = d / fabs(w);
+      double g = load_f(p, want->dtype), w = want->f[i];
+      if (float_match(r, want->dtype, g, w, rtol, atol, &excess)) continue;
       if (excess > worst_excess) worst_excess = excess, worst = i, wg = g, ww = w;
     } else {
       int64_t gi = load_i(p, want->dtype);
       if (gi == want->i[i]) continue;
-      double d = fabs((double)gi - (double)want->i[i]);
-      if (d > max_abs) max_abs = d, worst = i, wg = (double)gi, ww = (double)want->i[i];
+      excess = fabs((double)gi - (double)want->i[i]);
+      if (excess > worst_excess) worst_excess = excess, worst = i, wg = (double)gi,
+                                 ww = (double)want->i[i];
     }
     bad++;
   }
   bp_tensor_release(host);
-  if (bad) {
-    snprintf(why, whylen,
-             "%lld of %lld elements mismatch; worst at flat index %lld: got %.9g, expected %.9g; "
-             "max abs error %g, max rel error %g (rtol %g, atol %g)",
-             (long long)bad, (long long)want->numel, (long long)worst, wg, ww, max_abs, max_rel,
-             rtol, atol);
-    return false;
-  }
-  return true;
+  if (!bad) return true;
+  char rule[120];
+  if (!dt_is_float(want->dtype) || r->exact)
+    snprintf(rule, sizeof rule, "%s", dt_is_float(want->dtype)
+                                          ? "bit-exact: the float64 result rounded once"
+                                          : "exact");
+  else if (r->ulps > 0)
+    snprintf(rule, sizeof rule, "within %g ulp%s", r->ulps,
+             r->ulp_floor ? " or the dtype's atol" : "");
+  else
+    snprintf(rule, sizeof rule, "rtol %g, atol %g", rtol, atol);
+  snprintf(why, whylen,
+           "%lld of %lld elements mismatch; worst at flat index %lld: got %.17g, expected %.17g "
+           "(%s)",
+           (long long)bad, (long long)want->numel, (long long)worst, wg, ww, rule);
+  return false;
 }

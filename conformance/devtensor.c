@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -53,23 +54,9 @@ static void unmap_blob(void *ctx_, void *data) {
   free(c);
 }
 
-/* A CPU tensor of v's values in its own mapping between PROT_NONE guard
- * pages, registered for the fault handler: read-only for an input
- * (M_PROTECT), or a 1-D base of `pre` canary elements, the view's reach
- * and `pre` more (M_GUARD), whose view the caller makes.  The data ends
- * where the upper guard page begins, rounded to 64 bytes. */
-static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t span, int64_t pre,
-                                   bool readonly, int arg, const char *name) {
+/* Writes v's values at element offset `pre` of data, through strides. */
+static void store_values(char *data, const rt *v, const int64_t *strides, int64_t pre) {
   size_t item = bp_dtype_size(v->dtype);
-  size_t ps = (size_t)sysconf(_SC_PAGESIZE);
-  int64_t total = pre + span + pre;
-  size_t bytes = (size_t)total * item, rounded = (bytes + 63) & ~(size_t)63;
-  size_t pages = rounded ? (rounded + ps - 1) / ps : 1, len = (pages + 2) * ps;
-  char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (map == MAP_FAILED) return NULL;
-  char *data = map + ps + pages * ps - rounded;
-  memset(map + ps, 0x5A, pages * ps);
-  for (size_t b = 0; b < bytes; b++) ((unsigned char *)data)[b] = canary_byte(b);
   int64_t idx[BP_MAX_NDIM] = {0};
   for (int64_t k = 0; k < v->numel; k++) {
     int64_t off = pre;
@@ -82,6 +69,27 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
       idx[d] = 0;
     }
   }
+}
+
+/* A CPU tensor of v's values in its own mapping between PROT_NONE guard
+ * pages, registered for the fault handler: `pre` elements of canary, the
+ * view's reach (span) and `post` more.  Read-only for an input
+ * (M_PROTECT: the view itself, at offset pre), or a 1-D base of it all
+ * (M_GUARD), whose view the caller makes.  The data ends where the upper
+ * guard page begins, rounded to 64 bytes. */
+static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t span, int64_t pre,
+                                   int64_t post, bool readonly, int arg, const char *name) {
+  size_t item = bp_dtype_size(v->dtype);
+  size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+  int64_t total = pre + span + post;
+  size_t bytes = (size_t)total * item, rounded = (bytes + 63) & ~(size_t)63;
+  size_t pages = rounded ? (rounded + ps - 1) / ps : 1, len = (pages + 2) * ps;
+  char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) return NULL;
+  char *data = map + ps + pages * ps - rounded;
+  memset(map + ps, 0x5A, pages * ps);
+  for (size_t b = 0; b < bytes; b++) ((unsigned char *)data)[b] = canary_byte(b);
+  store_values(data, v, strides, pre);
   mprotect(map, ps, PROT_NONE);
   if (readonly) mprotect(map + ps, pages * ps, PROT_READ);
   mprotect(map + ps + pages * ps, ps, PROT_NONE);
@@ -94,8 +102,8 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
   c->len = len;
   c->region = -1;
   bp_tensor *t = NULL;
-  bp_status st = readonly ? bp_tensor_from_blob(BP_CPU, v->dtype, v->ndim, v->sizes, strides, data,
-                                                unmap_blob, c, &t)
+  bp_status st = readonly ? bp_tensor_from_blob(BP_CPU, v->dtype, v->ndim, v->sizes, strides,
+                                                data + pre * (int64_t)item, unmap_blob, c, &t)
                           : bp_tensor_from_blob(BP_CPU, v->dtype, 1, &total, NULL, data,
                                                 unmap_blob, c, &t);
   if (st != BP_OK) {
@@ -118,50 +126,35 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
   return t;
 }
 
-/* A tensor on the device under test with v's values: contiguous, or with
- * every stride doubled (nc); with CANARY elements of canary before and
- * after (M_GUARD); read-only between guard pages (M_PROTECT, inputs on a
- * host-visible device).  Data is staged through a CPU tensor. */
-bool make_tensor(argset *as, const rt *v, bool nc, int mode, bool writable, int arg,
+/* A tensor on the device under test with v's values, laid out as lay
+ * says (strides, storage offset); with CANARY elements of canary before
+ * and after (M_GUARD); read-only between guard pages (M_PROTECT, inputs
+ * on a host-visible device).  Data is staged through a CPU tensor. */
+bool make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool writable, int arg,
                  const char *name) {
-  int64_t strides[BP_MAX_NDIM], span = v->numel ? 1 : 0, acc = 1;
-  for (int32_t d = v->ndim - 1; d >= 0; d--) {
-    strides[d] = acc * (nc ? 2 : 1);
-    acc *= v->sizes[d] > 0 ? v->sizes[d] : 1;
-  }
-  if (v->numel)
-    for (int32_t d = 0; d < v->ndim; d++) span += (v->sizes[d] - 1) * strides[d];
+  int64_t strides[BP_MAX_NDIM], span;
+  lay_strides(lay, v->ndim, v->sizes, strides, &span);
+  int64_t pre = lay->offset + (mode == M_GUARD ? CANARY : 0), post = mode == M_GUARD ? CANARY : 0;
   bp_tensor *t = NULL, *base = NULL;
   if (mode == M_PROTECT && cx.put.host_visible && !writable) {
-    t = protected_tensor(v, strides, span, 0, true, arg, name);
+    t = protected_tensor(v, strides, span, pre, post, true, arg, name);
     if (!t) return false;
   } else if (mode == M_GUARD && cx.put.host_visible) {
     /* Canaries, and guard pages beyond them. */
-    base = protected_tensor(v, strides, span, CANARY, false, arg, name);
+    base = protected_tensor(v, strides, span, pre, post, false, arg, name);
     if (!base) return false;
-    if (bp_tensor_as_strided(base, v->ndim, v->sizes, strides, CANARY, &t) != BP_OK) {
+    if (bp_tensor_as_strided(base, v->ndim, v->sizes, strides, pre, &t) != BP_OK) {
       bp_tensor_release(base);
       return false;
     }
   } else {
-    int64_t pre = mode == M_GUARD ? CANARY : 0, n = pre + span + pre;
+    int64_t n = pre + span + post;
     bp_tensor *stage = NULL;
     if (bp_tensor_empty(BP_CPU, v->dtype, 1, &n, &stage) != BP_OK) return false;
     const bp_tensor_view *sv = bp_tensor_get_view(stage);
     size_t item = (size_t)sv->itemsize;
     for (size_t b = 0; b < (size_t)n * item; b++) ((unsigned char *)sv->data)[b] = canary_byte(b);
-    int64_t idx[BP_MAX_NDIM] = {0};
-    for (int64_t k = 0; k < v->numel; k++) {
-      int64_t off = pre;
-      for (int32_t d = 0; d < v->ndim; d++) off += idx[d] * strides[d];
-      char *p = (char *)sv->data + off * (int64_t)item;
-      if (dt_is_float(v->dtype)) store_f(p, v->dtype, v->f[k]);
-      else store_i(p, v->dtype, v->i[k]);
-      for (int32_t d = v->ndim - 1; d >= 0; d--) {
-        if (++idx[d] < v->sizes[d]) break;
-        idx[d] = 0;
-      }
-    }
+    store_values(sv->data, v, strides, pre);
     if (cx.put.device.type == BP_DEVICE_CPU && cx.put.device.index == 0) {
       base = stage;
     } else {
@@ -186,6 +179,7 @@ bool make_tensor(argset *as, const rt *v, bool nc, int mode, bool writable, int 
   as->made_arg[as->nmade] = arg;
   as->base[as->nmade] = base;
   as->span[as->nmade] = span;
+  as->pre[as->nmade] = pre;
   as->nmade++;
   return true;
 }
@@ -199,7 +193,7 @@ bool materialise(const sample *s, const schema_info *si, int mode, argset *as) {
     bp_status st = BP_OK;
     switch (a->k) {
       case AK_TENSOR:
-        if (!make_tensor(as, a->t, a->nc, mode, i < si->n && si->mutated[i], i,
+        if (!make_tensor(as, a->t, &a->lay, mode, i < si->n && si->mutated[i], i,
                          i < si->n ? si->name[i] : "?"))
           return false;
         st = bp_stack_push_tensor(&as->st, as->made[as->nmade - 1]);
@@ -293,3 +287,36 @@ unsigned char *result_bytes(const bp_stack *st, size_t *len) {
   return all;
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* The allocation guard (host/guard.c)                                      */
+/* ------------------------------------------------------------------------ */
+
+/* The read end of this process's report pipe, or -1. */
+static int guard_fd = -1;
+
+void alloc_guard_open(void) {
+  if (guard_fd >= 0) close(guard_fd);
+  guard_fd = -1;
+  int fds[2];
+  if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return;
+  char num[16];
+  snprintf(num, sizeof num, "%d", fds[1]);
+  setenv("BP_ALLOC_GUARD_FD", num, 1);
+  guard_fd = fds[0];
+}
+
+bool alloc_guard_read(char *buf, size_t len) {
+  buf[0] = '\0';
+  if (guard_fd < 0 || len < 2) return false;
+  size_t n = 0;
+  for (;;) {
+    char tmp[512];
+    ssize_t got = read(guard_fd, tmp, sizeof tmp);
+    if (got <= 0) break;
+    for (ssize_t i = 0; i < got && n + 1 < len; i++) buf[n++] = tmp[i] == '\n' ? ' ' : tmp[i];
+  }
+  while (n && buf[n - 1] == ' ') n--;
+  buf[n] = '\0';
+  return n > 0;
+}

@@ -29,14 +29,16 @@ typedef struct argset {
   int made_arg[8];     /* its argument index */
   bp_tensor *base[8];  /* the guarded storage of made[i] (owned), or NULL */
   int64_t span[8];     /* elements of the view's reach */
+  int64_t pre[8];      /* elements of storage before the view (M_GUARD: canary) */
   int nmade;
 } argset;
 
 void argset_free(argset *as);
 /* One byte of the canary pattern. */
 unsigned char canary_byte(size_t i);
-/* A tensor on the device under test with v's values, added to as. */
-bool make_tensor(argset *as, const rt *v, bool nc, int mode, bool writable, int arg,
+/* A tensor on the device under test with v's values in layout lay,
+ * added to as. */
+bool make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool writable, int arg,
                  const char *name);
 /* Pushes a sample's arguments, making its tensors in `mode`. */
 bool materialise(const sample *s, const schema_info *si, int mode, argset *as);
@@ -49,8 +51,26 @@ long first_diff(const unsigned char *x, const unsigned char *y, size_t n);
 /* Whether the byte ranges two views reach overlap. */
 bool overlaps(const bp_tensor *a, const bp_tensor *b);
 
-/* compare.c: a result against the reference; false with a reason. */
-bool compare(const bp_tensor *got, const rt *want, double rscale, double ascale, char *why,
-             size_t whylen);
+/* The allocation guard: libbackplane checks canaries around every device
+ * block it frees (BP_ALLOC_GUARD=1, set by main) and reports damage on a
+ * pipe.  alloc_guard_open() makes this process's pipe (a fresh child, a
+ * worker, before the plugin loads); alloc_guard_read() takes what was
+ * reported since the last read, as one line; false when nothing was. */
+void alloc_guard_open(void);
+bool alloc_guard_read(char *buf, size_t len);
+
+/* compare.c: how a result must match the reference (docs/op-set.md,
+ * Tolerances). */
+typedef struct cmp_rule {
+  bool exact;     /* bit for bit; NaN matches NaN */
+  bool zero_ties; /* with exact: -0.0 and +0.0 may stand for each other */
+  double ulps;    /* > 0: within this many units in the last place */
+  bool ulp_floor; /* with ulps: or within the dtype's atol */
+  double rscale;  /* otherwise rtol * rscale + atol * ascale */
+  double ascale;
+} cmp_rule;
+
+/* A result against the reference; false with a reason. */
+bool compare(const bp_tensor *got, const rt *want, const cmp_rule *r, char *why, size_t whylen);
 
 #endif /* BP_CONFORMANCE_DEVTENSOR_H */

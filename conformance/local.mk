@@ -9,8 +9,16 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/verdict.c \
 	%D%/plugin.c \
 	%D%/probe.c \
+	%D%/layout.h \
+	%D%/layout.c \
 	%D%/sample.h \
+	%D%/sample_int.h \
 	%D%/samples.c \
+	%D%/sample_sets.c \
+	%D%/sample_values.c \
+	%D%/sample_bad.c \
+	%D%/procstate.h \
+	%D%/procstate.c \
 	%D%/devtensor.h \
 	%D%/devtensor.c \
 	%D%/compare.c \
@@ -32,6 +40,8 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/errors.c \
 	%D%/checks/concurrency.c \
 	%D%/checks/device.c \
+	%D%/checks/process.c \
+	%D%/checks/teardown.c \
 	%D%/elfsha.h \
 	%D%/elfsyms.c \
 	%D%/sha256.c \
@@ -47,8 +57,11 @@ bin_PROGRAMS += %D%/bp-certify
 # Certifies the CPU plugin (both profiles, and the device path) and the
 # faulty plugins, each of which must fail the check that names its fault;
 # runs every command of docs/certification.md.
-TESTS += %D%/tests/test-certify.sh %D%/tests/test-certify-doc.sh
-dist_check_SCRIPTS += %D%/tests/test-certify.sh %D%/tests/test-certify-doc.sh
+TESTS += %D%/tests/test-certify.sh %D%/tests/test-certify-faulty.sh \
+	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-doc.sh
+dist_check_SCRIPTS += %D%/tests/test-certify.sh %D%/tests/test-certify-faulty.sh \
+	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-doc.sh
+EXTRA_DIST += %D%/tests/certify-lib.sh
 
 # One small plugin per fault class (conformance/tests/faulty/faulty.c).
 check_LTLIBRARIES += \
@@ -66,6 +79,7 @@ check_LTLIBRARIES += \
 	%D%/tests/faulty/accepts_bad_dtype.la \
 	%D%/tests/faulty/missing_op.la \
 	%D%/tests/faulty/extra_export.la \
+	%D%/tests/faulty/registers_nothing.la \
 	%D%/tests/faulty/instrumented.la
 %C%_tests_faulty_wrong_result_la_SOURCES = %D%/tests/faulty/faulty.c
 %C%_tests_faulty_wrong_result_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_WRONG
@@ -123,6 +137,10 @@ check_LTLIBRARIES += \
 %C%_tests_faulty_extra_export_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_EXPORT
 %C%_tests_faulty_extra_export_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 %C%_tests_faulty_extra_export_la_LIBADD = -lm
+%C%_tests_faulty_registers_nothing_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_registers_nothing_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_EMPTY
+%C%_tests_faulty_registers_nothing_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tests_faulty_registers_nothing_la_LIBADD = -lm
 # Not faulty: core::add done right, for the tests of worker isolation.
 %C%_tests_faulty_instrumented_la_SOURCES = %D%/tests/faulty/faulty.c
 %C%_tests_faulty_instrumented_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_NONE

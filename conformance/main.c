@@ -21,9 +21,13 @@
  */
 #define _GNU_SOURCE
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -34,12 +38,58 @@ cert_ctx cx = {
     .chan = {.fd = -1},
 };
 
+/* Bad usage found after parsing: exit 2 with the reason. */
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("bp-certify: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(2);
+}
+
+/* A certificate or report path must be writable before anything runs; it
+ * is emptied now, so that a stale certificate never outlives a run that
+ * did not finish. */
+static void check_writable(const char *opt, const char *path) {
+  if (!path) return;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) usage_error("%s: cannot write '%s': %s", opt, path, strerror(errno));
+  close(fd);
+}
+
+/* The ops the plugin has kernels of, for a message: "core::add, ...". */
+static void op_names(char *buf, size_t len) {
+  size_t o = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < cx.probe.nops && o + 1 < len; i++)
+    o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", cx.probe.ops[i].name);
+  if (o >= len && len > 4) memcpy(buf + len - 4, "...", 4);
+}
+
 int main(int argc, char **argv) {
   parse_args(argc, argv);
+  check_writable("--json", cx.opt.json);
+  check_writable("--html", cx.opt.html);
+  /* Every device block libbackplane allocates, in every process of the
+   * run, gets canaries that are checked when it is freed (host/guard.c). */
+  setenv("BP_ALLOC_GUARD", "1", 1);
   /* The probe needs a loaded plugin only for what it registered; a plugin
-   * that does not load gets the handshake and registration cases. */
+   * that does not load gets the handshake and registration cases, and
+   * registration/probe fails. */
   run_probe();
+  if (cx.probe.bad_device)
+    usage_error("--device %s: the plugin registers no such device type (its device types: %s)",
+                cx.opt.device, cx.probe.device_types[0] ? cx.probe.device_types : "none");
   build_cases();
+  if (cx.opt.ops && cx.probe.loaded && cx.op_cases == 0 && !cx.ops_name_plugin_case) {
+    char names[600];
+    op_names(names, sizeof names);
+    usage_error("--ops '%s' matches no op of the plugin (its ops: %s)", cx.opt.ops,
+                names[0] ? names : "none");
+  }
   if (cx.opt.list) {
     for (size_t i = 0; i < cx.cases.n; i++) printf("%s\n", cx.cases.v[i].name);
     return 0;
@@ -55,6 +105,9 @@ int main(int argc, char **argv) {
              tlen, cx.probe.device, cx.probe.device_count == 1 ? "" : "s",
              cx.probe.note[0] ? " (the plugin's note: " : "", cx.probe.note,
              cx.probe.note[0] ? ")" : "");
+    /* The empty files that check_writable() left are no certificate. */
+    if (cx.opt.json) unlink(cx.opt.json);
+    if (cx.opt.html) unlink(cx.opt.html);
     printf("1..0 # SKIP cannot certify: %s\n", why);
     fprintf(stderr, "bp-certify: cannot certify: %s; nothing was checked%s\n", why,
             cx.opt.json || cx.opt.html ? ", and no certificate or report was written" : "");
@@ -69,8 +122,18 @@ int main(int argc, char **argv) {
     printf("# %zu case(s) that did not pass in a shared worker were rerun alone in a fresh "
            "process: %zu verdict(s) changed\n",
            cx.run.nreruns, cx.run.nchanged);
-  printf("# %zu passed, %zu failed, %zu skipped: %s\n", cx.run.npassed, cx.run.nfailed,
-         cx.run.nskipped, cx.run.nfailed ? "does NOT conform" : "conforms");
+  if (cx.run.ndepends)
+    printf("# %zu failure(s) showed only after earlier calls in a shared worker: they stand "
+           "(\"depends on earlier calls\")\n",
+           cx.run.ndepends);
+  char scope[400] = "";
+  if (cx.opt.ops || !cx.opt.full)
+    snprintf(scope, sizeof scope, " (%s%s%s%s%s)", cx.opt.full ? "" : "profile core",
+             cx.opt.ops && !cx.opt.full ? ", " : "", cx.opt.ops ? "only the ops --ops '" : "",
+             cx.opt.ops ? cx.opt.ops : "", cx.opt.ops ? "' selects" : "");
+  printf("# %zu passed, %zu failed, %zu skipped: %s%s\n", cx.run.npassed, cx.run.nfailed,
+         cx.run.nskipped, cx.run.nfailed ? "does NOT conform" : "conforms",
+         cx.run.nfailed ? "" : scope);
   bool ok = true;
   if (cx.opt.json) ok &= write_json(cx.opt.json);
   if (cx.opt.html) ok &= write_html(cx.opt.html);

@@ -57,10 +57,38 @@ static void probe_unescape(char *dst, size_t len, const char *src) {
 }
 
 static void probe_child(void) {
-  if (bp_plugin_load(cx.opt.plugin, &cx.put.plugin) != BP_OK) return;
+  FILE *f = fdopen(cx.chan.fd, "w");
+  if (!f) return;
+  if (bp_plugin_load(cx.opt.plugin, &cx.put.plugin) != BP_OK) {
+    fputs("error\tthe plugin does not load: ", f);
+    probe_field(f, bp_last_error());
+    fputc('\n', f);
+    fclose(f);
+    return;
+  }
   cx.put.info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
-  if (bp_plugin_get_info(cx.put.plugin, &cx.put.info) != BP_OK || !cx.put.info.name) return;
-  if (!pick_device()) return;
+  if (bp_plugin_get_info(cx.put.plugin, &cx.put.info) != BP_OK || !cx.put.info.name) {
+    fputs("error\tbp_plugin_get_info failed: ", f);
+    probe_field(f, bp_last_error());
+    fputc('\n', f);
+    fclose(f);
+    return;
+  }
+  cx.chan.fd = -1; /* pick_device's verdict is not the probe's to send */
+  if (!pick_device()) {
+    /* --device names no registered type: the types there are. */
+    fputs("nodevtype\t", f);
+    for (int32_t code = 1, k = 0; code < BP_DEVICE_DYNAMIC_FIRST + 256; code++) {
+      int32_t count = 0;
+      const char *n = bp_device_type_name(code);
+      if (!n || bp_device_count(code, &count) != BP_OK) continue;
+      fputs(k++ ? ", " : "", f);
+      probe_field(f, n);
+    }
+    fputc('\n', f);
+    fclose(f);
+    return;
+  }
   bp_device_props props;
   memset(&props, 0, sizeof props);
   props.struct_size = BP_DEVICE_PROPS_STRUCT_SIZE;
@@ -73,8 +101,6 @@ static void probe_child(void) {
   snprintf(note, sizeof note, "%s", cx.put.info.error ? cx.put.info.error : "");
   for (char *q = note; *q; q++)
     if (*q == '\t' || *q == '\n' || *q == '\r') *q = ' ';
-  FILE *f = fdopen(cx.chan.fd, "w");
-  if (!f) return;
   probe_field(f, cx.put.info.name);
   fputc('\t', f);
   probe_field(f, cx.put.info.vendor ? cx.put.info.vendor : "");
@@ -101,6 +127,8 @@ static void probe_child(void) {
       fprintf(f, "%s%d", p == ki.dtypes ? "" : ",", (int)*p);
     fputc('\n', f);
   }
+  /* Everything was said: a probe that dies before this line failed. */
+  fputs("end\n", f);
   fclose(f);
 }
 
@@ -158,13 +186,18 @@ void run_probe(void) {
     n += (size_t)got;
   }
   close(fds[0]);
+  int wst = 0;
+  bool timed_out = pid > 0 && now() >= deadline;
   if (pid > 0) {
-    int wst;
     kill(pid, SIGKILL); /* harmless when it has already ended */
     waitpid(pid, &wst, 0);
   }
-  if (!buf) return;
+  if (!buf) {
+    snprintf(cx.probe.why, sizeof cx.probe.why, "certifier error: out of memory");
+    return;
+  }
   buf[n] = '\0';
+  bool ended = false;
   char *save = NULL;
   for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     char *field[10] = {NULL};
@@ -176,8 +209,21 @@ void run_probe(void) {
       *tab = '\0';
       p = tab + 1;
     }
+    if (strcmp(field[0], "end") == 0) {
+      ended = true;
+      continue;
+    }
+    if (nf == 2 && strcmp(field[0], "error") == 0) {
+      probe_unescape(cx.probe.why, sizeof cx.probe.why, field[1]);
+      continue;
+    }
+    if (nf == 2 && strcmp(field[0], "nodevtype") == 0) {
+      cx.probe.bad_device = true;
+      probe_unescape(cx.probe.device_types, sizeof cx.probe.device_types, field[1]);
+      continue;
+    }
     if (!cx.probe.loaded) {
-      if (nf < 8) break;
+      if (nf < 8) continue;
       cx.probe.loaded = true;
       probe_unescape(cx.probe.name, sizeof cx.probe.name, field[0]);
       probe_unescape(cx.probe.vendor, sizeof cx.probe.vendor, field[1]);
@@ -210,6 +256,28 @@ void run_probe(void) {
     }
   }
   free(buf);
+  /* Fail closed: what a probe that did not finish said is not the truth
+   * about the plugin, and no case list is built from it. */
+  if (cx.probe.loaded && !ended) {
+    cx.probe.loaded = false;
+    cx.probe.nops = 0;
+  }
+  if (!cx.probe.loaded && !cx.probe.why[0]) {
+    if (timed_out)
+      snprintf(cx.probe.why, sizeof cx.probe.why,
+               "loading the plugin took longer than --timeout %g s (a slow first load, such as "
+               "a cold JIT cache, needs a larger --timeout)",
+               cx.opt.timeout);
+    else if (WIFSIGNALED(wst))
+      snprintf(cx.probe.why, sizeof cx.probe.why,
+               "the process that loaded the plugin died of signal %d (%s)", WTERMSIG(wst),
+               strsignal(WTERMSIG(wst)));
+    else
+      snprintf(cx.probe.why, sizeof cx.probe.why,
+               "the process that loaded the plugin ended (status %d) before it said what the "
+               "plugin registers",
+               WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+  }
 }
 
 const probe_op *probe_find(const char *name) {

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -59,6 +60,9 @@ void verdict(enum status st, const char *fmt, ...) {
  * made and their tensors still hold. */
 static region regions[16];
 
+/* The check group of the case running in this process, or NULL. */
+static const char *cur_group;
+
 int region_add(const region *r) {
   for (int i = 0; i < 16; i++) {
     if (regions[i].used) continue;
@@ -96,13 +100,52 @@ static void on_fault(int sig, siginfo_t *si, void *uc_) {
     send_verdict(ST_FAIL, msg);
     _exit(0);
   }
+  /* No one to tell (a worker loading the plugin): die of the signal, so
+   * that the parent sees it. */
+  if (cx.chan.fd < 0) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    signal(sig, SIG_DFL);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    _exit(128 + sig);
+  }
   /* Not ours: a crash.  It is reported here rather than by dying of the
    * signal, because a sanitizer runtime may own the default action. */
-  char msg[120];
-  snprintf(msg, sizeof msg, "CRASH signal %d (address %p)", sig, si->si_addr);
+  char msg[200];
+  if (sig == SIGABRT)
+    snprintf(msg, sizeof msg, "CRASH signal %d (SIGABRT: abort() was called) during the %s check",
+             sig, cur_group ? cur_group : "?");
+  else
+    snprintf(msg, sizeof msg, "CRASH signal %d (%s, address %p) during the %s check", sig,
+             sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
+                                                                                 : "SIGILL",
+             si->si_addr, cur_group ? cur_group : "?");
   send_verdict(ST_CRASH, msg);
   _exit(0);
 }
+
+/* exit() inside a case: the plugin ended the process, which a host never
+ * forgives; on_exit() runs this before the process goes (the certifier
+ * itself ends its children with _exit(), which runs no handler). */
+static void exit_trap(int status, void *arg) {
+  (void)arg;
+  if (!cur_group) return;
+  char msg[160];
+  snprintf(msg, sizeof msg, "CRASH exit(%d) was called during the %s check: the plugin ended the "
+                            "process",
+           status, cur_group);
+  send_verdict(ST_CRASH, msg);
+}
+
+void verdict_begin(const char *group) {
+  static bool trapped;
+  if (!trapped) trapped = on_exit(exit_trap, NULL) == 0;
+  cur_group = group;
+}
+
+void verdict_end(void) { cur_group = NULL; }
 
 void install_fault_handler(void) {
   struct sigaction sa;
@@ -114,4 +157,5 @@ void install_fault_handler(void) {
   sigaction(SIGBUS, &sa, NULL);
   sigaction(SIGFPE, &sa, NULL);
   sigaction(SIGILL, &sa, NULL);
+  sigaction(SIGABRT, &sa, NULL);
 }

@@ -20,6 +20,8 @@
 #include <backplane/host.h>
 
 #include "cert.h"
+#include "devtensor.h"
+#include "procstate.h"
 #include "sample.h"
 
 /* ------------------------------------------------------------------------ */
@@ -31,6 +33,8 @@
  * before every case. */
 static struct {
   fenv_t fenv;       /* rounding mode, flush-to-zero, exception flags */
+  fp_state fp;       /* the control state, MXCSR and x87 included */
+  sig_state sig;     /* every signal's disposition */
   sigset_t mask;
   mode_t umask;
   int cwd;           /* the starting directory, or -1 */
@@ -78,8 +82,10 @@ static void restore_env(void) {
 static void restore_state(void) {
   restore_env();
   fesetenv(&saved.fenv);
+  fp_state_set(&saved.fp);
   sigprocmask(SIG_SETMASK, &saved.mask, NULL);
   alarm(0);
+  sig_state_set(&saved.sig);
   install_fault_handler();
   umask(saved.umask);
   if (saved.cwd >= 0 && fchdir(saved.cwd) != 0) {
@@ -112,6 +118,14 @@ void worker_main(int fd) {
    * ("noload", then the reason) and ends, and the runner gives up on
    * workers. */
   cx.chan.fd = -1;
+  /* What a case puts back is the process as it was before the plugin
+   * loaded: a change the load made is the process check's to report, not
+   * something later cases inherit. */
+  fegetenv(&saved.fenv);
+  fp_state_get(&saved.fp);
+  sigprocmask(SIG_SETMASK, NULL, &saved.mask);
+  sig_state_get(&saved.sig);
+  alloc_guard_open();
   if (!load_plugin() || !pick_device()) {
     char msg[1100];
     int n = snprintf(msg, sizeof msg, IPC_NOLOAD "%s\n",
@@ -119,8 +133,6 @@ void worker_main(int fd) {
     send_all(fd, msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
     _exit(0);
   }
-  fegetenv(&saved.fenv);
-  sigprocmask(SIG_SETMASK, NULL, &saved.mask);
   saved.umask = umask(022);
   umask(saved.umask);
   saved.cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -148,7 +160,9 @@ void worker_main(int fd) {
     unsigned long ci = strtoul(line, &end, 10);
     if (end == line || ci >= cx.cases.n) _exit(0);
     restore_state();
+    verdict_begin(cx.cases.v[ci].group);
     cx.cases.v[ci].fn(&cx.cases.v[ci]);
+    verdict_end();
     if (!send_all(fd, IPC_DONE, IPC_LEN(IPC_DONE))) _exit(0);
   }
 }

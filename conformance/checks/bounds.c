@@ -14,52 +14,95 @@
 
 #include "checks.h"
 
+/* Which bytes of a guarded argument's storage its elements are: the
+ * canary must hold everywhere else, the gaps of a strided view too. */
+static unsigned char *element_mask(const argset *as, int i, size_t len) {
+  const bp_tensor_view *v = bp_tensor_get_view(as->made[i]);
+  unsigned char *m = calloc(len ? len : 1, 1);
+  if (!m) return NULL;
+  size_t item = (size_t)v->itemsize;
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < v->numel; k++) {
+    int64_t off = as->pre[i];
+    for (int32_t d = 0; d < v->ndim; d++) off += idx[d] * v->strides[d];
+    if (off >= 0 && (size_t)(off + 1) * item <= len) memset(m + (size_t)off * item, 1, item);
+    for (int32_t d = v->ndim - 1; d >= 0; d--) {
+      if (++idx[d] < v->sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return m;
+}
+
+/* Checks the canaries of every argument of a call of s; false after a
+ * verdict. */
+static bool canaries_intact(const argset *as, const sample *s) {
+  char desc[300];
+  for (int i = 0; i < as->nmade; i++) {
+    size_t len = 0;
+    unsigned char *b = tensor_bytes(as->base[i], &len);
+    unsigned char *m = b ? element_mask(as, i, len) : NULL;
+    int a = as->made_arg[i];
+    if (!b || !m) {
+      verdict(ST_FAIL, "bounds: certifier error: cannot read back argument %d: %s", a,
+              bp_last_error());
+      free(b);
+      return false;
+    }
+    size_t item = (size_t)bp_tensor_get_view(as->base[i])->itemsize;
+    size_t first = (size_t)as->pre[i] * item, last = (size_t)(as->pre[i] + as->span[i]) * item;
+    for (size_t x = 0; x < len; x++) {
+      if (m[x] || b[x] == canary_byte(x)) continue;
+      sample_desc(s, desc, sizeof desc);
+      if (x < first)
+        verdict(ST_FAIL, "bounds: %s: the kernel wrote %zu byte(s) before argument %d '%s'", desc,
+                first - x, a, cx.cur.si.name[a]);
+      else if (x >= last)
+        verdict(ST_FAIL, "bounds: %s: the kernel wrote byte +%zu past the last element of "
+                         "argument %d '%s'",
+                desc, x - last, a, cx.cur.si.name[a]);
+      else
+        verdict(ST_FAIL, "bounds: %s: the kernel wrote between the elements of argument %d '%s' "
+                         "(byte %zu of its storage, a gap of its strides)",
+                desc, a, cx.cur.si.name[a], x - first);
+      free(b);
+      free(m);
+      return false;
+    }
+    free(b);
+    free(m);
+  }
+  return true;
+}
+
 /* core::OP/bounds: canaries before and after every tensor argument (an
- * as_strided view inside a larger allocation) survive the call. */
+ * as_strided view inside a larger allocation), and in the gaps of a
+ * strided one, survive the call; and so do the canaries that libbackplane
+ * keeps around every block the kernel allocates through the host. */
 void case_bounds(const certify_case *c) {
   if (!op_setup(c)) return;
-  for (int k = 0; k < NCHECK_SAMPLES; k++) {
-    int sk = check_samples[k];
-    sample s;
+  size_t n;
+  sample *set = op_check_set(&n);
+  if (!set) return;
+  for (size_t k = 0; k < n; k++) {
     argset as;
-    int got = call_sample(c, sk, M_GUARD, &s, &as, "bounds");
-    if (got == 0) return;
+    int got = call_on(&set[k], M_GUARD, &as, "bounds");
+    if (got == 0) {
+      sample_set_free(set, n);
+      return;
+    }
     if (got < 0) continue;
     bp_stack_release(&as.st);
-    for (int i = 0; i < as.nmade; i++) {
-      size_t len = 0;
-      unsigned char *b = tensor_bytes(as.base[i], &len);
-      if (!b) {
-        verdict(ST_FAIL, "bounds: cannot read back argument %d: %s", as.made_arg[i],
-                bp_last_error());
-        return;
-      }
-      size_t item = (size_t)bp_tensor_get_view(as.base[i])->itemsize;
-      size_t pre = CANARY * item, post = (size_t)(CANARY + as.span[i]) * item;
-      int a = as.made_arg[i];
-      for (size_t x = 0; x < pre; x++)
-        if (b[x] != canary_byte(x)) {
-          verdict(ST_FAIL,
-                  "bounds: sample %s: the canary %zu byte(s) before argument %d '%s' was "
-                  "overwritten",
-                  sk_name[sk], pre - x, a, cx.cur.si.name[a]);
-          free(b);
-          return;
-        }
-      for (size_t x = post; x < len; x++)
-        if (b[x] != canary_byte(x)) {
-          verdict(ST_FAIL,
-                  "bounds: sample %s: the canary after argument %d '%s' was overwritten (byte "
-                  "+%zu past its last element)",
-                  sk_name[sk], a, cx.cur.si.name[a], x - post);
-          free(b);
-          return;
-        }
-      free(b);
-    }
+    bool ok = canaries_intact(&as, &set[k]);
     argset_free(&as);
-    sample_free(&s);
+    if (!ok || !guard_ok("bounds", &set[k])) {
+      sample_set_free(set, n);
+      return;
+    }
   }
-  if (all_refused(c, NCHECK_SAMPLES)) return;
-  verdict(ST_PASS, "canaries of %d elements before and after every argument intact", CANARY);
+  sample_set_free(set, n);
+  if (all_refused(c, n)) return;
+  verdict(ST_PASS, "canaries of %d elements around every argument, in the gaps of strided ones, "
+                   "and around every block the kernel allocated, intact on %zu samples",
+          CANARY, n);
 }

@@ -23,6 +23,12 @@ void case_names(const certify_case *c);
 /* registration.c */
 void case_profile(const certify_case *c);
 void case_schemas(const certify_case *c);
+void case_probe(const certify_case *c);
+/* process.c */
+void case_process_load(const certify_case *c);
+void case_process(const certify_case *c);
+/* teardown.c */
+void case_teardown(const certify_case *c);
 /* numerics.c */
 void case_numerics(const certify_case *c);
 /* meta.c */
@@ -47,24 +53,30 @@ void case_streams(const certify_case *c);
 
 /* common.c: the per-op checks' helpers. */
 
-/* The samples the other checks use. */
-extern const int check_samples[];
-#define NCHECK_SAMPLES 2
-
 /* Loads the plugin and finds the case's op; false after a verdict. */
 bool op_setup(const certify_case *c);
-/* The float32 sample of kind sk of the current op (core or generic). */
-bool get_sample(int sk, sample *s, char *why, size_t len);
 /* Whether the current op's kernel declares dt. */
 bool declares(int32_t dt);
+/* The generator's options for the current op: its declared dtypes. */
+gen_opts op_gen_opts(void);
+/* The samples the checks other than numerics run on the current op
+ * (check_set); NULL after a SKIP verdict.  Free with sample_set_free. */
+sample *op_check_set(size_t *n);
 /* After a failed call: true (the sample is left out) for an op outside
- * core, false after a FAIL verdict for a core op. */
-bool refused(int sk, const char *check);
-/* True after a SKIP verdict when the op refused every sample. */
-bool all_refused(const certify_case *c, int nsamples);
-/* Builds sample sk in mode and calls the op: 1 when the call succeeded,
- * -1 when an op outside core refused the sample, 0 after a verdict. */
-int call_sample(const certify_case *c, int sk, int mode, sample *s, argset *as,
-                const char *check);
+ * core, false after a FAIL verdict naming check for a core op. */
+bool refused(const sample *s, const char *check);
+/* True after a SKIP verdict when the op refused every one of nsamples. */
+bool all_refused(const certify_case *c, size_t nsamples);
+/* Whether the op set refuses the arguments on as (a core op's meta
+ * function fails): the errors check holds the kernel to that, the other
+ * checks leave such a sample out. */
+bool op_set_refuses(const argset *as);
+/* Makes s's tensors in mode and calls the op: 1 when the call succeeded
+ * (the results are on as->st), -1 when an op outside core refused the
+ * sample or the op set refuses it, 0 after a verdict naming check. */
+int call_on(const sample *s, int mode, argset *as, const char *check);
+/* Once a call's tensors are released: false after a verdict naming check
+ * when the allocation guard reported a write outside a block. */
+bool guard_ok(const char *check, const sample *s);
 
 #endif /* BP_CONFORMANCE_CHECKS_H */

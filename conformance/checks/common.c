@@ -1,7 +1,8 @@
 /*
  * conformance/checks/common.c - what the per-op checks share: the setup
- * of the case's op (cx.cur), its samples, and the refusals an op outside
- * core may give.
+ * of the case's op (cx.cur), the samples they run, a call on one sample,
+ * the allocation guard's reports, and the refusals an op outside core may
+ * give.
  */
 #define _GNU_SOURCE
 
@@ -33,16 +34,10 @@ bool op_setup(const certify_case *c) {
             device_name(cx.put.device.type));
     return false;
   }
+  /* Whatever the plugin's load left in the guard's pipe is not this op's. */
+  char stale[512];
+  alloc_guard_read(stale, sizeof stale);
   return true;
-}
-
-/* The float32 sample of kind sk of the current op (core or generic). */
-bool get_sample(int sk, sample *s, char *why, size_t len) {
-  if (cx.cur.r >= 0) {
-    gen_core(cx.cur.r, BP_FLOAT32, sk, 0, s);
-    return true;
-  }
-  return gen_generic(&cx.cur.si, sk, s, why, len);
 }
 
 /* Whether the kernel of the current op declares dtype dt. */
@@ -53,53 +48,79 @@ bool declares(int32_t dt) {
   return false;
 }
 
-/* The samples the other checks use (NCHECK_SAMPLES of them). */
-const int check_samples[] = {SK_BASIC, SK_NONCONTIG};
+gen_opts op_gen_opts(void) {
+  gen_opts o = {cx.cur.ki.dtypes, cx.opt.full};
+  return o;
+}
+
+sample *op_check_set(size_t *n) {
+  char why[300];
+  gen_opts o = op_gen_opts();
+  sample *v = check_set(cx.cur.r, &cx.cur.si, &o, n, why, sizeof why);
+  if (!v) verdict(ST_SKIP, "%s", why);
+  return v;
+}
 
 /* An op outside core may refuse a generated sample (a layout or a value
  * it does not take) with a clean error: that sample is left out of the
  * check (cx.cur.nrefused, cx.cur.refusal).  A core op must take every
  * sample. */
-
-/* After a failed call: true (the sample is left out) for an op outside
- * core, false after a FAIL verdict for a core op. */
-bool refused(int sk, const char *check) {
+bool refused(const sample *s, const char *check) {
+  char desc[300];
+  sample_desc(s, desc, sizeof desc);
   if (cx.cur.r >= 0) {
-    verdict(ST_FAIL, "%s: the call on sample %s failed: %s", check, sk_name[sk], bp_last_error());
+    verdict(ST_FAIL, "%s: the call on %s failed: %s", check, desc, bp_last_error());
     return false;
   }
   cx.cur.nrefused++;
-  snprintf(cx.cur.refusal, sizeof cx.cur.refusal, "%s (sample %s)", bp_last_error(), sk_name[sk]);
+  snprintf(cx.cur.refusal, sizeof cx.cur.refusal, "%s (sample %s)", bp_last_error(), desc);
   return true;
 }
 
-/* True after a SKIP verdict when the op refused every sample. */
-bool all_refused(const certify_case *c, int nsamples) {
-  if (cx.cur.nrefused < nsamples) return false;
+bool all_refused(const certify_case *c, size_t nsamples) {
+  if ((size_t)cx.cur.nrefused < nsamples) return false;
   verdict(ST_SKIP, "%s refused every generated sample: %s", c->op, cx.cur.refusal);
   return true;
 }
 
-/* Builds sample sk in mode and calls the op: 1 when the call succeeded,
- * -1 when an op outside core refused the sample, 0 after a verdict. */
-int call_sample(const certify_case *c, int sk, int mode, sample *s, argset *as,
-                const char *check) {
-  char why[300];
-  (void)c;
-  if (!get_sample(sk, s, why, sizeof why)) {
-    verdict(ST_SKIP, "%s", why);
+bool op_set_refuses(const argset *as) {
+  if (cx.cur.r < 0) return false;
+  bp_tensor_meta meta[4];
+  for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  if (bp_op_meta(cx.cur.op, &as->st, meta, 1) == BP_OK) return false;
+  bp_clear_error();
+  return true;
+}
+
+int call_on(const sample *s, int mode, argset *as, const char *check) {
+  char desc[300];
+  if (!materialise(s, &cx.cur.si, mode, as)) {
+    sample_desc(s, desc, sizeof desc);
+    verdict(ST_FAIL, "%s: certifier error: cannot build the arguments of %s on %s: %s", check,
+            desc, device_name(cx.put.device.type), bp_last_error());
+    argset_free(as);
     return 0;
   }
-  if (!materialise(s, &cx.cur.si, mode, as)) {
-    verdict(ST_FAIL, "%s: cannot build the arguments of sample %s on %s: %s", check, sk_name[sk],
-            device_name(cx.put.device.type), bp_last_error());
-    return 0;
+  if (op_set_refuses(as)) {
+    argset_free(as);
+    return -1;
   }
   if (bp_call(cx.cur.op, &as->st) != BP_OK) {
-    if (!refused(sk, check)) return 0;
+    if (!refused(s, check)) {
+      argset_free(as);
+      return 0;
+    }
     argset_free(as);
-    sample_free(s);
     return -1;
   }
   return 1;
+}
+
+bool guard_ok(const char *check, const sample *s) {
+  char msg[600], desc[300];
+  if (!alloc_guard_read(msg, sizeof msg)) return true;
+  sample_desc(s, desc, sizeof desc);
+  verdict(ST_FAIL, "%s: %s: the plugin wrote outside memory it allocated through the host: %s",
+          check, desc, msg);
+  return false;
 }

@@ -78,7 +78,8 @@ void case_streams(const certify_case *c) {
     argset as;
     memset(&as, 0, sizeof as);
     as.st = (bp_stack)BP_STACK_INIT(as.slots, 16);
-    if (!make_tensor(&as, a, false, M_PLAIN, false, 0, "self")) {
+    tlayout contig = lay_make(L_CONTIG, a->ndim, a->sizes);
+    if (!make_tensor(&as, a, &contig, M_PLAIN, false, 0, "self")) {
       verdict(ST_FAIL, "device: cannot make a tensor on %s: %s", dn, bp_last_error());
       return;
     }

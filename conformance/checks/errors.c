@@ -30,21 +30,81 @@ static bool expect_failure(argset *as, const char *what) {
   return true;
 }
 
+/* A call the op set refuses (the meta function's status ms): the kernel
+ * must fail with ms too, and a message.  False after a verdict. */
+static bool refuses_as_meta(argset *as, const char *desc) {
+  bp_tensor_meta meta[4];
+  for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  bp_status ms = bp_op_meta(cx.cur.op, &as->st, meta, 1);
+  if (ms == BP_OK) return true; /* not an error after all: nothing to hold it to */
+  char mmsg[300];
+  snprintf(mmsg, sizeof mmsg, "%s", bp_last_error());
+  bp_clear_error();
+  bp_status cs = bp_call(cx.cur.op, &as->st);
+  if (cs == BP_OK) {
+    bp_stack_release(&as->st);
+    verdict(ST_FAIL, "errors: %s succeeded; the op set refuses it with %s (%s)", desc,
+            bp_status_str(ms), mmsg);
+    return false;
+  }
+  if (cs != ms) {
+    verdict(ST_FAIL, "errors: %s failed with %s (%s); the op set says %s (%s)", desc,
+            bp_status_str(cs), bp_last_error(), bp_status_str(ms), mmsg);
+    return false;
+  }
+  if (!*bp_last_error()) {
+    verdict(ST_FAIL, "errors: %s failed with %s but no message", desc, bp_status_str(cs));
+    return false;
+  }
+  return true;
+}
+
+/* The bad arguments of the op set (sample_bad.c): dims out of range or
+ * repeated, bad enum strings, shapes that do not fit, a bad out argument.
+ * False after a verdict. */
+static bool bad_values(char *done, size_t *dl, size_t cap) {
+  gen_opts o = op_gen_opts();
+  size_t n, nchecked = 0;
+  sample *bad = gen_core_set(cx.cur.r, BP_FLOAT32, SK_BADSHAPE, &o, &n);
+  for (size_t k = 0; k < n; k++) {
+    argset as;
+    char desc[300], what[400];
+    sample_desc(&bad[k], desc, sizeof desc);
+    if (!materialise(&bad[k], &cx.cur.si, M_PLAIN, &as)) {
+      argset_free(&as);
+      continue;
+    }
+    snprintf(what, sizeof what, "a call with %s", desc);
+    bool ok = refuses_as_meta(&as, what);
+    argset_free(&as);
+    if (!ok || !guard_ok("bounds", &bad[k])) {
+      sample_set_free(bad, n);
+      return false;
+    }
+    nchecked++;
+  }
+  sample_set_free(bad, n);
+  if (nchecked && *dl < cap)
+    *dl += (size_t)snprintf(done + *dl, cap - *dl, ", %zu bad values", nchecked);
+  return true;
+}
+
 /* core::OP/errors: a wrong argument count, a wrong tag, a dtype the op or
- * the kernel does not take, a shape that does not fit and a tensor on
- * another device each give a non-OK status and a message, never a crash. */
+ * the kernel does not take, a tensor on another device, and every bad
+ * value the op set names (shapes, dims, enum strings, out arguments) each
+ * give the op set's status and a message; never a crash, an abort() or an
+ * exit(), which the fault handler and the exit trap name. */
 void case_errors(const certify_case *c) {
   if (!op_setup(c)) return;
-  sample s;
   argset as;
-  char why[300], what[400], done[300] = "";
-  size_t dl = 0;
-  if (!get_sample(SK_BASIC, &s, why, sizeof why)) {
-    verdict(ST_SKIP, "%s", why);
-    return;
-  }
-  if (!materialise(&s, &cx.cur.si, M_PLAIN, &as)) {
-    verdict(ST_FAIL, "errors: cannot build the arguments: %s", bp_last_error());
+  char what[400], done[300] = "";
+  size_t dl = 0, n;
+  sample *set = op_check_set(&n);
+  if (!set) return;
+  if (!materialise(&set[0], &cx.cur.si, M_PLAIN, &as)) {
+    verdict(ST_FAIL, "errors: certifier error: cannot build the arguments: %s", bp_last_error());
+    argset_free(&as);
+    sample_set_free(set, n);
     return;
   }
   bp_value saved[16];
@@ -54,7 +114,7 @@ void case_errors(const certify_case *c) {
   }
   snprintf(what, sizeof what, "a call with %d arguments (the schema has %d)", cx.cur.si.n + 1,
            cx.cur.si.n);
-  if (!expect_failure(&as, what)) return;
+  if (!expect_failure(&as, what)) goto out;
   dl += (size_t)snprintf(done + dl, sizeof done - dl, "count");
   /* An int where the first Tensor is due. */
   memcpy(as.slots, saved, sizeof saved);
@@ -67,7 +127,7 @@ void case_errors(const certify_case *c) {
     as.slots[t].len = 0;
     as.slots[t].u.i = 1;
     snprintf(what, sizeof what, "an int as argument %zu '%s'", t, cx.cur.si.name[t]);
-    if (!expect_failure(&as, what)) return;
+    if (!expect_failure(&as, what)) goto out;
     dl += (size_t)snprintf(done + dl, sizeof done - dl, ", tag");
   }
   memcpy(as.slots, saved, sizeof saved);
@@ -84,64 +144,60 @@ void case_errors(const certify_case *c) {
                cx.cur.si.name[as.made_arg[1]], device_name(cx.put.device.type));
       bool ok = expect_failure(&as, what);
       bp_tensor_release(cpu);
-      if (!ok) return;
+      if (!ok) goto out;
       dl += (size_t)snprintf(done + dl, sizeof done - dl, ", device");
     } else {
       bp_tensor_release(cpu);
     }
   }
   argset_free(&as);
-  sample_free(&s);
   /* A dtype the kernel does not declare, or the op does not take. */
   if (cx.cur.r >= 0 || cx.cur.ki.dtypes) {
+    gen_opts o = op_gen_opts();
     for (int d = 0; d < NUM_DTYPES; d++) {
       int32_t dt = all_dtypes[d];
       bool bad = !declares(dt);
+      size_t nb = 1;
+      sample *b = NULL, one;
       if (cx.cur.r >= 0) {
-        gen_core(cx.cur.r, dt, SK_BASIC, 0, &s);
+        b = gen_core_set(cx.cur.r, dt, SK_BASIC, &o, &nb);
       } else {
-        if (!gen_generic(&cx.cur.si, SK_BASIC, &s, why, sizeof why)) break;
-        for (int i = 0; i < s.n; i++)
-          if (s.a[i].k == AK_TENSOR) {
-            rt *x = ref_cast(s.a[i].t, dt);
-            rt_free(s.a[i].t);
-            s.a[i].t = x;
-          }
+        one = set[0]; /* the first sample, its tensors in dt */
+        for (int i = 0; i < one.n; i++)
+          if (one.a[i].k == AK_TENSOR) one.a[i].t = ref_cast(set[0].a[i].t, dt);
+        b = malloc(sizeof *b);
+        if (b) *b = one;
       }
-      if (!materialise(&s, &cx.cur.si, M_PLAIN, &as)) {
+      if (!b || !nb || !materialise(&b[0], &cx.cur.si, M_PLAIN, &as)) {
         argset_free(&as);
-        sample_free(&s);
-        continue;
+        if (b) sample_set_free(b, nb);
+        break;
       }
       bp_tensor_meta meta[4];
       for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
       if (!bad && cx.cur.r >= 0 && bp_op_meta(cx.cur.op, &as.st, meta, 1) == BP_ERR_TYPE)
         bad = true;
+      bool ok = true;
       if (bad) {
         snprintf(what, sizeof what, "a call with %s arguments (%s)", dt_name(dt),
                  declares(dt) ? "the op does not take it" : "the kernel does not declare it");
-        if (!expect_failure(&as, what)) return;
-        dl += (size_t)snprintf(done + dl, sizeof done - dl, ", dtype %s", dt_name(dt));
-        argset_free(&as);
-        sample_free(&s);
-        break;
+        ok = expect_failure(&as, what);
+        if (ok) dl += (size_t)snprintf(done + dl, sizeof done - dl, ", dtype %s", dt_name(dt));
       }
       argset_free(&as);
-      sample_free(&s);
+      sample_set_free(b, nb);
+      if (!ok) {
+        sample_set_free(set, n);
+        return;
+      }
+      if (bad) break;
     }
   }
-  /* Shapes that do not fit. */
-  if (cx.cur.r >= 0 && sk_applies(core_refs[cx.cur.r].kind, SK_BADSHAPE)) {
-    gen_core(cx.cur.r, BP_FLOAT32, SK_BADSHAPE, 0, &s);
-    char desc[300];
-    sample_desc(&s, desc, sizeof desc);
-    if (materialise(&s, &cx.cur.si, M_PLAIN, &as)) {
-      snprintf(what, sizeof what, "a call with mismatched shapes (%s)", desc);
-      if (!expect_failure(&as, what)) return;
-      dl += (size_t)snprintf(done + dl, sizeof done - dl, ", shape");
-    }
-    argset_free(&as);
-    sample_free(&s);
-  }
+  sample_set_free(set, n);
+  if (cx.cur.r >= 0 && !bad_values(done, &dl, sizeof done)) return;
   verdict(ST_PASS, "clean failures with messages: %s", done);
+  return;
+out:
+  argset_free(&as);
+  sample_set_free(set, n);
 }

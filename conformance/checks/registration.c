@@ -98,3 +98,19 @@ void case_schemas(const certify_case *c) {
   }
   verdict(ST_PASS, "%zu ops of its own, %zu kernels, all on defined ops with schemas", nown, nimpl);
 }
+
+/* registration/probe: the probe, a process that loaded the plugin before
+ * any case, said what it registers.  If it could not (the plugin failed
+ * to load, crashed or took longer than --timeout there), no op can be
+ * checked, and the run fails closed. */
+void case_probe(const certify_case *c) {
+  (void)c;
+  if (!cx.probe.loaded) {
+    verdict(ST_FAIL, "probe: the certifier could not learn what the plugin registers, so no op "
+                     "was checked: %s",
+            cx.probe.why);
+    return;
+  }
+  verdict(ST_PASS, "%s registers %zu op(s) with kernels for %s", cx.probe.name, cx.probe.nops,
+          cx.probe.device);
+}

@@ -14,48 +14,64 @@
 
 #include "checks.h"
 
+/* Two calls of s: 1 when their results are bitwise equal, -1 when an op
+ * outside core refused s, 0 after a verdict. */
+static int repeat_one(const sample *s) {
+  unsigned char *r[2] = {NULL, NULL};
+  size_t len[2] = {0, 0};
+  int got = 1;
+  for (int t = 0; t < 2 && got > 0; t++) {
+    argset as;
+    got = call_on(s, M_PLAIN, &as, "repeatability");
+    if (got <= 0) break;
+    r[t] = result_bytes(&as.st, &len[t]);
+    bp_stack_release(&as.st);
+    argset_free(&as);
+  }
+  if (got <= 0) {
+    free(r[0]);
+    return got;
+  }
+  long at = len[0] == len[1] ? first_diff(r[0], r[1], len[0]) : 0;
+  free(r[0]);
+  free(r[1]);
+  if (at < 0) return 1;
+  char desc[300];
+  verdict(ST_FAIL, "repeatability: %s: a second identical call gave a different result (byte "
+                   "%ld)",
+          sample_desc(s, desc, sizeof desc), at);
+  return 0;
+}
+
 /* core::OP/repeatability: two calls on equal fresh arguments give
- * bitwise equal results, unless the op is declared nondeterministic. */
+ * bitwise equal results, unless the op is declared nondeterministic; in
+ * the full profile the large inputs too, where threaded paths split the
+ * work. */
 void case_repeat(const certify_case *c) {
   if (!op_setup(c)) return;
   if (cx.cur.oi.flags & BP_OP_NONDETERMINISTIC) {
     verdict(ST_SKIP, "%s is declared nondeterministic (BP_OP_NONDETERMINISTIC)", c->op);
     return;
   }
-  for (int k = 0; k < NCHECK_SAMPLES; k++) {
-    int sk = check_samples[k];
-    unsigned char *r[2] = {NULL, NULL};
-    size_t len[2];
-    bool skip = false;
-    for (int t = 0; t < 2 && !skip; t++) {
-      sample s;
-      argset as;
-      rng_seed_name(c->name);
-      int got = call_sample(c, sk, M_PLAIN, &s, &as, "repeatability");
-      if (got == 0) return;
-      if (got < 0) {
-        skip = true;
-        break;
-      }
-      r[t] = result_bytes(&as.st, &len[t]);
-      bp_stack_release(&as.st);
-      argset_free(&as);
-      sample_free(&s);
-    }
-    if (skip) {
-      free(r[0]);
-      continue;
-    }
-    long at = len[0] == len[1] ? first_diff(r[0], r[1], len[0]) : 0;
-    free(r[0]);
-    free(r[1]);
-    if (at >= 0) {
-      verdict(ST_FAIL, "repeatability: sample %s: a second identical call gave a different "
-                       "result (byte %ld)",
-              sk_name[sk], at);
+  size_t n, nl = 0;
+  sample *set = op_check_set(&n);
+  if (!set) return;
+  for (size_t k = 0; k < n; k++)
+    if (repeat_one(&set[k]) == 0) {
+      sample_set_free(set, n);
       return;
     }
+  sample_set_free(set, n);
+  if (cx.cur.r >= 0 && cx.opt.full) {
+    gen_opts o = op_gen_opts();
+    sample *large = gen_core_set(cx.cur.r, BP_FLOAT32, SK_LARGE, &o, &nl);
+    for (size_t k = 0; k < nl; k++)
+      if (repeat_one(&large[k]) == 0) {
+        sample_set_free(large, nl);
+        return;
+      }
+    sample_set_free(large, nl);
   }
-  if (all_refused(c, NCHECK_SAMPLES)) return;
-  verdict(ST_PASS, "bitwise equal results from repeated calls");
+  if (all_refused(c, n + nl)) return;
+  verdict(ST_PASS, "bitwise equal results from repeated calls on %zu samples", n + nl);
 }

@@ -11,7 +11,7 @@
  *   FAULT_META       faulty::twice's kernel returns a 1-D result
  *                    where its meta function says [4, 5]        [meta]
  *   FAULT_CRASH      core::add writes through NULL on 0-size input [CRASH]
- *   FAULT_HANG       core::add never returns for 3-D input       [TIMEOUT]
+ *   FAULT_HANG       core::add never returns for 37 elements     [TIMEOUT]
  *   FAULT_LEAK       core::add allocates a tensor it never frees [hygiene]
  *   FAULT_NONDET     core::add nudges its result by a counter    [repeatability]
  *   FAULT_THREADS    core::add sums its result in a global buffer [concurrency]
@@ -20,6 +20,9 @@
  *                    other dtypes                                [errors]
  *   FAULT_MISSING    claims core op set 1, implements only add   [registration/profile]
  *   FAULT_EXPORT     exports a symbol besides bp_plugin_init     [handshake/exports]
+ *
+ * FAULT_EMPTY builds `registers_nothing`, which loads and registers
+ * nothing: there is nothing to certify, and it must not conform.
  *
  * FAULT_NONE builds `instrumented`, whose core::add is right: it conforms.
  * With BP_FAULTY_WEAR_OUT=N in its environment, every core::add after the
@@ -31,7 +34,9 @@
  * counted in its process's environment (BP_FAULTY_ENV_CALLS), which a
  * worker that puts its environment back before each case resets; and
  * BP_FAULTY_VENDOR replaces its vendor string (any bytes: tabs, newlines,
- * quotes, invalid UTF-8), which the certificate must still carry.
+ * quotes, invalid UTF-8), which the certificate must still carry; and
+ * BP_FAULTY_SLOW_ONCE=FILE makes the first initialisation that finds no
+ * FILE create it and take 3 s (a cold cache), the later ones fast.
  *
  * Every plugin of the corpus appends the pid of its process to the file
  * that BP_FAULTY_LOAD_LOG names, each time it is initialised, and its
@@ -90,6 +95,8 @@
 #define FAULTY_NAME "extra_export"
 #elif defined(FAULT_NONE)
 #define FAULTY_NAME "instrumented"
+#elif defined(FAULT_EMPTY)
+#define FAULTY_NAME "registers_nothing"
 #else
 #error "define one FAULT_* macro"
 #endif
@@ -203,7 +210,7 @@ static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size
   /* The bug: a store through a field of a NULL pointer (address 16). */
   if (a->numel == 0) *(volatile int *)null_field = 1;
 #elif defined(FAULT_HANG)
-  if (a->ndim >= 3)
+  if (a->numel == 37)
     for (;;) {
       struct timespec ts = {1, 0};
       nanosleep(&ts, NULL);
@@ -222,7 +229,8 @@ static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size
     struct timespec pause_ts = {0, 200000};
     memset(partial, 0, (size_t)o->numel * sizeof *partial);
     nanosleep(&pause_ts, NULL);
-    for (int64_t k = 0; k < o->numel; k++) partial[k] += z[k];
+    /* (0 + x would turn -0.0 into +0.0: the first value is stored as is) */
+    for (int64_t k = 0; k < o->numel; k++) partial[k] = partial[k] == 0 ? z[k] : partial[k] + z[k];
     nanosleep(&pause_ts, NULL);
     memcpy(z, partial, (size_t)o->numel * sizeof *partial);
   }
@@ -378,7 +386,11 @@ static bp_status impl(bp_library *lib, const char *op, bp_boxed_kernel fn) {
 static bp_status setup(const bp_host_api *h, bp_registrar *reg) {
   bp_library *lib;
   bp_status st;
-#if defined(FAULT_META)
+#if defined(FAULT_EMPTY)
+  /* Loads, and registers nothing a certifier could check. */
+  (void)h, (void)reg, (void)lib, (void)st, (void)impl, (void)add_kernel;
+  return BP_OK;
+#elif defined(FAULT_META)
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "faulty", BP_LIBRARY_DEF, 0};
   if ((st = h->library(reg, &ld, &lib))) return st;
   bp_op_def d;
@@ -457,6 +469,18 @@ static void instruments(void) {
   if (hang && strcmp(hang, "1") == 0) {
     signal(SIGALRM, SIG_IGN); /* an alarm() watchdog cannot end it */
     for (;;) pause();
+  }
+  /* The first load on a machine is slow, the later ones fast, as a GPU
+   * plugin's with a cold JIT cache: the first initialisation that finds
+   * no file at BP_FAULTY_SLOW_ONCE creates it and takes 3 s. */
+  const char *once = getenv("BP_FAULTY_SLOW_ONCE");
+  if (once && *once) {
+    int fd = open(once, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      close(fd);
+      struct timespec ts = {3, 0};
+      nanosleep(&ts, NULL);
+    }
   }
   const char *vendor = getenv("BP_FAULTY_VENDOR");
   if (vendor && *vendor) desc.vendor = vendor; /* the environment's string, never freed */

@@ -1,0 +1,101 @@
+/*
+ * conformance/checks/process.c - process hygiene: a plugin leaves the
+ * process as it found it.  process/load (in a fresh process) compares the
+ * floating-point control state and every signal's disposition and the
+ * signal mask after loading the plugin with the state before; OP/process
+ * compares them after every call of the op, successful or failing, with
+ * the state before the calls.  teardown.c checks the unload.
+ */
+#define _GNU_SOURCE
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <backplane/host.h>
+
+#include "../procstate.h"
+#include "checks.h"
+
+/* Compares the process state with fp0/sig0; false after a verdict that
+ * starts with `what`. */
+static bool unchanged(const fp_state *fp0, const sig_state *sig0, const char *what) {
+  fp_state fp;
+  sig_state sig;
+  char why[400];
+  fp_state_get(&fp);
+  if (!fp_state_same(fp0, &fp, why, sizeof why)) {
+    verdict(ST_FAIL, "process: %s changed the floating-point environment: %s", what, why);
+    return false;
+  }
+  sig_state_get(&sig);
+  if (!sig_state_same(sig0, &sig, why, sizeof why)) {
+    verdict(ST_FAIL, "process: %s changed a signal's disposition: %s", what, why);
+    return false;
+  }
+  return true;
+}
+
+/* process/load: loading the plugin (its init and setup) leaves the FP
+ * environment, the signal dispositions and the mask as they were. */
+void case_process_load(const certify_case *c) {
+  (void)c;
+  fp_state fp0;
+  sig_state sig0;
+  fp_state_get(&fp0);
+  sig_state_get(&sig0);
+  if (!load_plugin() || !pick_device()) return;
+  if (!unchanged(&fp0, &sig0, "loading the plugin")) return;
+  verdict(ST_PASS, "loading the plugin leaves the floating-point environment and every signal's "
+                   "disposition and mask as they were");
+}
+
+/* Calls the op on each sample of v and checks the state after each;
+ * false after a verdict. */
+static bool calls_leave_alone(sample *v, size_t n, const fp_state *fp0, const sig_state *sig0,
+                              size_t *ncalls) {
+  for (size_t k = 0; k < n; k++) {
+    argset as;
+    char desc[300], what[400];
+    if (!materialise(&v[k], &cx.cur.si, M_PLAIN, &as)) {
+      argset_free(&as);
+      continue;
+    }
+    bp_status st = bp_call(cx.cur.op, &as.st);
+    if (st == BP_OK) bp_stack_release(&as.st);
+    argset_free(&as);
+    (*ncalls)++;
+    snprintf(what, sizeof what, "a %s call on %s", st == BP_OK ? "successful" : "failing",
+             sample_desc(&v[k], desc, sizeof desc));
+    if (!unchanged(fp0, sig0, what)) return false;
+  }
+  return true;
+}
+
+/* OP/process: no call of the op, successful or failing, changes the FP
+ * environment (rounding, flush to zero, denormals are zero, traps), a
+ * signal's disposition or the signal mask. */
+void case_process(const certify_case *c) {
+  if (!op_setup(c)) return;
+  fp_state fp0;
+  sig_state sig0;
+  fp_state_get(&fp0);
+  sig_state_get(&sig0);
+  size_t n, nb = 0, ncalls = 0;
+  sample *set = op_check_set(&n), *bad = NULL;
+  if (!set) return;
+  bool ok = calls_leave_alone(set, n, &fp0, &sig0, &ncalls);
+  if (ok && cx.cur.r >= 0) {
+    gen_opts o = op_gen_opts();
+    bad = gen_core_set(cx.cur.r, BP_FLOAT32, SK_BADSHAPE, &o, &nb);
+    ok = calls_leave_alone(bad, nb, &fp0, &sig0, &ncalls);
+  }
+  sample_set_free(set, n);
+  sample_set_free(bad, nb);
+  if (!ok) return;
+  verdict(ST_PASS, "%zu calls leave the floating-point environment and the signal dispositions "
+                   "and mask as they were",
+          ncalls);
+}

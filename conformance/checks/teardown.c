@@ -1,0 +1,138 @@
+/*
+ * conformance/checks/teardown.c - teardown/unload, in a fresh process:
+ * load the plugin, call each of its ops, unload it, and go on in the same
+ * process, three times.  After each unload the plugin's threads are gone,
+ * the floating-point environment and the signal dispositions are as they
+ * were before the first load, and the process keeps working (libbackplane
+ * answers, the ops' host definitions stay); from the second cycle on, an
+ * unload leaves no more mapped memory than the one before it did.
+ */
+#define _GNU_SOURCE
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <backplane/host.h>
+
+#include "../procstate.h"
+#include "checks.h"
+
+#define CYCLES 3
+
+/* Calls every op the plugin has a kernel of on its first check sample;
+ * the number of calls made, or -1 after a verdict. */
+static long call_each_op(void) {
+  long calls = 0;
+  gen_opts o = {NULL, false};
+  for (size_t i = 0; i < bp_op_count(); i++) {
+    const bp_op *op = bp_op_at(i);
+    bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+    bp_kernel_info ki;
+    if (bp_op_get_info(op, &oi) != BP_OK || !oi.has_meta ||
+        !plugin_kernel(op, cx.put.device.type, &ki))
+      continue;
+    cx.cur.op = op;
+    cx.cur.oi = oi;
+    cx.cur.ki = ki;
+    cx.cur.r = core_ref_index(oi.name);
+    parse_schema(oi.schema, &cx.cur.si);
+    o.declared = ki.dtypes;
+    char why[300];
+    size_t n = 0;
+    sample *v = check_set(cx.cur.r, &cx.cur.si, &o, &n, why, sizeof why);
+    if (!v || !n) continue;
+    argset as;
+    if (materialise(&v[0], &cx.cur.si, M_PLAIN, &as)) {
+      if (bp_call(op, &as.st) == BP_OK) bp_stack_release(&as.st);
+      calls++;
+    }
+    argset_free(&as);
+    sample_set_free(v, n);
+  }
+  return calls;
+}
+
+/* Waits up to a second for the process to be back to `threads` threads;
+ * the count it has then. */
+static int settle_threads(int threads) {
+  int now_threads = proc_threads();
+  for (int i = 0; i < 100 && now_threads > threads; i++) {
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+    now_threads = proc_threads();
+  }
+  return now_threads;
+}
+
+void case_teardown(const certify_case *c) {
+  (void)c;
+  fp_state fp0, fp;
+  sig_state sig0, sig;
+  map_state prev = {0, 0, 0}, m;
+  char why[400];
+  fp_state_get(&fp0);
+  sig_state_get(&sig0);
+  int threads0 = proc_threads();
+  long calls = 0;
+  for (int cycle = 1; cycle <= CYCLES; cycle++) {
+    cx.put.plugin = NULL;
+    if (!load_plugin() || !pick_device()) return;
+    long got = call_each_op();
+    calls += got;
+    bp_status st = bp_plugin_unload(cx.put.plugin);
+    if (st != BP_OK) {
+      verdict(ST_FAIL, "teardown: cycle %d: bp_plugin_unload failed after %ld calls: %s", cycle,
+              got, bp_last_error());
+      return;
+    }
+    cx.put.plugin = NULL;
+    int threads = settle_threads(threads0);
+    if (threads0 > 0 && threads > threads0) {
+      verdict(ST_FAIL, "teardown: cycle %d: %d thread(s) the plugin started still run after "
+                       "bp_plugin_unload (%d before the load, %d after the unload)",
+              cycle, threads - threads0, threads0, threads);
+      return;
+    }
+    fp_state_get(&fp);
+    if (!fp_state_same(&fp0, &fp, why, sizeof why)) {
+      verdict(ST_FAIL, "teardown: cycle %d: after bp_plugin_unload the floating-point "
+                       "environment differs from before the load: %s",
+              cycle, why);
+      return;
+    }
+    sig_state_get(&sig);
+    if (!sig_state_same(&sig0, &sig, why, sizeof why)) {
+      verdict(ST_FAIL, "teardown: cycle %d: after bp_plugin_unload a signal differs from before "
+                       "the load: %s",
+              cycle, why);
+      return;
+    }
+    /* The process goes on: the host still answers, and its definitions
+     * of the core ops outlive the plugin's kernels. */
+    const bp_op *add = NULL;
+    bp_tensor *t = NULL;
+    int64_t four = 4;
+    if (bp_op_find("core::add", &add) != BP_OK ||
+        bp_tensor_empty(BP_CPU, BP_FLOAT32, 1, &four, &t) != BP_OK) {
+      verdict(ST_FAIL, "teardown: cycle %d: after bp_plugin_unload the host no longer works: %s",
+              cycle, bp_last_error());
+      return;
+    }
+    bp_tensor_release(t);
+    if (!map_state_get(cx.opt.plugin, &m)) continue;
+    if (cycle >= 3 && (m.count > prev.count || m.bytes > prev.bytes)) {
+      verdict(ST_FAIL, "teardown: cycle %d: each load and unload leaves memory mapped: %ld "
+                       "mapping(s) and %lld byte(s) more than after the cycle before",
+              cycle, m.count - prev.count, m.bytes - prev.bytes);
+      return;
+    }
+    prev = m;
+  }
+  verdict(ST_PASS, "%d cycles of load, %ld calls in all, unload: no thread or mapping left behind, "
+                   "the floating-point environment and signals as before, and the host goes on",
+          CYCLES, calls);
+}

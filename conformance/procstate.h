@@ -1,0 +1,58 @@
+/*
+ * conformance/procstate.h - the per-process state a plugin must leave as
+ * it found it: the floating-point control state (rounding mode, flush to
+ * zero, denormals are zero, trapped exceptions), the disposition of every
+ * signal, the signal mask, the number of threads, and what is mapped.
+ *
+ * The process checks take a snapshot before the plugin is loaded and
+ * compare against it after loading, after calls and after unloading.
+ */
+#ifndef BP_CONFORMANCE_PROCSTATE_H
+#define BP_CONFORMANCE_PROCSTATE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The floating-point control state (not the exception flags, which any
+ * computation may raise). */
+typedef struct fp_state {
+  int round;          /* fegetround() */
+  uint32_t simd_ctrl; /* x86 MXCSR without its flag bits; AArch64 FPCR */
+  uint32_t x87_ctrl;  /* x86 x87 control word, else 0 */
+} fp_state;
+
+void fp_state_get(fp_state *out);
+/* "" when equal, else what differs ("rounding mode 0x400 (was 0), flush
+ * to zero on (was off)") into why. */
+bool fp_state_same(const fp_state *before, const fp_state *now, char *why, size_t len);
+/* Puts a snapshot back (what a fresh process would have). */
+void fp_state_set(const fp_state *s);
+
+#define SIGSTATE_MAX 65
+typedef struct sig_state {
+  struct sigaction act[SIGSTATE_MAX]; /* by signal number; [0] unused */
+  sigset_t mask;
+} sig_state;
+
+void sig_state_get(sig_state *out);
+/* Puts every disposition back (not the mask). */
+void sig_state_set(const sig_state *s);
+/* False with the first difference in why: which signal, and how. */
+bool sig_state_same(const sig_state *before, const sig_state *now, char *why, size_t len);
+
+/* The threads of this process (/proc/self/task), or -1. */
+int proc_threads(void);
+
+/* What is mapped, but the brk heap and the stack: the number of mappings,
+ * their total size, and the size mapped from `path` (0 when path is NULL
+ * or not mapped). */
+typedef struct map_state {
+  long count;
+  long long bytes;
+  long long from_path;
+} map_state;
+bool map_state_get(const char *path, map_state *out);
+
+#endif /* BP_CONFORMANCE_PROCSTATE_H */

@@ -1,0 +1,50 @@
+/*
+ * conformance/sample_int.h - what the sample-set generators (sample_sets.c,
+ * sample_values.c, sample_bad.c) share; not used outside them.
+ */
+#ifndef BP_CONFORMANCE_SAMPLE_INT_H
+#define BP_CONFORMANCE_SAMPLE_INT_H
+
+#include "sample.h"
+
+/* A set being built, for core op r in the case's dtype dt. */
+typedef struct slist {
+  sample *v;
+  size_t n, cap;
+  int r;
+  int32_t dt;
+  const gen_opts *o;
+} slist;
+
+static inline enum kind kind_of(const slist *L) { return core_refs[L->r].kind; }
+static inline int sub_of(const slist *L) { return core_refs[L->r].sub; }
+
+/* A new zeroed sample at the end of L, labelled. */
+sample *gen_next(slist *L, const char *label);
+/* Whether the kernel declares dt. */
+bool gen_declared(const slist *L, int32_t dt);
+/* Argument `arg` of the op in its usual range of values. */
+rt *gen_input(const slist *L, int arg, int32_t dt, int32_t nd, const int64_t *sz);
+
+/* The usual range of argument `arg` of an op of kind and sub, in dt. */
+void gen_domain(enum kind kind, int sub, int arg, int32_t dt, double *lo, double *hi);
+/* Whether the op rounds once, so that its results compare bit for bit. */
+bool gen_exact(enum kind kind, int sub);
+/* The fill_ value of a variant (a plain one, an integral one, ...). */
+double gen_fill_value(int32_t dt, int variant);
+/* Values for a tensor of shape sh in dt to be laid out as lay: constant
+ * along the dim an expanded layout expands. */
+typedef struct shape shape;
+rt *gen_for_layout(int32_t dt, const shape *sh, int lay, enum kind kind, int sub);
+
+
+/* The value-class set, and the bad-shape set of the errors check. */
+void gen_values(slist *L);
+void gen_badshape(slist *L);
+
+struct shape {
+  int32_t n;
+  int64_t s[6];
+};
+
+#endif /* BP_CONFORMANCE_SAMPLE_INT_H */

@@ -1,0 +1,541 @@
+/*
+ * conformance/sample_sets.c - the sample sets of the numerics check: for a
+ * core op, a dtype and a sample class, the list of calls to make.
+ *
+ * The sets are chosen for coverage, not count: every length a vector loop
+ * or an unrolled loop can end on, every layout of every tensor argument,
+ * every broadcast pattern, every dim, every promotion partner, the value
+ * classes where kernels go wrong (docs/certification.md), and a few inputs
+ * large enough for threaded and blocked paths.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sample.h"
+#include "sample_int.h"
+#include "num.h"
+
+/* ---- The list being built ------------------------------------------------ */
+
+sample *gen_next(slist *L, const char *label) {
+  if (L->n == L->cap) {
+    size_t cap = L->cap ? 2 * L->cap : 32;
+    sample *g = realloc(L->v, cap * sizeof *g);
+    if (!g) abort(); /* the certifier's own memory: nothing to report to */
+    L->v = g;
+    L->cap = cap;
+  }
+  sample *s = &L->v[L->n++];
+  memset(s, 0, sizeof *s);
+  snprintf(s->label, sizeof s->label, "%s", label);
+  return s;
+}
+#define next gen_next
+
+bool gen_declared(const slist *L, int32_t dt) {
+  if (!L->o->declared) return true;
+  for (const int32_t *p = L->o->declared; *p != BP_DTYPE_INVALID; p++)
+    if (*p == dt) return true;
+  return false;
+}
+
+
+rt *gen_input(const slist *L, int arg, int32_t dt, int32_t nd, const int64_t *sz) {
+  double lo, hi;
+  gen_domain(kind_of(L), sub_of(L), arg, dt, &lo, &hi);
+  return rand_rt(dt, nd, sz, lo, hi);
+}
+
+/* ---- Shapes -------------------------------------------------------------- */
+
+/* Every length 0 .. 70, and multiples of 64 (so of 8, 16 and 32) +-1. */
+static const int64_t sweep_long[] = {127, 128, 129, 191, 192, 193, 255,  256,  257,
+                                     511, 512, 513, 1023, 1024, 1025};
+#define NSWEEP (71 + (int)(sizeof sweep_long / sizeof *sweep_long))
+static int64_t sweep(int i) { return i <= 70 ? i : sweep_long[i - 71]; }
+
+/* Ranks 0 .. 5, and tensors with a 0-size dim. */
+static const shape ranks[] = {
+    {0, {0}},       {1, {5}},          {2, {3, 4}},          {3, {2, 3, 5}},
+    {4, {2, 3, 1, 4}}, {5, {2, 1, 3, 2, 3}}, {2, {0, 3}},     {2, {3, 0}},
+    {3, {2, 0, 4}},
+};
+#define NRANKS (sizeof ranks / sizeof *ranks)
+
+/* ---- Per kind: the arguments around the tensors ------------------------- */
+
+/* Pushes the trailing scalars of an elementwise op (alpha, c, approximate)
+ * and says whether the result is rounded once. */
+static void tail_args(slist *L, sample *s, int variant) {
+  enum kind k = kind_of(L);
+  int sub = sub_of(L);
+  bool fl = dt_is_float(s->a[0].t->dtype);
+  s->exact = gen_exact(k, sub);
+  s->zero_ties = k == K_BINARY && (sub == RB_MAXIMUM || sub == RB_MINIMUM);
+  if (k == K_MULADD) {
+    add_float(s, variant & 1 ? -1.25 : 0.5);
+  } else if (k == K_ADD_OUT || (k == K_BINARY && (sub == RB_ADD || sub == RB_SUB))) {
+    /* alpha 1 rounds once; another alpha is compared within tolerance */
+    double alpha = variant % 3 == 2 ? (fl ? 0.5 : 2.0) : 1.0;
+    if (variant % 5 == 4 && fl) alpha = -2.75;
+    add_float(s, alpha);
+    s->exact = alpha == 1.0;
+  } else if (k == K_UNARY && sub == RU_GELU) {
+    add_str(s, variant & 1 ? "tanh" : "none");
+  }
+}
+
+/* The out argument of add.out: the broadcast shape and promoted dtype. */
+static void add_out(sample *s, int lay) {
+  const rt *a = s->a[0].t, *b = s->a[1].t;
+  int32_t n;
+  int64_t sz[BP_MAX_NDIM];
+  if (!ref_broadcast(a->ndim, a->sizes, b->ndim, b->sizes, &n, sz)) n = 1, sz[0] = 1;
+  add_tensor(s, rand_rt(dt_promote(a->dtype, b->dtype), n, sz, -1, 1), lay);
+}
+
+/* An elementwise sample over operands of shapes sa (and sb, sc) with the
+ * layouts la, lb, lc. */
+static void ew(slist *L, const char *label, const shape *sa, const shape *sb, const shape *sc,
+               int la, int lb, int lc, int32_t dta, int32_t dtb, int variant) {
+  enum kind k = kind_of(L);
+  sample *s = next(L, label);
+  switch (k) {
+    case K_WHERE:
+      add_tensor(s, rand_rt(BP_BOOL, sa->n, sa->s, 0, 1), la);
+      add_tensor(s, gen_input(L, 1, dta, sb->n, sb->s), lb);
+      add_tensor(s, gen_input(L, 2, dtb, sc->n, sc->s), lc);
+      s->exact = true;
+      return;
+    case K_UNARY:
+    case K_CONTIGUOUS:
+      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
+      tail_args(L, s, variant);
+      return;
+    case K_CAST:
+      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
+      add_dtype(s, dtb);
+      s->exact = true;
+      return;
+    case K_FILL:
+      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
+      add_float(s, gen_fill_value(dta, variant));
+      s->exact = true;
+      return;
+    case K_COPY:
+      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
+      add_tensor(s, gen_input(L, 1, dtb, sb->n, sb->s), lb);
+      s->exact = true;
+      return;
+    default: /* binary, add.out, muladd */
+      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
+      add_tensor(s, gen_input(L, 1, dtb, sb->n, sb->s), lb);
+      tail_args(L, s, variant);
+      if (k == K_ADD_OUT) add_out(s, lc);
+      return;
+  }
+}
+
+static void ew_same(slist *L, const char *label, const shape *sh, int lay, int variant) {
+  /* cast: to its own dtype (a new tensor all the same) and to float64 */
+  int32_t to = kind_of(L) == K_CAST && variant % 2 ? BP_FLOAT64 : L->dt;
+  ew(L, label, sh, sh, sh, lay, lay, lay, L->dt, to, variant);
+}
+
+/* A reduction-like sample: x of shape sh and the op's dim arguments. */
+static void along(slist *L, const char *label, rt *x, int lay, const int64_t *dims, int ndims,
+                  int keepdim, int32_t sum_dt) {
+  enum kind k = kind_of(L);
+  sample *s = next(L, label);
+  add_tensor(s, x, lay);
+  s->exact = gen_exact(k, sub_of(L));
+  s->zero_ties = k == K_REDUCE && (sub_of(L) == RR_AMAX || sub_of(L) == RR_AMIN);
+  switch (k) {
+    case K_REDUCE:
+      add_list(s, dims, (size_t)(ndims < 0 ? 0 : ndims));
+      if (keepdim >= 0 || sum_dt != BP_DTYPE_INVALID) add_bool(s, keepdim > 0);
+      if (sum_dt != BP_DTYPE_INVALID && sub_of(L) == RR_SUM) add_dtype(s, sum_dt);
+      break;
+    case K_ARGMAX:
+      if (ndims < 0) add_none(s);
+      else add_int(s, dims[0]);
+      if (keepdim >= 0) add_bool(s, keepdim > 0);
+      break;
+    case K_SOFTMAX: add_int(s, ndims > 0 ? dims[0] : -1); break;
+    case K_LAYER_NORM: {
+      /* normalized_shape: the trailing dims[0] sizes of x */
+      int64_t nn = ndims > 0 ? dims[0] : 1, ns[BP_MAX_NDIM];
+      if (nn > x->ndim) nn = x->ndim;
+      for (int64_t j = 0; j < nn; j++) ns[j] = x->sizes[x->ndim - nn + j];
+      add_list(s, ns, (size_t)nn);
+      if (keepdim > 0) { /* with weight and bias */
+        add_tensor(s, rand_rt(x->dtype, (int32_t)nn, ns, 0.5, 1.5), L_CONTIG);
+        add_tensor(s, rand_rt(x->dtype, (int32_t)nn, ns, -1, 1), L_CONTIG);
+        add_float(s, sum_dt == BP_DTYPE_INVALID ? 1e-5 : 1e-3);
+      }
+      break;
+    }
+    default: break;
+  }
+}
+
+static void along_shape(slist *L, const char *label, const shape *sh, int lay, const int64_t *dims,
+                        int ndims, int keepdim) {
+  along(L, label, gen_input(L, 0, L->dt, sh->n, sh->s), lay, dims, ndims, keepdim,
+        BP_DTYPE_INVALID);
+}
+
+static void mm(slist *L, const char *label, const shape *sa, const shape *sb, int la, int lb) {
+  sample *s = next(L, label);
+  add_tensor(s, gen_input(L, 0, L->dt, sa->n, sa->s), la);
+  add_tensor(s, gen_input(L, 1, L->dt, sb->n, sb->s), lb);
+}
+
+/* ---- The classes ---------------------------------------------------------- */
+
+static void set_basic(slist *L) {
+  static const shape s23 = {2, {2, 3}}, s34 = {2, {3, 4}};
+  static const int64_t last = -1;
+  switch (kind_of(L)) {
+    case K_MATMUL: mm(L, "basic", &s23, &s34, L_CONTIG, L_CONTIG); break;
+    case K_REDUCE: along_shape(L, "basic", &s23, L_CONTIG, &last, 1, -1); break;
+    case K_ARGMAX:
+    case K_SOFTMAX: along_shape(L, "basic", &s23, L_CONTIG, &last, 1, -1); break;
+    case K_LAYER_NORM: {
+      static const int64_t one = 1;
+      along_shape(L, "basic", &s23, L_CONTIG, &one, 1, 0);
+      break;
+    }
+    default: ew_same(L, "basic", &s23, L_CONTIG, 0); break;
+  }
+}
+
+static void set_sizes(slist *L) {
+  enum kind k = kind_of(L);
+  char label[64];
+  for (int i = 0; i < NSWEEP; i++) {
+    int64_t n = sweep(i);
+    snprintf(label, sizeof label, "length %lld", (long long)n);
+    shape v = {1, {n}}, rows = {2, {3, n}}, cols = {2, {n, 5}};
+    static const int64_t last = -1, first = 0, one = 1;
+    switch (k) {
+      case K_REDUCE:
+        along_shape(L, label, &v, L_CONTIG, NULL, 0, -1);
+        along_shape(L, label, &rows, L_CONTIG, &last, 1, -1);
+        if (i % 3 == 0) along_shape(L, label, &cols, L_CONTIG, &first, 1, -1);
+        break;
+      case K_ARGMAX:
+        along_shape(L, label, &v, L_CONTIG, NULL, -1, -1);
+        along_shape(L, label, &rows, L_CONTIG, &last, 1, -1);
+        if (i % 3 == 0) along_shape(L, label, &cols, L_CONTIG, &first, 1, -1);
+        break;
+      case K_SOFTMAX:
+        along_shape(L, label, &rows, L_CONTIG, &last, 1, -1);
+        if (i % 3 == 0) along_shape(L, label, &cols, L_CONTIG, &first, 1, -1);
+        break;
+      case K_LAYER_NORM: along_shape(L, label, &rows, L_CONTIG, &one, 1, i & 1); break;
+      case K_MATMUL: {
+        /* k through the sweep; m and n through part of it */
+        shape a = {2, {3, n}}, b = {2, {n, 5}};
+        mm(L, label, &a, &b, L_CONTIG, L_CONTIG);
+        if (i % 4 == 1) {
+          shape a2 = {2, {n, 4}}, b2 = {2, {4, n % 67 + 1}};
+          mm(L, label, &a2, &b2, L_CONTIG, L_CONTIG);
+        }
+        break;
+      }
+      default: ew_same(L, label, &v, L_CONTIG, i); break;
+    }
+  }
+  for (size_t j = 0; j < NRANKS; j++) {
+    const shape *sh = &ranks[j];
+    snprintf(label, sizeof label, "rank %d", (int)sh->n);
+    int64_t d0 = 0, dl = -1;
+    switch (k) {
+      case K_REDUCE:
+        along_shape(L, label, sh, L_CONTIG, NULL, 0, -1);
+        if (sh->n) along_shape(L, label, sh, L_CONTIG, &d0, 1, 1);
+        break;
+      case K_ARGMAX:
+        along_shape(L, label, sh, L_CONTIG, NULL, -1, -1);
+        along_shape(L, label, sh, L_CONTIG, &dl, 1, 0);
+        break;
+      case K_SOFTMAX: along_shape(L, label, sh, L_CONTIG, &dl, 1, -1); break;
+      case K_LAYER_NORM: {
+        int64_t nn = sh->n > 1 ? 2 : 1;
+        if (sh->n) along_shape(L, label, sh, L_CONTIG, &nn, 1, 1);
+        break;
+      }
+      case K_MATMUL: {
+        static const shape mats[][2] = {
+            {{1, {7}}, {1, {7}}},       {{1, {7}}, {2, {7, 3}}},  {{2, {4, 7}}, {1, {7}}},
+            {{3, {2, 4, 7}}, {2, {7, 3}}}, {{2, {0, 3}}, {2, {3, 4}}}, {{2, {3, 0}}, {2, {0, 4}}},
+            {{2, {3, 4}}, {2, {4, 0}}}, {{1, {1}}, {1, {1}}},     {{2, {1, 1}}, {2, {1, 1}}},
+        };
+        if (j < sizeof mats / sizeof *mats) mm(L, label, &mats[j][0], &mats[j][1], 0, 0);
+        break;
+      }
+      default: ew_same(L, label, sh, L_CONTIG, (int)j); break;
+    }
+  }
+  if (k == K_MATMUL) {
+    static const int64_t big_k[][3] = {{2, 2048, 3}, {3, 3001, 2}, {65, 65, 65}, {33, 257, 31},
+                                       {4, 1000, 7}, {1, 4097, 1}, {17, 513, 129}};
+    for (size_t j = 0; j < sizeof big_k / sizeof *big_k; j++) {
+      shape a = {2, {big_k[j][0], big_k[j][1]}}, b = {2, {big_k[j][1], big_k[j][2]}};
+      snprintf(label, sizeof label, "m %lld, k %lld, n %lld", (long long)big_k[j][0],
+               (long long)big_k[j][1], (long long)big_k[j][2]);
+      mm(L, label, &a, &b, L_CONTIG, L_CONTIG);
+    }
+  }
+}
+
+static void set_layouts(slist *L) {
+  enum kind k = kind_of(L);
+  static const shape s3 = {3, {5, 7, 9}}, s4 = {4, {2, 3, 5, 7}};
+  char label[64];
+  int nt = k == K_WHERE || k == K_ADD_OUT ? 3 : k == K_BINARY || k == K_MULADD || k == K_COPY ||
+                                                        k == K_MATMUL
+                                                    ? 2
+                                                    : 1;
+  for (int arg = 0; arg < nt; arg++)
+    for (int lay = 1; lay < L_KINDS; lay++) {
+      bool mutated = (k == K_COPY && arg == 0) || (k == K_ADD_OUT && arg == 2);
+      if (mutated && lay_is_expanded(lay)) continue; /* the op set refuses it */
+      const shape *sh = lay == L_CHANNELS_LAST ? &s4 : &s3;
+      snprintf(label, sizeof label, "argument %d %s", arg, lay_name[lay]);
+      int la = arg == 0 ? lay : 0, lb = arg == 1 ? lay : 0, lc = arg == 2 ? lay : 0;
+      static const int64_t last = -1, one = 1, mid = 1;
+      switch (k) {
+        case K_REDUCE:
+          along(L, label, gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, &mid, 1, 0,
+                BP_DTYPE_INVALID);
+          along(L, label, gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, NULL, 0, -1,
+                BP_DTYPE_INVALID);
+          break;
+        case K_ARGMAX:
+        case K_SOFTMAX:
+          along(L, label, gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, &last, 1,
+                -1, BP_DTYPE_INVALID);
+          break;
+        case K_LAYER_NORM:
+          along(L, label, gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, &one, 1, 1,
+                BP_DTYPE_INVALID);
+          break;
+        case K_MATMUL: {
+          shape a = {3, {3, 6, 5}}, b = {3, {3, 5, 7}};
+          sample *s = next(L, label);
+          add_tensor(s, gen_for_layout(L->dt, &a, la, K_MATMUL, 0), la);
+          add_tensor(s, gen_for_layout(L->dt, &b, lb, K_MATMUL, 0), lb);
+          break;
+        }
+        default: {
+          size_t before = L->n;
+          ew(L, label, sh, sh, sh, la, lb, lc, L->dt, k == K_CAST ? BP_FLOAT64 : L->dt, lay);
+          /* An expanded argument holds one value along the expanded dim. */
+          sample *s = &L->v[before];
+          int t = k == K_ADD_OUT || k == K_BINARY || k == K_MULADD || k == K_COPY ||
+                          k == K_WHERE
+                      ? arg
+                      : 0;
+          if (lay_is_expanded(lay)) gen_make_expandable(s->a[t].t, lay);
+          break;
+        }
+      }
+    }
+  /* Every argument non-contiguous at once. */
+  if (k != K_REDUCE && k != K_ARGMAX && k != K_SOFTMAX && k != K_LAYER_NORM && k != K_MATMUL)
+    ew(L, "every argument permuted", &s3, &s3, &s3, L_PERMUTED, L_PERMUTED, L_PERMUTED, L->dt,
+       k == K_CAST ? BP_FLOAT16 : L->dt, 1);
+}
+
+static void set_broadcast(slist *L) {
+  enum kind k = kind_of(L);
+  static const shape pairs[][2] = {
+      {{3, {2, 3, 4}}, {3, {1, 3, 4}}}, {{3, {2, 3, 4}}, {3, {2, 1, 4}}},
+      {{3, {2, 3, 4}}, {3, {2, 3, 1}}}, {{3, {2, 3, 4}}, {1, {4}}},
+      {{1, {4}}, {3, {2, 3, 4}}},       {{3, {2, 3, 4}}, {0, {0}}},
+      {{0, {0}}, {3, {2, 3, 4}}},       {{3, {3, 1, 5}}, {3, {1, 4, 1}}},
+      {{2, {5, 1}}, {2, {1, 6}}},       {{1, {1}}, {1, {7}}},
+      {{5, {2, 1, 3, 1, 2}}, {3, {4, 1, 2}}}, {{2, {3, 67}}, {1, {67}}},
+      {{2, {3, 67}}, {2, {3, 1}}},      {{1, {130}}, {1, {1}}},
+      {{2, {0, 3}}, {1, {3}}},          {{4, {2, 1, 1, 3}}, {2, {5, 1}}},
+  };
+  static const shape mats[][2] = {
+      {{4, {2, 1, 4, 5}}, {3, {3, 5, 6}}}, {{1, {5}}, {3, {2, 5, 3}}},
+      {{3, {2, 4, 5}}, {1, {5}}},          {{3, {1, 4, 5}}, {3, {3, 5, 2}}},
+      {{3, {3, 4, 5}}, {3, {1, 5, 2}}},    {{4, {2, 3, 4, 5}}, {2, {5, 6}}},
+      {{2, {4, 5}}, {4, {2, 3, 5, 6}}},
+  };
+  char label[64];
+  if (k == K_MATMUL) {
+    for (size_t j = 0; j < sizeof mats / sizeof *mats; j++) {
+      snprintf(label, sizeof label, "batch broadcast %zu", j);
+      mm(L, label, &mats[j][0], &mats[j][1], L_CONTIG, L_CONTIG);
+    }
+    return;
+  }
+  for (size_t j = 0; j < sizeof pairs / sizeof *pairs; j++) {
+    const shape *a = &pairs[j][0], *b = &pairs[j][1];
+    snprintf(label, sizeof label, "broadcast %zu", j);
+    if (k == K_COPY) {
+      /* src broadcasts to self: self takes the larger shape */
+      int32_t n;
+      int64_t sz[BP_MAX_NDIM];
+      if (!ref_broadcast(a->n, a->s, b->n, b->s, &n, sz)) continue;
+      shape self = {n, {0}};
+      memcpy(self.s, sz, (size_t)n * sizeof *sz);
+      ew(L, label, &self, b->n <= n ? b : a, NULL, 0, 0, 0, L->dt, L->dt, 0);
+    } else if (k == K_WHERE) {
+      /* the pattern through each pair of the three arguments */
+      ew(L, label, a, b, a, 0, 0, 0, L->dt, L->dt, 0);
+      ew(L, label, b, a, a, 0, 0, 0, L->dt, L->dt, 0);
+      ew(L, label, a, a, b, 0, 0, 0, L->dt, L->dt, 0);
+    } else {
+      ew(L, label, a, b, NULL, 0, 0, 0, L->dt, L->dt, (int)j);
+    }
+  }
+}
+
+static void set_dims(slist *L) {
+  enum kind k = kind_of(L);
+  static const shape s3 = {3, {3, 4, 5}}, s67 = {3, {3, 67, 5}}, s0 = {0, {0}},
+                     s5 = {5, {2, 1, 3, 2, 3}};
+  static const int64_t dimsets[][3] = {{0},    {1},     {2},       {-1},      {-2},
+                                       {-3},   {0, 2},  {-1, 0},   {0, -1},   {1, -3},
+                                       {1, 2}, {0, 1, 2}, {2, 0, 1}, {0, -2, 2}, {-3, -2, -1}};
+  static const int dimn[] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3, 3};
+  char label[64];
+  for (int keep = 0; keep < 2; keep++) {
+    for (size_t j = 0; j < sizeof dimn / sizeof *dimn; j++) {
+      const int64_t *d = dimsets[j];
+      snprintf(label, sizeof label, "dims %zu, keepdim %d", j, keep);
+      if (k == K_REDUCE) {
+        along_shape(L, label, j % 2 ? &s67 : &s3, 0, d, dimn[j], keep);
+      } else if (dimn[j] == 1 && k != K_LAYER_NORM) {
+        along_shape(L, label, j % 2 ? &s67 : &s3, 0, d, 1, keep);
+      }
+    }
+    if (k == K_REDUCE) {
+      static const int64_t d13[] = {1, 3}, d0 = 0, dm = -1;
+      along_shape(L, "empty dim list", &s3, 0, NULL, 0, keep);
+      along_shape(L, "rank 5, dims 1, 3", &s5, 0, d13, 2, keep);
+      along_shape(L, "0-dim, dim 0", &s0, 0, &d0, 1, keep);
+      along_shape(L, "0-dim, dim -1", &s0, 0, &dm, 1, keep);
+      along_shape(L, "0-dim, no dims", &s0, 0, NULL, 0, keep);
+    } else if (k == K_ARGMAX) {
+      static const int64_t d0 = 0, dm = -1;
+      along_shape(L, "dim None", &s67, 0, NULL, -1, keep);
+      along_shape(L, "0-dim, dim 0", &s0, 0, &d0, 1, keep);
+      along_shape(L, "0-dim, dim -1", &s0, 0, &dm, 1, keep);
+      along_shape(L, "0-dim, dim None", &s0, 0, NULL, -1, keep);
+    } else if (k == K_SOFTMAX && keep == 0) {
+      static const int64_t d0 = 0;
+      along_shape(L, "0-dim, dim 0", &s0, 0, &d0, 1, -1);
+    } else if (k == K_LAYER_NORM) {
+      for (int64_t nn = 1; nn <= 3; nn++) {
+        snprintf(label, sizeof label, "normalized over %lld dims%s", (long long)nn,
+                 keep ? ", weight and bias" : "");
+        along_shape(L, label, nn == 2 ? &s67 : &s3, 0, &nn, 1, keep);
+      }
+    }
+  }
+  if (k == K_REDUCE && sub_of(L) == RR_SUM) {
+    /* sum's dtype argument: widen, keep, and for integers a float */
+    int32_t to[] = {BP_FLOAT64, L->dt, dt_is_float(L->dt) ? BP_FLOAT32 : BP_INT32};
+    static const int64_t d1 = 1;
+    for (size_t j = 0; j < 3; j++) {
+      snprintf(label, sizeof label, "dtype=%s", dt_name(to[j]));
+      along(L, label, gen_input(L, 0, L->dt, s67.n, s67.s), 0, &d1, 1, 0, to[j]);
+      along(L, label, gen_input(L, 0, L->dt, s3.n, s3.s), 0, NULL, 0, 1, to[j]);
+    }
+  }
+  if (k == K_LAYER_NORM) {
+    static const int64_t one = 1;
+    along(L, "eps 1e-3", gen_input(L, 0, L->dt, s3.n, s3.s), 0, &one, 1, 1, BP_FLOAT64);
+  }
+}
+
+static void set_promotion(slist *L) {
+  enum kind k = kind_of(L);
+  static const shape v = {1, {67}}, m = {2, {3, 67}};
+  char label[64];
+  for (int d = 0; d < NUM_DTYPES; d++) {
+    int32_t x = all_dtypes[d];
+    if (!gen_declared(L, x)) continue;
+    if (k == K_CAST) {
+      snprintf(label, sizeof label, "to %s", dt_name(x));
+      ew(L, label, &m, NULL, NULL, 0, 0, 0, L->dt, x, 0);
+      continue;
+    }
+    if (x == L->dt) continue;
+    if (k == K_COPY) {
+      snprintf(label, sizeof label, "from %s", dt_name(x));
+      ew(L, label, &m, &v, NULL, 0, 0, 0, L->dt, x, 0);
+      continue;
+    }
+    snprintf(label, sizeof label, "with %s", dt_name(x));
+    ew(L, label, &m, &v, &m, 0, 0, 0, L->dt, x, d);
+    snprintf(label, sizeof label, "%s with", dt_name(x));
+    ew(L, label, &v, &m, &v, 0, 0, 0, x, L->dt, d + 1);
+  }
+}
+
+static void set_large(slist *L) {
+  enum kind k = kind_of(L);
+  /* Past 1e5 elements, where kernels split the work over threads and
+   * blocks; sizes that no block or vector length divides. */
+  static const shape v = {1, {100003}}, big = {2, {331, 317}}, row = {1, {317}},
+                     flat = {1, {200003}};
+  static const int64_t d0 = 0, d1 = 1, one = 1;
+  switch (k) {
+    case K_REDUCE:
+      along_shape(L, "200003 elements", &flat, 0, NULL, 0, -1);
+      along_shape(L, "[331, 317], dim 0", &big, 0, &d0, 1, 0);
+      along_shape(L, "[331, 317], dim 1", &big, 0, &d1, 1, 1);
+      break;
+    case K_ARGMAX:
+      along_shape(L, "200003 elements", &flat, 0, NULL, -1, -1);
+      along_shape(L, "[331, 317], dim 0", &big, 0, &d0, 1, 0);
+      break;
+    case K_SOFTMAX:
+      along_shape(L, "[331, 317], dim 1", &big, 0, &d1, 1, -1);
+      along_shape(L, "[331, 317], dim 0", &big, 0, &d0, 1, -1);
+      break;
+    case K_LAYER_NORM: along_shape(L, "[331, 317]", &big, 0, &one, 1, 1); break;
+    case K_MATMUL: {
+      static const shape a = {2, {257, 515}}, b = {2, {515, 263}}, ba = {3, {8, 64, 300}},
+                         bb = {2, {300, 129}};
+      mm(L, "[257, 515] x [515, 263]", &a, &b, 0, 0);
+      mm(L, "[8, 64, 300] x [300, 129]", &ba, &bb, 0, L_TRANSPOSED);
+      break;
+    }
+    default:
+      ew_same(L, "100003 elements", &v, 0, 0);
+      ew_same(L, "[331, 317] transposed", &big, L_TRANSPOSED, 1);
+      if (k == K_BINARY || k == K_MULADD || k == K_ADD_OUT || k == K_COPY)
+        ew(L, "[331, 317] with [317]", &big, &row, &big, 0, 0, 0, L->dt, L->dt, 3);
+      break;
+  }
+}
+
+sample *gen_core_set(int r, int32_t dt, int sk, const gen_opts *o, size_t *n) {
+  slist L = {NULL, 0, 0, r, dt, o};
+
+  switch (sk) {
+    case SK_BASIC: set_basic(&L); break;
+    case SK_SIZES: set_sizes(&L); break;
+    case SK_LAYOUTS: set_layouts(&L); break;
+    case SK_BROADCAST: set_broadcast(&L); break;
+    case SK_DIMS: set_dims(&L); break;
+    case SK_PROMOTION: set_promotion(&L); break;
+    case SK_VALUES: gen_values(&L); break;
+    case SK_LARGE: set_large(&L); break;
+    case SK_BADSHAPE: gen_badshape(&L); break;
+    default: break;
+  }
+  *n = L.n;
+  return L.v;
+}

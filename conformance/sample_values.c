@@ -1,0 +1,396 @@
+/*
+ * conformance/sample_values.c - value classes: the usual range of each op's
+ * arguments, the special values of each dtype (NaN, infinities, signed
+ * zeros, the largest and smallest finite values, denormals, integer
+ * extremes), the edges of each function's range, and the sets of the
+ * `values` sample class and of the errors check's bad arguments.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sample_int.h"
+#include "num.h"
+
+void gen_domain(enum kind kind, int sub, int arg, int32_t dt, double *lo, double *hi) {
+  bool fl = dt_is_float(dt);
+  *lo = fl ? -2 : -50;
+  *hi = fl ? 2 : 50;
+  switch (kind) {
+    case K_UNARY:
+      if (sub == RU_LOG || sub == RU_SQRT || sub == RU_RSQRT) *lo = fl ? 0.25 : 1, *hi = fl ? 3 : 9;
+      else if (fl) *lo = -3, *hi = 3;
+      break;
+    case K_BINARY:
+      if (sub == RB_POW && arg == 0) *lo = fl ? 0.5 : -3, *hi = fl ? 2 : 3;
+      if (sub == RB_POW && arg == 1) *lo = fl ? -2 : 0, *hi = fl ? 2 : 3;
+      break;
+    case K_ARGMAX: *lo = -5, *hi = 5; break;
+    case K_MATMUL: *lo = -0.5, *hi = 0.5; break;
+    case K_SOFTMAX:
+    case K_LAYER_NORM: *lo = -3, *hi = 3; break;
+    default: break;
+  }
+}
+
+bool gen_exact(enum kind kind, int sub) {
+  switch (kind) {
+    case K_BINARY: return sub != RB_POW && sub != RB_ADD && sub != RB_SUB;
+    case K_UNARY: return sub == RU_NEG || sub == RU_ABS || sub == RU_RELU || sub == RU_SQRT;
+    case K_REDUCE: return sub == RR_AMAX || sub == RR_AMIN;
+    case K_WHERE:
+    case K_ARGMAX:
+    case K_CAST:
+    case K_CONTIGUOUS:
+    case K_FILL:
+    case K_COPY: return true;
+    default: return false;
+  }
+}
+
+/* The values fill_ writes: plain, then the special ones. */
+static const double fill_values[] = {2.5,  2.0,     NAN,   INFINITY, -INFINITY, -0.0,   1e39,
+                                     65520, 300.7,  -1.5,  -129.0,   1e-45,     9.3e18, -9.3e18};
+#define NFILL (sizeof fill_values / sizeof *fill_values)
+
+double gen_fill_value(int32_t dt, int variant) {
+  if (variant <= 0) return dt_is_float(dt) ? 2.5 : dt == BP_BOOL ? 1.0 : 2.0;
+  return fill_values[(size_t)variant % NFILL];
+}
+
+void gen_make_expandable(rt *t, int lay) {
+  int32_t d = lay_expandable(lay, t->ndim, t->sizes);
+  if (d < 0) return;
+  int64_t inner = 1;
+  for (int32_t j = d + 1; j < t->ndim; j++) inner *= t->sizes[j];
+  int64_t span = inner * t->sizes[d];
+  for (int64_t k = 0; k < t->numel; k++) {
+    int64_t src = k / span * span + k % inner; /* the same element at index 0 of dim d */
+    t->f[k] = t->f[src];
+    t->i[k] = t->i[src];
+  }
+}
+
+rt *gen_for_layout(int32_t dt, const shape *sh, int lay, enum kind kind, int sub) {
+  double lo, hi;
+  gen_domain(kind, sub, 0, dt, &lo, &hi);
+  rt *t = rand_rt(dt, sh->n, sh->s, lo, hi);
+  if (lay_is_expanded(lay)) gen_make_expandable(t, lay);
+  return t;
+}
+
+/* ---- Special values ------------------------------------------------------ */
+
+static double fmax_of(int32_t dt) {
+  switch (dt) {
+    case BP_FLOAT64: return DBL_MAX;
+    case BP_FLOAT16: return 65504.0;
+    case BP_BFLOAT16: return 3.3895313892515355e38;
+    default: return FLT_MAX;
+  }
+}
+static double fmin_normal(int32_t dt) {
+  return dt == BP_FLOAT64 ? DBL_MIN : dt == BP_FLOAT16 ? 6.103515625e-05 : FLT_MIN;
+}
+static double fdenorm_min(int32_t dt) {
+  switch (dt) {
+    case BP_FLOAT64: return 4.9406564584124654e-324;
+    case BP_FLOAT16: return 5.960464477539063e-08;
+    case BP_BFLOAT16: return 9.183549615799121e-41;
+    default: return 1.401298464324817e-45;
+  }
+}
+
+/* The i-th special value of float dtype dt (i < NSPECIAL); NaN first. */
+#define NSPECIAL 17
+static double special_f(int32_t dt, int i) {
+  double mx = fmax_of(dt), mn = fmin_normal(dt), dn = fdenorm_min(dt);
+  const double v[NSPECIAL] = {NAN, INFINITY, -INFINITY, 0.0,      -0.0,    1.0,    -1.0,
+                              mx,  -mx,      mn,        -mn,      dn,      mn / 3, -dn * 5,
+                              0.5, mx / 7,   mn * 3};
+  return round_to(dt, v[i]);
+}
+
+/* The i-th special value of integer dtype dt (i < NSPECIAL_I). */
+#define NSPECIAL_I 8
+static int64_t special_i(int32_t dt, int i) {
+  int64_t lo = dt_min(dt), hi = dt_max(dt);
+  const int64_t v[NSPECIAL_I] = {lo, hi, lo + 1, hi - 1, 0, 1, lo < 0 ? -1 : 2, hi / 2};
+  return v[i];
+}
+
+/* Fills t with special values of its dtype, one element in `every`
+ * (the rest from the usual range, already there); NaN only when nan. */
+static bool is_big(int i) { return i == 7 || i == 8 || i == 15; }
+
+/* `big`: the largest finite values too, which overflow an accumulator
+ * (whose width the op set leaves open for sum and mean) or an
+ * intermediate product (muladd). */
+static void sprinkle(rt *t, int every, bool nan, bool big) {
+  bool fl = dt_is_float(t->dtype);
+  for (int64_t k = 0; k < t->numel; k++) {
+    if ((int)(rng_next() % (uint64_t)every) != 0) continue;
+    if (fl) {
+      int i = (int)(rng_next() % NSPECIAL);
+      while ((i == 0 && !nan) || (!big && is_big(i))) i = 1 + (int)(rng_next() % (NSPECIAL - 1));
+      t->f[k] = special_f(t->dtype, i);
+    } else if (t->dtype != BP_BOOL) {
+      t->i[k] = special_i(t->dtype, (int)(rng_next() % NSPECIAL_I));
+    }
+  }
+}
+
+/* Values near the edges of exp's range, computed in float32 (or float64),
+ * and of the dtype's own: around each edge, a few ulps either side. */
+static void edges(rt *t) {
+  static const double e32[] = {88.72, 88.7228, 88.73, -87.33, -87.34, -103.28, -103.98, -104.0,
+                               11.09, 11.1,    -17.33, -24.9, 9.01,   -9.01,   20.0,    -20.0,
+                               44.4,  -44.4,   -745.2, 709.78, 710.0, -708.4};
+  size_t ne = sizeof e32 / sizeof *e32;
+  for (int64_t k = 0; k < t->numel; k++) {
+    double e = e32[(size_t)k % ne];
+    double jitter = (double)((int64_t)(rng_next() % 9) - 4) * fabs(e) * 6e-8;
+    if (dt_is_float(t->dtype)) t->f[k] = round_to(t->dtype, e + jitter);
+    else t->i[k] = wrap_int(t->dtype, (int64_t)e);
+  }
+}
+
+/* ---- The values class ----------------------------------------------------- */
+
+/* A table of every pair of special values: a [N, 1] against b [N]. */
+static void pair_table(slist *L, const char *label, int variant) {
+  bool fl = dt_is_float(L->dt);
+  int n = fl ? NSPECIAL : NSPECIAL_I;
+  int64_t sa[2] = {n, 1}, sb[1] = {n};
+  rt *a = rt_new(L->dt, 2, sa), *b = rt_new(L->dt, 1, sb);
+  bool muladd = core_refs[L->r].kind == K_MULADD;
+  for (int i = 0; i < n; i++) {
+    if (fl) a->f[i] = b->f[i] = special_f(L->dt, muladd && is_big(i) ? 5 : i);
+    else if (L->dt == BP_BOOL) a->i[i] = b->i[i] = i & 1;
+    else a->i[i] = b->i[i] = special_i(L->dt, i);
+  }
+  if (core_refs[L->r].sub == RB_POW && core_refs[L->r].kind == K_BINARY) {
+    /* the exponents that matter to pow */
+    static const double pe[] = {0, -0.0, 1, -1, 2, 0.5, -0.5, 3, -3, 1e3, -1e3, INFINITY,
+                                -INFINITY, NAN, 2.5, 62, 63};
+    static const int64_t pi[] = {0, 1, 2, 3, 5, -1, -2, 62, 63, 7};
+    for (int i = 0; i < n; i++) {
+      if (fl) b->f[i] = round_to(L->dt, pe[i % 17]);
+      else if (L->dt != BP_BOOL) b->i[i] = wrap_int(L->dt, pi[i % 10]);
+    }
+  }
+  sample *s = gen_next(L, label);
+  enum kind k = kind_of(L);
+  if (k == K_WHERE) {
+    int64_t sc[2] = {n, n};
+    add_tensor(s, rand_rt(BP_BOOL, 2, sc, 0, 1), L_CONTIG);
+  }
+  add_tensor(s, a, L_CONTIG);
+  add_tensor(s, b, L_CONTIG);
+  s->exact = gen_exact(k, core_refs[L->r].sub);
+  s->zero_ties = k == K_BINARY && (core_refs[L->r].sub == RB_MAXIMUM ||
+                                   core_refs[L->r].sub == RB_MINIMUM);
+  if (k == K_MULADD) add_float(s, variant ? 0.5 : -2.0);
+  if (k == K_ADD_OUT || (k == K_BINARY && (core_refs[L->r].sub == RB_ADD ||
+                                           core_refs[L->r].sub == RB_SUB))) {
+    add_float(s, 1.0);
+    s->exact = true;
+  }
+  if (k == K_ADD_OUT) {
+    int64_t so[2] = {n, n};
+    add_tensor(s, rt_new(L->dt, 2, so), L_CONTIG);
+  }
+}
+
+/* One sample of the op on x (with its dim arguments for reductions). */
+static void on(slist *L, const char *label, rt *x, int64_t dim) {
+  enum kind k = kind_of(L);
+  int sub = core_refs[L->r].sub;
+  sample *s = gen_next(L, label);
+  s->exact = gen_exact(k, sub);
+  s->zero_ties = k == K_REDUCE && (sub == RR_AMAX || sub == RR_AMIN);
+  add_tensor(s, x, L_CONTIG);
+  switch (k) {
+    case K_UNARY:
+      if (sub == RU_GELU) add_str(s, dim ? "tanh" : "none");
+      break;
+    case K_REDUCE: add_list(s, &dim, x->ndim ? 1 : 0); break;
+    case K_ARGMAX: add_int(s, dim); break;
+    case K_SOFTMAX: add_int(s, dim); break;
+    case K_LAYER_NORM: {
+      int64_t last = x->sizes[x->ndim - 1];
+      add_list(s, &last, 1);
+      break;
+    }
+    case K_CONTIGUOUS: break;
+    default: break;
+  }
+}
+
+void gen_values(slist *L) {
+  enum kind k = kind_of(L);
+  int sub = core_refs[L->r].sub;
+  int32_t dt = L->dt;
+  bool fl = dt_is_float(dt);
+  int64_t v67[1] = {67}, m[2] = {4, 67};
+  /* sum and mean may accumulate in float32 or wider: no value that
+   * overflows one and not the other */
+  bool acc_ok = !(k == K_REDUCE && (sub == RR_SUM || sub == RR_MEAN));
+  switch (k) {
+    case K_BINARY:
+    case K_ADD_OUT:
+    case K_MULADD:
+    case K_WHERE:
+      pair_table(L, "every pair of special values", 0);
+      pair_table(L, "every pair of special values", 1);
+      break;
+    case K_UNARY: {
+      rt *x = gen_input(L, 0, dt, 1, v67);
+      sprinkle(x, 2, true, true);
+      on(L, "special values", x, 0);
+      x = gen_input(L, 0, dt, 2, m);
+      sprinkle(x, 3, false, acc_ok);
+      on(L, "special values, no NaN", x, 1);
+      x = rt_new(dt, 1, v67);
+      edges(x);
+      on(L, "edges of exp's range", x, 0);
+      x = rt_new(dt, 1, v67);
+      edges(x);
+      on(L, "edges of exp's range", x, 1);
+      break;
+    }
+    case K_REDUCE:
+    case K_ARGMAX: {
+      rt *x = gen_input(L, 0, dt, 2, m);
+      sprinkle(x, 3, false, acc_ok);
+      on(L, "special values, no NaN", x, -1);
+      x = gen_input(L, 0, dt, 2, m);
+      sprinkle(x, 3, false, acc_ok);
+      on(L, "special values, no NaN", x, 0);
+      x = gen_input(L, 0, dt, 2, m);
+      sprinkle(x, 9, true, acc_ok);
+      on(L, "special values", x, -1);
+      if (fl) {
+        /* a long run that a narrow accumulator cannot hold */
+        int64_t lng[2] = {3, 5000};
+        on(L, "5000 values in [0.5, 1.5]", rand_rt(dt, 2, lng, 0.5, 1.5), -1);
+        x = rt_new(dt, 2, m);
+        for (int64_t j = 0; j < x->numel; j++)
+          x->f[j] = (rng_next() & 1) ? 0.0 : -0.0; /* ties of signed zeros */
+        on(L, "signed zeros", x, -1);
+        x = rt_new(dt, 2, m);
+        for (int64_t j = 0; j < x->numel; j++)
+          x->f[j] = round_to(dt, fdenorm_min(dt) * (double)(1 + j % 7));
+        on(L, "denormals", x, -1);
+      } else if (dt != BP_BOOL) {
+        int64_t lng[2] = {3, 1000};
+        x = rt_new(dt, 2, lng);
+        for (int64_t j = 0; j < x->numel; j++) x->i[j] = special_i(dt, (int)(j % 2));
+        on(L, "integer extremes, 1000 each row", x, -1);
+      }
+      break;
+    }
+    case K_SOFTMAX: {
+      double big = dt == BP_FLOAT16 ? 6e4 : dt == BP_FLOAT64 ? 1e5 : 1e4;
+      rt *x = rand_rt(dt, 2, m, -big, big);
+      on(L, "large magnitudes", x, -1);
+      x = rand_rt(dt, 2, m, -big, big);
+      on(L, "large magnitudes", x, 0);
+      x = gen_input(L, 0, dt, 2, m);
+      for (int64_t j = 0; j < 67; j++) x->f[j] = -INFINITY;      /* a row of -inf */
+      for (int64_t j = 67; j < 134; j += 3) x->f[j] = -INFINITY; /* some -inf */
+      x->f[140] = INFINITY;
+      x->f[210] = NAN;
+      on(L, "infinities and NaN", x, -1);
+      x = rt_new(dt, 2, m);
+      for (int64_t j = 0; j < x->numel; j++) x->f[j] = round_to(dt, 7.0);
+      on(L, "equal values", x, -1);
+      break;
+    }
+    case K_LAYER_NORM: {
+      double off = dt == BP_FLOAT64 ? 1e4 : 10;
+      rt *x = rand_rt(dt, 2, m, off - 1, off + 1);
+      on(L, "rows far from 0", x, -1);
+      x = rt_new(dt, 2, m);
+      for (int64_t j = 0; j < x->numel; j++) x->f[j] = round_to(dt, 3.25);
+      on(L, "constant rows", x, -1);
+      x = gen_input(L, 0, dt, 2, m);
+      x->f[5] = NAN;
+      x->f[80] = INFINITY;
+      on(L, "NaN and inf", x, -1);
+      break;
+    }
+    case K_MATMUL: {
+      int64_t sa[2] = {5, 33}, sb[2] = {33, 6};
+      sample *s = gen_next(L, "a NaN and an infinity");
+      rt *a = gen_input(L, 0, dt, 2, sa), *b = gen_input(L, 1, dt, 2, sb);
+      a->f[7] = NAN;
+      a->f[40] = INFINITY;
+      b->f[3 * 6 + 2] = 0; /* inf times 0 */
+      add_tensor(s, a, L_CONTIG);
+      add_tensor(s, b, L_CONTIG);
+      s = gen_next(L, "zeros and ones");
+      a = rt_new(dt, 2, sa);
+      b = rt_new(dt, 2, sb);
+      for (int64_t j = 0; j < a->numel; j++) a->f[j] = (double)(j % 2);
+      for (int64_t j = 0; j < b->numel; j++) b->f[j] = j % 3 ? 0.0 : -0.0;
+      add_tensor(s, a, L_CONTIG);
+      add_tensor(s, b, L_CONTIG);
+      break;
+    }
+    case K_CAST:
+      for (int d = 0; d < NUM_DTYPES; d++) {
+        int32_t to = all_dtypes[d];
+        char label[64];
+        snprintf(label, sizeof label, "special values to %s", dt_name(to));
+        rt *x = gen_input(L, 0, dt, 1, v67);
+        sprinkle(x, 2, true, true);
+        if (fl) {
+          static const double edge[] = {0.9,   -0.9,   1.5,   127.5,  128.0,  -128.5, -129.0,
+                                        255.5, 256.0,  32767.5, 32768, -32769, 2147483647.0,
+                                        2147483648.0, -2147483649.0, 9.2e18, -9.3e18, 1e30,
+                                        65519, 65520,  1e5,   2.98e-8, 3e-8};
+          for (size_t j = 0; j < sizeof edge / sizeof *edge; j++)
+            x->f[40 + j % 27] = round_to(dt, edge[j]);
+        }
+        sample *s = gen_next(L, label);
+        add_tensor(s, x, L_CONTIG);
+        add_dtype(s, to);
+        s->exact = true;
+      }
+      break;
+    case K_FILL:
+      for (size_t j = 1; j < NFILL; j++) {
+        char label[64];
+        snprintf(label, sizeof label, "value %g", fill_values[j]);
+        sample *s = gen_next(L, label);
+        add_tensor(s, gen_input(L, 0, dt, 1, v67), L_CONTIG);
+        add_float(s, fill_values[j]);
+        s->exact = true;
+      }
+      break;
+    case K_COPY:
+      for (int d = 0; d < NUM_DTYPES; d++) {
+        int32_t from = all_dtypes[d];
+        if (!gen_declared(L, from)) continue;
+        char label[64];
+        snprintf(label, sizeof label, "special values from %s", dt_name(from));
+        rt *x = gen_input(L, 1, from, 1, v67);
+        sprinkle(x, 2, true, true);
+        sample *s = gen_next(L, label);
+        add_tensor(s, gen_input(L, 0, dt, 1, v67), L_CONTIG);
+        add_tensor(s, x, L_CONTIG);
+        s->exact = true;
+      }
+      break;
+    case K_CONTIGUOUS: {
+      rt *x = gen_input(L, 0, dt, 2, m);
+      sprinkle(x, 2, true, true);
+      sample *s = gen_next(L, "special values, transposed");
+      add_tensor(s, x, L_TRANSPOSED);
+      s->exact = true;
+      break;
+    }
+  }
+}

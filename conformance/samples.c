@@ -1,0 +1,370 @@
+/* conformance/samples.c - see sample.h: sample values, the sample type, and the
+ * reference result of a core sample.  The sets per class are in
+ * sample_sets.c, sample_values.c and sample_bad.c. */
+#include "sample.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Random numbers ---------------------------------------------------- */
+
+static uint64_t rng_state;
+
+void rng_seed_name(const char *name) {
+  uint64_t h = 1469598103934665603u;
+  for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211u;
+  rng_state = cx.opt.seed ^ h;
+}
+
+void rng_reset(void) { rng_state = 0; }
+
+uint64_t rng_next(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+double rng_uniform(double lo, double hi) {
+  return lo + (hi - lo) * ((double)(rng_next() >> 11) / 9007199254740992.0);
+}
+
+/* ---- Samples ------------------------------------------------------------ */
+
+void sample_free(sample *s) {
+  for (int i = 0; i < s->n; i++) rt_free(s->a[i].t);
+  memset(s, 0, sizeof *s);
+}
+
+static sarg *add_arg(sample *s, int k) {
+  sarg *a = &s->a[s->n < SAMPLE_MAX_ARGS ? s->n++ : SAMPLE_MAX_ARGS - 1];
+  memset(a, 0, sizeof *a);
+  a->k = k;
+  return a;
+}
+
+void add_tensor(sample *s, rt *t, int lay_kind) {
+  sarg *a = add_arg(s, AK_TENSOR);
+  a->t = t;
+  a->lay = lay_make(t->ndim > 0 ? lay_kind : L_CONTIG, t->ndim, t->sizes);
+}
+void add_float(sample *s, double f) { add_arg(s, AK_FLOAT)->f = f; }
+void add_int(sample *s, int64_t i) { add_arg(s, AK_INT)->i = i; }
+void add_bool(sample *s, bool b) { add_arg(s, AK_BOOL)->i = b; }
+void add_dtype(sample *s, int32_t dt) { add_arg(s, AK_DTYPE)->dt = dt; }
+void add_none(sample *s) { add_arg(s, AK_NONE); }
+void add_str(sample *s, const char *str) { add_arg(s, AK_STR)->s = str; }
+void add_list(sample *s, const int64_t *v, size_t n) {
+  sarg *a = add_arg(s, AK_INTLIST);
+  if (n > BP_MAX_NDIM) n = BP_MAX_NDIM;
+  if (n) memcpy(a->list, v, n * sizeof *v);
+  a->nlist = n;
+}
+
+void fill_rt(rt *r, double lo, double hi) {
+  for (int64_t i = 0; i < r->numel; i++) {
+    if (dt_is_float(r->dtype)) {
+      r->f[i] = round_to(r->dtype, rng_uniform(lo, hi));
+    } else if (r->dtype == BP_BOOL) {
+      r->i[i] = (int64_t)(rng_next() & 1);
+    } else {
+      int64_t l = (int64_t)ceil(lo), h = (int64_t)floor(hi);
+      if (l < dt_min(r->dtype)) l = dt_min(r->dtype);
+      if (h > dt_max(r->dtype)) h = dt_max(r->dtype);
+      r->i[i] = h < l ? l : l + (int64_t)(rng_next() % ((uint64_t)(h - l) + 1));
+    }
+  }
+}
+
+rt *rand_rt(int32_t dt, int32_t ndim, const int64_t *sizes, double lo, double hi) {
+  rt *r = rt_new(dt, ndim, sizes);
+  fill_rt(r, lo, hi);
+  return r;
+}
+
+const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t len) {
+  size_t o = (size_t)snprintf(buf, len, "[");
+  for (int32_t d = 0; d < ndim && o < len; d++)
+    o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "", (long long)sizes[d]);
+  if (o < len) snprintf(buf + o, len - o, "]");
+  return buf;
+}
+
+const char *sample_desc(const sample *s, char *buf, size_t len) {
+  size_t o = 0;
+  buf[0] = '\0';
+  if (s->label[0]) o += (size_t)snprintf(buf, len, "%s: ", s->label);
+  for (int i = 0; i < s->n && o < len; i++) {
+    const sarg *a = &s->a[i];
+    char sh[160];
+    switch (a->k) {
+      case AK_TENSOR:
+        o += (size_t)snprintf(buf + o, len - o, "%s%s%s%s%s%s", i ? ", " : "",
+                              dt_name(a->t->dtype),
+                              shape_str(a->t->ndim, a->t->sizes, sh, sizeof sh),
+                              a->lay.kind ? "(" : "", a->lay.kind ? lay_name[a->lay.kind] : "",
+                              a->lay.kind ? ")" : "");
+        break;
+      case AK_FLOAT: o += (size_t)snprintf(buf + o, len - o, ", %g", a->f); break;
+      case AK_INT: o += (size_t)snprintf(buf + o, len - o, ", %lld", (long long)a->i); break;
+      case AK_BOOL: o += (size_t)snprintf(buf + o, len - o, ", %s", a->i ? "True" : "False"); break;
+      case AK_INTLIST:
+        o += (size_t)snprintf(buf + o, len - o, ", %s",
+                              shape_str((int32_t)a->nlist, a->list, sh, sizeof sh));
+        break;
+      case AK_DTYPE: o += (size_t)snprintf(buf + o, len - o, ", %s", dt_name(a->dt)); break;
+      case AK_NONE: o += (size_t)snprintf(buf + o, len - o, ", None"); break;
+      case AK_STR: o += (size_t)snprintf(buf + o, len - o, ", '%s'", a->s); break;
+    }
+  }
+  return buf;
+}
+
+/* ---- The core ops -------------------------------------------------------- */
+
+const core_ref core_refs[] = {
+    {"add", K_BINARY, RB_ADD},           {"add.out", K_ADD_OUT, RB_ADD},
+    {"sub", K_BINARY, RB_SUB},           {"mul", K_BINARY, RB_MUL},
+    {"div", K_BINARY, RB_DIV},           {"maximum", K_BINARY, RB_MAXIMUM},
+    {"minimum", K_BINARY, RB_MINIMUM},   {"pow", K_BINARY, RB_POW},
+    {"muladd", K_MULADD, 0},             {"neg", K_UNARY, RU_NEG},
+    {"abs", K_UNARY, RU_ABS},            {"relu", K_UNARY, RU_RELU},
+    {"exp", K_UNARY, RU_EXP},            {"log", K_UNARY, RU_LOG},
+    {"sqrt", K_UNARY, RU_SQRT},          {"rsqrt", K_UNARY, RU_RSQRT},
+    {"sigmoid", K_UNARY, RU_SIGMOID},    {"tanh", K_UNARY, RU_TANH},
+    {"gelu", K_UNARY, RU_GELU},          {"where", K_WHERE, 0},
+    {"sum", K_REDUCE, RR_SUM},           {"mean", K_REDUCE, RR_MEAN},
+    {"amax", K_REDUCE, RR_AMAX},         {"amin", K_REDUCE, RR_AMIN},
+    {"argmax", K_ARGMAX, 0},             {"matmul", K_MATMUL, 0},
+    {"softmax", K_SOFTMAX, 0},           {"log_softmax", K_SOFTMAX, 1},
+    {"layer_norm", K_LAYER_NORM, 0},     {"cast", K_CAST, 0},
+    {"contiguous", K_CONTIGUOUS, 0},     {"fill_", K_FILL, 0},
+    {"copy_", K_COPY, 0},
+};
+const size_t ncore_refs = sizeof core_refs / sizeof *core_refs;
+
+int core_ref_index(const char *opname) {
+  if (strncmp(opname, "core::", 6) != 0) return -1;
+  for (size_t r = 0; r < ncore_refs; r++)
+    if (strcmp(core_refs[r].name, opname + 6) == 0) return (int)r;
+  return -1;
+}
+
+const char *const sk_name[SK_COUNT] = {"basic",     "sizes",  "layouts", "broadcast", "dims",
+                                       "promotion", "values", "large",   "badshape"};
+
+bool sk_applies(enum kind kind, int sk) {
+  bool elementwise2 = kind == K_BINARY || kind == K_ADD_OUT || kind == K_MULADD ||
+                      kind == K_WHERE;
+  bool along = kind == K_REDUCE || kind == K_ARGMAX || kind == K_SOFTMAX ||
+               kind == K_LAYER_NORM;
+  switch (sk) {
+    case SK_BROADCAST: return elementwise2 || kind == K_MATMUL || kind == K_COPY;
+    case SK_DIMS: return along;
+    case SK_PROMOTION: return elementwise2 || kind == K_CAST || kind == K_COPY;
+    case SK_BADSHAPE:
+      return elementwise2 || kind == K_MATMUL || kind == K_COPY || kind == K_LAYER_NORM;
+    default: return true;
+  }
+}
+
+/* ---- The reference ------------------------------------------------------- */
+
+static int64_t norm_dim(int64_t d, int32_t ndim) { return ndim == 0 ? 0 : d < 0 ? d + ndim : d; }
+
+/* The argument of schema position i, or NULL when the sample leaves it to
+ * its default. */
+static const sarg *arg(const sample *s, int i) { return i < s->n ? &s->a[i] : NULL; }
+
+rt *ref_core(int r, const sample *s, double *rscale, double *ascale) {
+  enum kind kind = core_refs[r].kind;
+  int sub = core_refs[r].sub;
+  const rt *a = s->a[0].t, *b = s->n > 1 ? s->a[1].t : NULL;
+  *rscale = *ascale = 1;
+  switch (kind) {
+    case K_BINARY: {
+      const sarg *al = arg(s, 2);
+      return ref_binary(sub, a, b, al && al->k == AK_FLOAT ? al->f : 1.0);
+    }
+    case K_ADD_OUT: return ref_binary(sub, a, b, s->a[2].f);
+    case K_MULADD: return ref_muladd(a, b, s->a[2].f);
+    case K_UNARY: {
+      const sarg *ap = arg(s, 1);
+      if (sub == RU_GELU && ap && ap->k == AK_STR && strcmp(ap->s, "tanh") == 0)
+        return ref_unary(RU_GELU_TANH, a);
+      return ref_unary(sub, a);
+    }
+    case K_WHERE: return ref_where(a, b, s->a[2].t);
+    case K_REDUCE: {
+      const sarg *dl = arg(s, 1), *kd = arg(s, 2), *dt = arg(s, 3);
+      int64_t dims[BP_MAX_NDIM], n = 1;
+      size_t nd = dl ? dl->nlist : 0;
+      for (size_t j = 0; j < nd; j++) dims[j] = norm_dim(dl->list[j], a->ndim);
+      if (a->ndim == 0) nd = 0;
+      rt *w = ref_reduce(sub, a, dims, nd, kd && kd->i, dt && dt->k == AK_DTYPE ? dt->dt
+                                                                               : BP_DTYPE_INVALID,
+                         &n);
+      *rscale = sqrt((double)(n > 1 ? n : 1));
+      if (sub == RR_SUM) *ascale = (double)(n > 1 ? n : 1);
+      return w;
+    }
+    case K_ARGMAX: {
+      const sarg *d = arg(s, 1), *kd = arg(s, 2);
+      bool has = d && d->k == AK_INT;
+      return ref_argmax(a, has, has ? norm_dim(d->i, a->ndim) : 0, kd && kd->i);
+    }
+    case K_MATMUL: {
+      int64_t k = 1;
+      rt *w = ref_matmul(a, b, &k);
+      *rscale = sqrt((double)(k > 1 ? k : 1));
+      return w;
+    }
+    case K_SOFTMAX: {
+      int64_t d = norm_dim(s->a[1].i, a->ndim);
+      *rscale = sqrt((double)(a->ndim && a->sizes[d] > 1 ? a->sizes[d] : 1));
+      return ref_softmax(a, d, sub != 0);
+    }
+    case K_LAYER_NORM: {
+      const sarg *w = arg(s, 2), *bb = arg(s, 3), *eps = arg(s, 4);
+      int64_t n = 1;
+      for (size_t j = 0; j < s->a[1].nlist; j++) n *= s->a[1].list[j];
+      *rscale = sqrt((double)(n > 1 ? n : 1));
+      return ref_layer_norm(a, (int32_t)s->a[1].nlist, w && w->k == AK_TENSOR ? w->t : NULL,
+                            bb && bb->k == AK_TENSOR ? bb->t : NULL,
+                            eps && eps->k == AK_FLOAT ? eps->f : 1e-5);
+    }
+    case K_CAST: return ref_cast(a, s->a[1].dt);
+    case K_CONTIGUOUS: return ref_cast(a, a->dtype);
+    case K_FILL: {
+      rt *w = rt_new(a->dtype, a->ndim, a->sizes);
+      for (int64_t i = 0; i < w->numel; i++) {
+        if (dt_is_float(w->dtype)) w->f[i] = round_to(w->dtype, s->a[1].f);
+        else w->i[i] = float_to_int(w->dtype, s->a[1].f);
+      }
+      return w;
+    }
+    case K_COPY: {
+      rt *e = ref_expand(b, a->ndim, a->sizes);
+      rt *w = ref_cast(e, a->dtype);
+      rt_free(e);
+      return w;
+    }
+  }
+  return NULL;
+}
+
+/* ---- The samples of the other checks -------------------------------------- */
+
+void sample_set_free(sample *v, size_t n) {
+  for (size_t i = 0; i < n; i++) sample_free(&v[i]);
+  free(v);
+}
+
+/* Appends the samples of src[0 .. n-1] that keep() accepts to *v, taking
+ * their ownership; the others are freed. */
+static void take(sample **v, size_t *nv, sample *src, size_t n, bool (*keep)(const sample *)) {
+  sample *g = realloc(*v, (*nv + n + 1) * sizeof *g);
+  if (!g) abort(); /* the certifier's own memory */
+  *v = g;
+  for (size_t i = 0; i < n; i++) {
+    if (!keep || keep(&src[i])) g[(*nv)++] = src[i];
+    else sample_free(&src[i]);
+  }
+  free(src);
+}
+
+/* The lengths and ranks of the sizes class that the other checks keep. */
+static bool some_sizes(const sample *s) {
+  static const char *const keep[] = {"length 0", "length 1", "length 7", "length 8",
+                                     "length 9", "length 63", "length 65", "length 129",
+                                     "rank 0", "rank 4", "rank 5"};
+  for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
+    if (strcmp(s->label, keep[i]) == 0) return true;
+  return false;
+}
+
+static bool first_broadcasts(const sample *s) {
+  return strcmp(s->label, "broadcast 1") == 0 || strcmp(s->label, "broadcast 4") == 0 ||
+         strcmp(s->label, "broadcast 6") == 0 || strcmp(s->label, "batch broadcast 0") == 0;
+}
+
+/* A sample of an op outside core from its schema: Tensor -> float32 of
+ * shape sh in layout lay, int -> 1, float -> 0.5, bool -> false,
+ * ScalarType -> float32, T? -> None; arguments with defaults are left to
+ * their defaults.  False with the reason when an argument cannot be made. */
+static bool generic(const schema_info *si, int32_t nd, const int64_t *sh, int lay, sample *s,
+                    char *why, size_t len) {
+  memset(s, 0, sizeof *s);
+  snprintf(s->label, sizeof s->label, "%s", lay_name[lay]);
+  for (int i = 0; i < si->n; i++) {
+    const char *t = si->type[i];
+    if (si->has_default[i]) {
+      bool later = false;
+      for (int j = i + 1; j < si->n; j++) later |= !si->has_default[j];
+      if (!later) break;
+    }
+    if (s->n == SAMPLE_MAX_ARGS) {
+      snprintf(why, len, "more than %d arguments", SAMPLE_MAX_ARGS);
+      sample_free(s);
+      return false;
+    }
+    if (strncmp(t, "Tensor", 6) == 0 && !strchr(t, '[') && !strchr(t, '?')) {
+      int l = si->mutated[i] && lay_is_expanded(lay) ? L_CONTIG : lay;
+      add_tensor(s, rand_rt(BP_FLOAT32, nd, sh, -2, 2), l);
+      if (lay_is_expanded(l)) gen_make_expandable(s->a[s->n - 1].t, l);
+    } else if (strcmp(t, "int") == 0) {
+      add_int(s, 1);
+    } else if (strcmp(t, "float") == 0) {
+      add_float(s, 0.5);
+    } else if (strcmp(t, "bool") == 0) {
+      add_bool(s, false);
+    } else if (strcmp(t, "ScalarType") == 0) {
+      add_dtype(s, BP_FLOAT32);
+    } else if (t[strlen(t) - 1] == '?') {
+      add_none(s);
+    } else {
+      /* (A truncated reason is still a reason.) */
+      if (snprintf(why, len, "cannot generate argument %d '%s' of type %s", i, si->name[i], t) < 0)
+        why[0] = '\0';
+      sample_free(s);
+      return false;
+    }
+  }
+  return true;
+}
+
+sample *check_set(int r, const schema_info *si, const gen_opts *o, size_t *n, char *why,
+                  size_t len) {
+  sample *v = NULL;
+  size_t nv = 0, k;
+  if (r >= 0) {
+    sample *src = gen_core_set(r, BP_FLOAT32, SK_BASIC, o, &k);
+    take(&v, &nv, src, k, NULL);
+    src = gen_core_set(r, BP_FLOAT32, SK_SIZES, o, &k);
+    take(&v, &nv, src, k, some_sizes);
+    src = gen_core_set(r, BP_FLOAT32, SK_LAYOUTS, o, &k);
+    take(&v, &nv, src, k, NULL);
+    if (sk_applies(core_refs[r].kind, SK_BROADCAST)) {
+      src = gen_core_set(r, BP_FLOAT32, SK_BROADCAST, o, &k);
+      take(&v, &nv, src, k, first_broadcasts);
+    }
+    *n = nv;
+    return v;
+  }
+  static const int64_t s45[] = {4, 5}, s3x67[] = {3, 67};
+  static const int lays[] = {L_CONTIG, L_TRANSPOSED, L_STEP, L_OFFSET, L_EXPANDED};
+  v = calloc(6, sizeof *v);
+  if (!v) abort();
+  for (size_t j = 0; j < 6; j++) {
+    bool big = j == 5;
+    if (!generic(si, 2, big ? s3x67 : s45, big ? L_CONTIG : lays[j], &v[nv], why, len)) {
+      sample_set_free(v, nv);
+      return NULL;
+    }
+    nv++;
+  }
+  *n = nv;
+  return v;
+}
