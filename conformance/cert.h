@@ -44,7 +44,7 @@
 
 #include "ipc.h"
 
-#define CERTIFY_VERSION "0.3.0"
+#define CERTIFY_VERSION "0.4.0"
 
 /* ------------------------------------------------------------------------ */
 /* Options (options.c)                                                      */

@@ -226,7 +226,7 @@ unsigned char *tensor_bytes(const bp_tensor *t, size_t *len) {
   const bp_tensor_view *hv = bp_tensor_get_view(host);
   *len = (size_t)(hv->numel * hv->itemsize);
   unsigned char *bytes = malloc(*len ? *len : 1);
-  if (bytes) memcpy(bytes, hv->data, *len);
+  if (bytes && *len) memcpy(bytes, hv->data, *len);
   bp_tensor_release(host);
   return bytes;
 }

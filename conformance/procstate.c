@@ -168,3 +168,17 @@ bool map_state_get(const char *path, map_state *out) {
   fclose(f);
   return true;
 }
+
+bool map_state_meaningful(void) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  return false;
+#else
+  return true;
+#endif
+#else
+  return true;
+#endif
+}

@@ -55,4 +55,8 @@ typedef struct map_state {
 } map_state;
 bool map_state_get(const char *path, map_state *out);
 
+/* Whether the mappings tell anything: not in a process whose sanitizer
+ * runtime (ASan, TSan) maps memory of its own as it goes. */
+bool map_state_meaningful(void);
+
 #endif /* BP_CONFORMANCE_PROCSTATE_H */
