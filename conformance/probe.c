@@ -192,6 +192,8 @@ void run_probe(void) {
     kill(pid, SIGKILL); /* harmless when it has already ended */
     waitpid(pid, &wst, 0);
   }
+  /* The child's own alarm() may beat the deadline here. */
+  if (WIFSIGNALED(wst) && WTERMSIG(wst) == SIGALRM) timed_out = true;
   if (!buf) {
     snprintf(cx.probe.why, sizeof cx.probe.why, "certifier error: out of memory");
     return;

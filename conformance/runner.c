@@ -383,7 +383,10 @@ static void worker_ended(slot *s, int wst) {
       snprintf(detail, sizeof detail, "CRASH signal %d", WTERMSIG(wst));
     } else if (!have) {
       st = ST_FAIL;
-      snprintf(detail, sizeof detail, "the case exited (%s) without a verdict", how);
+      snprintf(detail, sizeof detail,
+               "the case exited (%s) without a verdict (a sanitizer's report on stderr, or the "
+               "plugin ending the process)",
+               how);
     }
     s->busy = false;
     set_verdict(s->ci, true, st, detail, now() - s->t0);
@@ -508,7 +511,9 @@ static void service_child(slot *s) {
     snprintf(detail, sizeof detail, "CRASH signal %d", WTERMSIG(wst));
   } else if (!have) {
     st = ST_FAIL;
-    snprintf(detail, sizeof detail, "the case exited (status %d) without a verdict",
+    snprintf(detail, sizeof detail,
+             "the case exited (status %d) without a verdict (a sanitizer's report on stderr, or "
+             "the plugin ending the process)",
              WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
   }
   set_verdict(s->ci, false, st, detail, seconds);

@@ -28,7 +28,9 @@ check_faulty wrong_result "core::add/float32/[a-z]* # numerics: " "numerics"
 has "$tmp/wrong_result.$iso.tap" "mismatch; worst at flat index [0-9]*: got .*, expected .* (bit-exact: the float64 result rounded once)"
 result $? "$iso: wrong_result.so: the failure gives the count, the worst element and the errors" \
   "$tmp/wrong_result.$iso.tap"
-check_faulty wrong_noncontig "core::add/(float32/(layouts|large) # numerics: |honesty # bounds: .*past the end|bounds # bounds: |repeatability # (depends on earlier calls|repeatability))" \
+# (Under AddressSanitizer the reads past the end are its to report: the
+# case's process then ends without a verdict.)
+check_faulty wrong_noncontig "core::add/(float32/(layouts|large) # numerics: |honesty # bounds: .*past the end|bounds # bounds: |repeatability # (depends on earlier calls|repeatability)|[a-z]* # the case exited \\(status 1\\) without a verdict \\(a sanitizer)" \
   "numerics on non-contiguous input (and the reads past its end that follow)"
 check_faulty mutates_input "core::add/honesty # honesty: the kernel wrote to argument 1 'other'" \
   "honesty (the faulting write is named)"
@@ -52,7 +54,7 @@ check_faulty nondeterministic "core::add/(float32/[a-z]* # numerics: .*bit-exact
   "repeatability (and bit-exact numerics, a few ulps off)"
 has "$tmp/nondeterministic.$iso.tap" "^not ok [0-9]* - core::add/repeatability # repeatability: .*a second identical call gave a different result"
 result $? "$iso: nondeterministic.so: repeatability names the second call" "$tmp/nondeterministic.$iso.tap"
-check_faulty not_thread_safe "core::add/concurrency # concurrency: .*thread [0-9]*, call [0-9]*: the result differs" "concurrency" --profile full
+check_faulty not_thread_safe "core::add/concurrency # concurrency: .*thread [0-9]*, call [0-9]*: the result differs" "concurrency"
 check_faulty accepts_bad_dtype "core::add/errors # errors: a call with [a-z0-9]* arguments \\(the kernel does not declare it\\) succeeded" \
   "error paths (a bad dtype accepted)"
 check_faulty missing_op "registration/profile # claims core op set 1, but core::[a-z_.]* has no kernel for cpu" \
