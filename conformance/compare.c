@@ -47,6 +47,11 @@ static bool float_match(const cmp_rule *r, int32_t dt, double g, double w, doubl
     return true;
   }
   if (g == w) return true;
+  if (isinf(w) || isinf(g) || isnan(w) || isnan(g)) {
+    /* An infinity or a NaN is matched exactly: no bound covers it. */
+    *excess = INFINITY;
+    return false;
+  }
   double d = fabs(g - w), bound;
   if (r->ulps > 0) {
     bound = r->ulps * ulp_of(dt, w);

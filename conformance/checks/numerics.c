@@ -19,7 +19,8 @@
 
 #include "checks.h"
 
-/* How results of sample s of the current op in dtype dt must match. */
+/* How results of sample s of the current op must match, dt being the
+ * result's dtype. */
 static cmp_rule rule_for(const sample *s, int32_t dt, double rscale, double ascale) {
   cmp_rule r = {s->exact, s->zero_ties, 0, false, rscale, ascale};
   const core_ref *cr = &core_refs[cx.cur.r];
@@ -101,7 +102,7 @@ static int run_one(const certify_case *c, const sample *s) {
   }
   double rscale, ascale;
   rt *want = ref_core(cx.cur.r, s, &rscale, &ascale);
-  cmp_rule rule = rule_for(s, c->dt, rscale, ascale);
+  cmp_rule rule = rule_for(s, want ? want->dtype : c->dt, rscale, ascale);
   int ret = 0;
   bp_tensor *res = NULL;
   if (bp_call(cx.cur.op, &as.st) != BP_OK)

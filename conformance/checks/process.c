@@ -69,7 +69,7 @@ static bool calls_leave_alone(sample *v, size_t n, const fp_state *fp0, const si
     (*ncalls)++;
     snprintf(what, sizeof what, "a %s call on %s", st == BP_OK ? "successful" : "failing",
              sample_desc(&v[k], desc, sizeof desc));
-    if (!unchanged(fp0, sig0, what)) return false;
+    if (!unchanged(fp0, sig0, what) || !guard_ok("bounds", &v[k])) return false;
   }
   return true;
 }

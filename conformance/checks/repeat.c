@@ -32,6 +32,11 @@ static int repeat_one(const sample *s) {
     free(r[0]);
     return got;
   }
+  if (!guard_ok("bounds", s)) {
+    free(r[0]);
+    free(r[1]);
+    return 0;
+  }
   long at = len[0] == len[1] ? first_diff(r[0], r[1], len[0]) : 0;
   free(r[0]);
   free(r[1]);
