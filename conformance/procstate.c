@@ -144,6 +144,37 @@ int proc_threads(void) {
   return n;
 }
 
+int proc_thread_ids(long *tids, int max) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    if (e->d_name[0] != '.' && n < max) tids[n++] = strtol(e->d_name, NULL, 10);
+  closedir(d);
+  return n;
+}
+
+void proc_new_threads(const long *tids, int n, char *buf, size_t len) {
+  long now[256];
+  int m = proc_thread_ids(now, 256);
+  size_t o = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < m && o + 1 < len; i++) {
+    bool old = false;
+    for (int j = 0; j < n && !old; j++) old = tids[j] == now[i];
+    if (old) continue;
+    char path[64], comm[64] = "?";
+    snprintf(path, sizeof path, "/proc/self/task/%ld/comm", now[i]);
+    FILE *f = fopen(path, "r");
+    if (f) {
+      if (!fgets(comm, sizeof comm, f)) snprintf(comm, sizeof comm, "?");
+      comm[strcspn(comm, "\n")] = '\0';
+      fclose(f);
+    }
+    o += (size_t)snprintf(buf + o, len - o, "%s%ld (%s)", o ? ", " : "", now[i], comm);
+  }
+}
+
 bool map_state_get(const char *path, map_state *out) {
   memset(out, 0, sizeof *out);
   FILE *f = fopen("/proc/self/maps", "r");

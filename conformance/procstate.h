@@ -45,6 +45,13 @@ bool sig_state_same(const sig_state *before, const sig_state *now, char *why, si
 /* The threads of this process (/proc/self/task), or -1. */
 int proc_threads(void);
 
+/* The ids of this process's threads into tids (at most max); their count,
+ * or -1. */
+int proc_thread_ids(long *tids, int max);
+/* "1234 (name), ..." for the threads now running that are not among
+ * tids[0 .. n-1], into buf. */
+void proc_new_threads(const long *tids, int n, char *buf, size_t len);
+
 /* What is mapped, but the brk heap and the stack: the number of mappings,
  * their total size, and the size mapped from `path` (0 when path is NULL
  * or not mapped). */

@@ -77,6 +77,8 @@ void case_teardown(const certify_case *c) {
   fp_state_get(&fp0);
   sig_state_get(&sig0);
   int threads0 = proc_threads();
+  long tids0[256];
+  int ntids0 = proc_thread_ids(tids0, 256);
   long calls = 0;
   for (int cycle = 1; cycle <= CYCLES; cycle++) {
     cx.put.plugin = NULL;
@@ -92,9 +94,11 @@ void case_teardown(const certify_case *c) {
     cx.put.plugin = NULL;
     int threads = settle_threads(threads0);
     if (threads0 > 0 && threads > threads0) {
+      char names[300];
+      proc_new_threads(tids0, ntids0, names, sizeof names);
       verdict(ST_FAIL, "teardown: cycle %d: %d thread(s) the plugin started still run after "
-                       "bp_plugin_unload (%d before the load, %d after the unload)",
-              cycle, threads - threads0, threads0, threads);
+                       "bp_plugin_unload (%d before the load, %d after the unload): %s",
+              cycle, threads - threads0, threads0, threads, names);
       return;
     }
     fp_state_get(&fp);
