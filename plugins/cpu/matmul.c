@@ -139,7 +139,16 @@ static void blas_ensure(void) {
  * of the plugin opens it again. */
 void cpu_matmul_shutdown(void) {
   pthread_mutex_lock(&blas_lock);
-  if (blas.handle) dlclose(blas.handle);
+  if (blas.handle) {
+    /* OpenBLAS stops its threads itself when it is unloaded, but a
+     * library stays loaded while anything else holds it (another user in
+     * the process, a sanitizer runtime): stop them now either way.  It
+     * starts them again at its next call. */
+    void (*stop)(void);
+    *(void **)&stop = dlsym(blas.handle, "blas_thread_shutdown_");
+    if (stop) stop();
+    dlclose(blas.handle);
+  }
   memset(&blas, 0, sizeof blas);
   atomic_store_explicit(&blas_loaded, false, memory_order_release);
   pthread_mutex_unlock(&blas_lock);
