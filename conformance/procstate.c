@@ -213,3 +213,17 @@ bool map_state_meaningful(void) {
   return true;
 #endif
 }
+
+bool proc_threads_meaningful(void) {
+#if defined(__SANITIZE_THREAD__)
+  return false;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+  return false;
+#else
+  return true;
+#endif
+#else
+  return true;
+#endif
+}

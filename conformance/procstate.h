@@ -65,5 +65,8 @@ bool map_state_get(const char *path, map_state *out);
 /* Whether the mappings tell anything: not in a process whose sanitizer
  * runtime (ASan, TSan) maps memory of its own as it goes. */
 bool map_state_meaningful(void);
+/* Whether the thread count tells anything: not under ThreadSanitizer,
+ * whose runtime starts a thread of its own when the first one starts. */
+bool proc_threads_meaningful(void);
 
 #endif /* BP_CONFORMANCE_PROCSTATE_H */

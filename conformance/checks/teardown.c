@@ -93,7 +93,7 @@ void case_teardown(const certify_case *c) {
     }
     cx.put.plugin = NULL;
     int threads = settle_threads(threads0);
-    if (threads0 > 0 && threads > threads0) {
+    if (proc_threads_meaningful() && threads0 > 0 && threads > threads0) {
       char names[300];
       proc_new_threads(tids0, ntids0, names, sizeof names);
       verdict(ST_FAIL, "teardown: cycle %d: %d thread(s) the plugin started still run after "
@@ -136,9 +136,12 @@ void case_teardown(const certify_case *c) {
     }
     prev = m;
   }
-  verdict(ST_PASS, "%d cycles of load, %ld calls in all, unload: no thread%s left behind, the "
+  verdict(ST_PASS, "%d cycles of load, %ld calls in all, unload: %s left behind, the "
                    "floating-point environment and signals as before, and the host goes on",
           CYCLES, calls,
-          map_state_meaningful() ? " or mapping" : " (mappings not measured: a sanitizer maps "
-                                                   "memory of its own)");
+          !proc_threads_meaningful() ? "no mapping or thread measured (a sanitizer runtime maps "
+                                       "memory and starts a thread of its own)"
+          : map_state_meaningful()   ? "no thread or mapping"
+                                     : "no thread (mappings not measured: a sanitizer runtime "
+                                       "maps memory of its own)");
 }
