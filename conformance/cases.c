@@ -73,7 +73,7 @@ static void add_op_check(const check_def *ck, const char *op, int r, const int32
     return;
   }
   snprintf(name, sizeof name, "%s/%s", op, ck->name);
-  if (selected(op, name)) add_case(ck->group, name, ck->fn, op);
+  if (selected(op, name)) add_case(ck->group, name, ck->fn, op)->fresh = ck->fresh;
 }
 
 /* The cases of the ops, op by op, each op's in table order: first the

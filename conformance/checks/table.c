@@ -36,7 +36,7 @@ const check_def check_table[] = {
     {"repeatability", "repeatability",        CHECK_OP,          case_repeat,      NULL, false},
     {"errors",        "errors",               CHECK_OP,          case_errors,      NULL, false},
     {"concurrency",   "concurrency",          CHECK_OP,          case_concurrency, concurrency_reset,
-     false},
+     true},
     {"device",        "device/synchronize",   CHECK_DEVICE,      case_sync,        NULL, false},
     {"device",        "device/streams",       CHECK_DEVICE,      case_streams,     NULL, false},
     {"teardown",      "teardown/unload",      CHECK_DEVICE,      case_teardown,    NULL, true},

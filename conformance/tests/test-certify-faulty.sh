@@ -85,8 +85,10 @@ bad=""
 for f in "$tmp"/*.worker.loads; do
   p=$(basename "$f" .worker.loads)
   # the probe, 2 workers, a rerun and a fresh worker per failure, and the
-  # two checks that run in a fresh process (process/load, teardown/unload)
-  max=$((1 + 2 + 2 * $(reruns "$p.worker") + 2))
+  # checks that run in a fresh process (process/load, teardown/unload and
+  # each op's concurrency)
+  fresh=$((2 + $(grep -c ' - [^ ]*/concurrency\( \|$\)' "$tmp/$p.worker.tap")))
+  max=$((1 + 2 + 2 * $(reruns "$p.worker") + fresh))
   [ "$(loads "$f")" -le "$max" ] && [ "$(wc -l < "$f")" -le "$(($(loads "$f") + 2))" ] ||
     bad="$bad $p($(loads "$f") loads, $(wc -l < "$f") inits, at most $max)"
 done
@@ -112,8 +114,8 @@ else
 fi
 w=$(loads "$tmp/inst.loads")
 c=$(loads "$tmp/instcase.loads")
-[ "$w" = 5 ] && [ "$(wc -l < "$tmp/inst.loads")" = "$((w + 2))" ]
-result $? "worker: the plugin is loaded by the probe, once in each of the 2 workers, and by the 2 checks that need a fresh process ($w loads)"
+[ "$w" = 6 ] && [ "$(wc -l < "$tmp/inst.loads")" = "$((w + 2))" ]
+result $? "worker: the plugin is loaded by the probe, once in each of the 2 workers, and by the 3 checks that need a fresh process ($w loads)"
 run few "$inst" --ops handshake/version --jobs 16 --json "$tmp/few.json"
 points=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/few.tap")
 w=$(sed -n 's/.*"isolation": {"mode": "worker", "workers": \([0-9]*\),.*/\1/p' "$tmp/few.json")
@@ -126,7 +128,7 @@ result $? "case: the probe and each case that loads the plugin load it ($c loads
 # it passes.  The failure stands ("depends on earlier calls"), with both
 # runs in the TAP, the certificate and the report: a host is a long-lived
 # process, and the rerun tells which case ran before, not an excuse.
-BP_FAULTY_WEAR_OUT=350 run wear "$inst" --jobs 1 --json "$tmp/wear.json" --html "$tmp/wear.html"
+BP_FAULTY_WEAR_OUT=100 run wear "$inst" --jobs 1 --json "$tmp/wear.json" --html "$tmp/wear.html"
 if has "$tmp/wear.tap" "^exit 1$" &&
    has "$tmp/wear.tap" "^not ok [0-9]* - core::add/[a-z0-9/]* # depends on earlier calls: fail in a long-lived worker after [0-9]* other case(s), the last core::add/[a-z0-9/]* (.*); pass alone in a fresh process$" &&
    has "$tmp/wear.tap" "^# 1 failure(s) showed only after earlier calls in a shared worker: they stand"; then
@@ -151,7 +153,7 @@ else
 fi
 has "$tmp/wear.html" "It failed in a shared worker, after other cases, and gave pass alone"
 result $? "the report says the failure stands though the case passes alone" "$tmp/wear.html"
-BP_FAULTY_WEAR_OUT=350 run wearcase "$inst" --jobs 1 --isolation case
+BP_FAULTY_WEAR_OUT=100 run wearcase "$inst" --jobs 1 --isolation case
 has "$tmp/wearcase.tap" "^exit 0$" && ! has "$tmp/wearcase.tap" "rerun"
 result $? "case: no case alone sees the fault of a long-lived process" "$tmp/wearcase.tap"
 # A kernel that keeps state in the environment: a worker puts the

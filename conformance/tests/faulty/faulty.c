@@ -26,8 +26,9 @@
  *
  * FAULT_NONE builds `instrumented`, whose core::add is right: it conforms.
  * With BP_FAULTY_WEAR_OUT=N in its environment, every core::add after the
- * first N of its process is off by one in its first element, a fault that
- * no single case sees but a long-lived process does; with
+ * first N of one thread is off by one in its first element (a per-thread
+ * cache that fills up), a fault that no single case sees but a
+ * long-lived process does; with
  * BP_FAULTY_INIT_ABORT=1, its initialisation aborts; with
  * BP_FAULTY_INIT_HANG=1, it ignores SIGALRM and never returns; with
  * BP_FAULTY_ENV_WEAR_OUT=N, the same wear as BP_FAULTY_WEAR_OUT=N, but
@@ -106,7 +107,7 @@ static const bp_host_api *host;
 #if defined(FAULT_NONE)
 /* BP_FAULTY_WEAR_OUT, or 0; and the calls of core::add so far. */
 static long wear_out;
-static long add_calls;
+static _Thread_local long add_calls;
 /* BP_FAULTY_ENV_WEAR_OUT, or 0; the environment is not thread-safe, so its
  * count is read and written under env_lock. */
 static long env_wear_out;
@@ -250,8 +251,7 @@ static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size
     return st;
   }
 #elif defined(FAULT_NONE)
-  if (wear_out && __atomic_add_fetch(&add_calls, 1, __ATOMIC_RELAXED) > wear_out && o->numel)
-    ((float *)o->data)[0] += 1.0f;
+  if (wear_out && ++add_calls > wear_out && o->numel) ((float *)o->data)[0] += 1.0f;
   if (env_wear_out && count_in_env() > env_wear_out && o->numel) ((float *)o->data)[0] += 1.0f;
 #elif defined(FAULT_NONDET)
   /* A few ulps, well inside the numerics tolerance, different every call. */
