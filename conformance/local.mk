@@ -55,8 +55,10 @@ bin_PROGRAMS += %D%/bp-certify
 # faulty plugins, each of which must fail the check that names its fault;
 # runs every command of docs/certification.md.
 TESTS += %D%/tests/test-certify.sh %D%/tests/test-certify-faulty.sh \
+	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-corpus.sh \
 	%D%/tests/test-certify-doc.sh
 dist_check_SCRIPTS += %D%/tests/test-certify.sh %D%/tests/test-certify-faulty.sh \
+	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-corpus.sh \
 	%D%/tests/test-certify-doc.sh
 EXTRA_DIST += %D%/tests/certify-lib.sh
 
@@ -143,3 +145,4 @@ check_LTLIBRARIES += \
 %C%_tests_faulty_instrumented_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_NONE
 %C%_tests_faulty_instrumented_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 %C%_tests_faulty_instrumented_la_LIBADD = -lm
+include %D%/tests/faulty/local.mk

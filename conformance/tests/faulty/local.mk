@@ -1,0 +1,315 @@
+# conformance/tests/faulty/: the shim corpus, faulty plugins built over
+# the reference CPU plugin (shim.c and one fault of faults-*.c each; the
+# list is corpus.tsv), the tool that confirms each fault directly, and
+# three correct plugins written differently from the reference
+# (conformance/tests/good/).  Included from conformance/local.mk; nothing
+# here is installed.
+
+# The CPU plugin's sources, compiled once, with the entry point renamed so
+# that shim.c can wrap it.
+check_LTLIBRARIES += %D%/libcpuref.la
+%C%_libcpuref_la_SOURCES = $(plugins_cpu_cpu_la_SOURCES)
+%C%_libcpuref_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(BP_CPU_CFLAGS) \
+	-Dbp_plugin_init=cpuref_plugin_init
+
+# A fault's plugin: shim.c and the file of its fault, -DFAULT_<NAME>.
+SHIM_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+SHIM_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+SHIM_LIBADD = %D%/libcpuref.la -lm $(BP_DL_LIBS) $(BP_PTHREAD_LIBS)
+
+check_LTLIBRARIES += \
+	%D%/mul_tail7.la \
+	%D%/sum_unroll_tail.la \
+	%D%/exp_par_tail.la \
+	%D%/sigmoid_rank5.la \
+	%D%/neg_offset.la \
+	%D%/relu_dense.la \
+	%D%/sqrt_bcast_inner.la \
+	%D%/where_inner_step.la \
+	%D%/add_bcast_mid.la \
+	%D%/sub_rank_swap.la \
+	%D%/pow_scalar_exp.la \
+	%D%/argmax_offset.la \
+	%D%/mean_negdims.la \
+	%D%/sum_multidim.la \
+	%D%/amin_keepdim.la \
+	%D%/sum_dtype_ignored.la \
+	%D%/add_first_dtype.la \
+	%D%/mul_int8_as_u8.la \
+	%D%/minimum_u8_i8.la \
+	%D%/maximum_nan.la \
+	%D%/relu_negzero.la \
+	%D%/exp_clamp.la \
+	%D%/softmax_nomax.la \
+	%D%/sum_f16_accum.la \
+	%D%/abs_int_min.la \
+	%D%/cast_cvtt.la \
+	%D%/div_ftz.la \
+	%D%/pow_exp_log.la \
+	%D%/matmul_k_tail.la \
+	%D%/matmul_batch_b.la \
+	%D%/matmul_trans_b.la \
+	%D%/matmul_k1.la \
+	%D%/tanh_past_end.la \
+	%D%/log_before_start.la \
+	%D%/rsqrt_rounding.la \
+	%D%/ftz_at_load.la \
+	%D%/segv_handler.la \
+	%D%/sigint_ignored.la \
+	%D%/thread_at_load.la \
+	%D%/mmap_left.la \
+	%D%/teardown_null_call.la \
+	%D%/teardown_release.la \
+	%D%/softmax_dim_clamp.la \
+	%D%/gelu_abort.la \
+	%D%/amax_exit.la \
+	%D%/argmax_no_message.la \
+	%D%/layer_norm_numel.la \
+	%D%/sum_static_partials.la \
+	%D%/exp_table_init.la \
+	%D%/softmax_pingpong.la \
+	%D%/add_leak_on_error.la \
+	%D%/matmul_leak_ws.la
+%C%_mul_tail7_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_mul_tail7_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MUL_TAIL7
+%C%_mul_tail7_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_mul_tail7_la_LIBADD = $(SHIM_LIBADD)
+%C%_sum_unroll_tail_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_sum_unroll_tail_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SUM_UNROLL_TAIL
+%C%_sum_unroll_tail_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sum_unroll_tail_la_LIBADD = $(SHIM_LIBADD)
+%C%_exp_par_tail_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_exp_par_tail_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EXP_PAR_TAIL
+%C%_exp_par_tail_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_exp_par_tail_la_LIBADD = $(SHIM_LIBADD)
+%C%_sigmoid_rank5_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_sigmoid_rank5_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SIGMOID_RANK5
+%C%_sigmoid_rank5_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sigmoid_rank5_la_LIBADD = $(SHIM_LIBADD)
+%C%_neg_offset_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_neg_offset_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_NEG_OFFSET
+%C%_neg_offset_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_neg_offset_la_LIBADD = $(SHIM_LIBADD)
+%C%_relu_dense_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_relu_dense_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_RELU_DENSE
+%C%_relu_dense_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_relu_dense_la_LIBADD = $(SHIM_LIBADD)
+%C%_sqrt_bcast_inner_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_sqrt_bcast_inner_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SQRT_BCAST_INNER
+%C%_sqrt_bcast_inner_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sqrt_bcast_inner_la_LIBADD = $(SHIM_LIBADD)
+%C%_where_inner_step_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_where_inner_step_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_WHERE_INNER_STEP
+%C%_where_inner_step_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_where_inner_step_la_LIBADD = $(SHIM_LIBADD)
+%C%_add_bcast_mid_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_add_bcast_mid_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ADD_BCAST_MID
+%C%_add_bcast_mid_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_add_bcast_mid_la_LIBADD = $(SHIM_LIBADD)
+%C%_sub_rank_swap_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_sub_rank_swap_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SUB_RANK_SWAP
+%C%_sub_rank_swap_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sub_rank_swap_la_LIBADD = $(SHIM_LIBADD)
+%C%_pow_scalar_exp_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_pow_scalar_exp_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_POW_SCALAR_EXP
+%C%_pow_scalar_exp_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_pow_scalar_exp_la_LIBADD = $(SHIM_LIBADD)
+%C%_argmax_offset_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_argmax_offset_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ARGMAX_OFFSET
+%C%_argmax_offset_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_argmax_offset_la_LIBADD = $(SHIM_LIBADD)
+%C%_mean_negdims_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_mean_negdims_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MEAN_NEGDIMS
+%C%_mean_negdims_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_mean_negdims_la_LIBADD = $(SHIM_LIBADD)
+%C%_sum_multidim_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_sum_multidim_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SUM_MULTIDIM
+%C%_sum_multidim_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sum_multidim_la_LIBADD = $(SHIM_LIBADD)
+%C%_amin_keepdim_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_amin_keepdim_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_AMIN_KEEPDIM
+%C%_amin_keepdim_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_amin_keepdim_la_LIBADD = $(SHIM_LIBADD)
+%C%_sum_dtype_ignored_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
+%C%_sum_dtype_ignored_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SUM_DTYPE_IGNORED
+%C%_sum_dtype_ignored_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sum_dtype_ignored_la_LIBADD = $(SHIM_LIBADD)
+%C%_add_first_dtype_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_add_first_dtype_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ADD_FIRST_DTYPE
+%C%_add_first_dtype_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_add_first_dtype_la_LIBADD = $(SHIM_LIBADD)
+%C%_mul_int8_as_u8_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_mul_int8_as_u8_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MUL_INT8_AS_U8
+%C%_mul_int8_as_u8_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_mul_int8_as_u8_la_LIBADD = $(SHIM_LIBADD)
+%C%_minimum_u8_i8_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_minimum_u8_i8_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MINIMUM_U8_I8
+%C%_minimum_u8_i8_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_minimum_u8_i8_la_LIBADD = $(SHIM_LIBADD)
+%C%_maximum_nan_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_maximum_nan_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MAXIMUM_NAN
+%C%_maximum_nan_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_maximum_nan_la_LIBADD = $(SHIM_LIBADD)
+%C%_relu_negzero_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_relu_negzero_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_RELU_NEGZERO
+%C%_relu_negzero_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_relu_negzero_la_LIBADD = $(SHIM_LIBADD)
+%C%_exp_clamp_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_exp_clamp_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EXP_CLAMP
+%C%_exp_clamp_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_exp_clamp_la_LIBADD = $(SHIM_LIBADD)
+%C%_softmax_nomax_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_softmax_nomax_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SOFTMAX_NOMAX
+%C%_softmax_nomax_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_softmax_nomax_la_LIBADD = $(SHIM_LIBADD)
+%C%_sum_f16_accum_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_sum_f16_accum_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SUM_F16_ACCUM
+%C%_sum_f16_accum_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sum_f16_accum_la_LIBADD = $(SHIM_LIBADD)
+%C%_abs_int_min_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_abs_int_min_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ABS_INT_MIN
+%C%_abs_int_min_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_abs_int_min_la_LIBADD = $(SHIM_LIBADD)
+%C%_cast_cvtt_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_cast_cvtt_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_CAST_CVTT
+%C%_cast_cvtt_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_cast_cvtt_la_LIBADD = $(SHIM_LIBADD)
+%C%_div_ftz_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_div_ftz_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_DIV_FTZ
+%C%_div_ftz_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_div_ftz_la_LIBADD = $(SHIM_LIBADD)
+%C%_pow_exp_log_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_pow_exp_log_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_POW_EXP_LOG
+%C%_pow_exp_log_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_pow_exp_log_la_LIBADD = $(SHIM_LIBADD)
+%C%_matmul_k_tail_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_matmul_k_tail_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MATMUL_K_TAIL
+%C%_matmul_k_tail_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_matmul_k_tail_la_LIBADD = $(SHIM_LIBADD)
+%C%_matmul_batch_b_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_matmul_batch_b_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MATMUL_BATCH_B
+%C%_matmul_batch_b_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_matmul_batch_b_la_LIBADD = $(SHIM_LIBADD)
+%C%_matmul_trans_b_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_matmul_trans_b_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MATMUL_TRANS_B
+%C%_matmul_trans_b_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_matmul_trans_b_la_LIBADD = $(SHIM_LIBADD)
+%C%_matmul_k1_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
+%C%_matmul_k1_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MATMUL_K1
+%C%_matmul_k1_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_matmul_k1_la_LIBADD = $(SHIM_LIBADD)
+%C%_tanh_past_end_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-process.c
+%C%_tanh_past_end_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_TANH_PAST_END
+%C%_tanh_past_end_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_tanh_past_end_la_LIBADD = $(SHIM_LIBADD)
+%C%_log_before_start_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-process.c
+%C%_log_before_start_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_LOG_BEFORE_START
+%C%_log_before_start_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_log_before_start_la_LIBADD = $(SHIM_LIBADD)
+%C%_rsqrt_rounding_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-process.c
+%C%_rsqrt_rounding_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_RSQRT_ROUNDING
+%C%_rsqrt_rounding_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_rsqrt_rounding_la_LIBADD = $(SHIM_LIBADD)
+%C%_ftz_at_load_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-process.c
+%C%_ftz_at_load_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_FTZ_AT_LOAD
+%C%_ftz_at_load_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_ftz_at_load_la_LIBADD = $(SHIM_LIBADD)
+%C%_segv_handler_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-process.c
+%C%_segv_handler_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SEGV_HANDLER
+%C%_segv_handler_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_segv_handler_la_LIBADD = $(SHIM_LIBADD)
+%C%_sigint_ignored_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-process.c
+%C%_sigint_ignored_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SIGINT_IGNORED
+%C%_sigint_ignored_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sigint_ignored_la_LIBADD = $(SHIM_LIBADD)
+%C%_thread_at_load_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-process.c
+%C%_thread_at_load_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_THREAD_AT_LOAD
+%C%_thread_at_load_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_thread_at_load_la_LIBADD = $(SHIM_LIBADD)
+%C%_mmap_left_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-process.c
+%C%_mmap_left_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MMAP_LEFT
+%C%_mmap_left_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_mmap_left_la_LIBADD = $(SHIM_LIBADD)
+%C%_teardown_null_call_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-process.c
+%C%_teardown_null_call_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_TEARDOWN_NULL_CALL
+%C%_teardown_null_call_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_teardown_null_call_la_LIBADD = $(SHIM_LIBADD)
+%C%_teardown_release_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-process.c
+%C%_teardown_release_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_TEARDOWN_RELEASE
+%C%_teardown_release_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_teardown_release_la_LIBADD = $(SHIM_LIBADD)
+%C%_softmax_dim_clamp_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-errors.c
+%C%_softmax_dim_clamp_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SOFTMAX_DIM_CLAMP
+%C%_softmax_dim_clamp_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_softmax_dim_clamp_la_LIBADD = $(SHIM_LIBADD)
+%C%_gelu_abort_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-errors.c
+%C%_gelu_abort_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_GELU_ABORT
+%C%_gelu_abort_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_gelu_abort_la_LIBADD = $(SHIM_LIBADD)
+%C%_amax_exit_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-errors.c
+%C%_amax_exit_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_AMAX_EXIT
+%C%_amax_exit_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_amax_exit_la_LIBADD = $(SHIM_LIBADD)
+%C%_argmax_no_message_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-errors.c
+%C%_argmax_no_message_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ARGMAX_NO_MESSAGE
+%C%_argmax_no_message_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_argmax_no_message_la_LIBADD = $(SHIM_LIBADD)
+%C%_layer_norm_numel_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-errors.c
+%C%_layer_norm_numel_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_LAYER_NORM_NUMEL
+%C%_layer_norm_numel_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_layer_norm_numel_la_LIBADD = $(SHIM_LIBADD)
+%C%_sum_static_partials_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-errors.c
+%C%_sum_static_partials_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SUM_STATIC_PARTIALS
+%C%_sum_static_partials_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sum_static_partials_la_LIBADD = $(SHIM_LIBADD)
+%C%_exp_table_init_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-errors.c
+%C%_exp_table_init_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EXP_TABLE_INIT
+%C%_exp_table_init_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_exp_table_init_la_LIBADD = $(SHIM_LIBADD)
+%C%_softmax_pingpong_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-errors.c
+%C%_softmax_pingpong_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SOFTMAX_PINGPONG
+%C%_softmax_pingpong_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_softmax_pingpong_la_LIBADD = $(SHIM_LIBADD)
+%C%_add_leak_on_error_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-errors.c
+%C%_add_leak_on_error_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ADD_LEAK_ON_ERROR
+%C%_add_leak_on_error_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_add_leak_on_error_la_LIBADD = $(SHIM_LIBADD)
+%C%_matmul_leak_ws_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-errors.c
+%C%_matmul_leak_ws_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MATMUL_LEAK_WS
+%C%_matmul_leak_ws_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_matmul_leak_ws_la_LIBADD = $(SHIM_LIBADD)
+EXTRA_DIST += %D%/corpus.tsv
+
+# Confirms each fault on its trigger, against the float64 reference of the
+# CPU plugin's tests, and that the CPU plugin does not show it.
+check_PROGRAMS += %D%/confirm
+%C%_confirm_SOURCES = \
+	%D%/confirm.c \
+	%D%/confirm.h \
+	%D%/triggers-num.c \
+	%D%/triggers-proc.c \
+	tests/cpu/ref.c \
+	tests/cpu/ref.h \
+	tests/cpu/num.c \
+	tests/cpu/num.h
+%C%_confirm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/cpu
+%C%_confirm_LDADD = host/libbackplane.la $(BP_PTHREAD_LIBS) -lm
+TESTS += conformance/tests/test-faulty-confirm.sh
+dist_check_SCRIPTS += conformance/tests/test-faulty-confirm.sh
+
+# Three correct plugins written differently from the CPU plugin: each
+# conforms (bp-certify --profile full).
+check_LTLIBRARIES += \
+	conformance/tests/good/naive.la \
+	conformance/tests/good/strided.la \
+	conformance/tests/good/vendoronly.la
+conformance_tests_good_naive_la_SOURCES = conformance/tests/good/naive.c
+conformance_tests_good_naive_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+conformance_tests_good_naive_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+conformance_tests_good_naive_la_LIBADD = -lm
+conformance_tests_good_strided_la_SOURCES = conformance/tests/good/strided.c
+conformance_tests_good_strided_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+conformance_tests_good_strided_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+conformance_tests_good_vendoronly_la_SOURCES = conformance/tests/good/vendoronly.c
+conformance_tests_good_vendoronly_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+conformance_tests_good_vendoronly_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)

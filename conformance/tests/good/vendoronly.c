@@ -1,0 +1,234 @@
+/*
+ * conformance/tests/good/vendoronly.c - a correct plugin with a vendor
+ * namespace only: no core op, op_set_version 0, ops that write their
+ * arguments in place and one with two results.
+ *
+ * Namespace "vnd" (DEF), on BP_DEVICE_CPU, float32 and float64, inputs of
+ * any strides:
+ *
+ *   vnd::scale(Tensor x, float s) -> Tensor
+ *       s * x, a new contiguous tensor
+ *   vnd::axpy_(Tensor(a!) y, Tensor x, float a) -> Tensor(a!)
+ *       y += a * x in place (x of y's shape and dtype); returns y
+ *   vnd::clamp_(Tensor(a!) self, float lo, float hi) -> Tensor(a!)
+ *       each element of self clamped to [lo, hi] in place; returns self
+ *   vnd::minmax(Tensor x) -> (Tensor min, Tensor max)
+ *       the smallest and the largest element, as two 0-dim tensors
+ *       (NaN if x holds one; an empty x fails with BP_ERR_SHAPE)
+ *
+ * A tensor written in place must not hold one element at several indices
+ * (a stride 0 in a dimension of size > 1): that fails with
+ * BP_ERR_INVALID_ARGUMENT.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <backplane/plugin.h>
+
+static const bp_host_api *H;
+
+enum op { SCALE, AXPY, CLAMP, MINMAX };
+
+static const bp_tensor_view *view(const bp_value *v) { return H->tensor_view(v->u.tensor); }
+
+static bp_status need_float(const bp_kernel_ctx *ctx, int arg, const bp_tensor_view *v) {
+  if (v->dtype == BP_FLOAT32 || v->dtype == BP_FLOAT64) return BP_OK;
+  return H->set_errorf(BP_ERR_TYPE, "%s: argument #%d: expected float32 or float64, got dtype %d",
+                       ctx->op_name, arg, (int)v->dtype);
+}
+
+/* Every check of the arguments, for the meta function and the kernels. */
+static bp_status check(const bp_kernel_ctx *ctx, const bp_value *args) {
+  int op = (int)(intptr_t)ctx->user_data;
+  const bp_tensor_view *t = view(&args[0]);
+  bp_status st = need_float(ctx, 0, t);
+  if (st) return st;
+  if (op == AXPY || op == CLAMP)
+    for (int32_t d = 0; d < t->ndim; d++)
+      if (t->strides[d] == 0 && t->sizes[d] > 1)
+        return H->set_errorf(BP_ERR_INVALID_ARGUMENT,
+                             "%s: argument #0 is written in place but holds one element at several "
+                             "indices (stride 0 in dimension %d)", ctx->op_name, (int)d);
+  if (op == AXPY) {
+    const bp_tensor_view *x = view(&args[1]);
+    if ((st = need_float(ctx, 1, x))) return st;
+    if (x->dtype != t->dtype)
+      return H->set_errorf(BP_ERR_TYPE, "%s: argument #1 'x' must have the dtype of 'y'", ctx->op_name);
+    bool same = x->ndim == t->ndim;
+    for (int32_t d = 0; same && d < t->ndim; d++) same = x->sizes[d] == t->sizes[d];
+    if (!same)
+      return H->set_errorf(BP_ERR_SHAPE, "%s: argument #1 'x' must have the shape of 'y'", ctx->op_name);
+  }
+  if (op == CLAMP && !(args[1].u.f <= args[2].u.f))
+    return H->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: lo (%g) must not exceed hi (%g)", ctx->op_name,
+                         args[1].u.f, args[2].u.f);
+  if (op == MINMAX && t->numel == 0)
+    return H->set_errorf(BP_ERR_SHAPE, "%s: argument #0 'x' is empty; it has no minimum",
+                         ctx->op_name);
+  return BP_OK;
+}
+
+static bp_status meta(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                      bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  bp_status st = check(ctx, args);
+  if (st) return st;
+  int op = (int)(intptr_t)ctx->user_data;
+  const bp_tensor_view *t = view(&args[0]);
+  for (size_t i = 0; i < nouts; i++) {
+    outs[i].device = t->device;
+    outs[i].dtype = t->dtype;
+    outs[i].ndim = op == MINMAX ? 0 : t->ndim;
+    if (op == MINMAX) continue;
+    memcpy(outs[i].sizes, t->sizes, (size_t)t->ndim * sizeof *t->sizes);
+    if (op != SCALE) { /* the result is the argument itself */
+      memcpy(outs[i].strides, t->strides, (size_t)t->ndim * sizeof *t->strides);
+      continue;
+    }
+    int64_t acc = 1;
+    for (int32_t d = t->ndim - 1; d >= 0; d--) {
+      outs[i].strides[d] = acc;
+      acc *= t->sizes[d] > 1 ? t->sizes[d] : 1;
+    }
+  }
+  return BP_OK;
+}
+
+/* The address of element k (row-major) of v. */
+static char *elem(const bp_tensor_view *v, int64_t k) {
+  int64_t off = 0;
+  for (int32_t d = v->ndim - 1; d >= 0; d--) {
+    off += k % v->sizes[d] * v->strides[d];
+    k /= v->sizes[d];
+  }
+  return (char *)v->data + off * v->itemsize;
+}
+
+static double get(const bp_tensor_view *v, int64_t k) {
+  const char *p = elem(v, k);
+  return v->dtype == BP_FLOAT32 ? *(const float *)p : *(const double *)p;
+}
+
+static void set(const bp_tensor_view *v, int64_t k, double x) {
+  char *p = elem(v, k);
+  if (v->dtype == BP_FLOAT32) *(float *)p = (float)x;
+  else *(double *)p = x;
+}
+
+static bp_value tensor_value(bp_tensor *t) {
+  bp_value v;
+  memset(&v, 0, sizeof v);
+  v.tag = BP_TAG_TENSOR;
+  v.u.tensor = t;
+  return v;
+}
+
+static bp_status kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                        bp_value *rets, size_t nrets) {
+  int op = (int)(intptr_t)ctx->user_data;
+  bp_tensor_meta m[2];
+  m[0].struct_size = m[1].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  bp_status st = H->op_meta(ctx->op, args, nargs, m, nrets);
+  if (st) return st;
+  const bp_tensor_view *t = view(&args[0]);
+  bool f32 = t->dtype == BP_FLOAT32;
+  if (op == SCALE) {
+    bp_tensor *out;
+    st = H->tensor_empty_strided(m[0].device, m[0].dtype, m[0].ndim, m[0].sizes, m[0].strides, &out);
+    if (st) return st;
+    const bp_tensor_view *o = H->tensor_view(out);
+    double s = f32 ? (float)args[1].u.f : args[1].u.f;
+    for (int64_t k = 0; k < t->numel; k++) set(o, k, s * get(t, k));
+    rets[0] = tensor_value(out);
+    return BP_OK;
+  }
+  if (op == MINMAX) {
+    double lo = get(t, 0), hi = lo;
+    for (int64_t k = 1; k < t->numel; k++) {
+      double v = get(t, k);
+      if (isnan(v) || isnan(lo)) lo = hi = NAN;
+      else lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+    }
+    bp_tensor *r[2] = {NULL, NULL};
+    for (int i = 0; i < 2 && !st; i++) st = H->tensor_empty(m[i].device, m[i].dtype, 0, NULL, &r[i]);
+    if (st) {
+      H->tensor_release(r[0]);
+      return st;
+    }
+    set(H->tensor_view(r[0]), 0, lo);
+    set(H->tensor_view(r[1]), 0, hi);
+    rets[0] = tensor_value(r[0]);
+    rets[1] = tensor_value(r[1]);
+    return BP_OK;
+  }
+  if (op == AXPY) {
+    const bp_tensor_view *x = view(&args[1]);
+    double a = f32 ? (float)args[2].u.f : args[2].u.f;
+    for (int64_t k = 0; k < t->numel; k++) set(t, k, get(t, k) + a * get(x, k));
+  } else {
+    double lo = f32 ? (float)args[1].u.f : args[1].u.f, hi = f32 ? (float)args[2].u.f : args[2].u.f;
+    for (int64_t k = 0; k < t->numel; k++) {
+      double v = get(t, k);
+      set(t, k, v < lo ? lo : v > hi ? hi : v); /* NaN stays */
+    }
+  }
+  rets[0] = tensor_value(H->tensor_retain(args[0].u.tensor));
+  return BP_OK;
+}
+
+static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
+  static const int32_t dtypes[] = {BP_FLOAT32, BP_FLOAT64, BP_DTYPE_INVALID};
+  static const struct {
+    const char *name, *schema, *doc;
+    int op;
+  } ops[] = {
+      {"scale", "scale(Tensor x, float s) -> Tensor", "s * x", SCALE},
+      {"axpy_", "axpy_(Tensor(a!) y, Tensor x, float a) -> Tensor(a!)", "y += a * x in place", AXPY},
+      {"clamp_", "clamp_(Tensor(a!) self, float lo, float hi) -> Tensor(a!)",
+       "clamp self to [lo, hi] in place", CLAMP},
+      {"minmax", "minmax(Tensor x) -> (Tensor min, Tensor max)", "the smallest and largest element",
+       MINMAX},
+  };
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "vnd", BP_LIBRARY_DEF, 0};
+  bp_library *lib;
+  bp_status st = host->library(reg, &ld, &lib);
+  for (size_t i = 0; !st && i < sizeof ops / sizeof *ops; i++) {
+    void *code = (void *)(intptr_t)ops[i].op;
+    bp_op_def d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+    d.schema = ops[i].schema;
+    d.meta = meta;
+    d.user_data = code;
+    d.doc = ops[i].doc;
+    bp_kernel_def k;
+    memset(&k, 0, sizeof k);
+    k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
+    k.op = ops[i].name;
+    k.device_type = BP_DEVICE_CPU;
+    k.boxed = kernel;
+    k.user_data = code;
+    k.dtypes = dtypes;
+    st = host->def(lib, &d);
+    if (!st) st = host->impl(lib, &k);
+  }
+  return st;
+}
+
+static const bp_plugin_desc desc = {
+    .struct_size = BP_PLUGIN_DESC_STRUCT_SIZE,
+    .abi_major = BP_ABI_VERSION_MAJOR,
+    .abi_minor = BP_ABI_VERSION_MINOR,
+    .name = "vendoronly",
+    .vendor = "Backplane tests (correct plugins)",
+    .version = "1.0.0",
+    .op_set_version = 0,
+    .setup = setup,
+};
+
+BP_PLUGIN_EXPORT const bp_plugin_desc *bp_plugin_init(const bp_host_api *host) {
+  if (!host || host->abi_major != BP_ABI_VERSION_MAJOR) return NULL;
+  H = host;
+  return &desc;
+}
