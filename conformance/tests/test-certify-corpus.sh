@@ -26,6 +26,12 @@ while IFS="$tab" read -r name category expected profile description; do
       n=$((n + 1))
       echo "ok $n - $name ($category, $profile) # SKIP under the $san sanitizer the certifier does not measure what it leaves behind"
       continue ;;
+    thread:teardown_release)
+      # The double free shows through the C library's allocator (or
+      # ASan's), which ThreadSanitizer's allocator replaces.
+      n=$((n + 1))
+      echo "ok $n - $name ($category, $profile) # SKIP ThreadSanitizer's allocator does not catch the double free"
+      continue ;;
   esac
   # Under ThreadSanitizer a data race is TSan's to report, not the check's.
   if [ "$san" = thread ] && [ "$category" = races ]; then
