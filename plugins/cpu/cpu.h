@@ -237,8 +237,19 @@ void cpu_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t be
 
 /* Stops the pool's threads (at teardown). */
 void cpu_pool_shutdown(void);
-/* Closes the BLAS library that matmul loaded, if any (at teardown). */
-void cpu_matmul_shutdown(void);
+/* blas.c: the CBLAS library matmul hands float32 and float64 GEMMs to. */
+enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
+typedef void (*cpu_sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k,
+                             float alpha, const float *a, int lda, const float *b, int ldb,
+                             float beta, float *c, int ldc);
+typedef void (*cpu_dgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k,
+                             double alpha, const double *a, int lda, const double *b, int ldb,
+                             double beta, double *c, int ldc);
+/* Its cblas_sgemm and cblas_dgemm, loaded at the first call since setup;
+ * NULL where no library loaded. */
+void cpu_blas(cpu_sgemm_fn *sgemm, cpu_dgemm_fn *dgemm);
+/* Stops the library's threads and closes it (at teardown). */
+void cpu_blas_shutdown(void);
 
 /* ------------------------------------------------------------------------ */
 /* Strided, broadcasting iteration                                          */

@@ -13,7 +13,8 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/elementwise.c \
 	%D%/reduce.c \
 	%D%/nn.c \
-	%D%/matmul.c
+	%D%/matmul.c \
+	%D%/blas.c
 %C%_cpu_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(BP_CPU_CFLAGS)
 %C%_cpu_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -no-undefined \
 	-export-symbols-regex '^bp_plugin_init$$'

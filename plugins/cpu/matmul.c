@@ -12,11 +12,7 @@
  *     into m: one large GEMM instead of many small ones.
  *
  * A float32 or float64 GEMM goes to CBLAS (cblas_sgemm / cblas_dgemm) when
- * a BLAS library could be loaded.  The library is found at run time (no
- * link dependency), at the first matmul: $BP_BLAS_LIBRARY if set ("none"
- * for no BLAS), else the first of libopenblas.so.0, libblis.so.4,
- * libcblas.so.3 that loads.  The plugin's teardown closes it, and with it
- * the library's own threads.
+ * a BLAS library could be loaded (blas.c).
  *
  * Otherwise, and always for float16 and bfloat16 (which it converts to
  * float32 as it packs them, and so accumulates in float32), a blocked
@@ -27,132 +23,12 @@
  * its registers, and chosen at run time.  Row blocks run in parallel;
  * matrix-vector products have their own loops.
  */
-#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
-#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "cpu.h"
-
-/* ------------------------------------------------------------------------ */
-/* Loading BLAS                                                             */
-/* ------------------------------------------------------------------------ */
-
-/* CBLAS's enum values, fixed by the reference interface. */
-enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
-
-typedef void (*sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
-                         const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                         int ldc);
-typedef void (*dgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k, double alpha,
-                         const double *a, int lda, const double *b, int ldb, double beta,
-                         double *c, int ldc);
-
-static struct {
-  sgemm_fn sgemm;
-  dgemm_fn dgemm;
-  void *handle; /* the library, closed at teardown */
-} blas;
-
-/* blas_load() has run since the plugin was set up (under blas_lock). */
-static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_bool blas_loaded;
-
-/*
- * OpenBLAS picks its kernels by CPU model at load, and a build that does
- * not know the CPU (a new model, or one a hypervisor disguises) falls back
- * to a much slower kernel set even when AVX-512 or AVX2 is there.  Its
- * OPENBLAS_CORETYPE variable overrides the choice, so name the best set
- * the instruction set supports.  Returns NULL where there is nothing to
- * say.
- */
-static const char *openblas_coretype(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    return "SkylakeX";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
-#endif
-  return NULL;
-}
-
-/* dlopens one candidate with the coretype hint in place (the library reads
- * it while it loads), then restores the environment. */
-static void *open_blas(const char *name) {
-  const char *coretype = getenv("OPENBLAS_CORETYPE") ? NULL : openblas_coretype();
-  if (coretype) setenv("OPENBLAS_CORETYPE", coretype, 0);
-  void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (coretype) unsetenv("OPENBLAS_CORETYPE");
-  return h;
-}
-
-static void blas_load(void) {
-  static const char *const defaults[] = {"libopenblas.so.0", "libblis.so.4", "libcblas.so.3"};
-  const char *env = getenv("BP_BLAS_LIBRARY");
-  const char *const *names = defaults;
-  size_t count = sizeof defaults / sizeof defaults[0];
-  if (env && *env) {
-    if (strcmp(env, "none") == 0) return;
-    names = &env;
-    count = 1;
-  }
-  for (size_t i = 0; i < count; i++) {
-    void *h = open_blas(names[i]);
-    if (!h) continue;
-    /* POSIX allows converting dlsym's result to a function pointer. */
-    sgemm_fn s;
-    dgemm_fn d;
-    *(void **)&s = dlsym(h, "cblas_sgemm");
-    *(void **)&d = dlsym(h, "cblas_dgemm");
-    if (!s || !d) {
-      dlclose(h);
-      continue;
-    }
-    /* Use as many threads as the pool does (OpenBLAS and BLIS). */
-    void (*set_threads)(int);
-    *(void **)&set_threads = dlsym(h, "openblas_set_num_threads");
-    if (!set_threads) *(void **)&set_threads = dlsym(h, "bli_thread_set_num_threads");
-    if (set_threads) set_threads(cpu_num_threads());
-    blas.sgemm = s;
-    blas.dgemm = d;
-    blas.handle = h; /* open until the plugin's teardown */
-    return;
-  }
-}
-
-/* Loads BLAS at the first matmul after the plugin was set up. */
-static void blas_ensure(void) {
-  if (atomic_load_explicit(&blas_loaded, memory_order_acquire)) return;
-  pthread_mutex_lock(&blas_lock);
-  if (!atomic_load_explicit(&blas_loaded, memory_order_relaxed)) {
-    blas_load();
-    atomic_store_explicit(&blas_loaded, true, memory_order_release);
-  }
-  pthread_mutex_unlock(&blas_lock);
-}
-
-/* Closes the BLAS library, whose own threads go with it: a host that
- * unloads the plugin keeps no thread or mapping of it.  The next load
- * of the plugin opens it again. */
-void cpu_matmul_shutdown(void) {
-  pthread_mutex_lock(&blas_lock);
-  if (blas.handle) {
-    /* OpenBLAS stops its threads itself when it is unloaded, but a
-     * library stays loaded while anything else holds it (another user in
-     * the process, a sanitizer runtime): stop them now either way.  It
-     * starts them again at its next call. */
-    void (*stop)(void);
-    *(void **)&stop = dlsym(blas.handle, "blas_thread_shutdown_");
-    if (stop) stop();
-    dlclose(blas.handle);
-  }
-  memset(&blas, 0, sizeof blas);
-  atomic_store_explicit(&blas_loaded, false, memory_order_release);
-  pthread_mutex_unlock(&blas_lock);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Micro-kernels                                                            */
@@ -595,12 +471,17 @@ static void *copy_operand(const gemm *g, bool is_a) {
  * library. */
 static bool blas_fits(const gemm *g) {
   if (!g->f64 && g->dt != BP_FLOAT32) return false;
-  blas_ensure();
-  if (g->f64 ? !blas.dgemm : !blas.sgemm) return false;
+  cpu_sgemm_fn s;
+  cpu_dgemm_fn d;
+  cpu_blas(&s, &d);
+  if (g->f64 ? !d : !s) return false;
   return g->m <= INT_MAX && g->n <= INT_MAX && g->k <= INT_MAX && g->ldc <= INT_MAX;
 }
 
 static bp_status gemm_blas(const gemm *g) {
+  cpu_sgemm_fn s;
+  cpu_dgemm_fn d;
+  cpu_blas(&s, &d);
   int64_t esz = g->f64 ? 8 : 4;
   int ta, tb, lda, ldb;
   const void *a = g->a, *b = g->b;
@@ -619,10 +500,10 @@ static bp_status gemm_blas(const gemm *g) {
     ldb = (int)(g->n > 1 ? g->n : 1);
   }
   if (g->f64)
-    blas.dgemm(CBLAS_ROW_MAJOR, ta, tb, (int)g->m, (int)g->n, (int)g->k, 1.0, a, lda, b, ldb, 0.0,
+    d(CBLAS_ROW_MAJOR, ta, tb, (int)g->m, (int)g->n, (int)g->k, 1.0, a, lda, b, ldb, 0.0,
                (double *)g->c, (int)g->ldc);
   else
-    blas.sgemm(CBLAS_ROW_MAJOR, ta, tb, (int)g->m, (int)g->n, (int)g->k, 1.0f, a, lda, b, ldb,
+    s(CBLAS_ROW_MAJOR, ta, tb, (int)g->m, (int)g->n, (int)g->k, 1.0f, a, lda, b, ldb,
                0.0f, (float *)g->c, (int)g->ldc);
   free(a_copy);
   free(b_copy);

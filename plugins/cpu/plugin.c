@@ -28,7 +28,7 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
 static void teardown(const bp_host_api *host) {
   (void)host;
   cpu_pool_shutdown();
-  cpu_matmul_shutdown();
+  cpu_blas_shutdown();
 }
 
 static const bp_plugin_desc desc = {

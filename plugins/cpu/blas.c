@@ -1,0 +1,129 @@
+/*
+ * plugins/cpu/blas.c - the CBLAS library that matmul hands float32 and
+ * float64 GEMMs to, found at run time (no link dependency) at the first
+ * matmul after the plugin's setup: $BP_BLAS_LIBRARY if set ("none" for no
+ * BLAS), else the first of libopenblas.so.0, libblis.so.4, libcblas.so.3
+ * that loads.  The plugin's teardown closes it, and with it the library's
+ * own threads.
+ */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "cpu.h"
+
+/* ------------------------------------------------------------------------ */
+/* Loading BLAS                                                             */
+/* ------------------------------------------------------------------------ */
+
+static struct {
+  cpu_sgemm_fn sgemm;
+  cpu_dgemm_fn dgemm;
+  void *handle; /* the library, closed at teardown */
+} blas;
+
+/* blas_load() has run since the plugin was set up (under blas_lock). */
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool blas_loaded;
+
+/*
+ * OpenBLAS picks its kernels by CPU model at load, and a build that does
+ * not know the CPU (a new model, or one a hypervisor disguises) falls back
+ * to a much slower kernel set even when AVX-512 or AVX2 is there.  Its
+ * OPENBLAS_CORETYPE variable overrides the choice, so name the best set
+ * the instruction set supports.  Returns NULL where there is nothing to
+ * say.
+ */
+static const char *openblas_coretype(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+  return NULL;
+}
+
+/* dlopens one candidate with the coretype hint in place (the library reads
+ * it while it loads), then restores the environment. */
+static void *open_blas(const char *name) {
+  const char *coretype = getenv("OPENBLAS_CORETYPE") ? NULL : openblas_coretype();
+  if (coretype) setenv("OPENBLAS_CORETYPE", coretype, 0);
+  void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  if (coretype) unsetenv("OPENBLAS_CORETYPE");
+  return h;
+}
+
+static void blas_load(void) {
+  static const char *const defaults[] = {"libopenblas.so.0", "libblis.so.4", "libcblas.so.3"};
+  const char *env = getenv("BP_BLAS_LIBRARY");
+  const char *const *names = defaults;
+  size_t count = sizeof defaults / sizeof defaults[0];
+  if (env && *env) {
+    if (strcmp(env, "none") == 0) return;
+    names = &env;
+    count = 1;
+  }
+  for (size_t i = 0; i < count; i++) {
+    void *h = open_blas(names[i]);
+    if (!h) continue;
+    /* POSIX allows converting dlsym's result to a function pointer. */
+    cpu_sgemm_fn s;
+    cpu_dgemm_fn d;
+    *(void **)&s = dlsym(h, "cblas_sgemm");
+    *(void **)&d = dlsym(h, "cblas_dgemm");
+    if (!s || !d) {
+      dlclose(h);
+      continue;
+    }
+    /* Use as many threads as the pool does (OpenBLAS and BLIS). */
+    void (*set_threads)(int);
+    *(void **)&set_threads = dlsym(h, "openblas_set_num_threads");
+    if (!set_threads) *(void **)&set_threads = dlsym(h, "bli_thread_set_num_threads");
+    if (set_threads) set_threads(cpu_num_threads());
+    blas.sgemm = s;
+    blas.dgemm = d;
+    blas.handle = h; /* open until the plugin's teardown */
+    return;
+  }
+}
+
+/* Loads BLAS at the first matmul after the plugin was set up. */
+static void blas_ensure(void) {
+  if (atomic_load_explicit(&blas_loaded, memory_order_acquire)) return;
+  pthread_mutex_lock(&blas_lock);
+  if (!atomic_load_explicit(&blas_loaded, memory_order_relaxed)) {
+    blas_load();
+    atomic_store_explicit(&blas_loaded, true, memory_order_release);
+  }
+  pthread_mutex_unlock(&blas_lock);
+}
+
+/* Closes the BLAS library, whose own threads go with it: a host that
+ * unloads the plugin keeps no thread or mapping of it.  The next load
+ * of the plugin opens it again. */
+void cpu_blas_shutdown(void) {
+  pthread_mutex_lock(&blas_lock);
+  if (blas.handle) {
+    /* OpenBLAS stops its threads itself when it is unloaded, but a
+     * library stays loaded while anything else holds it (another user in
+     * the process, a sanitizer runtime): stop them now either way.  It
+     * starts them again at its next call. */
+    void (*stop)(void);
+    *(void **)&stop = dlsym(blas.handle, "blas_thread_shutdown_");
+    if (stop) stop();
+    dlclose(blas.handle);
+  }
+  memset(&blas, 0, sizeof blas);
+  atomic_store_explicit(&blas_loaded, false, memory_order_release);
+  pthread_mutex_unlock(&blas_lock);
+}
+
+void cpu_blas(cpu_sgemm_fn *sgemm, cpu_dgemm_fn *dgemm) {
+  blas_ensure();
+  *sgemm = blas.sgemm;
+  *dgemm = blas.dgemm;
+}
