@@ -354,6 +354,11 @@ struct bp_op {
   _Atomic(bp__kernel *) dispatch[BP__DEVICE_SLOTS];
 };
 
+/* Checks that `path` is a regular file holding an ELF shared object for
+ * this machine whose headers and segments lie inside the file, before
+ * dlopen() maps it (plugin_file.c).  Records an error naming the file. */
+bp_status bp__plugin_file_check(const char *path);
+
 /* The core op set (core.c): defined once, before the first lookup or load. */
 bp_status bp__core_init(void);
 /* PyTorch's type promotion among the op set's dtypes. */

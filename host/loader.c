@@ -226,6 +226,8 @@ static bp_status load_path(const char *path, int32_t origin, bool *newly, bp__pl
     *out = p;
     return BP_OK;
   }
+  bp_status chk = bp__plugin_file_check(canon);
+  if (chk) return fail(p, chk);
   dlerror();
   void *dl = dlopen(canon, RTLD_NOW | RTLD_LOCAL);
   if (!dl) {

@@ -14,6 +14,7 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/registry.c \
 	%D%/call.c \
 	%D%/loader.c \
+	%D%/plugin_file.c \
 	%D%/hostapi.c \
 	%D%/core.c
 %C%_libbackplane_la_CPPFLAGS = $(AM_CPPFLAGS) -DBP_PLUGIN_DIR='"$(pkglibdir)/plugins"'

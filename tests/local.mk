@@ -54,6 +54,12 @@ check_PROGRAMS += %D%/test-loader %D%/test-concurrency
 %C%_test_concurrency_LDADD = $(TEST_LDADD) -lpthread
 TESTS += %D%/test-loader %D%/test-concurrency
 
+# Files in a plugin directory that are not loadable plugins.
+check_PROGRAMS += %D%/test-plugin-files
+%C%_test_plugin_files_SOURCES = %D%/test-plugin-files.c %D%/testutil.h
+%C%_test_plugin_files_LDADD = $(TEST_LDADD)
+TESTS += %D%/test-plugin-files
+
 # Guarded device allocations (BP_ALLOC_GUARD), which bp-certify uses.
 check_PROGRAMS += %D%/test-alloc-guard
 %C%_test_alloc_guard_LDADD = $(TEST_LDADD)

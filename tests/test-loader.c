@@ -987,7 +987,7 @@ static void bad_files(void) {
     fclose(f);
   }
   is_status(bp_plugin_load(path, NULL), BP_ERR_LOAD);
-  has_str(bp_last_error(), "dlopen failed");
+  has_str(bp_last_error(), "not an ELF file");
   has_str(bp_last_error(), canon(path));
 
   snprintf(path, sizeof path, "%s/does-not-exist.so", dir);

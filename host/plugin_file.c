@@ -1,0 +1,239 @@
+/*
+ * host/plugin_file.c - what a plugin file must be before dlopen() sees it.
+ *
+ * dlopen() trusts its input: it maps a file's segments where the program
+ * headers say, so a truncated file (a half-copied install) makes it read
+ * past the end of the mapping and the process dies of SIGBUS; a FIFO blocks
+ * it in open(); a file for another architecture is reported as "No such
+ * file or directory".  So the loader first opens the file without
+ * blocking, requires a regular file, and validates its ELF header and the
+ * extent of its program and section headers and segments against the
+ * file's size.  Each refusal names the file and the reason.
+ *
+ * The check and the dlopen() are two opens of one path, so a file swapped
+ * in between is not caught; plugin directories are trusted to that extent
+ * (dlopen() through /proc/self/fd would close the gap but breaks
+ * $ORIGIN-relative library paths).
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The ELF machine this library was built for, or EM_NONE when unknown
+ * (then the machine is not checked). */
+#if defined(__x86_64__)
+#define HOST_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define HOST_MACHINE EM_AARCH64
+#elif defined(__i386__)
+#define HOST_MACHINE EM_386
+#elif defined(__arm__)
+#define HOST_MACHINE EM_ARM
+#elif defined(__powerpc64__)
+#define HOST_MACHINE EM_PPC64
+#elif defined(__riscv)
+#define HOST_MACHINE EM_RISCV
+#elif defined(__s390x__)
+#define HOST_MACHINE EM_S390
+#elif defined(__loongarch__)
+#define HOST_MACHINE 258 /* EM_LOONGARCH */
+#else
+#define HOST_MACHINE EM_NONE
+#endif
+
+#if UINTPTR_MAX > 0xffffffffu
+#define HOST_CLASS ELFCLASS64
+#else
+#define HOST_CLASS ELFCLASS32
+#endif
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_DATA ELFDATA2LSB
+#else
+#define HOST_DATA ELFDATA2MSB
+#endif
+
+static const char *machine_name(unsigned m) {
+  switch (m) {
+    case EM_X86_64: return "x86_64";
+    case EM_AARCH64: return "aarch64";
+    case EM_386: return "i386";
+    case EM_ARM: return "arm";
+    case EM_PPC64: return "ppc64";
+    case EM_PPC: return "ppc";
+    case EM_RISCV: return "riscv";
+    case EM_S390: return "s390";
+    case EM_MIPS: return "mips";
+    case EM_SPARCV9: return "sparcv9";
+    case 258: return "loongarch";
+    default: return NULL;
+  }
+}
+
+static void machine_label(unsigned m, char *buf, size_t n) {
+  const char *name = machine_name(m);
+  if (name)
+    snprintf(buf, n, "%s", name);
+  else
+    snprintf(buf, n, "ELF machine %u", m);
+}
+
+static const char *file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+/* Reads exactly n bytes at off; false at end of file or on error. */
+static bool read_at(int fd, void *buf, size_t n, uint64_t off) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    done += (size_t)r;
+  }
+  return true;
+}
+
+/* Whether [off, off + count * entsize) lies inside a file of `size` bytes. */
+static bool table_fits(uint64_t off, uint64_t count, uint64_t entsize, uint64_t size) {
+  uint64_t bytes;
+  if (__builtin_mul_overflow(count, entsize, &bytes)) return false;
+  return off <= size && bytes <= size - off;
+}
+
+/* The fields of the header and of one program header, whatever the class. */
+typedef struct elf_info {
+  unsigned type, machine;
+  uint64_t phoff, shoff;
+  unsigned phentsize, phnum, shentsize, shnum;
+} elf_info;
+
+static bp_status bad(const char *path, const char *why) {
+  return bp__error(BP_ERR_LOAD, "plugin '%s': %s", path, why);
+}
+
+static bp_status check_segments(const char *path, int fd, const elf_info *e, bool is64,
+                                uint64_t size) {
+  size_t want = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+  if (e->phnum == 0) return bad(path, "the ELF file has no program headers");
+  if (e->phentsize != want)
+    return bp__error(BP_ERR_LOAD, "plugin '%s': the ELF program header size is %u, expected %zu",
+                     path, e->phentsize, want);
+  for (unsigned i = 0; i < e->phnum; i++) {
+    uint64_t off, filesz;
+    unsigned type;
+    uint64_t at = e->phoff + (uint64_t)i * e->phentsize;
+    if (is64) {
+      Elf64_Phdr ph;
+      if (!read_at(fd, &ph, sizeof ph, at)) goto truncated;
+      type = ph.p_type, off = ph.p_offset, filesz = ph.p_filesz;
+    } else {
+      Elf32_Phdr ph;
+      if (!read_at(fd, &ph, sizeof ph, at)) goto truncated;
+      type = ph.p_type, off = ph.p_offset, filesz = ph.p_filesz;
+    }
+    if (type == PT_NULL || filesz == 0) continue;
+    if (off > size || filesz > size - off)
+      return bp__error(BP_ERR_LOAD,
+                       "plugin '%s': the file is truncated or corrupt: program header #%u needs "
+                       "bytes %llu..%llu, but the file has %llu bytes", path, i,
+                       (unsigned long long)off, (unsigned long long)(off + filesz),
+                       (unsigned long long)size);
+  }
+  return BP_OK;
+truncated:
+  return bad(path, "the file is truncated: its program headers cannot be read");
+}
+
+static bp_status check_elf(const char *path, int fd, uint64_t size) {
+  unsigned char id[EI_NIDENT];
+  if (size == 0) return bad(path, "the file is empty (0 bytes), not a shared object");
+  if (size < EI_NIDENT || !read_at(fd, id, sizeof id, 0) || memcmp(id, ELFMAG, SELFMAG) != 0) {
+    if (size >= SELFMAG && read_at(fd, id, SELFMAG, 0) && memcmp(id, ELFMAG, SELFMAG) == 0)
+      return bp__error(BP_ERR_LOAD,
+                       "plugin '%s': the file is truncated: %llu bytes, less than an ELF header",
+                       path, (unsigned long long)size);
+    return bad(path, "not an ELF file (no ELF magic number)");
+  }
+  if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64)
+    return bp__error(BP_ERR_LOAD, "plugin '%s': unknown ELF class %u", path, id[EI_CLASS]);
+  bool is64 = id[EI_CLASS] == ELFCLASS64;
+  if (id[EI_CLASS] != HOST_CLASS)
+    return bp__error(BP_ERR_LOAD, "plugin '%s': it is a %s-bit ELF file, but this host is %s-bit",
+                     path, is64 ? "64" : "32", HOST_CLASS == ELFCLASS64 ? "64" : "32");
+  if (id[EI_DATA] != HOST_DATA)
+    return bp__error(BP_ERR_LOAD, "plugin '%s': it is a %s ELF file, but this host is %s", path,
+                     id[EI_DATA] == ELFDATA2LSB ? "little-endian"
+                     : id[EI_DATA] == ELFDATA2MSB ? "big-endian" : "invalid-endianness",
+                     HOST_DATA == ELFDATA2LSB ? "little-endian" : "big-endian");
+  elf_info e;
+  if (is64) {
+    Elf64_Ehdr h;
+    if (size < sizeof h || !read_at(fd, &h, sizeof h, 0))
+      return bp__error(BP_ERR_LOAD, "plugin '%s': the file is truncated: %llu bytes, less than "
+                       "an ELF header", path, (unsigned long long)size);
+    e = (elf_info){h.e_type, h.e_machine, h.e_phoff, h.e_shoff, h.e_phentsize, h.e_phnum,
+                   h.e_shentsize, h.e_shnum};
+  } else {
+    Elf32_Ehdr h;
+    if (size < sizeof h || !read_at(fd, &h, sizeof h, 0))
+      return bp__error(BP_ERR_LOAD, "plugin '%s': the file is truncated: %llu bytes, less than "
+                       "an ELF header", path, (unsigned long long)size);
+    e = (elf_info){h.e_type, h.e_machine, h.e_phoff, h.e_shoff, h.e_phentsize, h.e_phnum,
+                   h.e_shentsize, h.e_shnum};
+  }
+  if (HOST_MACHINE != EM_NONE && e.machine != HOST_MACHINE) {
+    char got[48], want[48];
+    machine_label(e.machine, got, sizeof got);
+    machine_label(HOST_MACHINE, want, sizeof want);
+    return bp__error(BP_ERR_LOAD, "plugin '%s': it is built for %s, but this host is %s", path,
+                     got, want);
+  }
+  if (e.type != ET_DYN)
+    return bp__error(BP_ERR_LOAD, "plugin '%s': it is an ELF %s, not a shared object", path,
+                     e.type == ET_EXEC ? "executable" : e.type == ET_REL ? "object file (.o)"
+                     : e.type == ET_CORE ? "core dump" : "file of unknown type");
+  if (!table_fits(e.phoff, e.phnum, e.phentsize, size))
+    return bp__error(BP_ERR_LOAD,
+                     "plugin '%s': the file is truncated or corrupt: its program headers end "
+                     "past its %llu bytes", path, (unsigned long long)size);
+  if (e.shoff != 0 && !table_fits(e.shoff, e.shnum, e.shentsize, size))
+    return bp__error(BP_ERR_LOAD,
+                     "plugin '%s': the file is truncated or corrupt: its section headers end "
+                     "past its %llu bytes", path, (unsigned long long)size);
+  return check_segments(path, fd, &e, is64, size);
+}
+
+bp_status bp__plugin_file_check(const char *path) {
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    int err = errno;
+    return bp__error(BP_ERR_LOAD, "plugin '%s': cannot open: %s", path, strerror(err));
+  }
+  struct stat sb;
+  bp_status st;
+  if (fstat(fd, &sb) != 0) {
+    int err = errno;
+    st = bp__error(BP_ERR_LOAD, "plugin '%s': cannot stat: %s", path, strerror(err));
+  } else if (!S_ISREG(sb.st_mode)) {
+    st = bp__error(BP_ERR_LOAD, "plugin '%s': it is %s, not a regular file", path,
+                   file_kind(sb.st_mode));
+  } else {
+    st = check_elf(path, fd, (uint64_t)sb.st_size);
+  }
+  close(fd);
+  return st;
+}

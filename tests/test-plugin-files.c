@@ -1,0 +1,262 @@
+/*
+ * tests/test-plugin-files.c - files in a plugin directory that are not
+ * loadable plugins: no such file may crash or hang a host that discovers
+ * it, and each refusal names the file and the reason.
+ *
+ * The bad files are made from a real plugin (tests/plugins' good.so): cut
+ * at several points, its ELF machine or class patched, or replaced by an
+ * empty file, a FIFO, a directory named "x.so" and a text file.  A case
+ * runs in a fresh process (tap_main), and alarm() turns a hang into a
+ * failure.
+ */
+#define _XOPEN_SOURCE 700
+#include <dirent.h>
+#include <elf.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static unsigned char *slurp(const char *path, size_t *out_n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = n > 0 ? malloc((size_t)n) : NULL;
+  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  *out_n = b ? (size_t)n : 0;
+  return b;
+}
+
+static bool spit(const char *path, const unsigned char *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  bool ok_ = fwrite(b, 1, n, f) == n;
+  return fclose(f) == 0 && ok_;
+}
+
+static char dir[64];
+
+static bool make_dir(void) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/bp-files-XXXXXX", tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    tap_diag("mkdtemp(%s) failed", dir);
+    return false;
+  }
+  return true;
+}
+
+static void remove_dir(void) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (unlink(path) != 0) rmdir(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+static const char *in_dir(const char *name) {
+  static char buf[4][PATH_MAX];
+  static int next;
+  char *b = buf[next++ % 4];
+  snprintf(b, PATH_MAX, "%s/%s", dir, name);
+  return b;
+}
+
+/* Loads `name` from the directory and expects BP_ERR_LOAD with a message
+ * that names the file and says `why`. */
+static void refused(const char *name, const char *why) {
+  char canon[PATH_MAX];
+  const char *path = in_dir(name);
+  if (!realpath(path, canon)) snprintf(canon, sizeof canon, "%s", path);
+  is_status(bp_plugin_load(path, NULL), BP_ERR_LOAD);
+  has_str(bp_last_error(), canon);
+  has_str(bp_last_error(), why);
+}
+
+/* The good plugin's bytes. */
+static unsigned char *good_bytes(size_t *n) {
+  unsigned char *b = slurp(test_plugin("good"), n);
+  ok(b != NULL && *n > 4096);
+  return b;
+}
+
+static void truncated_files(void) {
+  size_t n;
+  unsigned char *b = good_bytes(&n);
+  if (!b || !make_dir()) return;
+  alarm(60);
+  /* Cut points: inside the ELF identification, inside the header, inside
+   * the program headers, inside the first segment, in the middle, and one
+   * byte short of the end (in the section headers). */
+  size_t cuts[] = {3, 10, 40, 100, 1000, 3000, n / 2, n - 1};
+  const char *why[] = {"not an ELF file", "truncated", "truncated", "truncated",
+                       "truncated", "truncated", "truncated", "truncated"};
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "cut%zu.so", cuts[i]);
+    ok(spit(in_dir(name), b, cuts[i]));
+    refused(name, why[i]);
+  }
+  /* The whole file still loads. */
+  ok(spit(in_dir("whole.so"), b, n));
+  is_status(bp_plugin_load(in_dir("whole.so"), NULL), BP_OK);
+  free(b);
+  remove_dir();
+}
+
+static void foreign_files(void) {
+  size_t n;
+  unsigned char *b = good_bytes(&n);
+  if (!b || !make_dir()) return;
+  alarm(60);
+  /* Another architecture: e_machine (bytes 18-19, little-endian) = 183. */
+  unsigned char saved[2] = {b[18], b[19]};
+  b[18] = 183;
+  b[19] = 0;
+  ok(spit(in_dir("aarch64.so"), b, n));
+  refused("aarch64.so", "built for aarch64");
+  b[18] = 0x34, b[19] = 0x12;
+  ok(spit(in_dir("odd.so"), b, n));
+  refused("odd.so", "ELF machine 4660");
+  b[18] = saved[0], b[19] = saved[1];
+  /* A 32-bit file. */
+  unsigned char cls = b[4];
+  b[4] = 1;
+  ok(spit(in_dir("elf32.so"), b, n));
+  refused("elf32.so", "32-bit ELF file");
+  b[4] = cls;
+  /* An executable, not a shared object: e_type (bytes 16-17) = ET_EXEC. */
+  unsigned char type = b[16];
+  b[16] = 2;
+  ok(spit(in_dir("exec.so"), b, n));
+  refused("exec.so", "executable, not a shared object");
+  b[16] = type;
+  /* A segment that reaches past the end of the file (its size patched),
+   * with the section headers intact: only the segment check sees it. */
+  Elf64_Ehdr eh;
+  memcpy(&eh, b, sizeof eh);
+  bool patched = false;
+  for (unsigned i = 0; i < eh.e_phnum && !patched; i++) {
+    Elf64_Phdr ph;
+    size_t at = eh.e_phoff + (size_t)i * eh.e_phentsize;
+    memcpy(&ph, b + at, sizeof ph);
+    if (ph.p_type != PT_LOAD) continue;
+    ph.p_filesz += n;
+    unsigned char copy[sizeof ph];
+    memcpy(copy, &ph, sizeof ph);
+    unsigned char *c = malloc(n);
+    if (c) {
+      memcpy(c, b, n);
+      memcpy(c + at, copy, sizeof ph);
+      patched = spit(in_dir("segment.so"), c, n);
+      free(c);
+    }
+  }
+  ok(patched);
+  refused("segment.so", "program header #");
+  /* The unpatched file loads. */
+  ok(spit(in_dir("plain.so"), b, n));
+  is_status(bp_plugin_load(in_dir("plain.so"), NULL), BP_OK);
+  free(b);
+  remove_dir();
+}
+
+static void special_files(void) {
+  if (!make_dir()) return;
+  alarm(60);
+  ok(spit(in_dir("empty.so"), (const unsigned char *)"", 0));
+  refused("empty.so", "the file is empty");
+  const char *text = "/* GNU ld script */\nGROUP ( libc.so.6 )\n";
+  ok(spit(in_dir("script.so"), (const unsigned char *)text, strlen(text)));
+  refused("script.so", "not an ELF file");
+  ok(mkfifo(in_dir("fifo.so"), 0600) == 0);
+  refused("fifo.so", "a FIFO, not a regular file");
+  ok(mkdir(in_dir("dir.so"), 0700) == 0);
+  refused("dir.so", "a directory, not a regular file");
+  ok(symlink("/dev/zero", in_dir("zero.so")) == 0);
+  /* The record is the link's target, which names the device. */
+  is_status(bp_plugin_load(in_dir("zero.so"), NULL), BP_ERR_LOAD);
+  has_str(bp_last_error(), "a character device, not a regular file");
+  remove_dir();
+}
+
+/* Discovery over a directory holding every kind of bad file and one good
+ * plugin: it neither crashes nor hangs, loads the good one, and records
+ * every other file as failed with its reason. */
+static void discovery_survives(void) {
+  size_t n;
+  unsigned char *b = good_bytes(&n);
+  if (!b || !make_dir()) return;
+  alarm(60);
+  ok(spit(in_dir("a_cut.so"), b, 3000));
+  ok(spit(in_dir("b_empty.so"), b, 0));
+  ok(mkfifo(in_dir("c_fifo.so"), 0600) == 0);
+  ok(mkdir(in_dir("d_dir.so"), 0700) == 0);
+  unsigned char m0 = b[18], m1 = b[19];
+  b[18] = 183, b[19] = 0;
+  ok(spit(in_dir("e_arm.so"), b, n));
+  b[18] = m0, b[19] = m1;
+  ok(spit(in_dir("z_good.so"), b, n));
+  free(b);
+  if (setenv("BP_PLUGIN_PATH", dir, 1) != 0) ok(0);
+  size_t loaded = 99;
+  is_status(bp_plugin_discover(&loaded), BP_OK);
+  is_int((long long)loaded, 1);
+  struct {
+    const char *file, *why;
+    bool seen;
+  } want[] = {{"a_cut.so", "truncated", false},  {"b_empty.so", "empty", false},
+              {"c_fifo.so", "FIFO", false},      {"d_dir.so", "directory", false},
+              {"e_arm.so", "aarch64", false},    {"z_good.so", NULL, false}};
+  for (size_t i = 0; i < bp_plugin_count(); i++) {
+    bp_plugin_info info;
+    info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
+    if (bp_plugin_get_info(bp_plugin_at(i), &info) != BP_OK || !info.path) continue;
+    const char *base = strrchr(info.path, '/');
+    base = base ? base + 1 : info.path;
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+      if (strcmp(base, want[w].file) != 0) continue;
+      want[w].seen = true;
+      if (want[w].why) {
+        is_int(info.state, BP_PLUGIN_FAILED);
+        is_int(info.status, BP_ERR_LOAD);
+        has_str(info.error, want[w].why);
+        has_str(info.error, info.path);
+      } else {
+        is_int(info.state, BP_PLUGIN_LOADED);
+      }
+    }
+  }
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+    if (!want[w].seen) tap_diag("%s was not recorded", want[w].file);
+    ok(want[w].seen);
+  }
+  remove_dir();
+}
+
+int main(void) {
+  static const tap_case cases[] = {
+      TAP_CASE(truncated_files),
+      TAP_CASE(foreign_files),
+      TAP_CASE(special_files),
+      TAP_CASE(discovery_survives),
+  };
+  return tap_main(cases, TAP_NCASES(cases));
+}
