@@ -6,11 +6,16 @@
  *                           every fixed code (status, dtype, device, tag);
  *   layout BASELINE         compares all of that against a baseline file
  *                           and reports TAP, one test point per struct or
- *                           code group, naming each difference.
+ *                           code group, naming each difference;
+ *   layout --compatible OLD checks that the headers are a compatible
+ *                           extension of an older minor's baseline: every
+ *                           field and code of it unchanged, structs only
+ *                           grown, the minor version only raised.
  *
  * Regenerate the baseline only for a deliberate, versioned change:
  *   make abi-baseline
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +139,14 @@ static void collect(void) {
   CODE("flags", BP_KERNEL_BOXED);
   CODE("flags", BP_KERNEL_UNBOXED);
   CODE("flags", BP_KERNEL_UNBOXED_FAST);
+  /* ABI 1.1 */
+  CODE("flags", BP_PRIORITY_DEFAULT);
+  CODE("flags", BP_PRIORITY_REFERENCE);
+  CODE("flags", BP_ARG_OPTIONAL);
+  CODE("flags", BP_ARG_LIST);
+  CODE("flags", BP_ARG_KWARG_ONLY);
+  CODE("flags", BP_ARG_HAS_DEFAULT);
+  CODE("flags", BP_ARG_WRITTEN);
 
   STRUCT(bp_device);
   FIELD(bp_device, type);
@@ -222,6 +235,19 @@ static void collect(void) {
   FIELD(bp_kernel_def, user_data);
   FIELD(bp_kernel_def, dtypes);
   FIELD(bp_kernel_def, ext);
+  FIELD(bp_kernel_def, priority);
+  FIELD(bp_kernel_def, reserved);
+
+  STRUCT(bp_arg_info);
+  FIELD(bp_arg_info, struct_size);
+  FIELD(bp_arg_info, name);
+  FIELD(bp_arg_info, type);
+  FIELD(bp_arg_info, alias_set);
+  FIELD(bp_arg_info, tag);
+  FIELD(bp_arg_info, list_size);
+  FIELD(bp_arg_info, flags);
+  FIELD(bp_arg_info, reserved);
+  FIELD(bp_arg_info, default_value);
 
   STRUCT(bp_fallback_def);
   FIELD(bp_fallback_def, struct_size);
@@ -288,6 +314,10 @@ static void collect(void) {
   FIELD(bp_host_api, call);
   FIELD(bp_host_api, op_meta);
   FIELD(bp_host_api, core_op_set_version);
+  FIELD(bp_host_api, dtype_name);
+  FIELD(bp_host_api, device_type_from_name);
+  FIELD(bp_host_api, op_get_arg);
+  FIELD(bp_host_api, op_get_ret);
 
   STRUCT(bp_plugin_info);
   FIELD(bp_plugin_info, struct_size);
@@ -314,6 +344,10 @@ static void collect(void) {
   FIELD(bp_op_info, has_meta);
   FIELD(bp_op_info, has_composite);
   FIELD(bp_op_info, nkernels);
+  FIELD(bp_op_info, nargs);
+  FIELD(bp_op_info, nrets);
+  FIELD(bp_op_info, npositional);
+  FIELD(bp_op_info, reserved);
 
   STRUCT(bp_kernel_info);
   FIELD(bp_kernel_info, struct_size);
@@ -323,6 +357,8 @@ static void collect(void) {
   FIELD(bp_kernel_info, kind);
   FIELD(bp_kernel_info, enabled);
   FIELD(bp_kernel_info, reserved);
+  FIELD(bp_kernel_info, priority);
+  FIELD(bp_kernel_info, active);
 
   STRUCT(bp_plugin_desc);
   FIELD(bp_plugin_desc, struct_size);
@@ -363,6 +399,19 @@ static int load_baseline(const char *path) {
   return 0;
 }
 
+/* For --compatible: a struct that grew (same alignment), or a minor
+ * version that rose; every other change breaks compatibility. */
+static bool grown(const entry *old, const entry *now_) {
+  unsigned long a1, a2, s1, s2;
+  if (sscanf(old->value, "size %lu align %lu", &s1, &a1) == 2 &&
+      sscanf(now_->value, "size %lu align %lu", &s2, &a2) == 2)
+    return s2 >= s1 && a1 == a2;
+  if (strcmp(old->key, "BP_ABI_VERSION_MINOR") == 0 &&
+      sscanf(old->value, "value %lu", &s1) == 1 && sscanf(now_->value, "value %lu", &s2) == 1)
+    return s2 >= s1;
+  return false;
+}
+
 static const entry *find(const entry *set, size_t n, const char *key) {
   for (size_t i = 0; i < n; i++)
     if (strcmp(set[i].key, key) == 0) return &set[i];
@@ -379,8 +428,10 @@ int main(int argc, char **argv) {
       printf("%s %s %s\n", now[i].group, now[i].key, now[i].value);
     return 0;
   }
+  bool compat = argc == 3 && strcmp(argv[1], "--compatible") == 0;
+  if (compat) argv++, argc--;
   if (argc != 2) {
-    fprintf(stderr, "usage: layout --print | layout BASELINE\n");
+    fprintf(stderr, "usage: layout --print | layout BASELINE | layout --compatible OLD\n");
     return 2;
   }
   if (load_baseline(argv[1]) != 0) {
@@ -411,13 +462,13 @@ int main(int argc, char **argv) {
       if (!e)
         len += (size_t)snprintf(diag + len, sizeof diag - len,
                                 "# removed: %s (baseline: %s)\n", base[i].key, base[i].value);
-      else if (strcmp(e->value, base[i].value))
+      else if (strcmp(e->value, base[i].value) && !(compat && grown(&base[i], e)))
         len += (size_t)snprintf(diag + len, sizeof diag - len,
                                 "# changed: %s: baseline %s, now %s\n", base[i].key,
                                 base[i].value, e->value);
       if (len >= sizeof diag) len = sizeof diag - 1;
     }
-    for (size_t i = 0; i < nnow; i++) {
+    for (size_t i = 0; i < nnow && !compat; i++) {
       if (strcmp(now[i].group, groups[g])) continue;
       if (!find(base, nbase, now[i].key))
         len += (size_t)snprintf(diag + len, sizeof diag - len,
@@ -426,7 +477,8 @@ int main(int argc, char **argv) {
       if (len >= sizeof diag) len = sizeof diag - 1;
     }
     if (len == 0) {
-      printf("ok %zu - %s layout matches the baseline\n", g + 1, groups[g]);
+      printf("ok %zu - %s layout %s the baseline %s\n", g + 1, groups[g],
+             compat ? "compatibly extends" : "matches", argv[1]);
     } else {
       failed = 1;
       printf("not ok %zu - %s layout differs from the baseline %s\n%s", g + 1, groups[g], argv[1],

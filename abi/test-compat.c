@@ -9,6 +9,10 @@
  *     descriptor, abi_minor + 1), loads into today's host, which is older
  *     than it; the plugin sees that the slot appended in its version is
  *     missing and does without it.
+ *   - compat_1_1, a plugin of today's minor that uses 1.1 slots after
+ *     BP_HOST_HAS(), loads into today's host and uses them, and loads into
+ *     a host that reports ABI 1.0 (simulated: its table handed over with
+ *     1.0's struct_size and minor) and does without them.
  *   - The same plugin's bp_plugin_init, given hand-made host tables, tells
  *     a table that has the appended slot from one whose struct_size stops
  *     before it or whose slot is NULL, and refuses a table too small for a
@@ -194,10 +198,74 @@ static void struct_size_rules_in_init(void) {
   dlclose(h);
 }
 
+static const char *note_of(bp_plugin *p) {
+  static bp_plugin_info info;
+  info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
+  if (bp_plugin_get_info(p, &info) != BP_OK) return "";
+  return info.error ? info.error : "";
+}
+
+/* compat11::twice(a) on [1.5, -2]: expects [3, -4]. */
+static void check_twice(void) {
+  const float x[2] = {1.5f, -2}, want[2] = {3, -4};
+  bp_tensor *t = vec(x, 2);
+  check_call("compat11::twice", t, 0, 0, want, 2);
+  bp_tensor_release(t);
+}
+
+static void plugin_1_1_in_todays_host(void) {
+  bp_plugin *p = NULL;
+  is_status(bp_plugin_load(compat_plugin("compat_1_1"), &p), BP_OK);
+  if (!p) return;
+  is_str(note_of(p), "1.1 host: core::add argument 2 is 'alpha' (float, default 1); float32");
+  check_twice();
+  /* Its kernel's 1.1 fields were read. */
+  const bp_op *op = NULL;
+  bp_kernel_info k;
+  k.struct_size = BP_KERNEL_INFO_STRUCT_SIZE;
+  if (bp_op_find("compat11::twice", &op) == BP_OK && bp_op_get_kernel(op, 0, &k) == BP_OK) {
+    is_int(k.priority, 5);
+    ok(k.dtypes && k.dtypes[0] == BP_FLOAT32);
+  } else {
+    ok(0);
+  }
+  is_status(bp_plugin_unload(p), BP_OK);
+}
+
+/* A host that reports ABI 1.0: the real table, cut to 1.0's size. */
+static bp_host_api table_1_0;
+static void *compat_1_1_handle;
+
+static const bp_plugin_desc *init_as_1_0_host(const bp_host_api *host) {
+  table_1_0 = *host;
+  table_1_0.struct_size = BP_STRUCT_SIZE(bp_host_api, core_op_set_version);
+  table_1_0.abi_minor = 0;
+  bp_plugin_init_fn init =
+      (bp_plugin_init_fn)(void (*)(void))dlsym(compat_1_1_handle, BP_PLUGIN_ENTRY_SYMBOL);
+  return init ? init(&table_1_0) : NULL;
+}
+
+static void plugin_1_1_in_a_1_0_host(void) {
+  compat_1_1_handle = dlopen(compat_plugin("compat_1_1"), RTLD_NOW | RTLD_LOCAL);
+  if (!compat_1_1_handle) {
+    tap_diag("dlopen: %s", dlerror());
+    ok(0);
+    return;
+  }
+  bp_plugin *p = NULL;
+  is_status(bp_plugin_register(init_as_1_0_host, "compat_1_1 in a 1.0 host", &p), BP_OK);
+  if (p) {
+    is_str(note_of(p), "1.0 host");
+    check_twice();
+  }
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(old_plugin_in_todays_host),
       TAP_CASE(newer_plugin_in_older_host),
+      TAP_CASE(plugin_1_1_in_todays_host),
+      TAP_CASE(plugin_1_1_in_a_1_0_host),
       TAP_CASE(struct_size_rules_in_init),
   };
   return tap_main(cases, TAP_NCASES(cases));

@@ -1,12 +1,15 @@
 #!/bin/sh
-# Compares libbackplane's exported symbols with the checked-in list of ABI
-# 1.0 (abi/symbols-1.0.txt): a removed symbol, a symbol outside a version
-# node and a symbol that is not in the list fail, each named.  Also checks
-# that the SONAME follows abi/libtool-version.
+# Compares libbackplane's exported symbols with the checked-in list of this
+# minor version, ABI 1.1 (abi/symbols-1.1.txt): a removed symbol, a symbol
+# outside a version node and a symbol that is not in the list fail, each
+# named.  Every symbol of ABI 1.0 (abi/symbols-1.0.txt) must still be
+# exported, in its 1.0 node.  Also checks that the SONAME follows
+# abi/libtool-version.
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
 lib="$top_builddir/host/.libs/libbackplane.so"
-base="$top_srcdir/abi/symbols-1.0.txt"
+base="$top_srcdir/abi/symbols-1.1.txt"
+old="$top_srcdir/abi/symbols-1.0.txt"
 if [ ! -f "$lib" ]; then echo "1..0 # SKIP no shared libbackplane.so was built"; exit 0; fi
 if ! command -v nm > /dev/null 2>&1; then echo "1..0 # SKIP nm is not installed"; exit 0; fi
 tmp=$(mktemp -d) || exit 1
@@ -14,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 "$top_srcdir/abi/symbols.sh" "$lib" > "$tmp/now"
 grep -v '^#' "$base" | LC_ALL=C sort > "$tmp/base"
-echo "1..4"
+echo "1..5"
 
 LC_ALL=C comm -23 "$tmp/base" "$tmp/now" > "$tmp/removed"
 if [ -s "$tmp/removed" ]; then
@@ -58,5 +61,14 @@ else
   echo "not ok 4 - the SONAME follows abi/libtool-version"
   echo "# SONAME is $soname, abi/libtool-version $current:$revision:$age gives $want"
   fail=1
+fi
+grep -v '^#' "$old" | LC_ALL=C sort > "$tmp/old"
+LC_ALL=C comm -23 "$tmp/old" "$tmp/now" > "$tmp/lost"
+if [ -s "$tmp/lost" ]; then
+  echo "not ok 5 - every symbol of ABI 1.0 is still exported in its 1.0 node"
+  sed 's/^/# missing or moved: /' "$tmp/lost"
+  fail=1
+else
+  echo "ok 5 - every symbol of ABI 1.0 is still exported in its 1.0 node ($(wc -l < "$tmp/old") symbols)"
 fi
 exit $fail

@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n);
-
 /* ------------------------------------------------------------------------ */
 /* The fast path: trampolines for common unboxed signatures                 */
 /* ------------------------------------------------------------------------ */
@@ -344,37 +342,6 @@ static bp_status call_ffi(const bp_op *op, const bp__kernel *k, const bp_value *
   return BP_OK;
 }
 
-bp_status bp__call_kernel(const bp_op *op, const bp__kernel *k, const bp_value *args,
-                          bp_value *rets) {
-  switch (k->kind) {
-    case BP_KERNEL_BOXED:
-    case BP__ENTRY_COMPOSITE:
-      return k->boxed(&k->ctx, args, op->nargs, rets, op->nrets);
-    case BP_KERNEL_UNBOXED_FAST: {
-      bp_tensor *o[2] = {NULL, NULL};
-      bp_status st = k->fast(k->unboxed, &k->ctx, args, o);
-      if (st == BP_OK)
-        for (uint32_t j = 0; j < op->nrets; j++) {
-          rets[j].tag = BP_TAG_TENSOR;
-          rets[j].len = 0;
-          rets[j].u.tensor = o[j];
-        }
-      return st;
-    }
-    case BP_KERNEL_UNBOXED:
-      return call_ffi(op, k, args, rets);
-    case BP__ENTRY_FALLBACK: {
-      /* A fallback serves every op: give it this op in its context. */
-      bp_kernel_ctx ctx = k->ctx;
-      ctx.op = op;
-      ctx.op_name = op->name;
-      return k->boxed(&ctx, args, op->nargs, rets, op->nrets);
-    }
-    default:
-      return bp__error(BP_ERR_INTERNAL, "%s: dispatch entry of unknown kind %d", op->name, k->kind);
-  }
-}
-
 /* ------------------------------------------------------------------------ */
 /* Argument checks                                                          */
 /* ------------------------------------------------------------------------ */
@@ -588,7 +555,8 @@ __attribute__((noinline, cold)) static bp_status fail_kernel(const bp_op *op, co
  * float, a device mismatch) returns -1 and the call takes the general
  * path, which accepts or explains it.  Returns the device slot.
  */
-static inline bool scan_one(const bp_op *op, const bp_value *args, uint32_t i, uint64_t dev) {
+static inline bool scan_one(const bp_op *op, const bp_value *args, uint32_t i, uint64_t dev,
+                            uint32_t *bits) {
   const bp_value *v = &args[i];
   if (BP__UNLIKELY(v->tag != op->arg_tag[i])) return false;
   if (v->tag == BP_TAG_TENSOR) {
@@ -596,42 +564,111 @@ static inline bool scan_one(const bp_op *op, const bp_value *args, uint32_t i, u
     if (BP__UNLIKELY(!v->u.tensor)) return false;
     memcpy(&d, &v->u.tensor->view.device, sizeof d);
     if (BP__UNLIKELY(d != dev)) return false;
+    *bits |= v->u.tensor->dtype_bit;
   } else if (BP__UNLIKELY(v->tag == BP_TAG_STR && !v->u.str)) {
     return false;
   }
   return true;
 }
 
-static inline int fast_scan(const bp_op *op, const bp_value *args) {
+/* Also leaves in *out_bits the dtype bits of every tensor argument, for
+ * the kernel's declared dtypes. */
+static inline int fast_scan(const bp_op *op, const bp_value *args, uint32_t *out_bits) {
   const bp_value *first = &args[op->tensor_args[0]];
   if (BP__UNLIKELY(first->tag != BP_TAG_TENSOR || !first->u.tensor)) return -1;
   uint64_t dev;
   memcpy(&dev, &first->u.tensor->view.device, sizeof dev);
+  uint32_t bits = first->u.tensor->dtype_bit;
   /* Unrolled for the common argument counts: the loop's own bookkeeping
    * would cost as much as the checks. */
   uint32_t n = op->nargs;
   switch (n) {
     default:
       for (uint32_t i = n - 1; i >= 4; i--)
-        if (!scan_one(op, args, i, dev)) return -1;
+        if (!scan_one(op, args, i, dev, &bits)) return -1;
       /* fallthrough */
     case 4:
-      if (!scan_one(op, args, 3, dev)) return -1;
+      if (!scan_one(op, args, 3, dev, &bits)) return -1;
       /* fallthrough */
     case 3:
-      if (!scan_one(op, args, 2, dev)) return -1;
+      if (!scan_one(op, args, 2, dev, &bits)) return -1;
       /* fallthrough */
     case 2:
-      if (!scan_one(op, args, 1, dev)) return -1;
+      if (!scan_one(op, args, 1, dev, &bits)) return -1;
       /* fallthrough */
     case 1:
       /* Argument 0 is usually the first tensor, checked above. */
-      if (op->tensor_args[0] != 0 && !scan_one(op, args, 0, dev)) return -1;
+      if (op->tensor_args[0] != 0 && !scan_one(op, args, 0, dev, &bits)) return -1;
       /* fallthrough */
     case 0:
       break;
   }
+  *out_bits = bits;
   return first->u.tensor->device_slot;
+}
+
+static bp_status run_meta(const bp_op *op, const bp_value *args, bp_tensor_meta *outs,
+                          size_t nouts);
+
+/* The dtype bits of every tensor argument (lists included). */
+static uint32_t arg_dtype_bits(const bp_op *op, const bp_value *args) {
+  uint32_t bits = 0;
+  for (uint32_t j = 0; j < op->ntensor_args; j++) {
+    const bp_value *v = &args[op->tensor_args[j]];
+    if (v->tag == BP_TAG_TENSOR)
+      bits |= v->u.tensor->dtype_bit;
+    else if (v->tag == BP_TAG_TENSOR_LIST)
+      for (uint32_t e = 0; e < v->len; e++) bits |= v->u.tensors[e]->dtype_bit;
+  }
+  return bits;
+}
+
+/* No candidate kernel declares the dtypes of the call: names the first
+ * argument whose dtype the first kernel lacks, and what it declares. */
+__attribute__((noinline, cold)) static bp_status no_dtype(const bp_op *op, const bp__kernel *k,
+                                                          const bp_value *args) {
+  char declared[160] = "", label[48];
+  size_t len = 0;
+  for (const int32_t *d = k->dtypes; d && *d != BP_DTYPE_INVALID && len < sizeof declared; d++) {
+    int w = snprintf(declared + len, sizeof declared - len, "%s%s", len ? ", " : "",
+                     bp_dtype_name(*d));
+    if (w > 0) len += (size_t)w;
+  }
+  device_label(bp_device_make(k->ctx.device_type, 0), label, sizeof label);
+  char *colon = strrchr(label, ':');
+  if (colon) *colon = '\0';
+  for (uint32_t j = 0; j < op->ntensor_args; j++) {
+    uint32_t i = op->tensor_args[j];
+    const bp_value *v = &args[i];
+    size_t count = v->tag == BP_TAG_TENSOR ? 1 : v->tag == BP_TAG_TENSOR_LIST ? v->len : 0;
+    for (size_t e = 0; e < count; e++) {
+      const bp_tensor *t = v->tag == BP_TAG_TENSOR ? v->u.tensor : v->u.tensors[e];
+      if (t->dtype_bit & k->dtype_mask) continue;
+      return bp__error(BP_ERR_UNSUPPORTED,
+                       "%s: argument #%u '%s' is %s, which the kernel for %s (plugin '%s') does "
+                       "not support (it declares %s), and no other kernel for %s does", op->name,
+                       i, arg_name(op, i), bp_dtype_name(t->view.dtype), label,
+                       k->owner->name ? k->owner->name : "?", declared, label);
+    }
+  }
+  return bp__error(BP_ERR_INTERNAL, "%s: no kernel declares the call's dtypes", op->name);
+}
+
+/* The first kernel from k on, in precedence order, that declares the
+ * dtypes in `bits`; NULL (with an error) when none does. */
+__attribute__((noinline)) static const bp__kernel *kernel_for_dtypes(const bp_op *op,
+                                                                      const bp__kernel *k,
+                                                                      const bp_value *args,
+                                                                      uint32_t bits) {
+  const bp__kernel *first = k;
+  while (k && (bits & ~k->dtype_mask)) k = atomic_load_explicit(&k->next, memory_order_acquire);
+  if (k) return k;
+  /* When the op set refuses the dtypes anyway, its error is the one every
+   * backend gives; only dtypes the op takes are "not supported". */
+  bp_tensor_meta outs[BP__MAX_RETS];
+  for (uint32_t j = 0; j < op->nrets; j++) outs[j].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  if (!op->meta || run_meta(op, args, outs, op->nrets) == BP_OK) no_dtype(op, first, args);
+  return NULL;
 }
 
 /* The general path: keyword arguments, defaults, conversions, lists, and
@@ -655,6 +692,9 @@ static bp_status prepare_general(const bp_op *op, bp_stack *stack, size_t top,
   const bp__kernel *k =
       ds >= 0 ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire) : NULL;
   if (BP__UNLIKELY(!k)) return no_kernel(op, dev);
+  uint32_t bits = arg_dtype_bits(op, args);
+  if (BP__UNLIKELY(bits & ~k->dtype_mask) && !(k = kernel_for_dtypes(op, k, args, bits)))
+    return bp_last_status();
   *out_args = args;
   *out_k = k;
   return BP_OK;
@@ -667,27 +707,41 @@ __attribute__((noinline, cold)) static bp_status bad_call(const bp_op *op, bp_st
                    "(use BP_STACK_INIT) or is corrupt");
 }
 
-/* Calls kernel k and moves its results onto the stack. */
+/*
+ * The one dispatcher: calls entry k (a kernel of any kind, a fallback or a
+ * composite) with checked arguments and moves its results onto the stack.
+ * Every kind leaves each result's tag, len and value in rets[], so that
+ * the checks that follow treat them alike.
+ */
 __attribute__((always_inline)) static inline bp_status invoke(const bp_op *op, const bp__kernel *k,
                                                               const bp_value *args,
-                               bp_stack *stack) {
+                                                              bp_stack *stack) {
   bp_value rets[BP__MAX_RETS];
   bp_status st;
+  uint32_t nrets = op->nrets;
   if (BP__LIKELY(k->kind == BP_KERNEL_BOXED)) {
-    st = k->boxed(&k->ctx, args, op->nargs, rets, op->nrets);
-  } else if (k->kind == BP_KERNEL_UNBOXED) {
-    st = call_ffi(op, k, args, rets);
+    st = k->boxed(&k->ctx, args, op->nargs, rets, nrets);
   } else if (BP__LIKELY(k->kind == BP_KERNEL_UNBOXED_FAST)) {
     bp_tensor *o[2] = {NULL, NULL};
     st = k->fast(k->unboxed, &k->ctx, args, o);
     rets[0].tag = rets[1].tag = BP_TAG_TENSOR;
+    rets[0].len = rets[1].len = 0;
     rets[0].u.tensor = o[0];
     rets[1].u.tensor = o[1];
+  } else if (k->kind == BP_KERNEL_UNBOXED) {
+    st = call_ffi(op, k, args, rets);
+  } else if (k->kind == BP__ENTRY_COMPOSITE) {
+    st = k->boxed(&k->ctx, args, op->nargs, rets, nrets);
+  } else if (k->kind == BP__ENTRY_FALLBACK) {
+    /* A fallback serves every op: give it this op in its context. */
+    bp_kernel_ctx ctx = k->ctx;
+    ctx.op = op;
+    ctx.op_name = op->name;
+    st = k->boxed(&ctx, args, op->nargs, rets, nrets);
   } else {
-    st = bp__call_kernel(op, k, args, rets);
+    return bp__error(BP_ERR_INTERNAL, "%s: dispatch entry of unknown kind %d", op->name, k->kind);
   }
   if (BP__UNLIKELY(st != BP_OK)) return fail_kernel(op, k, st);
-  uint32_t nrets = op->nrets;
   if (BP__LIKELY(nrets == 1)) {
     if (BP__UNLIKELY(rets[0].tag != op->ret_tag[0] ||
                      (rets[0].tag == BP_TAG_TENSOR && !rets[0].u.tensor)))
@@ -769,11 +823,14 @@ static inline bp_status call(const bp_op *op, bp_stack *stack, const char *const
                  stack->capacity >= op->nrets)) {
     if (BP__UNLIKELY(top != op->fast_nargs)) top = fill_defaults(op, stack, top);
     if (top == op->fast_nargs) {
-      int ds = fast_scan(op, stack->values);
+      uint32_t bits = 0;
+      int ds = fast_scan(op, stack->values, &bits);
       const bp__kernel *k = BP__LIKELY(ds >= 0)
                                 ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire)
                                 : NULL;
-      if (BP__LIKELY(k != NULL)) {
+      /* A dtype the kernel does not declare takes the general path, which
+       * finds the next kernel that does or explains. */
+      if (BP__LIKELY(k != NULL && !(bits & ~k->dtype_mask))) {
         r->checked_op = op;
         r->checked_args = stack->values;
         bp_status st = invoke(op, k, stack->values, stack);

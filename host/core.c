@@ -306,10 +306,12 @@ static bp_status reduce_shape(const bp_kernel_ctx *ctx, const bp_tensor_view *a,
       int32_t d;
       bp_status st = norm_dim(ctx, 1, dims->u.ints[i], a->ndim, &d);
       if (st) return st;
-      if (a->ndim > 0 && reduce[d])
+      /* A 0-dim tensor's one dim (0 or -1) may not be named twice either;
+       * its reduce[0] is not read below. */
+      if (reduce[d])
         return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #1 'dim': dimension %d appears twice",
                          ctx->op_name, (int)d);
-      if (a->ndim > 0) reduce[d] = true;
+      reduce[d] = true;
     }
   }
   int32_t n = 0;
@@ -362,17 +364,22 @@ static bp_status meta_argmax(const bp_kernel_ctx *ctx, const bp_value *args, siz
   const bp_tensor_view *a = V(&args[0]);
   bool keepdim = args[2].u.b;
   if (a->dtype == BP_BOOL) return type_error(ctx, 0, a->dtype, "a numeric dtype (not bool)");
-  if (a->numel == 0)
-    return bp__error(BP_ERR_SHAPE, "%s: argument #0 'self' is empty; it has no maximum",
-                     ctx->op_name);
   int64_t sizes[BP_MAX_NDIM];
   int32_t n = 0;
   if (args[1].tag == BP_TAG_NONE) {
+    if (a->numel == 0)
+      return bp__error(BP_ERR_SHAPE, "%s: argument #0 'self' is empty; it has no maximum",
+                       ctx->op_name);
     for (int32_t d = 0; keepdim && d < a->ndim; d++) sizes[n++] = 1;
   } else {
     int32_t dim;
     bp_status st = norm_dim(ctx, 1, args[1].u.i, a->ndim, &dim);
     if (st) return st;
+    /* Only the reduced dim must be non-empty: an empty result is fine. */
+    if (a->ndim > 0 && a->sizes[dim] == 0)
+      return bp__error(BP_ERR_SHAPE,
+                       "%s: cannot reduce dimension %d of size 0 (the result would have no value)",
+                       ctx->op_name, (int)dim);
     for (int32_t d = 0; d < a->ndim; d++)
       if (d != dim)
         sizes[n++] = a->sizes[d];

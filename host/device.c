@@ -251,6 +251,21 @@ BP_API const char *bp_device_type_name(int32_t type) {
   return NULL;
 }
 
+BP_API bp_status bp_device_type_from_name(const char *name, int32_t *out_type) {
+  if (!name || !out_type)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_device_type_from_name: %s is NULL",
+                     !name ? "name" : "out_type");
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
+    bp__device_type *dt = atomic_load_explicit(&slots[s], memory_order_acquire);
+    if (dt && atomic_load_explicit(&dt->iface, memory_order_acquire) && !strcmp(dt->name, name)) {
+      *out_type = dt->type;
+      return BP_OK;
+    }
+  }
+  return bp__error(BP_ERR_NOT_FOUND, "bp_device_type_from_name: no device type named '%s' is "
+                   "registered", name);
+}
+
 static const char *type_label(int32_t type, char *buf, size_t n) {
   const char *name = bp_device_type_name(type);
   if (name) return name;

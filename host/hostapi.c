@@ -50,4 +50,8 @@ const bp_host_api bp__host_api = {
     .call = bp_call,
     .op_meta = bp__op_meta_args,
     .core_op_set_version = BP_CORE_OP_SET_VERSION,
+    .dtype_name = bp_dtype_name,
+    .device_type_from_name = bp_device_type_from_name,
+    .op_get_arg = bp_op_get_arg,
+    .op_get_ret = bp_op_get_ret,
 };

@@ -157,6 +157,7 @@ struct bp_tensor {
   bp__storage *storage;
   int32_t device_slot;        /* bp__device_slot(view.device.type), cached
                                  for the dispatcher */
+  uint32_t dtype_bit;         /* bp__dtype_bit(view.dtype), likewise */
   bp_tensor_view view;
   int64_t sizes[BP_MAX_NDIM];
   int64_t strides[BP_MAX_NDIM];
@@ -285,19 +286,47 @@ typedef bp_status (*bp__fast_fn)(bp_unboxed_kernel fn, const bp_kernel_ctx *ctx,
 #define BP__ENTRY_FALLBACK 10
 #define BP__ENTRY_COMPOSITE 11
 
-/* A registered kernel, fallback or composite.  Immutable once published;
- * freed only after a grace period. */
+/* A registered kernel, fallback or composite.  Immutable once published,
+ * but for `next` (and `enabled`, which calls do not read); freed only after
+ * a grace period. */
 typedef struct bp__kernel {
   bp_kernel_ctx ctx;          /* what the kernel receives (fallbacks get a
                                  copy with the op filled in) */
   int kind;                   /* bp_kernel_kind or BP__ENTRY_* */
+  uint32_t dtype_mask;        /* bp__dtype_bit()s of the declared dtypes;
+                                 every bit when it declares none */
   bp_boxed_kernel boxed;
   bp_unboxed_kernel unboxed;
   bp__fast_fn fast;
   bp__plugin *owner;
   int32_t *dtypes;            /* owned copy, or NULL */
+  int32_t priority;           /* bp_kernel_def.priority */
   bool enabled;               /* changed under the registry lock */
+  uint64_t seq;               /* registration order, for ties */
+  /* The next candidate for the same op and device type in precedence
+   * order (enabled and committed), for a call whose dtypes this kernel
+   * does not declare; NULL at the end.  Rewritten by each rebuild. */
+  _Atomic(struct bp__kernel *) next;
+  struct bp__kernel *next_reg; /* every kernel of the slot (registry lock) */
 } bp__kernel;
+
+/* A dtype's bit in bp__kernel.dtype_mask and bp_tensor.dtype_bit: one
+ * per dtype of bp_dtype, and bit 31 for any other code. */
+static inline uint32_t bp__dtype_bit(int32_t dt) {
+  switch (dt) {
+    case BP_INT8: return 1u << 0;
+    case BP_INT16: return 1u << 1;
+    case BP_INT32: return 1u << 2;
+    case BP_INT64: return 1u << 3;
+    case BP_UINT8: return 1u << 4;
+    case BP_FLOAT16: return 1u << 5;
+    case BP_FLOAT32: return 1u << 6;
+    case BP_FLOAT64: return 1u << 7;
+    case BP_BFLOAT16: return 1u << 8;
+    case BP_BOOL: return 1u << 9;
+    default: return 1u << 31;
+  }
+}
 
 /* How a schema argument is passed to an unboxed kernel. */
 enum {
@@ -348,11 +377,27 @@ struct bp_op {
   ffi_cif cif;
   ffi_type *ffi_types[BP__MAX_FFI_ARGS];
   unsigned nffi;
-  /* Kernels by device slot, enabled or not (registry lock), and the
-   * published dispatch table the call path reads. */
+  /* The spelling of each argument's and result's type, for
+   * bp_op_get_arg/ret: pointers into type_block (owned). */
+  char *type_block;
+  const char *arg_type_text[BP__MAX_ARGS + BP__MAX_RETS];
+  /* Kernels by device slot, every candidate in a list through next_reg
+   * (registry lock), and the published dispatch table the call path reads:
+   * the first candidate in precedence order, else the fallback, else the
+   * composite. */
   bp__kernel *registered[BP__DEVICE_SLOTS];
   _Atomic(bp__kernel *) dispatch[BP__DEVICE_SLOTS];
 };
+
+/* Kernel precedence (precedence.c), under the registry lock: orders the
+ * candidates of op's device slot s and links them through `next`; returns
+ * the first, or NULL when none is enabled and committed. */
+bp__kernel *bp__precedence_order(const bp_op *op, int s);
+/* Whether k counts: registered by a plugin whose setup() has returned. */
+static inline bool bp__kernel_live(const bp__kernel *k) { return k && !k->owner->loading; }
+/* Builds the type spellings of op->schema into op->type_block and
+ * op->arg_type_text (introspect.c); false when out of memory. */
+bool bp__op_type_texts(bp_op *op);
 
 /* Checks that `path` is a regular file holding an ELF shared object for
  * this machine whose headers and segments lie inside the file, before
@@ -371,12 +416,19 @@ bp_status bp__op_meta_args(const bp_op *op, const bp_value *args, size_t nargs,
 /* The per-op call plan and the fast-path table (call.c). */
 bp_status bp__op_prepare(bp_op *op);
 bp__fast_fn bp__fast_lookup(int sig);
-bp_status bp__call_kernel(const bp_op *op, const bp__kernel *k, const bp_value *args,
-                          bp_value *rets);
 
 /* The registry (registry.c).  bp__registry_lock guards every mutation. */
 void bp__registry_lock(void);
 void bp__registry_unlock(void);
+/* Recomputes every op's or one op's dispatch table (registry lock held). */
+void bp__registry_rebuild_all(void);
+void bp__registry_rebuild_op(bp_op *op);
+/* Live kernels of op on every device type (registry lock held), and
+ * the names of the device types with an enabled one (takes the lock). */
+size_t bp__op_kernel_count(const bp_op *op);
+size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n);
+/* A plugin's name for messages: its name, label or path. */
+const char *bp__plugin_label(const bp__plugin *p);
 /* Publishes what a plugin staged in setup() (dispatch tables and defs). */
 void bp__registry_commit(bp__plugin *p);
 /* Removes all of p's registrations and unpublishes them; the records to

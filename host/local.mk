@@ -12,6 +12,8 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/dlpack.c \
 	%D%/rcu.c \
 	%D%/registry.c \
+	%D%/precedence.c \
+	%D%/introspect.c \
 	%D%/call.c \
 	%D%/loader.c \
 	%D%/plugin_file.c \

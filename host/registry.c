@@ -112,22 +112,22 @@ static ns_entry *ns_find(const char *ns) {
   return NULL;
 }
 
-static const char *owner_name(const bp__plugin *p) {
+const char *bp__plugin_label(const bp__plugin *p) {
   if (!p) return "(none)";
   if (p->name) return p->name;
   return p->label ? p->label : p->path;
 }
 
-/* A kernel record is usable by calls once its plugin has committed. */
-static bool live(const bp__kernel *k) { return k && !k->owner->loading; }
+static bool live(const bp__kernel *k) { return bp__kernel_live(k); }
 
 /* Recomputes one op's published dispatch table: for each device slot, the
- * enabled kernel, else the device's fallback, else the op's composite. */
+ * first kernel in precedence order, else the device's fallback, else the
+ * op's composite. */
 static void rebuild_op(bp_op *op) {
   bp__kernel *composite = live(op->composite) ? op->composite : NULL;
   for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
-    bp__kernel *k = op->registered[s];
-    bp__kernel *e = (live(k) && k->enabled) ? k : live(fallbacks[s]) ? fallbacks[s] : composite;
+    bp__kernel *k = op->registered[s] ? bp__precedence_order(op, s) : NULL;
+    bp__kernel *e = k ? k : live(fallbacks[s]) ? fallbacks[s] : composite;
     atomic_store_explicit(&op->dispatch[s], e, memory_order_release);
   }
 }
@@ -135,6 +135,10 @@ static void rebuild_op(bp_op *op) {
 static void rebuild_all(void) {
   for (size_t i = 0; i < nops; i++) rebuild_op(ops[i]);
 }
+
+void bp__registry_rebuild_all(void) { rebuild_all(); }
+
+void bp__registry_rebuild_op(bp_op *op) { rebuild_op(op); }
 
 static bool valid_ident(const char *s) {
   if (!s || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
@@ -191,9 +195,13 @@ void bp__registry_remove(bp__plugin *p, void ***garbage, size_t *ngarbage) {
       op->composite = NULL;
     }
     for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
-      bp__kernel *k = op->registered[s];
-      if (k && k->owner == p) {
-        op->registered[s] = NULL;
+      for (bp__kernel **pk = &op->registered[s]; *pk;) {
+        bp__kernel *k = *pk;
+        if (k->owner != p) {
+          pk = &k->next_reg;
+          continue;
+        }
+        *pk = k->next_reg;
         push_garbage(garbage, ngarbage, k);
       }
     }
@@ -229,14 +237,14 @@ static bp_status check_reg(const bp_registrar *reg, const char *what) {
   if (!reg->active)
     return bp__error(BP_ERR_INVALID_ARGUMENT,
                      "plugin '%s': %s called outside setup(); registration is only allowed there",
-                     owner_name(reg->plugin), what);
+                     bp__plugin_label(reg->plugin), what);
   return BP_OK;
 }
 
 bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_library **out) {
   bp_status st = check_reg(reg, "library");
   if (st) return st;
-  const char *who = owner_name(reg->plugin);
+  const char *who = bp__plugin_label(reg->plugin);
   if (!def || !out)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': library: %s is NULL", who,
                      !def ? "def" : "out_lib");
@@ -265,7 +273,7 @@ bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_libra
     if (e && e->owner != reg->plugin) {
       st = bp__error(BP_ERR_ALREADY_EXISTS,
                      "plugin '%s': namespace '%s' is already defined by plugin '%s'", who, def->ns,
-                     owner_name(e->owner));
+                     bp__plugin_label(e->owner));
     } else if (!e) {
       if (nns == ns_cap) {
         size_t cap = ns_cap ? ns_cap * 2 : 16;
@@ -296,7 +304,7 @@ bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_libra
     else if (e->owner != reg->plugin && !e->allow_fragments)
       st = bp__error(BP_ERR_UNSUPPORTED,
                      "plugin '%s': namespace '%s' (defined by plugin '%s') does not accept fragments",
-                     who, def->ns, owner_name(e->owner));
+                     who, def->ns, bp__plugin_label(e->owner));
   }
   pthread_mutex_unlock(&reg_lock);
   if (st) {
@@ -322,7 +330,7 @@ static bp_status check_lib(const bp_library *lib, const char *what) {
     return bp__error(BP_ERR_INVALID_ARGUMENT,
                      "plugin '%s': %s called with a library from an earlier setup(); libraries "
                      "are valid only in the setup() that opened them",
-                     owner_name(lib->reg->plugin), what);
+                     bp__plugin_label(lib->reg->plugin), what);
   return BP_OK;
 }
 
@@ -330,7 +338,7 @@ static bp_status check_lib(const bp_library *lib, const char *what) {
  * into "ns::name[.overload]" in buf. */
 static bp_status qualify(const bp_library *lib, const char *op, char *buf, size_t n,
                          const char *what) {
-  const char *who = owner_name(lib->reg->plugin);
+  const char *who = bp__plugin_label(lib->reg->plugin);
   if (!op || !*op)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': %s: op name is empty", who, what);
   const char *sep = strstr(op, "::");
@@ -352,10 +360,11 @@ static bp_status qualify(const bp_library *lib, const char *op, char *buf, size_
 
 static bool op_has_foreign_kernels(const bp_op *op, const bp__plugin *p, const bp__plugin **who) {
   for (int s = 0; s < BP__DEVICE_SLOTS; s++)
-    if (op->registered[s] && op->registered[s]->owner != p) {
-      *who = op->registered[s]->owner;
-      return true;
-    }
+    for (const bp__kernel *k = op->registered[s]; k; k = k->next_reg)
+      if (k->owner != p) {
+        *who = k->owner;
+        return true;
+      }
   return false;
 }
 
@@ -372,6 +381,7 @@ static bp__kernel *kernel_new(bp__plugin *owner, const bp_op *op, int kind, void
   k->kind = kind;
   k->owner = owner;
   k->enabled = true;
+  k->dtype_mask = UINT32_MAX;
   return k;
 }
 
@@ -379,7 +389,7 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
   bp_status st = check_lib(lib, "def");
   if (st) return st;
   bp__plugin *p = lib->reg->plugin;
-  const char *who = owner_name(p);
+  const char *who = bp__plugin_label(p);
   if (!def) return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': def: def is NULL", who);
   if (def->struct_size < BP_STRUCT_SIZE(bp_op_def, schema))
     return bp__error(BP_ERR_INVALID_ARGUMENT,
@@ -455,12 +465,12 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
     st = op->def_owner == p
              ? bp__error(BP_ERR_ALREADY_EXISTS, "plugin '%s': op '%s' is defined twice", who, name)
              : bp__error(BP_ERR_ALREADY_EXISTS, "plugin '%s': op '%s' is already defined by plugin '%s'",
-                         who, name, owner_name(op->def_owner));
+                         who, name, bp__plugin_label(op->def_owner));
   } else if (op->schema_text && strcmp(op->schema_text, text) != 0 &&
              op_has_foreign_kernels(op, p, &other)) {
     st = bp__error(BP_ERR_ALREADY_EXISTS,
                    "plugin '%s': op '%s' is being redefined as '%s', but plugin '%s' still has "
-                   "kernels for its earlier schema '%s'", who, name, text, owner_name(other),
+                   "kernels for its earlier schema '%s'", who, name, text, bp__plugin_label(other),
                    op->schema_text);
   } else if (composite && !(comp = kernel_new(p, op, BP__ENTRY_COMPOSITE, ud, BP_DEVICE_INVALID))) {
     st = bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': def '%s': out of memory", who, name);
@@ -478,6 +488,8 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
   op->schema = schema;
   op->schema_text = text;
   st = bp__op_prepare(op);
+  if (!st && !bp__op_type_texts(op))
+    st = bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': def '%s': out of memory", who, name);
   if (st) {
     op->schema = old_schema;
     op->schema_text = old_text;
@@ -531,6 +543,22 @@ static bp_status copy_dtypes(const int32_t *in, int32_t **out, const char *who, 
   return BP_OK;
 }
 
+static bool has_kernel_from(const bp_op *op, int slot, const bp__plugin *p) {
+  for (const bp__kernel *k = op->registered[slot]; k; k = k->next_reg)
+    if (k->owner == p) return true;
+  return false;
+}
+
+static uint32_t dtype_mask(const int32_t *dtypes) {
+  if (!dtypes) return UINT32_MAX;
+  uint32_t m = 0;
+  for (const int32_t *d = dtypes; *d != BP_DTYPE_INVALID; d++) m |= bp__dtype_bit(*d);
+  return m;
+}
+
+/* Registration order of kernels (registry lock). */
+static uint64_t kernel_seq;
+
 static const char *device_label(int32_t type, char *buf, size_t n) {
   const char *name = bp_device_type_name(type);
   if (name) return name;
@@ -542,7 +570,7 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
   bp_status st = check_lib(lib, "impl");
   if (st) return st;
   bp__plugin *p = lib->reg->plugin;
-  const char *who = owner_name(p);
+  const char *who = bp__plugin_label(p);
   if (!kd) return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': impl: kernel is NULL", who);
   if (kd->struct_size < BP_STRUCT_SIZE(bp_kernel_def, user_data))
     return bp__error(BP_ERR_INVALID_ARGUMENT,
@@ -570,10 +598,10 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
     st = bp__error(BP_ERR_NOT_FOUND,
                    "plugin '%s': impl '%s' for %s: the op is not defined (define it first, or load "
                    "the plugin that defines it)", who, name, dev);
-  } else if (op->registered[slot]) {
+  } else if (has_kernel_from(op, slot, p)) {
     st = bp__error(BP_ERR_ALREADY_EXISTS,
-                   "plugin '%s': impl '%s' for %s: plugin '%s' already registered a kernel for it",
-                   who, name, dev, owner_name(op->registered[slot]->owner));
+                   "plugin '%s': impl '%s' for %s: the plugin registered a kernel for it already "
+                   "(only this second kernel is refused)", who, name, dev);
   } else if (kd->unboxed && !op->cif_ok) {
     st = bp__error(BP_ERR_UNSUPPORTED,
                    "plugin '%s': impl '%s': the schema '%s' cannot be called unboxed; register a "
@@ -590,6 +618,9 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
   k->boxed = kd->boxed;
   k->unboxed = kd->unboxed;
   k->dtypes = dtypes;
+  k->dtype_mask = dtype_mask(dtypes);
+  k->priority = BP_HAS_FIELD(kd, bp_kernel_def, priority) ? kd->priority : BP_PRIORITY_DEFAULT;
+  k->seq = ++kernel_seq;
   if (k->unboxed && op->fast_sig >= 0) {
     const char *off = getenv("BP_DISABLE_FASTPATH");
     if (!off || !*off || *off == '0') {
@@ -597,6 +628,7 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
       if (k->fast) k->kind = BP_KERNEL_UNBOXED_FAST;
     }
   }
+  k->next_reg = op->registered[slot];
   op->registered[slot] = k;
   if (!p->loading) rebuild_op(op);
   pthread_mutex_unlock(&reg_lock);
@@ -606,7 +638,7 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
 bp_status bp__reg_fallback(bp_registrar *reg, const bp_fallback_def *fd) {
   bp_status st = check_reg(reg, "fallback");
   if (st) return st;
-  const char *who = owner_name(reg->plugin);
+  const char *who = bp__plugin_label(reg->plugin);
   char dbuf[32];
   if (!fd || fd->struct_size < BP_STRUCT_SIZE(bp_fallback_def, fn) || !fd->fn)
     return bp__error(BP_ERR_INVALID_ARGUMENT,
@@ -625,7 +657,7 @@ bp_status bp__reg_fallback(bp_registrar *reg, const bp_fallback_def *fd) {
   pthread_mutex_lock(&reg_lock);
   if (fallbacks[slot]) {
     st = bp__error(BP_ERR_ALREADY_EXISTS, "plugin '%s': fallback for %s: plugin '%s' already has one",
-                   who, dev, owner_name(fallbacks[slot]->owner));
+                   who, dev, bp__plugin_label(fallbacks[slot]->owner));
     pthread_mutex_unlock(&reg_lock);
     free(k);
     return st;
@@ -644,7 +676,7 @@ bp_status bp__reg_device_type(bp_registrar *reg, const bp_device_iface *iface, i
     /* Prefix the plugin so the message says who asked. */
     char msg[800];
     snprintf(msg, sizeof msg, "%s", bp_last_error());
-    return bp__error(st, "plugin '%s': %s", owner_name(reg->plugin), msg);
+    return bp__error(st, "plugin '%s': %s", bp__plugin_label(reg->plugin), msg);
   }
   return BP_OK;
 }
@@ -686,101 +718,3 @@ BP_API const bp_op *bp_op_at(size_t index) {
   return op;
 }
 
-BP_API bp_status bp_op_get_info(const bp_op *op, bp_op_info *out) {
-  if (!op || !out)
-    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_get_info: %s is NULL", !op ? "op" : "out_info");
-  if (out->struct_size < BP_STRUCT_SIZE(bp_op_info, name))
-    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_get_info: out_info->struct_size is %zu",
-                     out->struct_size);
-  bp_op_info info;
-  memset(&info, 0, sizeof info);
-  pthread_mutex_lock(&reg_lock);
-  info.name = op->name;
-  bool def = atomic_load(&op->defined);
-  info.schema = def ? op->schema_text : NULL;
-  info.doc = op->doc ? op->doc : "";
-  info.owner = def ? owner_name(op->def_owner) : "(none)";
-  info.flags = op->flags;
-  info.defined = def;
-  info.has_meta = def && op->meta != NULL;
-  info.has_composite = def && op->composite != NULL;
-  for (int s = 0; s < BP__DEVICE_SLOTS; s++)
-    if (op->registered[s] && !op->registered[s]->owner->loading) info.nkernels++;
-  pthread_mutex_unlock(&reg_lock);
-  size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
-  info.struct_size = n;
-  memcpy(out, &info, n);
-  return BP_OK;
-}
-
-BP_API bp_status bp_op_get_kernel(const bp_op *op, size_t index, bp_kernel_info *out) {
-  if (!op || !out)
-    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_get_kernel: %s is NULL", !op ? "op" : "out_info");
-  if (out->struct_size < BP_STRUCT_SIZE(bp_kernel_info, plugin))
-    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_get_kernel: out_info->struct_size is %zu",
-                     out->struct_size);
-  bp_kernel_info info;
-  memset(&info, 0, sizeof info);
-  size_t seen = 0;
-  bool found = false;
-  pthread_mutex_lock(&reg_lock);
-  for (int s = 0; s < BP__DEVICE_SLOTS && !found; s++) {
-    const bp__kernel *k = op->registered[s];
-    if (!k || k->owner->loading) continue;
-    if (seen++ == index) {
-      found = true;
-      info.plugin = owner_name(k->owner);
-      info.dtypes = k->dtypes;
-      info.device_type = k->ctx.device_type;
-      info.kind = k->kind;
-      info.enabled = k->enabled;
-    }
-  }
-  pthread_mutex_unlock(&reg_lock);
-  if (!found)
-    return bp__error(BP_ERR_NOT_FOUND, "bp_op_get_kernel: op '%s' has %zu kernel%s, index %zu is past them",
-                     op->name, seen, seen == 1 ? "" : "s", index);
-  size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
-  info.struct_size = n;
-  memcpy(out, &info, n);
-  return BP_OK;
-}
-
-BP_API bp_status bp_set_kernel_enabled(const bp_op *cop, int32_t device_type, bool enabled) {
-  if (!cop) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_set_kernel_enabled: op is NULL");
-  bp_op *op = (bp_op *)cop; /* handles are const to callers; the registry owns them */
-  int slot = bp__device_slot(device_type);
-  char dbuf[32];
-  pthread_mutex_lock(&reg_lock);
-  bp__kernel *k = slot >= 0 ? op->registered[slot] : NULL;
-  if (!k || k->owner->loading) {
-    pthread_mutex_unlock(&reg_lock);
-    return bp__error(BP_ERR_NOT_FOUND, "bp_set_kernel_enabled: op '%s' has no kernel for %s",
-                     op->name, device_label(device_type, dbuf, sizeof dbuf));
-  }
-  k->enabled = enabled;
-  rebuild_op(op);
-  pthread_mutex_unlock(&reg_lock);
-  return BP_OK;
-}
-
-/* The device types that have a kernel for op, for "no kernel" messages;
- * called without the lock from the call path's error branch, so it reads
- * the published table. */
-size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n);
-size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n) {
-  size_t len = 0, count = 0;
-  char dbuf[32];
-  buf[0] = '\0';
-  pthread_mutex_lock(&reg_lock);
-  for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
-    const bp__kernel *k = op->registered[s];
-    if (!k || !k->enabled || k->owner->loading) continue;
-    int w = snprintf(buf + len, n - len, "%s%s", count ? ", " : "",
-                     device_label(k->ctx.device_type, dbuf, sizeof dbuf));
-    if (w > 0 && (size_t)w < n - len) len += (size_t)w;
-    count++;
-  }
-  pthread_mutex_unlock(&reg_lock);
-  return count;
-}

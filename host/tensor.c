@@ -166,6 +166,7 @@ static void fill_view(bp_tensor *t, int32_t dtype, int32_t ndim, const int64_t *
   v->struct_size = BP_TENSOR_VIEW_STRUCT_SIZE;
   v->device = t->storage->device;
   t->device_slot = bp__device_slot(v->device.type);
+  t->dtype_bit = bp__dtype_bit(dtype);
   v->dtype = dtype;
   v->ndim = ndim;
   v->sizes = ndim > 0 ? t->sizes : NULL;

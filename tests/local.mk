@@ -60,6 +60,12 @@ check_PROGRAMS += %D%/test-plugin-files
 %C%_test_plugin_files_LDADD = $(TEST_LDADD)
 TESTS += %D%/test-plugin-files
 
+# Several kernels for one op and device type; declared dtypes.
+check_PROGRAMS += %D%/test-precedence
+%C%_test_precedence_SOURCES = %D%/test-precedence.c %D%/testutil.h
+%C%_test_precedence_LDADD = $(TEST_LDADD)
+TESTS += %D%/test-precedence
+
 # Guarded device allocations (BP_ALLOC_GUARD), which bp-certify uses.
 check_PROGRAMS += %D%/test-alloc-guard
 %C%_test_alloc_guard_LDADD = $(TEST_LDADD)

@@ -268,6 +268,13 @@ static void reductions(void) {
   bp_tensor *z = T(BP_FLOAT64, 0, NULL);
   is_status(reduce("core::sum", z, SHAPE(-1), 1, false, &m), BP_OK);
   is_shape(&m, 0, NULL);
+  /* ... but not twice, as torch says, for each reduction. */
+  const char *rops[] = {"core::sum", "core::mean", "core::amax", "core::amin"};
+  for (int k = 0; k < 4; k++) {
+    is_status(reduce(rops[k], z, SHAPE(0, -1), 2, false, &m), BP_ERR_INVALID_ARGUMENT);
+    has_str(bp_last_error(), "dimension 0 appears twice");
+    is_status(reduce(rops[k], z, SHAPE(0, 0), 2, true, &m), BP_ERR_INVALID_ARGUMENT);
+  }
   /* sum's dtype argument. */
   bp_stack s = stack_of(1, &i);
   bp_stack_push_int_list(&s, NULL, 0);
@@ -300,6 +307,23 @@ static void argmax_rules(void) {
   s = stack_of(1, &e);
   is_status(meta("core::argmax", &s, &m), BP_ERR_SHAPE);
   is_str(bp_last_error(), "core::argmax: argument #0 'self' is empty; it has no maximum");
+  /* An empty input whose reduced dim is not empty has an empty result, as
+   * in torch (and amax); reducing the size-0 dim has no value. */
+  s = stack_of(1, &e);
+  bp_stack_push_int(&s, 1);
+  is_status(meta("core::argmax", &s, &m), BP_OK);
+  is_int(m.dtype, BP_INT64);
+  is_shape(&m, 1, SHAPE(0));
+  s = stack_of(1, &e);
+  bp_stack_push_int(&s, -1);
+  bp_stack_push_bool(&s, true);
+  is_status(meta("core::argmax", &s, &m), BP_OK);
+  is_shape(&m, 2, SHAPE(0, 1));
+  s = stack_of(1, &e);
+  bp_stack_push_int(&s, 0);
+  is_status(meta("core::argmax", &s, &m), BP_ERR_SHAPE);
+  is_str(bp_last_error(), "core::argmax: cannot reduce dimension 0 of size 0 (the result would "
+                          "have no value)");
   bp_tensor_release(f);
   bp_tensor_release(b);
   bp_tensor_release(e);

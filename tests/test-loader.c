@@ -323,7 +323,7 @@ static void setup_failure_rolls_back(void) {
 static void conflicting_impls(void) {
   is_status(bp_plugin_load(test_plugin("conflict"), NULL), BP_ERR_ALREADY_EXISTS);
   has_str(bp_last_error(), "conflict::op");
-  has_str(bp_last_error(), "already registered a kernel");
+  has_str(bp_last_error(), "registered a kernel for it already");
   /* The first kernel went with the failed setup. */
   const bp_op *op;
   if (bp_op_find("conflict::op", &op) == BP_OK) {

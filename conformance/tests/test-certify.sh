@@ -39,7 +39,7 @@ assert iso["reruns"] == 0 and iso["changed"] == 0 and iso["depends"] == 0, iso
 assert iso["fallback"] is None, iso
 assert json.load(open(sys.argv[1].replace("cpu.json", "cpucase.json")))["isolation"]["mode"] == "case"
 assert not any("worker" in r for r in d["results"])
-assert d["plugin"]["name"] == "cpu" and d["plugin"]["abi"] == "1.0", d["plugin"]
+assert d["plugin"]["name"] == "cpu" and d["plugin"]["abi"] == "1.1", d["plugin"]
 assert d["plugin"]["vendor"] and d["plugin"]["version"], d["plugin"]
 assert d["plugin"]["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
 assert d["certifier"]["version"] and d["host"]["os"] and d["host"]["cpu"], d["host"]

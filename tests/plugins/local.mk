@@ -70,3 +70,13 @@ check_LTLIBRARIES += %D%/vendor_a.la %D%/vendor_b.la %D%/frag.la %D%/frag_good.l
 %C%_frag_good_la_SOURCES = %D%/frag.c
 %C%_frag_good_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFRAG_GOOD
 %C%_frag_good_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+
+# Kernels beside the reference CPU plugin's, for precedence and declared
+# dtypes (tests/test-precedence.c): one source, two plugins.
+check_LTLIBRARIES += %D%/tuned.la %D%/tuned_b.la
+%C%_tuned_la_SOURCES = %D%/tuned.c
+%C%_tuned_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_tuned_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_tuned_b_la_SOURCES = %D%/tuned.c
+%C%_tuned_b_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DTUNED_B
+%C%_tuned_b_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)

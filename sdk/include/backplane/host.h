@@ -83,6 +83,11 @@ BP_API size_t bp_dtype_size(int32_t dtype);
  * type stays registered. */
 BP_API const char *bp_device_type_name(int32_t type);
 
+/* The code of a registered device type by its name ("cpu", "cuda", or a
+ * vendor's registered name).  BP_ERR_NOT_FOUND when no type of that name
+ * is registered now.  Added in ABI 1.1. */
+BP_API bp_status bp_device_type_from_name(const char *name, int32_t *out_type);
+
 /* How many devices of a registered type exist. */
 BP_API bp_status bp_device_count(int32_t type, int32_t *out_count);
 
@@ -497,12 +502,39 @@ BP_API bp_status bp_op_meta(const bp_op *op, const bp_stack *stack,
                             bp_tensor_meta *outs, size_t nouts);
 
 /*
- * Disables or re-enables the kernel of `op` for a device type.  While it is
- * disabled, calls dispatch as if it were absent (to the fallback or the
- * composite).  Fails with BP_ERR_NOT_FOUND when there is no such kernel.
+ * Disables or re-enables the kernels of `op` for a device type (all of
+ * them, when several plugins provide one).  While they are disabled, calls
+ * dispatch as if they were absent (to the fallback or the composite).
+ * Fails with BP_ERR_NOT_FOUND when there is no such kernel.
  */
 BP_API bp_status bp_set_kernel_enabled(const bp_op *op, int32_t device_type,
                                        bool enabled);
+
+/*
+ * KERNEL PRECEDENCE.  Several plugins may provide a kernel for one op and
+ * one device type (a vendor's tuned kernels beside the reference).  Each
+ * call goes to the first of them, in this order, that is enabled and
+ * declares the dtypes of the call's tensors:
+ *   1. the kernel of the plugin chosen by bp_set_kernel_provider() for the
+ *      op (or for every op) and the device type;
+ *   2. kernels of the plugins named in the environment variable
+ *      BP_PREFER_PLUGINS (a comma-separated list of plugin names, read when
+ *      libbackplane starts; the first named wins);
+ *   3. the highest bp_kernel_def.priority;
+ *   4. the kernel registered first.
+ * Unloading a plugin hands its ops to the next kernel in that order.
+ */
+
+/*
+ * Chooses the plugin whose kernel serves `op` (NULL: every op) on a device
+ * type, ahead of priorities.  `plugin` is a plugin name; NULL removes the
+ * choice.  The choice stays when the plugin unloads and applies again when
+ * it comes back; while it provides no kernel, precedence decides.  Fails
+ * with BP_ERR_NOT_FOUND when `op` is given and no loaded plugin of that name
+ * has a kernel for it on the device type.  Added in ABI 1.1.
+ */
+BP_API bp_status bp_set_kernel_provider(const bp_op *op, int32_t device_type,
+                                        const char *plugin);
 
 /* Kinds of kernel. */
 typedef enum bp_kernel_kind {
@@ -525,11 +557,17 @@ typedef struct bp_op_info {
   int32_t defined;         /* 1 when defined, 0 when its definer unloaded */
   int32_t has_meta;
   int32_t has_composite;
-  int32_t nkernels;        /* registered kernels, enabled or not */
+  int32_t nkernels;        /* registered kernels, enabled or not, every
+                              candidate of every device type */
+  /* Added in ABI 1.1; 0 when the op is not defined. */
+  int32_t nargs;           /* arguments: bp_op_get_arg(0 .. nargs-1) */
+  int32_t nrets;           /* results: bp_op_get_ret(0 .. nrets-1) */
+  int32_t npositional;     /* arguments before the schema's `*` */
+  int32_t reserved;        /* zero */
 } bp_op_info;
 
-BP_ASSERT_LAST_FIELD(bp_op_info, nkernels);
-#define BP_OP_INFO_STRUCT_SIZE BP_STRUCT_SIZE(bp_op_info, nkernels)
+BP_ASSERT_LAST_FIELD(bp_op_info, reserved);
+#define BP_OP_INFO_STRUCT_SIZE BP_STRUCT_SIZE(bp_op_info, reserved)
 
 /* A description of one kernel of an operator. */
 typedef struct bp_kernel_info {
@@ -541,17 +579,33 @@ typedef struct bp_kernel_info {
   int32_t kind;            /* a bp_kernel_kind */
   int32_t enabled;
   int32_t reserved;
+  /* Added in ABI 1.1. */
+  int32_t priority;        /* as registered (BP_PRIORITY_DEFAULT from a 1.0
+                              plugin) */
+  int32_t active;          /* 1 for the kernel that calls on its device type
+                              go to first (see KERNEL PRECEDENCE), else 0 */
 } bp_kernel_info;
 
-BP_ASSERT_LAST_FIELD(bp_kernel_info, reserved);
-#define BP_KERNEL_INFO_STRUCT_SIZE BP_STRUCT_SIZE(bp_kernel_info, reserved)
+BP_ASSERT_LAST_FIELD(bp_kernel_info, active);
+#define BP_KERNEL_INFO_STRUCT_SIZE BP_STRUCT_SIZE(bp_kernel_info, active)
 
 /* Describes an op; set out_info->struct_size first. */
 BP_API bp_status bp_op_get_info(const bp_op *op, bp_op_info *out_info);
 
-/* Describes the op's index-th kernel (0 .. nkernels-1). */
+/* Describes the op's index-th kernel (0 .. nkernels-1): by device type,
+ * and for one device type in precedence order, the active one first. */
 BP_API bp_status bp_op_get_kernel(const bp_op *op, size_t index,
                                   bp_kernel_info *out_info);
+
+/* Describes argument `index` (0 .. nargs-1) or result `index`
+ * (0 .. nrets-1) of a defined op: name, type, flags, list size, alias set
+ * and default (see bp_arg_info).  BP_ERR_NOT_FOUND past the end or when
+ * the op is not defined.  Set out_info->struct_size first.  Added in ABI
+ * 1.1. */
+BP_API bp_status bp_op_get_arg(const bp_op *op, size_t index,
+                               bp_arg_info *out_info);
+BP_API bp_status bp_op_get_ret(const bp_op *op, size_t index,
+                               bp_arg_info *out_info);
 
 /* The operators known to the host, in the order first defined;
  * bp_op_at() returns NULL past the end. */

@@ -16,7 +16,8 @@
  *   Within one major, either side may be newer: the host reads only the
  *   descriptor fields that desc->struct_size covers, and the plugin must
  *   check BP_HOST_HAS(host, slot) before calling a slot that was appended
- *   after ABI 1.0 (slots of 1.0 are always present).
+ *   after ABI 1.0 (slots of 1.0 are always present).  Fields appended
+ *   after 1.0 are marked "Added in ABI 1.1".
  *
  * ERRORS
  *   Every callback returns a bp_status.  To explain a failure, call
@@ -206,6 +207,14 @@ typedef struct bp_op_def {
 BP_ASSERT_LAST_FIELD(bp_op_def, ext);
 #define BP_OP_DEF_STRUCT_SIZE BP_STRUCT_SIZE(bp_op_def, ext)
 
+/* Kernel priorities (bp_kernel_def.priority, ABI 1.1).  Several plugins
+ * may implement one op for one device type; calls go to the kernel of the
+ * highest priority (docs/vendor-guide.md, "Kernel precedence").  A
+ * reference implementation declares BP_PRIORITY_REFERENCE, so that any
+ * vendor kernel of the default priority wins over it. */
+#define BP_PRIORITY_DEFAULT 0
+#define BP_PRIORITY_REFERENCE (-100)
+
 /* A kernel for one operator and one device type, for host->impl().
  * Exactly one of `boxed` and `unboxed` is set. */
 typedef struct bp_kernel_def {
@@ -219,12 +228,21 @@ typedef struct bp_kernel_def {
   void *user_data;             /* passed in ctx */
   const int32_t *dtypes;       /* the dtypes it supports, ended by
                                   BP_DTYPE_INVALID; NULL for "every dtype
-                                  the op allows"; copied */
+                                  the op allows"; copied.  The host
+                                  enforces it: a call with a Tensor
+                                  argument of another dtype goes to the
+                                  next kernel in precedence order that
+                                  supports it, or fails with
+                                  BP_ERR_UNSUPPORTED before this kernel
+                                  runs */
   const bp_extension *ext;
+  /* Added in ABI 1.1. */
+  int32_t priority;            /* BP_PRIORITY_*, or any value: higher wins */
+  int32_t reserved;            /* zero */
 } bp_kernel_def;
 
-BP_ASSERT_LAST_FIELD(bp_kernel_def, ext);
-#define BP_KERNEL_DEF_STRUCT_SIZE BP_STRUCT_SIZE(bp_kernel_def, ext)
+BP_ASSERT_LAST_FIELD(bp_kernel_def, reserved);
+#define BP_KERNEL_DEF_STRUCT_SIZE BP_STRUCT_SIZE(bp_kernel_def, reserved)
 
 /* A boxed fallback for every op on one device type that has no kernel. */
 typedef struct bp_fallback_def {
@@ -237,6 +255,41 @@ typedef struct bp_fallback_def {
 
 BP_ASSERT_LAST_FIELD(bp_fallback_def, user_data);
 #define BP_FALLBACK_DEF_STRUCT_SIZE BP_STRUCT_SIZE(bp_fallback_def, user_data)
+
+/* ------------------------------------------------------------------------ */
+/* Operator introspection (ABI 1.1)                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Bits of bp_arg_info.flags. */
+#define BP_ARG_OPTIONAL (1u << 0)     /* `T?`: may be None */
+#define BP_ARG_LIST (1u << 1)         /* `T[]` or `T[N]` */
+#define BP_ARG_KWARG_ONLY (1u << 2)   /* after the schema's `*` */
+#define BP_ARG_HAS_DEFAULT (1u << 3)  /* default_value holds the default */
+#define BP_ARG_WRITTEN (1u << 4)      /* `Tensor(a!)`: the op writes it */
+
+/*
+ * One argument or result of an operator's schema, as host->op_get_arg,
+ * host->op_get_ret, bp_op_get_arg() and bp_op_get_ret() describe it.
+ * Strings and the default's arrays are host-owned and valid while the op
+ * stays defined (until the plugin that defined it unloads).
+ */
+typedef struct bp_arg_info {
+  size_t struct_size;
+  const char *name;        /* the argument's name; "" for an unnamed result */
+  const char *type;        /* the type as the schema spells it, e.g.
+                              "Tensor(a!)", "int[2]", "ScalarType?" */
+  const char *alias_set;   /* "a" for Tensor(a) or Tensor(a!), else NULL */
+  int32_t tag;             /* the bp_tag of a value of this type (for an
+                              optional, of a value that is not None) */
+  int32_t list_size;       /* N of `T[N]`, else -1 */
+  uint32_t flags;          /* BP_ARG_* */
+  int32_t reserved;        /* zero */
+  bp_value default_value;  /* with BP_ARG_HAS_DEFAULT: the default, which
+                              is BP_TAG_NONE for `=None` */
+} bp_arg_info;
+
+BP_ASSERT_LAST_FIELD(bp_arg_info, default_value);
+#define BP_ARG_INFO_STRUCT_SIZE BP_STRUCT_SIZE(bp_arg_info, default_value)
 
 /* ------------------------------------------------------------------------ */
 /* Devices                                                                  */
@@ -365,9 +418,13 @@ struct bp_host_api {
    * name again with a different schema fails with BP_ERR_ALREADY_EXISTS. */
   bp_status (*def)(bp_library *lib, const bp_op_def *def);
   /* Registers a kernel.  The op must be defined already (by this plugin,
-   * the host or an earlier plugin); a second kernel for the same op and
-   * device type fails with BP_ERR_ALREADY_EXISTS.  An unboxed kernel whose
-   * schema cannot be mapped fails with BP_ERR_UNSUPPORTED. */
+   * the host or an earlier plugin).  Other plugins may register kernels
+   * for the same op and device type: the host keeps them all and calls
+   * one by precedence (the host's override, then priority, then load
+   * order).  A second kernel from the same plugin for the same op and
+   * device type fails with BP_ERR_ALREADY_EXISTS, and only that kernel is
+   * refused.  An unboxed kernel whose schema cannot be mapped fails with
+   * BP_ERR_UNSUPPORTED. */
   bp_status (*impl)(bp_library *lib, const bp_kernel_def *kernel);
   /* Registers the fallback of a device type (one per type). */
   bp_status (*fallback)(bp_registrar *reg, const bp_fallback_def *fallback);
@@ -425,10 +482,23 @@ struct bp_host_api {
   /* The version of the `core` op set the host defines (BP_CORE_OP_SET_VERSION
    * of the host's headers). */
   uint64_t core_op_set_version;
+
+  /* --- Added in ABI 1.1: check BP_HOST_HAS() before use ---------------- */
+
+  /* The name of a dtype ("float32", "bfloat16", ...), or NULL for a code
+   * that is not a bp_dtype.  Static. */
+  const char *(*dtype_name)(int32_t dtype);
+  /* The code of a registered device type by name ("cpu", "cuda", or a
+   * vendor's name); BP_ERR_NOT_FOUND when no such type is registered. */
+  bp_status (*device_type_from_name)(const char *name, int32_t *out_type);
+  /* Describes argument `index` (0 .. nargs-1) or result `index` of an op;
+   * BP_ERR_NOT_FOUND past the end.  Set out_info->struct_size first. */
+  bp_status (*op_get_arg)(const bp_op *op, size_t index, bp_arg_info *out_info);
+  bp_status (*op_get_ret)(const bp_op *op, size_t index, bp_arg_info *out_info);
 };
 
-BP_ASSERT_LAST_FIELD(bp_host_api, core_op_set_version);
-#define BP_HOST_API_STRUCT_SIZE BP_STRUCT_SIZE(bp_host_api, core_op_set_version)
+BP_ASSERT_LAST_FIELD(bp_host_api, op_get_ret);
+#define BP_HOST_API_STRUCT_SIZE BP_STRUCT_SIZE(bp_host_api, op_get_ret)
 
 /* True when the host's table has `slot` and it is not NULL. */
 #define BP_HOST_HAS(host, slot) \
