@@ -611,13 +611,14 @@ static const core_def core_defs[] = {
 
 static pthread_once_t core_once = PTHREAD_ONCE_INIT;
 static bp_status core_status;
+static char core_error[512];
 
-static void core_register(void) {
-  bp_registrar reg = {.plugin = &bp__host_plugin, .active = true, .libs = NULL};
+/* The host's built-in plugin: it defines the core op set through the
+ * public host table, like any plugin's setup(). */
+static bp_status core_setup(const bp_host_api *h, bp_registrar *reg) {
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "core", BP_LIBRARY_DEF, 0};
   bp_library *lib = NULL;
-  bp__host_plugin.loading = true;
-  bp_status st = bp__reg_library(&reg, &ld, &lib);
+  bp_status st = h->library(reg, &ld, &lib);
   for (size_t i = 0; !st && i < sizeof core_defs / sizeof core_defs[0]; i++) {
     const core_def *c = &core_defs[i];
     bp_op_def d;
@@ -628,20 +629,21 @@ static void core_register(void) {
     d.flags = c->flags;
     d.user_data = (void *)c->data;
     d.doc = c->doc;
-    st = bp__reg_def(lib, &d);
+    st = h->def(lib, &d);
   }
-  reg.active = false;
-  while (reg.libs) {
-    bp_library *next = reg.libs->next;
-    free(reg.libs->ns);
-    free(reg.libs);
-    reg.libs = next;
-  }
-  bp__registry_commit(&bp__host_plugin);
-  core_status = st;
+  return st;
+}
+
+static void core_register(void) {
+  core_status = bp__builtin_setup(core_setup);
+  if (core_status)
+    snprintf(core_error, sizeof core_error, "libbackplane: the core op set could not be defined, "
+             "so no core op and no plugin can be used: %s", bp_last_error());
 }
 
 bp_status bp__core_init(void) {
   pthread_once(&core_once, core_register);
-  return core_status;
+  /* Every caller gets the failure, with the first one's message. */
+  if (core_status) return bp__error_str(core_status, core_error);
+  return BP_OK;
 }

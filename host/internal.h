@@ -404,8 +404,12 @@ bool bp__op_type_texts(bp_op *op);
  * dlopen() maps it (plugin_file.c).  Records an error naming the file. */
 bp_status bp__plugin_file_check(const char *path);
 
-/* The core op set (core.c): defined once, before the first lookup or load. */
+/* The core op set (core.c): defined once, before the first lookup or load;
+ * a failure is returned, with its message, to every caller. */
 bp_status bp__core_init(void);
+/* Runs the setup() of a plugin built into the host, for the host's own
+ * registrations (loader.c). */
+bp_status bp__builtin_setup(bp_status (*setup)(const bp_host_api *, bp_registrar *));
 /* PyTorch's type promotion among the op set's dtypes. */
 int32_t bp__promote(int32_t a, int32_t b);
 

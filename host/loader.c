@@ -43,6 +43,33 @@ bp__plugin bp__host_plugin = {
 
 BP_API const char *bp_plugin_dir(void) { return BP_PLUGIN_DIR; }
 
+/* Runs a built-in plugin's setup() for the host's own registrations, as a
+ * loaded plugin's runs: through the public host table, staged, and
+ * published only if it succeeds. */
+bp_status bp__builtin_setup(bp_status (*setup)(const bp_host_api *, bp_registrar *)) {
+  static bp_registrar reg;
+  bp__plugin *p = &bp__host_plugin;
+  pthread_mutex_lock(&loader_lock);
+  reg.plugin = p;
+  reg.generation++;
+  reg.active = true;
+  p->registrar = &reg;
+  p->loading = true;
+  bp_status st = setup(&bp__host_api, &reg);
+  reg.active = false;
+  if (st) {
+    void **garbage = NULL;
+    size_t ngarbage = 0;
+    bp__registry_remove(p, &garbage, &ngarbage);
+    bp__registry_free_garbage(garbage, ngarbage);
+    p->loading = false;
+  } else {
+    bp__registry_commit(p);
+  }
+  pthread_mutex_unlock(&loader_lock);
+  return st;
+}
+
 static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
 
 /* The record for `path` (or for `init`), created if new. */
@@ -260,7 +287,8 @@ BP_API bp_status bp_plugin_load(const char *path, bp_plugin **out_plugin) {
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_plugin_load: path is %s", path ? "empty" : "NULL");
   bp__plugin *p = NULL;
   bool newly;
-  bp__core_init();
+  bp_status core = bp__core_init();
+  if (core) return core;
   pthread_mutex_lock(&loader_lock);
   bp_status st = load_path(path, BP_ORIGIN_EXPLICIT, &newly, &p);
   pthread_mutex_unlock(&loader_lock);
@@ -273,7 +301,8 @@ BP_API bp_status bp_plugin_register(bp_plugin_init_fn init, const char *label,
   if (!init) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_plugin_register: init is NULL");
   char buf[256];
   snprintf(buf, sizeof buf, "%s", label ? label : "(static)");
-  bp__core_init();
+  bp_status core = bp__core_init();
+  if (core) return core;
   pthread_mutex_lock(&loader_lock);
   bp__plugin *p = record_for("(static)", init, buf, BP_ORIGIN_STATIC);
   bp_status st = BP_OK;
@@ -343,7 +372,8 @@ static const char *plugin_path_env(void) {
 
 BP_API bp_status bp_plugin_discover(size_t *out_loaded) {
   size_t loaded = 0;
-  bp__core_init();
+  bp_status core = bp__core_init();
+  if (core) return core;
   pthread_mutex_lock(&loader_lock);
   const char *env = plugin_path_env();
   if (env && *env) {

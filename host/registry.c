@@ -688,7 +688,8 @@ bp_status bp__reg_device_type(bp_registrar *reg, const bp_device_iface *iface, i
 BP_API bp_status bp_op_find(const char *name, const bp_op **out_op) {
   if (!name || !out_op)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_find: %s is NULL", !name ? "name" : "out_op");
-  bp__core_init();
+  bp_status core = bp__core_init();
+  if (core) return core;
   pthread_mutex_lock(&reg_lock);
   bp_op *op = op_lookup_n(name, strlen(name));
   pthread_mutex_unlock(&reg_lock);
@@ -703,7 +704,7 @@ BP_API bp_status bp_op_find(const char *name, const bp_op **out_op) {
 }
 
 BP_API size_t bp_op_count(void) {
-  bp__core_init();
+  (void)bp__core_init(); /* a failure leaves the ops that were defined */
   pthread_mutex_lock(&reg_lock);
   size_t n = nops;
   pthread_mutex_unlock(&reg_lock);
@@ -711,7 +712,7 @@ BP_API size_t bp_op_count(void) {
 }
 
 BP_API const bp_op *bp_op_at(size_t index) {
-  bp__core_init();
+  (void)bp__core_init();
   pthread_mutex_lock(&reg_lock);
   const bp_op *op = index < nops ? ops[index] : NULL;
   pthread_mutex_unlock(&reg_lock);

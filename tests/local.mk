@@ -60,6 +60,12 @@ check_PROGRAMS += %D%/test-plugin-files
 %C%_test_plugin_files_LDADD = $(TEST_LDADD)
 TESTS += %D%/test-plugin-files
 
+# A failure while defining the core op set reaches every caller.
+check_PROGRAMS += %D%/test-core-init
+%C%_test_core_init_SOURCES = %D%/test-core-init.c %D%/testutil.h
+%C%_test_core_init_LDADD = $(TEST_LDADD)
+TESTS += %D%/test-core-init
+
 # Several kernels for one op and device type; declared dtypes.
 check_PROGRAMS += %D%/test-precedence
 %C%_test_precedence_SOURCES = %D%/test-precedence.c %D%/testutil.h
