@@ -135,6 +135,7 @@ bp_status bp__op_prepare(bp_op *op) {
   for (size_t i = 0; i < s->nargs; i++) {
     const bp__arg *a = &s->args[i];
     op->arg_tag[i] = (uint8_t)a->value_tag;
+    op->arg_tag32[i] = (uint32_t)a->value_tag;
     op->arg_optional[i] = a->optional;
     op->arg_list_size[i] = (int16_t)(a->is_list && a->list_size >= 0 ? a->list_size : -1);
     if (a->type == BP__T_TENSOR) op->tensor_args[op->ntensor_args++] = (uint8_t)i;
@@ -558,7 +559,7 @@ __attribute__((noinline, cold)) static bp_status fail_kernel(const bp_op *op, co
 static inline bool scan_one(const bp_op *op, const bp_value *args, uint32_t i, uint64_t dev,
                             uint32_t *bits) {
   const bp_value *v = &args[i];
-  if (BP__UNLIKELY(v->tag != op->arg_tag[i])) return false;
+  if (BP__UNLIKELY(v->tag != op->arg_tag32[i])) return false;
   if (v->tag == BP_TAG_TENSOR) {
     uint64_t d;
     if (BP__UNLIKELY(!v->u.tensor)) return false;

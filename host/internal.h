@@ -361,6 +361,8 @@ struct bp_op {
   uint32_t nargs, nrets, npositional;
   uint32_t min_args;          /* arguments before the trailing defaulted ones */
   uint8_t arg_tag[BP__MAX_ARGS];
+  uint32_t arg_tag32[BP__MAX_ARGS];     /* the same, as wide as bp_value.tag,
+                                           for the fast path's compares */
   bool arg_optional[BP__MAX_ARGS];
   int16_t arg_list_size[BP__MAX_ARGS];  /* N of T[N], -1 otherwise */
   uint8_t arg_marshal[BP__MAX_ARGS];    /* BP__M_* */
