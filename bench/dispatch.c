@@ -58,9 +58,13 @@ static bp_status setup_ns(bp_registrar *reg, const char *ns) {
     d.schema = schemas[i];
     st = H->def(lib, &d);
   }
+  /* The kernels declare their dtypes, so that every call pays for the
+   * host's check of them. */
+  static const int32_t dtypes[] = {BP_FLOAT32, BP_DTYPE_INVALID};
   bp_kernel_def k = {0};
   k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
   k.device_type = BP_DEVICE_CPU;
+  k.dtypes = dtypes;
   k.op = "boxed";
   k.boxed = trivial_boxed;
   if (!st) st = H->impl(lib, &k);

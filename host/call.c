@@ -179,6 +179,7 @@ bp_status bp__op_prepare(bp_op *op) {
   for (size_t j = 0; j < s->nrets; j++) {
     const bp__arg *r = &s->rets[j];
     op->ret_tag[j] = (uint8_t)r->value_tag;
+    op->ret_tag32[j] = (uint32_t)r->value_tag;
     if (r->type != BP__T_TENSOR) fast = inplace = false;
     op->ffi_types[nffi++] = &ffi_type_pointer;
   }
@@ -189,7 +190,11 @@ bp_status bp__op_prepare(bp_op *op) {
   bool scan_ok = op->ntensor_args > 0;
   for (size_t i = 0; i < s->nargs; i++)
     if (s->args[i].is_list) scan_ok = false;
+  /* The fast path relies on a stack that holds the arguments holding the
+   * results too. */
+  if (s->nrets > s->nargs) scan_ok = false;
   op->fast_nargs = scan_ok ? op->nargs : UINT32_MAX;
+  op->first_tensor_off = op->ntensor_args ? (uint32_t)(op->tensor_args[0] * sizeof(bp_value)) : 0;
   op->fast_sig = fast ? (int16_t)((fast_base[s->nargs] + code) * 3 + (int)s->nrets) : -1;
   op->cif_ok = ffi_prep_cif(&op->cif, FFI_DEFAULT_ABI, nffi, &ffi_type_sint, op->ffi_types) == FFI_OK;
   return BP_OK;
@@ -575,7 +580,7 @@ static inline bool scan_one(const bp_op *op, const bp_value *args, uint32_t i, u
 /* Also leaves in *out_bits the dtype bits of every tensor argument, for
  * the kernel's declared dtypes. */
 static inline int fast_scan(const bp_op *op, const bp_value *args, uint32_t *out_bits) {
-  const bp_value *first = &args[op->tensor_args[0]];
+  const bp_value *first = (const bp_value *)((const char *)args + op->first_tensor_off);
   if (BP__UNLIKELY(first->tag != BP_TAG_TENSOR || !first->u.tensor)) return -1;
   uint64_t dev;
   memcpy(&dev, &first->u.tensor->view.device, sizeof dev);
@@ -644,7 +649,7 @@ __attribute__((noinline, cold)) static bp_status no_dtype(const bp_op *op, const
     size_t count = v->tag == BP_TAG_TENSOR ? 1 : v->tag == BP_TAG_TENSOR_LIST ? v->len : 0;
     for (size_t e = 0; e < count; e++) {
       const bp_tensor *t = v->tag == BP_TAG_TENSOR ? v->u.tensor : v->u.tensors[e];
-      if (t->dtype_bit & k->dtype_mask) continue;
+      if (!(t->dtype_bit & k->dtype_refused)) continue;
       return bp__error(BP_ERR_UNSUPPORTED,
                        "%s: argument #%u '%s' is %s, which the kernel for %s (plugin '%s') does "
                        "not support (it declares %s), and no other kernel for %s does", op->name,
@@ -662,7 +667,7 @@ __attribute__((noinline)) static const bp__kernel *kernel_for_dtypes(const bp_op
                                                                       const bp_value *args,
                                                                       uint32_t bits) {
   const bp__kernel *first = k;
-  while (k && (bits & ~k->dtype_mask)) k = atomic_load_explicit(&k->next, memory_order_acquire);
+  while (k && (bits & k->dtype_refused)) k = atomic_load_explicit(&k->next, memory_order_acquire);
   if (k) return k;
   /* When the op set refuses the dtypes anyway, its error is the one every
    * backend gives; only dtypes the op takes are "not supported". */
@@ -694,7 +699,7 @@ static bp_status prepare_general(const bp_op *op, bp_stack *stack, size_t top,
       ds >= 0 ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire) : NULL;
   if (BP__UNLIKELY(!k)) return no_kernel(op, dev);
   uint32_t bits = arg_dtype_bits(op, args);
-  if (BP__UNLIKELY(bits & ~k->dtype_mask) && !(k = kernel_for_dtypes(op, k, args, bits)))
+  if (BP__UNLIKELY(bits & k->dtype_refused) && !(k = kernel_for_dtypes(op, k, args, bits)))
     return bp_last_status();
   *out_args = args;
   *out_k = k;
@@ -725,6 +730,15 @@ __attribute__((always_inline)) static inline bp_status invoke(const bp_op *op, c
   } else if (BP__LIKELY(k->kind == BP_KERNEL_UNBOXED_FAST)) {
     bp_tensor *o[2] = {NULL, NULL};
     st = k->fast(k->unboxed, &k->ctx, args, o);
+    if (BP__UNLIKELY(st != BP_OK)) return fail_kernel(op, k, st);
+    /* Every result is a Tensor: only NULL can be wrong. */
+    if (BP__LIKELY(nrets == 1 && o[0] != NULL)) {
+      stack->values[0].tag = BP_TAG_TENSOR;
+      stack->values[0].len = 0;
+      stack->values[0].u.tensor = o[0];
+      stack->top = 1;
+      return BP_OK;
+    }
     rets[0].tag = rets[1].tag = BP_TAG_TENSOR;
     rets[0].len = rets[1].len = 0;
     rets[0].u.tensor = o[0];
@@ -744,7 +758,7 @@ __attribute__((always_inline)) static inline bp_status invoke(const bp_op *op, c
   }
   if (BP__UNLIKELY(st != BP_OK)) return fail_kernel(op, k, st);
   if (BP__LIKELY(nrets == 1)) {
-    if (BP__UNLIKELY(rets[0].tag != op->ret_tag[0] ||
+    if (BP__UNLIKELY(rets[0].tag != op->ret_tag32[0] ||
                      (rets[0].tag == BP_TAG_TENSOR && !rets[0].u.tensor)))
       return check_results(op, k, rets);
     stack->values[0] = rets[0];
@@ -766,7 +780,12 @@ __attribute__((noinline)) static bp_status call_general(const bp_op *op, bp_stac
                                                         size_t top, const char *const *kwnames,
                                                         size_t nkw, bp__reader *r, bool nested) {
   bp_status st;
+  stack->top = 0;
   if (!r) return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_call: out of memory");
+  if (!stack->values && stack->capacity) {
+    bp__read_exit(r, nested);
+    return bad_call(op, stack);
+  }
   if (!atomic_load_explicit(&op->defined, memory_order_acquire)) {
     st = bp__error(BP_ERR_NOT_FOUND,
                    "%s: the op is not defined (the plugin that defined it was unloaded)", op->name);
@@ -805,23 +824,39 @@ __attribute__((noinline)) static size_t fill_defaults(const bp_op *op, bp_stack 
   return op->nargs;
 }
 
-static inline bp_status call(const bp_op *op, bp_stack *stack, const char *const *kwnames,
-                             size_t nkw) {
-  if (BP__UNLIKELY(!op || !stack || stack->struct_size < BP_STACK_STRUCT_SIZE ||
-                   stack->top > stack->capacity || (!stack->values && stack->capacity)))
-    return bad_call(op, stack);
+/* Whether a stack can be read at all; the fast path checks the rest (its
+ * values pointer) where it reads it, and call_general() all of it. */
+static inline bool stack_ok(const bp_stack *stack) {
+  return stack->struct_size >= BP_STACK_STRUCT_SIZE && stack->top <= stack->capacity;
+}
+
+BP_API bp_status bp_call(const bp_op *op, bp_stack *stack) {
+  if (BP__UNLIKELY(!op || !stack || !stack_ok(stack))) return bad_call(op, stack);
+  /* stack->top is set when the call returns: the results' count, or 0
+   * (call_general() empties it first). */
   size_t top = stack->top;
-  stack->top = 0;
-  bool nested = false;
-  bp__reader *r = bp__read_enter(&nested);
+  /* The read section of bp__read_enter(), written out: the outermost call
+   * knows its sequence number and leaves with s + 2. */
+  bp__reader *r = bp__tl_reader;
+  if (BP__UNLIKELY(!r)) {
+    bool nested = false;
+    r = bp__read_enter(&nested);
+    return call_general(op, stack, top, NULL, 0, r, nested);
+  }
+  uint_fast64_t s = atomic_load_explicit(&r->seq, memory_order_relaxed);
+  if (BP__UNLIKELY(s & 1)) return call_general(op, stack, top, NULL, 0, r, true);
+  atomic_store_explicit(&r->seq, s + 1, memory_order_relaxed);
+  if (BP__UNLIKELY(r->fence))
+    BP__FULL_FENCE();
+  else
+    atomic_signal_fence(memory_order_seq_cst);
   /* The fast path: a plain outermost call with the schema's arguments in
    * order (trailing defaults may be left off), exact tags, one device. */
   /* `defined` is loaded first: its acquire orders the reads of the
    * definition (nrets and the rest), which a load may rewrite while the op
-   * is undefined. */
-  if (BP__LIKELY(r && !nested && nkw == 0 &&
-                 atomic_load_explicit(&op->defined, memory_order_acquire) &&
-                 stack->capacity >= op->nrets)) {
+   * is undefined.  (fast_nargs >= nrets, and top <= capacity: the results
+   * fit.) */
+  if (BP__LIKELY(atomic_load_explicit(&op->defined, memory_order_acquire) && stack->values)) {
     if (BP__UNLIKELY(top != op->fast_nargs)) top = fill_defaults(op, stack, top);
     if (top == op->fast_nargs) {
       uint32_t bits = 0;
@@ -831,28 +866,35 @@ static inline bp_status call(const bp_op *op, bp_stack *stack, const char *const
                                 : NULL;
       /* A dtype the kernel does not declare takes the general path, which
        * finds the next kernel that does or explains. */
-      if (BP__LIKELY(k != NULL && !(bits & ~k->dtype_mask))) {
-        r->checked_op = op;
+      if (BP__LIKELY(k != NULL && !(bits & k->dtype_refused))) {
+        /* For op_meta from the kernel; left as is afterwards (see
+         * bp__op_meta_args).  The fence keeps the two stores plain. */
         r->checked_args = stack->values;
+        atomic_signal_fence(memory_order_relaxed);
+        r->checked_op = op;
         bp_status st = invoke(op, k, stack->values, stack);
-        r->checked_op = NULL;
-        bp__read_exit(r, false);
+        if (BP__UNLIKELY(st != BP_OK)) stack->top = 0;
+        atomic_store_explicit(&r->seq, s + 2, memory_order_release);
         return st;
       }
     }
   }
-  return call_general(op, stack, top, kwnames, nkw, r, nested);
+  return call_general(op, stack, top, NULL, 0, r, false);
 }
-
-BP_API bp_status bp_call(const bp_op *op, bp_stack *stack) { return call(op, stack, NULL, 0); }
 
 BP_API bp_status bp_call_kw(const bp_op *op, bp_stack *stack, const char *const *kwnames,
                             size_t nkw) {
-  if (nkw && !kwnames) {
+  if (nkw == 0) return bp_call(op, stack);
+  if (!kwnames) {
     if (stack) stack->top = 0;
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_call_kw: kwnames is NULL for %zu keywords", nkw);
   }
-  return call(op, stack, kwnames, nkw);
+  if (!op || !stack || !stack_ok(stack)) return bad_call(op, stack);
+  size_t top = stack->top;
+  stack->top = 0;
+  bool nested = false;
+  bp__reader *r = bp__read_enter(&nested);
+  return call_general(op, stack, top, kwnames, nkw, r, nested);
 }
 
 /* Runs the meta function on checked arguments; the caller is in a read
@@ -907,7 +949,10 @@ bp_status bp__op_meta_args(const bp_op *op, const bp_value *args, size_t nargs,
   } else if (nargs != op->nargs) {
     st = bp__error(BP_ERR_INVALID_ARGUMENT, "%s: op_meta got %zu arguments, the schema has %u",
                    op->name, nargs, op->nargs);
-  } else if (args == r->checked_args && op == r->checked_op) {
+  } else if (nested && args == r->checked_args && op == r->checked_op) {
+    /* Inside a call (a kernel asking), these are that call's arguments:
+     * every call sets the pair before its kernel runs, and a nested call
+     * restores it after. */
     /* The running kernel's own arguments, checked by this call already. */
     st = run_meta(op, args, outs, nouts);
   } else {

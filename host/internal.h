@@ -189,6 +189,7 @@ typedef struct bp__reader {
   const bp_op *checked_op;
   const bp_value *checked_args;
   atomic_bool in_use;
+  bool fence;                 /* bp__readers_fence, copied at registration */
   struct bp__reader *next;
 } bp__reader;
 
@@ -237,7 +238,7 @@ static inline bp__reader *bp__read_enter(bool *nested) {
     atomic_store_explicit(&r->seq, s + 1, memory_order_relaxed);
     /* Order "inside" before the reads that follow.  With membarrier(2) the
      * unloader pays for that barrier and a compiler barrier suffices. */
-    if (BP__UNLIKELY(bp__readers_fence))
+    if (BP__UNLIKELY(r->fence))
       BP__FULL_FENCE();
     else
       atomic_signal_fence(memory_order_seq_cst);
@@ -293,8 +294,8 @@ typedef struct bp__kernel {
   bp_kernel_ctx ctx;          /* what the kernel receives (fallbacks get a
                                  copy with the op filled in) */
   int kind;                   /* bp_kernel_kind or BP__ENTRY_* */
-  uint32_t dtype_mask;        /* bp__dtype_bit()s of the declared dtypes;
-                                 every bit when it declares none */
+  uint32_t dtype_refused;     /* bp__dtype_bit()s of the dtypes it does not
+                                 declare; 0 when it declares no list */
   bp_boxed_kernel boxed;
   bp_unboxed_kernel unboxed;
   bp__fast_fn fast;
@@ -310,7 +311,7 @@ typedef struct bp__kernel {
   struct bp__kernel *next_reg; /* every kernel of the slot (registry lock) */
 } bp__kernel;
 
-/* A dtype's bit in bp__kernel.dtype_mask and bp_tensor.dtype_bit: one
+/* A dtype's bit in bp__kernel.dtype_refused and bp_tensor.dtype_bit: one
  * per dtype of bp_dtype, and bit 31 for any other code. */
 static inline uint32_t bp__dtype_bit(int32_t dt) {
   switch (dt) {
@@ -367,10 +368,12 @@ struct bp_op {
   int16_t arg_list_size[BP__MAX_ARGS];  /* N of T[N], -1 otherwise */
   uint8_t arg_marshal[BP__MAX_ARGS];    /* BP__M_* */
   uint8_t ret_tag[BP__MAX_RETS];
+  uint32_t ret_tag32[BP__MAX_RETS];     /* the same, as wide as bp_value.tag */
   uint8_t ntensor_args;
   uint8_t tensor_args[BP__MAX_ARGS];    /* Tensor, Tensor?, Tensor[] args */
   int8_t device_arg;                    /* first Device argument, or -1 */
   int16_t fast_sig;                     /* fast-path signature (0 .. 362), or -1 */
+  uint32_t first_tensor_off;            /* tensor_args[0] in bytes of bp_value */
   uint32_t fast_nargs;                  /* nargs when calls may take the fast
                                            path (no list arguments, at least
                                            one Tensor), else UINT32_MAX */

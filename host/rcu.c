@@ -79,6 +79,8 @@ bp__reader *bp__reader_register(void) {
     } while (!atomic_compare_exchange_weak_explicit(&readers, &head, r, memory_order_release,
                                                     memory_order_relaxed));
   }
+  /* Fixed by reader_init(), before any reader exists. */
+  r->fence = bp__readers_fence;
   pthread_setspecific(reader_key, r);
   bp__tl_reader = r;
   /* The thread's first call: its error buffer too, so that later calls,

@@ -381,7 +381,7 @@ static bp__kernel *kernel_new(bp__plugin *owner, const bp_op *op, int kind, void
   k->kind = kind;
   k->owner = owner;
   k->enabled = true;
-  k->dtype_mask = UINT32_MAX;
+  k->dtype_refused = 0;
   return k;
 }
 
@@ -618,7 +618,7 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
   k->boxed = kd->boxed;
   k->unboxed = kd->unboxed;
   k->dtypes = dtypes;
-  k->dtype_mask = dtype_mask(dtypes);
+  k->dtype_refused = ~dtype_mask(dtypes);
   k->priority = BP_HAS_FIELD(kd, bp_kernel_def, priority) ? kd->priority : BP_PRIORITY_DEFAULT;
   k->seq = ++kernel_seq;
   if (k->unboxed && op->fast_sig >= 0) {
