@@ -7,6 +7,19 @@ EXTRA_PROGRAMS += %D%/dispatch
 CLEANFILES += %D%/dispatch$(EXEEXT)
 EXTRA_DIST += %D%/dispatch-callgrind.sh %D%/README.md
 
+# Discovery of many plugins: one plugin, copied N times by the program.
+EXTRA_PROGRAMS += %D%/discover
+%C%_discover_SOURCES = %D%/discover.c
+%C%_discover_LDADD = host/libbackplane.la $(BP_DL_LIBS)
+CLEANFILES += %D%/discover$(EXEEXT)
+EXTRA_LTLIBRARIES += %D%/many_plugin.la
+%C%_many_plugin_la_SOURCES = %D%/many-plugin.c
+%C%_many_plugin_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS)
+%C%_many_plugin_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath /nowhere \
+	-export-symbols-regex '^bp_plugin_init$$'
+%C%_many_plugin_la_LIBADD = $(BP_DL_LIBS)
+CLEANFILES += %D%/many_plugin.la
+
 EXTRA_PROGRAMS += %D%/kernels
 %C%_kernels_SOURCES = %D%/kernels.c
 %C%_kernels_LDADD = host/libbackplane.la $(BP_DL_LIBS) $(BP_PTHREAD_LIBS) -lm
@@ -32,13 +45,16 @@ endif
 
 # `make bench-programs` builds the benchmarks without running them (CI does,
 # so that they keep compiling).
-bench-programs: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) $(bench_cuda_deps)
+bench-programs: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) %D%/discover$(EXEEXT) \
+	%D%/many_plugin.la $(bench_cuda_deps)
 .PHONY: bench-programs
 
-bench: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) plugins/cpu/cpu.la $(bench_cuda_deps)
+bench: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) %D%/discover$(EXEEXT) %D%/many_plugin.la \
+	plugins/cpu/cpu.la $(bench_cuda_deps)
 	$(builddir)/%D%/dispatch
 	LIBTOOL='$(LIBTOOL)' $(SHELL) $(srcdir)/%D%/dispatch-callgrind.sh $(builddir)/%D%/dispatch
 	$(builddir)/%D%/kernels $(top_builddir)/plugins/cpu/.libs/cpu.so
+	$(builddir)/%D%/discover $(builddir)/%D%/.libs/many_plugin.so 200
 	@if test -n '$(bench_cuda_deps)'; then \
 	  echo '$(builddir)/%D%/cuda-bench $(top_builddir)/plugins/cuda/.libs/cuda.so'; \
 	  $(builddir)/%D%/cuda-bench $(top_builddir)/plugins/cuda/.libs/cuda.so; \
