@@ -216,7 +216,7 @@ typedef struct schema_info {
   char ret_alias[4];
 } schema_info;
 
-void parse_schema(const char *schema, schema_info *out);
+void op_schema_info(const bp_op *op, schema_info *out);
 
 /* The op of the current case, set by op_setup() (checks/common.c), and
  * what the checks of it have seen. */

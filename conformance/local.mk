@@ -1,7 +1,7 @@
 # conformance/: bp-certify, the plugin certifier, and its tests.
 bin_PROGRAMS += %D%/bp-certify
 # The numerics reference is the float64 one the CPU plugin's tests use
-# (tests/cpu/libbpref.la), and the schema parser is libbackplane's own.
+# (tests/cpu/libbpref.la); schemas are read through bp_op_get_arg/ret.
 %C%_bp_certify_SOURCES = \
 	%D%/cert.h \
 	%D%/ipc.h \

@@ -1,8 +1,7 @@
 /*
  * conformance/plugin.c - the plugin under test, inside a child: loading
  * it, the device under test, the kernels it registered, and an op's
- * schema, read with libbackplane's own parser (host/schema.c, compiled
- * into bp-certify since it is hidden in the library).
+ * schema, as libbackplane describes it (bp_op_get_arg/ret).
  */
 #define _GNU_SOURCE
 
@@ -14,7 +13,6 @@
 
 #include <backplane/host.h>
 
-#include "../host/schema.h"
 #include "cert.h"
 
 /* Loads the plugin; on failure gives a FAIL verdict and returns false. */
@@ -105,30 +103,33 @@ const char *device_name(int32_t type) {
 /* An op's schema                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Fills schema_info from libbackplane's own parse of an op's schema (the
- * canonical text bp_op_get_info gives): at most 12 arguments and 4 Tensor
+/* Fills schema_info from libbackplane's description of an op's arguments
+ * and results (bp_op_get_arg/ret): at most 12 arguments and 4 Tensor
  * results, names and type spellings truncated to their fields.  An
  * argument's alias letter is the first of its alias set (the a of
  * Tensor(a!)); a result counts when its type is Tensor (Tensor[] and
- * Tensor? included), whatever its position among the others.  No schema,
- * or one that does not parse, gives an empty schema_info. */
-void parse_schema(const char *schema, schema_info *out) {
+ * Tensor? included), whatever its position among the others.  An op that
+ * is not defined gives an empty schema_info. */
+void op_schema_info(const bp_op *op, schema_info *out) {
   memset(out, 0, sizeof *out);
-  bp__schema *s = NULL;
-  char err[256];
-  if (!schema || bp__schema_parse(schema, &s, err, sizeof err) != BP_OK) return;
-  for (size_t k = 0; k < s->nargs && out->n < 12; k++) {
-    const bp__arg *a = &s->args[k];
+  bp_arg_info a;
+  for (size_t k = 0; out->n < 12; k++) {
+    memset(&a, 0, sizeof a);
+    a.struct_size = BP_ARG_INFO_STRUCT_SIZE;
+    if (!op || bp_op_get_arg(op, k, &a) != BP_OK) break;
     int i = out->n++;
-    snprintf(out->name[i], sizeof out->name[i], "%s", a->name ? a->name : "");
-    bp__arg_type_format(a, out->type[i], sizeof out->type[i]);
-    out->mutated[i] = a->is_write;
-    out->has_default[i] = a->has_default;
-    out->alias[i] = a->alias_set ? a->alias_set[0] : 0;
+    snprintf(out->name[i], sizeof out->name[i], "%s", a.name);
+    snprintf(out->type[i], sizeof out->type[i], "%s", a.type);
+    out->mutated[i] = (a.flags & BP_ARG_WRITTEN) != 0;
+    out->has_default[i] = (a.flags & BP_ARG_HAS_DEFAULT) != 0;
+    out->alias[i] = a.alias_set ? a.alias_set[0] : 0;
   }
-  for (size_t k = 0; k < s->nrets && out->nret < 4; k++) {
-    const bp__arg *r = &s->rets[k];
-    if (r->type == BP__T_TENSOR) out->ret_alias[out->nret++] = r->alias_set ? r->alias_set[0] : 0;
+  for (size_t k = 0; out->nret < 4; k++) {
+    memset(&a, 0, sizeof a);
+    a.struct_size = BP_ARG_INFO_STRUCT_SIZE;
+    if (!op || bp_op_get_ret(op, k, &a) != BP_OK) break;
+    if (a.tag == BP_TAG_TENSOR || a.tag == BP_TAG_TENSOR_LIST)
+      out->ret_alias[out->nret++] = a.alias_set ? a.alias_set[0] : 0;
   }
-  bp__schema_free(s);
+  bp_clear_error();
 }

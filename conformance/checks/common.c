@@ -26,7 +26,7 @@ bool op_setup(const certify_case *c) {
     verdict(ST_FAIL, "%s: %s", c->op, bp_last_error());
     return false;
   }
-  parse_schema(cx.cur.oi.schema, &cx.cur.si);
+  op_schema_info(cx.cur.op, &cx.cur.si);
   cx.cur.r = core_ref_index(c->op);
   cx.cur.has_kernel = plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
   if (!cx.cur.has_kernel) {

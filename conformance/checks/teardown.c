@@ -39,7 +39,7 @@ static long call_each_op(void) {
     cx.cur.oi = oi;
     cx.cur.ki = ki;
     cx.cur.r = core_ref_index(oi.name);
-    parse_schema(oi.schema, &cx.cur.si);
+    op_schema_info(op, &cx.cur.si);
     o.declared = ki.dtypes;
     char why[300];
     size_t n = 0;
