@@ -274,9 +274,23 @@ static void unboxed_results(int expect_kind) {
   r = call1(scale, &s);
   for (int i = 0; i < 4 && r; i++) is_double(f32data(r)[i], -3 * A[i], 0);
   bp_stack_release(&s);
+  /* Every result is a whole value: tag, len 0 and the tensor, whichever
+   * path called the kernel (the fast path once left len unset). */
+  for (int i = 0; i < 4; i++) memset(&slots[i], 0xA5, sizeof slots[i]);
+  s.top = 0;
   bp_stack_push_tensor(&s, a);
+  bp_stack_push_tensor(&s, b);
+  bp_stack_push_float(&s, 0.1);
+  is_status(bp_call(muladd, &s), BP_OK);
+  is_int(slots[0].tag, BP_TAG_TENSOR);
+  is_int(slots[0].len, 0);
+  bp_stack_release(&s);
+  bp_stack_push_tensor(&s, a);
+  slots[1].len = 0xA5A5A5A5u;
   is_status(bp_call(split, &s), BP_OK);
   is_int(s.top, 2);
+  is_int(slots[0].len, 0);
+  is_int(slots[1].len, 0);
   bp_tensor *lo = NULL, *hi = NULL;
   bp_stack_get_tensor(&s, 0, &lo);
   bp_stack_get_tensor(&s, 1, &hi);
