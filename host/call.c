@@ -819,7 +819,9 @@ __attribute__((noinline)) static bp_status call_general(const bp_op *op, bp_stac
  * slots, when the fast path can then take the call; returns the new top. */
 __attribute__((noinline)) static size_t fill_defaults(const bp_op *op, bp_stack *stack,
                                                       size_t top) {
-  if (top >= op->fast_nargs || top < op->min_args || stack->capacity < op->nargs) return top;
+  if (op->fast_nargs != op->nargs || top >= op->nargs || top < op->min_args ||
+      stack->capacity < op->nargs)
+    return top;
   for (size_t i = top; i < op->nargs; i++) stack->values[i] = op->schema->args[i].default_value;
   return op->nargs;
 }

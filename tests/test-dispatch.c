@@ -285,6 +285,12 @@ static void unboxed_results(int expect_kind) {
   is_int(slots[0].tag, BP_TAG_TENSOR);
   is_int(slots[0].len, 0);
   bp_stack_release(&s);
+  /* split has more results than arguments (the general path): one
+   * argument too many is refused, not cut off. */
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_tensor(&s, a);
+  is_status(bp_call(split, &s), BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "takes 1 argument but 2 were given");
   bp_stack_push_tensor(&s, a);
   slots[1].len = 0xA5A5A5A5u;
   is_status(bp_call(split, &s), BP_OK);
