@@ -100,6 +100,13 @@ dist_check_SCRIPTS += %D%/test-bp-info.sh
 TESTS += %D%/test-bp-run.sh
 dist_check_SCRIPTS += %D%/test-bp-run.sh
 
+# The escaping of text from plugins that the tools print.
+check_PROGRAMS += %D%/test-termsafe
+%C%_test_termsafe_SOURCES = %D%/test-termsafe.c tools/termsafe.c tools/termsafe.h
+%C%_test_termsafe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+%C%_test_termsafe_LDADD = %D%/libtap.la
+TESTS += %D%/test-termsafe
+
 # The commands shown in the plugin pages of docs/ run in the build tree.
 TESTS += %D%/test-doc-plugins.sh
 dist_check_SCRIPTS += %D%/test-doc-plugins.sh
