@@ -100,12 +100,16 @@ dist_check_SCRIPTS += %D%/test-bp-info.sh
 TESTS += %D%/test-bp-run.sh
 dist_check_SCRIPTS += %D%/test-bp-run.sh
 
-# The escaping of text from plugins that the tools print.
-check_PROGRAMS += %D%/test-termsafe
+# The tools' own modules: the .npy reader and writer (with the libFuzzer
+# target, fed mutated files) and the escaping of text from plugins.
+check_PROGRAMS += %D%/test-npy %D%/test-termsafe
+%C%_test_npy_SOURCES = %D%/test-npy.c %D%/fuzz/fuzz-npy.c tools/npy.c tools/npy.h
+%C%_test_npy_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+%C%_test_npy_LDADD = $(TEST_LDADD)
 %C%_test_termsafe_SOURCES = %D%/test-termsafe.c tools/termsafe.c tools/termsafe.h
 %C%_test_termsafe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 %C%_test_termsafe_LDADD = %D%/libtap.la
-TESTS += %D%/test-termsafe
+TESTS += %D%/test-npy %D%/test-termsafe
 
 # The commands shown in the plugin pages of docs/ run in the build tree.
 TESTS += %D%/test-doc-plugins.sh

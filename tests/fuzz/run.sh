@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/fuzz/run.sh BUILDDIR [SECONDS] - fuzzes the schema parser and
-# bp-run's .npy reader with libFuzzer (clang), ASan and UBSan, for SECONDS
-# each (default 60).  BUILDDIR is a configured and built tree (for
+# the .npy reader (tools/npy.c) with libFuzzer (clang), ASan and UBSan,
+# for SECONDS each (default 60).  BUILDDIR is a configured and built tree (for
 # config.h and libbackplane).  Seeds: every schema in host/core.c and
 # tests/test-schema.c, and .npy files that bp-run writes.  Crashing inputs
 # are left in BUILDDIR/fuzz/; the exit status is libFuzzer's.
@@ -15,7 +15,7 @@ mkdir -p "$out/schema" "$out/npy"
 flags="-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 inc="-I$src/host -I$src/tools -I$src/sdk/include -I$build -I$build/sdk/include"
 $CC $flags $inc "$src/tests/fuzz/fuzz-schema.c" "$src/host/schema.c" -lm -o "$out/fuzz-schema"
-$CC $flags $inc "$src/tests/fuzz/fuzz-npy.c" -L"$build/host/.libs" -lbackplane \
+$CC $flags $inc "$src/tests/fuzz/fuzz-npy.c" "$src/tools/npy.c" -L"$build/host/.libs" -lbackplane \
   -Wl,-rpath,"$build/host/.libs" -lm -o "$out/fuzz-npy"
 
 # Seeds: each quoted string with "->" in it is a schema.
