@@ -16,11 +16,13 @@ expect() {
   if [ "$st" -eq "$2" ] && grep -q -- "$3" "$tmp/out"; then ok "$1"; else
     echo "# expected status $2 and output matching: $3 (got status $st)"; bad "$1"; fi
 }
-# One line of error, "bp-run: ...", and status 1.
+# One line of error, "bp-run: ...", and status 1 (a failure).
 expect_error() {
   if [ "$st" -eq 1 ] && [ "$(wc -l < "$tmp/out")" -eq 1 ] && grep -q -- "^bp-run: .*$2" "$tmp/out"
   then ok "$1"; else echo "# expected one line matching: bp-run: .*$2 (status $st)"; bad "$1"; fi
 }
+# The same with status 2 (the command line is wrong).
+expect_usage() { st=$((st - 1)); expect_error "$@"; }
 bprun() { BP_PLUGIN_PATH= "$run" --no-discover -p "$cpu" "$@" > "$tmp/out" 2>&1; st=$?; }
 
 # mknpy FILE DESCR SHAPE DATA [FORTRAN]: a format 1.0 .npy file whose data
@@ -50,7 +52,6 @@ mknpy "$tmp/c.npy" '<c8' '(1,)' '\000\000\000\000\000\000\000\000'
 echo "not a tensor" > "$tmp/text.npy"
 head -c 130 "$tmp/a.npy" > "$tmp/short.npy"
 
-echo "1..32"
 bprun core::muladd "$tmp/a.npy" "$tmp/b.npy" 2.5 -o "$tmp/out.npy"
 if [ "$st" -eq 0 ] && [ ! -s "$tmp/out" ] && [ -s "$tmp/out.npy" ]; then ok "muladd writes its result to out.npy, silently"
 else bad "muladd writes its result to out.npy, silently"; fi
@@ -77,12 +78,10 @@ expect "a str keyword argument" 0 '^  0.841'
 bprun core::muladd "$tmp/a.npy" "$tmp/b.npy" 1 --repeat 3
 expect "--repeat prints the timing" 0 '^timing: 3 calls, min [0-9.]* us, median [0-9.]* us, mean [0-9.]* us$'
 bprun core::sum "$tmp/m.npy" 1 false float64
-st=$((st - 1)) # a usage error: 2
-expect_error "a keyword-only argument given by position is named" \
+expect_usage "a keyword-only argument given by position is named" \
   "core::sum: argument #4 'dtype' is keyword-only: write dtype=float64 "
 bprun core::add "$tmp/a.npy" "$tmp/b.npy" alpah=2
-st=$((st - 1))
-expect_error "a misspelt keyword is named" "core::add: no argument named 'alpah' "
+expect_usage "a misspelt keyword is named" "core::add: no argument named 'alpah' "
 bprun core::nope "$tmp/a.npy"
 expect_error "an unknown op" "no op 'core::nope'"
 bprun core::muladd "$tmp/text.npy" "$tmp/b.npy" 1
@@ -96,13 +95,11 @@ expect_error "a dtype the op refuses" "core::softmax: argument #0 'self': expect
 bprun core::muladd "$tmp/a.npy" "$tmp/s3.npy" 1
 expect_error "shapes that do not broadcast" "cannot be broadcast"
 bprun core::softmax "$tmp/a.npy" x
-expect_error "a scalar that does not parse" "argument #2 'dim': expected an int, got 'x'"
+expect_usage "a scalar that does not parse" "argument #2 'dim': expected an int, got 'x'"
 bprun --device nodev core::softmax "$tmp/a.npy" 0
-st=$((st - 1)) # a usage error: 2
-expect_error "an unknown device" "no device type 'nodev'"
+expect_usage "an unknown device" "no device type 'nodev'"
 bprun --device cpu:x core::softmax "$tmp/a.npy" 0
-st=$((st - 1))
-expect_error "a device index that is not a number is named as such" \
+expect_usage "a device index that is not a number is named as such" \
   "--device: 'cpu:x' has no valid device index after the ':' (expected e.g. cpu:0)"
 bprun core::muladd "$tmp/missing.npy" "$tmp/b.npy" 1
 expect_error "a missing file" "missing.npy: cannot open: No such file or directory"
@@ -111,10 +108,116 @@ st=$?
 expect "--write makes a .npy file from text" 0 '^  1 -2 3 -4 5 -6$'
 bprun core::mul "$tmp/w.npy" "$tmp/w.npy"
 expect "a file from --write is an argument" 0 '^  1 4 9 16 25 36$'
-# A usage error exits with 2; expect_error checks for 1.
-"$run" --write "$tmp/w.npy" int8 2 1,300 > "$tmp/out" 2>&1
-st=$(($? - 1))
-expect_error "--write refuses a value out of range" "value #1 (300) is not a int8"
+"$run" --write "$tmp/w.npy" int8 2 1,300 > "$tmp/out" 2>&1; st=$?
+expect_usage "--write refuses a value out of range" "value #1 (300) is not an int8 (an integer from -128 to 127)"
+
+# Exit status 2 for every command line that is wrong, found before any
+# call; 1 for a call that fails.
+bprun core::relu "$tmp/a.npy" "$tmp/b.npy"
+expect_usage "too many positional arguments" \
+  "core::relu: too many positional arguments: 2 given, it takes 1 (schema: core::relu(Tensor self) -> Tensor)"
+bprun core::muladd "$tmp/a.npy" "$tmp/b.npy"
+expect_usage "too few positional arguments" "core::muladd: argument #3 'c' is missing (schema: "
+bprun core::add.out "$tmp/a.npy" "$tmp/b.npy"
+expect_usage "a required keyword-only argument left out" "core::add.out: argument #4 'out' is missing"
+bprun core::sum "$tmp/m.npy" foo=1
+expect_usage "an unknown keyword where a positional argument could go" \
+  "core::sum: no argument named 'foo' (schema: "
+bprun core::sum "$tmp/m.npy" dim=1 dim=0
+expect_usage "a keyword given twice" "core::sum: argument #2 'dim' is given twice"
+bprun core::sum "$tmp/m.npy" 1 dim=0
+expect_usage "a keyword that repeats a positional argument" "core::sum: argument #2 'dim' is given twice"
+bprun -x core::relu "$tmp/a.npy"
+if [ "$st" -eq 2 ] && grep -q "^bp-run: unknown option '-x'$" "$tmp/out" && grep -q "^usage: bp-run" "$tmp/out"
+then ok "an unknown short option is a usage error"; else bad "an unknown short option is a usage error"; fi
+bprun core::relu "$tmp/missing.npy" --bogus
+if [ "$st" -eq 2 ] && grep -q "unknown option '--bogus'" "$tmp/out"
+then ok "an unknown long option is a usage error"; else bad "an unknown long option is a usage error"; fi
+bprun core::add "$tmp/a.npy" "$tmp/b.npy" alpha=-1
+expect "a negative value is not an option" 0 '^  -1 0 1 2$'
+"$run" --help > "$tmp/out" 2>&1; st=$?
+expect "--help documents the exit status" 0 "1 when the call or a file failed, 2 when"
+bprun core::softmax "$tmp/i.npy" 0
+expect_error "a call that fails exits with 1" "core::softmax: argument #0 'self'"
+
+# Numbers follow the schema grammar: no hex, inf, nan, '+' or spaces;
+# underflow is fine, overflow is not.
+for v in 0x1p3 0x10 inf -inf nan infinity +1 ' 1' '1 ' 1e 1.2.3; do
+  bprun core::add "$tmp/a.npy" "$tmp/b.npy" alpha="$v"
+  expect_usage "float alpha='$v' is refused" "argument #3 'alpha': expected a float, got '$v'"
+done
+for v in 0x1 +1 ' 1' 1.0 9223372036854775808; do
+  bprun core::softmax "$tmp/a.npy" "$v"
+  expect_usage "int dim='$v' is refused" "argument #2 'dim': expected an int, got '$v'"
+done
+grep -q "9223372036854775808' (out of range)" "$tmp/out" && ok "an int past int64 says it is out of range" ||
+  bad "an int past int64 says it is out of range"
+bprun core::add "$tmp/a.npy" "$tmp/b.npy" alpha=1e-400
+expect "a float that underflows reads as zero" 0 '^  1 2 3 4$'
+bprun core::add "$tmp/a.npy" "$tmp/b.npy" alpha=-.5e-1
+expect "a float with no leading digit and an exponent" 0 '^  0.899999976 1.89999998 2.9000001 3.9000001$'
+bprun core::add "$tmp/a.npy" "$tmp/b.npy" alpha=1e400
+expect_usage "a float that overflows is refused" "expected a float, got '1e400' (out of range)"
+
+# Lists with spaces around items and brackets.
+bprun core::sum "$tmp/m.npy" '[0, 1 ]'
+expect "a list with a space before ']'" 0 '^  10$'
+bprun core::sum "$tmp/m.npy" ' [1] ' keepdim=true
+expect "a list with spaces around its brackets" 0 '^  3 7$'
+bprun core::sum "$tmp/m.npy" ' 0 , 1 '
+expect "a list without brackets, with spaces" 0 '^  10$'
+bprun core::sum "$tmp/m.npy" '[0,,1]'
+expect_usage "a list with an empty item" "expected a list of ints, like 0,1, got '\[0,,1\]'"
+
+# -o: refused up front when there are more than the op's Tensor results,
+# or when one file is named twice; nothing is written.
+bprun core::add "$tmp/a.npy" "$tmp/b.npy" -o "$tmp/o1.npy" -o "$tmp/o2.npy"
+expect_usage "two -o files for one Tensor result" \
+  "2 output files given (-o), but core::add returns 1 tensor (schema: "
+if [ ! -e "$tmp/o1.npy" ] && [ ! -e "$tmp/o2.npy" ]; then ok "no -o file was written"
+else bad "no -o file was written"; fi
+bprun core::relu "$tmp/a.npy" -o "$tmp/o1.npy" -o "$tmp/o1.npy"
+expect_usage "one -o file named twice" "-o $tmp/o1.npy is given twice"
+bprun core::relu "$tmp/missing.npy" -o "$tmp/o1.npy" -o "$tmp/o2.npy"
+expect_usage "-o is checked before any input is read" "2 output files given (-o), but core::relu returns 1 tensor"
+
+# --write: values are checked against the dtype; int64 is exact.
+"$run" --write "$tmp/w.npy" float32 2 1,1e39 > "$tmp/out" 2>&1; st=$?
+expect_usage "--write refuses a float32 that would be infinite" \
+  "value #1 (1e39) is out of range for float32 (the largest finite float32 is 3.40282347e+38)"
+"$run" --write "$tmp/w.npy" float32 2 '1e-50, 3.4028235e38' > "$tmp/out" 2>&1 &&
+  "$run" --show "$tmp/w.npy" > "$tmp/out" 2>&1; st=$?
+expect "--write takes a float32 that underflows and one near the largest" 0 '^  0 3.40282347e+38$'
+"$run" --write "$tmp/w.npy" int64 3 '9007199254740993, 9223372036854775807,-9223372036854775808' \
+  > "$tmp/out" 2>&1 && "$run" --show "$tmp/w.npy" > "$tmp/out" 2>&1; st=$?
+expect "--write keeps every bit of an int64" 0 '^  9007199254740993 9223372036854775807 -9223372036854775808$'
+"$run" --write "$tmp/w.npy" int64 1 9223372036854775808 > "$tmp/out" 2>&1; st=$?
+expect_usage "--write refuses an int past int64" "value #0 (9223372036854775808) is not an int64"
+"$run" --write "$tmp/w.npy" int32 1 2.5 > "$tmp/out" 2>&1; st=$?
+expect_usage "--write refuses a fraction for an int dtype" "value #0 (2.5) is not an int32"
+"$run" --write "$tmp/w.npy" uint8 '[2, 2 ]' ' [1,2, 3 ,255] ' > "$tmp/out" 2>&1 &&
+  "$run" --show "$tmp/w.npy" > "$tmp/out" 2>&1; st=$?
+expect "--write takes lists with spaces" 0 '^  1 2 3 255$'
+"$run" --write "$tmp/w.npy" bool 3 'true,0,1' > "$tmp/out" 2>&1 &&
+  "$run" --show "$tmp/w.npy" > "$tmp/out" 2>&1; st=$?
+expect "--write takes bools as true, 0 and 1" 0 '^  true false true$'
+"$run" --write "$tmp/w.npy" float32 1 1,2 > "$tmp/out" 2>&1; st=$?
+expect_usage "--write counts in good English" "the sizes give 1 element, but 2 values were given"
+"$run" --write "$tmp/w.npy" float32 2 1 > "$tmp/out" 2>&1; st=$?
+expect_usage "--write counts one value in good English" "the sizes give 2 elements, but 1 value was given"
+
+# A file cut short is called truncated, with the sizes, wherever it ends.
+head -c 7 "$tmp/a.npy" > "$tmp/cut.npy"
+bprun core::relu "$tmp/cut.npy"
+expect_error "a file cut inside the prefix is truncated" \
+  "cut.npy: truncated .npy file: the format's prefix is 10 bytes, the file has 7$"
+: > "$tmp/cut.npy"
+bprun core::relu "$tmp/cut.npy"
+expect_error "an empty file is truncated" "the format's prefix is 10 bytes, the file has 0$"
+head -c 40 "$tmp/a.npy" > "$tmp/cut.npy"
+bprun core::relu "$tmp/cut.npy"
+expect_error "a file cut inside the header is truncated" \
+  "cut.npy: truncated .npy header: it claims 118 bytes, the file has 30 after the prefix$"
 
 # Corrupt headers: refused with one line, before any large allocation.
 show() { "$run" --show "$1" > "$tmp/out" 2>&1; st=$?; }
@@ -172,4 +275,5 @@ echo "# $read_ok of the 300 mutated files were read, the others refused"
 echo "all good" > "$tmp/out"
 if [ $bad_runs -eq 0 ]; then ok "300 mutated headers are each read or refused with one line"
 else bad "300 mutated headers are each read or refused with one line ($bad_runs were not)"; fi
+echo "1..$n"
 exit $fail

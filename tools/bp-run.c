@@ -5,12 +5,11 @@
  *   bp-run --show FILE.npy ...
  *   bp-run --write FILE.npy DTYPE SIZES VALUES
  *
- * Tensors are read from NumPy .npy files (format 1.0, 2.0 and 3.0; C or
- * Fortran order; little-, big- or native-endian) and results are written
- * to .npy files (-o, once per Tensor result, in order) or printed.  Other
- * arguments are written as text: 2.5, -1, true, float32, cpu:0, 0,1 (a
- * list), None (an optional argument left out).  NAME=VALUE passes the
- * schema argument NAME by keyword, e.g. approximate=tanh or dim=1.
+ * Tensors are read from NumPy .npy files (tools/npy.h) and results are
+ * written to .npy files (-o, once per Tensor result, in order) or printed.
+ * Other arguments are written as text (tools/argtext.h): 2.5, -1, true,
+ * float32, cpu:0, 0,1 or [0, 1] (a list), None (an optional argument left
+ * out).  NAME=VALUE passes the schema argument NAME by keyword.
  *
  * Options:
  *   -p, --plugin PATH   load this plugin (may be repeated)
@@ -24,28 +23,37 @@
  *                       sizes ("2,3"; "" for a 0-dim tensor) and the
  *                       values in C order ("1,2,3,4,5,6")
  *
- * Every failure prints one line, "bp-run: ...", and exits with 1 (2 for a
- * usage error).  A .npy file is untrusted input: its header's lengths and
- * shape are checked against the file's size, and for overflow, before
- * anything is allocated for it.
+ * Every failure prints one line, "bp-run: ...", with any control
+ * character in it escaped (tools/termsafe.h), and exits with 2 when the
+ * command line is wrong (an option, the count of arguments or of -o files
+ * against the op's schema, a keyword, a value that does not read as its
+ * type) or 1 when something else failed (a file, a plugin, the call).  The
+ * command line is checked in full before any file is read or written.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include <backplane/host.h>
 
+#include "argtext.h"
+#include "npy.h"
+#include "termsafe.h"
+
 #define MAX_ARGS 64
 #define MAX_OUTS 16
 #define MAX_TENSORS 256
-#define NPY_MAGIC "\x93NUMPY"
+
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+typedef argtext_param param;
 
 /* ------------------------------------------------------------------------ */
 /* Errors and cleanup                                                       */
@@ -55,7 +63,7 @@
  * array it allocates, freed at exit. */
 static bp_tensor *owned[MAX_TENSORS];
 static size_t nowned;
-static void *blocks[MAX_ARGS];
+static void *blocks[3 * MAX_ARGS + 8];
 static size_t nblocks;
 
 static void cleanup(void) {
@@ -65,326 +73,42 @@ static void cleanup(void) {
   nblocks = 0;
 }
 
-/* Prints one line of error and exits with `code`. */
+/* Prints one line of error, escaped, and exits with `code`. */
 static _Noreturn void die(int code, const char *fmt, ...) BP_PRINTF_LIKE(2, 3);
 static _Noreturn void die(int code, const char *fmt, ...) {
+  char msg[2048];
   va_list ap;
   va_start(ap, fmt);
-  fputs("bp-run: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  fprintf(stderr, "bp-run: %s\n", termsafe(msg));
   cleanup();
   exit(code);
 }
 
+/* "a" or "an" before a dtype or type name: "an int8", "a uint8". */
+static const char *article(const char *name) {
+  return strchr("aeioAEIO", name[0]) && name[0] ? "an" : "a";
+}
+
+static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
+
 /* Keeps t until exit and returns it. */
 static bp_tensor *own(bp_tensor *t) {
-  if (nowned == MAX_TENSORS) die(1, "too many tensors (the most is %d)", MAX_TENSORS);
+  if (nowned == MAX_TENSORS) die(EXIT_FAILED, "too many tensors (the most is %d)", MAX_TENSORS);
   owned[nowned++] = t;
   return t;
 }
 
-static void *own_block(size_t nbytes) {
-  if (nblocks == MAX_ARGS) die(1, "too many list arguments");
-  void *p = calloc(1, nbytes ? nbytes : 1);
-  if (!p) die(1, "out of memory");
+/* Keeps p, from malloc(), until exit and returns it. */
+static void *keep(void *p) {
+  if (!p) die(EXIT_FAILED, "out of memory");
+  if (nblocks == sizeof blocks / sizeof blocks[0]) die(EXIT_USAGE, "too many list arguments");
   blocks[nblocks++] = p;
   return p;
 }
 
-/* ------------------------------------------------------------------------ */
-/* .npy files                                                               */
-/* ------------------------------------------------------------------------ */
-
-/* NumPy type strings (without the byte-order character) of each dtype.
- * bfloat16 has no NumPy dtype and is refused both ways. */
-static const struct {
-  const char *descr;
-  int32_t dtype;
-} npy_types[] = {
-    {"i1", BP_INT8},    {"i2", BP_INT16},   {"i4", BP_INT32},   {"i8", BP_INT64},
-    {"u1", BP_UINT8},   {"f2", BP_FLOAT16}, {"f4", BP_FLOAT32}, {"f8", BP_FLOAT64},
-    {"b1", BP_BOOL},
-};
-
-static int host_is_little(void) {
-  const uint16_t one = 1;
-  return *(const uint8_t *)&one == 1;
-}
-
-typedef struct npy_header {
-  int32_t dtype;
-  int swap;          /* the data's byte order is not the machine's */
-  int fortran;
-  int32_t ndim;
-  int64_t sizes[BP_MAX_NDIM];
-} npy_header;
-
-static const char *skip_ws(const char *p) {
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-  return p;
-}
-
-/* Reads a quoted Python string into buf; returns the position after it or
- * NULL. */
-static const char *parse_pystr(const char *p, char *buf, size_t n) {
-  char q = *p;
-  if (q != '\'' && q != '"') return NULL;
-  size_t len = 0;
-  for (p++; *p && *p != q; p++)
-    if (len + 1 < n) buf[len++] = *p;
-  if (*p != q) return NULL;
-  buf[len] = '\0';
-  return p + 1;
-}
-
-/* Parses the header dict of a .npy file ("{'descr': '<f4', 'fortran_order':
- * False, 'shape': (2, 3), }").  Returns NULL or a description of what is
- * wrong. */
-static const char *parse_npy_dict(const char *p, npy_header *h) {
-  int have_descr = 0, have_order = 0, have_shape = 0;
-  char key[32], descr[32];
-  p = skip_ws(p);
-  if (*p++ != '{') return "the header is not a dict";
-  for (;;) {
-    p = skip_ws(p);
-    if (*p == '}') break;
-    if (!(p = parse_pystr(p, key, sizeof key))) return "a header key is not a string";
-    p = skip_ws(p);
-    if (*p++ != ':') return "missing ':' in the header";
-    p = skip_ws(p);
-    if (!strcmp(key, "descr")) {
-      if (!(p = parse_pystr(p, descr, sizeof descr)))
-        return "the descr is not a simple type string (structured arrays are not supported)";
-      have_descr = 1;
-    } else if (!strcmp(key, "fortran_order")) {
-      if (!strncmp(p, "True", 4)) {
-        h->fortran = 1;
-        p += 4;
-      } else if (!strncmp(p, "False", 5)) {
-        h->fortran = 0;
-        p += 5;
-      } else {
-        return "fortran_order is neither True nor False";
-      }
-      have_order = 1;
-    } else if (!strcmp(key, "shape")) {
-      if (*p++ != '(') return "the shape is not a tuple";
-      h->ndim = 0;
-      for (;;) {
-        p = skip_ws(p);
-        if (*p == ')') break;
-        if (h->ndim == BP_MAX_NDIM) return "the shape has more than 16 dimensions";
-        char *end;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || errno || v < 0) return "the shape holds something that is not a size";
-        h->sizes[h->ndim++] = v;
-        p = skip_ws(end);
-        if (*p == ',') p++;
-      }
-      p++;
-      have_shape = 1;
-    } else {
-      return "the header has an unknown key";
-    }
-    p = skip_ws(p);
-    if (*p == ',') p++;
-  }
-  if (!have_descr || !have_order || !have_shape)
-    return "the header lacks one of 'descr', 'fortran_order' and 'shape'";
-  char order = descr[0];
-  const char *code = descr + 1;
-  if (order != '<' && order != '>' && order != '|' && order != '=') return "unknown byte order in descr";
-  h->dtype = BP_DTYPE_INVALID;
-  for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
-    if (!strcmp(code, npy_types[i].descr)) h->dtype = npy_types[i].dtype;
-  if (h->dtype == BP_DTYPE_INVALID) return NULL; /* reported by the caller with the descr */
-  h->swap = bp_dtype_size(h->dtype) > 1 &&
-            ((order == '<' && !host_is_little()) || (order == '>' && host_is_little()));
-  return NULL;
-}
-
-static void swap_bytes(unsigned char *p, size_t n, size_t itemsize) {
-  for (size_t i = 0; i < n; i++, p += itemsize)
-    for (size_t a = 0, b = itemsize - 1; a < b; a++, b--) {
-      unsigned char t = p[a];
-      p[a] = p[b];
-      p[b] = t;
-    }
-}
-
-/* The bytes of a regular file after f's position; -1 when that is not
- * known (a pipe, say). */
-static int64_t bytes_left(FILE *f) {
-  struct stat sb;
-  long pos = ftell(f);
-  if (pos < 0 || fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < pos)
-    return -1;
-  return (int64_t)sb.st_size - pos;
-}
-
-/* Reads a .npy file into a new CPU tensor, owned by the caller. */
-static bp_tensor *npy_read(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) die(1, "%s: cannot open: %s", path, strerror(errno));
-  unsigned char pre[12];
-  size_t got = fread(pre, 1, 10, f);
-  if (got < 10 || memcmp(pre, NPY_MAGIC, 6) != 0) {
-    fclose(f);
-    die(1, "%s: not a .npy file (no \\x93NUMPY magic)", path);
-  }
-  unsigned major = pre[6];
-  size_t hlen;
-  if (major == 1) {
-    hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
-  } else if (major == 2 || major == 3) {
-    if (fread(pre + 10, 1, 2, f) != 2) {
-      fclose(f);
-      die(1, "%s: truncated .npy header", path);
-    }
-    hlen = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
-  } else {
-    fclose(f);
-    die(1, "%s: unsupported .npy format version %u.%u (expected 1.0, 2.0 or 3.0)", path, major, pre[7]);
-  }
-  /* The header length comes from the file: check it against the file's
-   * size before allocating that much. */
-  int64_t left = bytes_left(f);
-  if (left >= 0 && (uint64_t)hlen > (uint64_t)left) {
-    fclose(f);
-    die(1, "%s: truncated .npy header: it claims %zu bytes, the file has %" PRId64
-        " after the prefix", path, hlen, left);
-  }
-  char *text = malloc(hlen + 1);
-  if (!text) {
-    fclose(f);
-    die(1, "%s: out of memory for a .npy header of %zu bytes", path, hlen);
-  }
-  if (fread(text, 1, hlen, f) != hlen) {
-    free(text);
-    fclose(f);
-    die(1, "%s: truncated .npy header (expected %zu bytes)", path, hlen);
-  }
-  text[hlen] = '\0';
-  npy_header h;
-  memset(&h, 0, sizeof h);
-  const char *err = parse_npy_dict(text, &h);
-  if (!err && h.dtype == BP_DTYPE_INVALID) {
-    char descr[64] = "?";
-    const char *d = strstr(text, "descr");
-    if (d && (d = strchr(d, ':'))) parse_pystr(skip_ws(d + 1), descr, sizeof descr);
-    free(text);
-    fclose(f);
-    die(1, "%s: dtype '%s' has no Backplane equivalent (supported: bool, int8, int16, int32, "
-        "int64, uint8, float16, float32, float64)", path, descr);
-  }
-  free(text);
-  if (err) {
-    fclose(f);
-    die(1, "%s: bad .npy header: %s", path, err);
-  }
-  /* Element strides of the file's order.  A shape whose element count
-   * overflows is refused here, before the stride arithmetic would; the
-   * host checks the byte size. */
-  int64_t strides[BP_MAX_NDIM];
-  int64_t s = 1;
-  bool empty = false;
-  for (int32_t i = 0; i < h.ndim; i++) empty |= h.sizes[i] == 0;
-  for (int32_t k = 0; k < h.ndim; k++) {
-    int32_t i = h.fortran ? k : h.ndim - 1 - k;
-    strides[i] = s;
-    int64_t next;
-    if (__builtin_mul_overflow(s, h.sizes[i] ? h.sizes[i] : 1, &next)) {
-      if (!empty) {
-        fclose(f);
-        die(1, "%s: the shape's element count overflows 64 bits (at dimension %d of %d)", path,
-            (int)i, (int)h.ndim);
-      }
-      next = s; /* no elements: any strides do */
-    }
-    s = next;
-  }
-  /* The data must be in the file: checked before allocating, so that a
-   * corrupt header cannot ask for more memory than the file holds. */
-  uint64_t want = 0;
-  if (!empty && __builtin_mul_overflow((uint64_t)s, (uint64_t)bp_dtype_size(h.dtype), &want)) {
-    fclose(f);
-    die(1, "%s: the data's byte size overflows 64 bits", path);
-  }
-  left = bytes_left(f);
-  if (left >= 0 && want > (uint64_t)left) {
-    fclose(f);
-    die(1, "%s: truncated data: expected %" PRIu64 " bytes, got %" PRId64, path, want, left);
-  }
-  bp_tensor *t;
-  if (bp_tensor_empty_strided(BP_CPU, h.dtype, h.ndim, h.ndim ? h.sizes : NULL,
-                              h.ndim ? strides : NULL, &t) != BP_OK) {
-    fclose(f);
-    die(1, "%s: %s", path, bp_last_error());
-  }
-  own(t);
-  const bp_tensor_view *v = bp_tensor_get_view(t);
-  size_t nbytes = (size_t)v->numel * (size_t)v->itemsize;
-  got = nbytes ? fread(v->data, 1, nbytes, f) : 0;
-  int extra = fgetc(f) != EOF;
-  fclose(f);
-  if (got != nbytes) die(1, "%s: truncated data: expected %zu bytes, got %zu", path, nbytes, got);
-  if (extra) die(1, "%s: %zu bytes of data expected, the file has more", path, nbytes);
-  if (h.swap) swap_bytes(v->data, (size_t)v->numel, (size_t)v->itemsize);
-  if (h.dtype == BP_BOOL) {
-    unsigned char *b = v->data;
-    for (int64_t i = 0; i < v->numel; i++)
-      if (b[i] > 1) die(1, "%s: bool element %" PRId64 " is %u, not 0 or 1", path, i, b[i]);
-  }
-  return t;
-}
-
-/* A contiguous CPU copy of t (t itself when it is one already), owned by
- * the program. */
-static bp_tensor *to_host_contiguous(bp_tensor *t) {
-  const bp_tensor_view *v = bp_tensor_get_view(t);
-  if (v->device.type == BP_DEVICE_CPU && bp_tensor_is_contiguous(t)) return t;
-  bp_tensor *c;
-  if (bp_tensor_empty(BP_CPU, v->dtype, v->ndim, v->sizes, &c) != BP_OK ||
-      (own(c), bp_tensor_copy(c, t)) != BP_OK)
-    die(1, "copying a result to the host: %s", bp_last_error());
-  return c;
-}
-
-/* Writes t as a .npy file, format 1.0 (2.0 for a header over 64 KiB). */
-static void npy_write(const char *path, bp_tensor *t) {
-  t = to_host_contiguous(t);
-  const bp_tensor_view *v = bp_tensor_get_view(t);
-  const char *code = NULL;
-  for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
-    if (npy_types[i].dtype == v->dtype) code = npy_types[i].descr;
-  if (!code)
-    die(1, "%s: %s has no NumPy dtype; cast the result first (core::cast)", path,
-        bp_dtype_name(v->dtype));
-  char dict[1024];
-  int len = snprintf(dict, sizeof dict, "{'descr': '%c%s', 'fortran_order': False, 'shape': (",
-                     v->itemsize == 1 ? '|' : host_is_little() ? '<' : '>', code);
-  for (int32_t i = 0; i < v->ndim; i++)
-    len += snprintf(dict + len, sizeof dict - (size_t)len, "%s%" PRId64, i ? ", " : "", v->sizes[i]);
-  len += snprintf(dict + len, sizeof dict - (size_t)len, "%s), }", v->ndim == 1 ? "," : "");
-  /* Pad with spaces and a newline so that the data starts 64-aligned. */
-  size_t pre = 10;
-  size_t total = ((pre + (size_t)len + 1 + 63) / 64) * 64;
-  size_t hlen = total - pre;
-  unsigned char head[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                            (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
-  FILE *f = fopen(path, "wb");
-  if (!f) die(1, "%s: cannot create: %s", path, strerror(errno));
-  int ok = fwrite(head, 1, pre, f) == pre && fwrite(dict, 1, (size_t)len, f) == (size_t)len;
-  for (size_t i = (size_t)len; ok && i + 1 < hlen; i++) ok = fputc(' ', f) != EOF;
-  ok = ok && fputc('\n', f) != EOF;
-  size_t nbytes = (size_t)v->numel * (size_t)v->itemsize;
-  if (ok && nbytes) ok = fwrite(v->data, 1, nbytes, f) == nbytes;
-  if (fclose(f) != 0) ok = 0;
-  if (!ok) die(1, "%s: write failed: %s", path, strerror(errno));
-}
+static void *own_block(size_t nbytes) { return keep(calloc(1, nbytes ? nbytes : 1)); }
 
 /* ------------------------------------------------------------------------ */
 /* Printing values                                                          */
@@ -428,95 +152,24 @@ static void print_element(const unsigned char *p, int32_t dtype) {
 
 /* Prints "float32[2, 3] cpu:0" and the elements in C order. */
 static void print_tensor(const char *label, bp_tensor *t) {
-  const bp_tensor_view *src = bp_tensor_get_view(t);
-  char dev[48];
-  const char *dn = bp_device_type_name(src->device.type);
-  snprintf(dev, sizeof dev, "%s:%d", dn ? dn : "?", (int)src->device.index);
-  t = to_host_contiguous(t);
   const bp_tensor_view *v = bp_tensor_get_view(t);
-  printf("%s: %s[", label, bp_dtype_name(v->dtype));
+  const char *dn = bp_device_type_name(v->device.type);
+  printf("%s: %s[", termsafe(label), bp_dtype_name(v->dtype));
   for (int32_t i = 0; i < v->ndim; i++) printf("%s%" PRId64, i ? ", " : "", v->sizes[i]);
-  printf("] %s\n ", dev);
+  printf("] %s:%d\n ", dn ? termsafe(dn) : "?", (int)v->device.index);
+  if (v->device.type != BP_DEVICE_CPU || !bp_tensor_is_contiguous(t)) {
+    bp_tensor *c;
+    if (bp_tensor_empty(BP_CPU, v->dtype, v->ndim, v->sizes, &c) != BP_OK ||
+        (own(c), bp_tensor_copy(c, t)) != BP_OK)
+      die(EXIT_FAILED, "copying a result to the host: %s", bp_last_error());
+    v = bp_tensor_get_view(c);
+  }
   const unsigned char *p = v->data;
   for (int64_t i = 0; i < v->numel; i++) {
     putchar(' ');
     print_element(p + i * v->itemsize, v->dtype);
   }
   putchar('\n');
-}
-
-/* ------------------------------------------------------------------------ */
-/* Schemas (the canonical text from bp_op_get_info)                         */
-/* ------------------------------------------------------------------------ */
-
-typedef struct param {
-  char name[64];
-  char base[16];   /* "Tensor", "int", "float", ... */
-  int list;        /* T[] or T[N] */
-  int optional;    /* T? */
-  int kwonly;      /* after '*' */
-} param;
-
-/* Splits the schema's argument list into params; returns how many. */
-static size_t parse_params(const char *schema, param *out, size_t max) {
-  const char *p = strchr(schema, '(');
-  if (!p) return 0;
-  p++;
-  size_t n = 0;
-  int kwonly = 0;
-  while (*p && *p != ')') {
-    /* One parameter runs to the next ',' or ')' outside brackets and
-     * quotes. */
-    const char *start = skip_ws(p);
-    int depth = 0;
-    char quote = 0;
-    for (p = start; *p; p++) {
-      if (quote) {
-        if (*p == '\\' && p[1]) p++;
-        else if (*p == quote) quote = 0;
-      } else if (*p == '"' || *p == '\'') {
-        quote = *p;
-      } else if (*p == '(' || *p == '[') {
-        depth++;
-      } else if ((*p == ')' || *p == ']') && depth > 0) {
-        depth--;
-      } else if ((*p == ',' || *p == ')') && depth == 0) {
-        break;
-      }
-    }
-    size_t len = (size_t)(p - start);
-    if (len == 1 && *start == '*') {
-      kwonly = 1;
-    } else if (len > 0 && n < max) {
-      param *a = &out[n++];
-      memset(a, 0, sizeof *a);
-      a->kwonly = kwonly;
-      size_t b = 0;
-      const char *q = start;
-      while ((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z')) {
-        if (b + 1 < sizeof a->base) a->base[b++] = *q;
-        q++;
-      }
-      /* Alias annotation, list and optional markers. */
-      for (; q < p && *q != ' '; q++) {
-        if (*q == '(') {
-          while (q < p && *q != ')') q++;
-        } else if (*q == '[') {
-          a->list = 1;
-        } else if (*q == '?') {
-          a->optional = 1;
-        }
-      }
-      q = skip_ws(q);
-      size_t k = 0;
-      while (q < p && *q != '=' && *q != ' ') {
-        if (k + 1 < sizeof a->name) a->name[k++] = *q;
-        q++;
-      }
-    }
-    if (*p == ',') p++;
-  }
-  return n;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -543,65 +196,38 @@ static int parse_device(const char *text, bp_device *out) {
   size_t len = colon ? (size_t)(colon - text) : strlen(text);
   int32_t type;
   if (device_type_by_name(text, len, &type) != 0) return -1;
-  long index = 0;
-  if (colon) {
-    char *end;
-    errno = 0;
-    index = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || *end || errno || index < 0 || index > INT32_MAX) return -2;
-  }
+  int64_t index = 0;
+  if (colon && (argtext_int(colon + 1, &index) != ARGTEXT_OK || index < 0 || index > INT32_MAX))
+    return -2;
   *out = bp_device_make(type, (int32_t)index);
-  return 0;
-}
-
-static int parse_int(const char *s, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (end == s || *end || errno) return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_float(const char *s, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || *end || errno == ERANGE) return -1;
-  *out = v;
   return 0;
 }
 
 /* A tensor argument: the .npy file, on the target device. */
 static bp_tensor *load_tensor(const char *path) {
-  bp_tensor *t = npy_read(path);
+  bp_tensor *t;
+  char err[1024];
+  if (npy_read(path, &t, err, sizeof err) != NPY_OK) die(EXIT_FAILED, "%s", err);
+  own(t);
   if (target.type == BP_DEVICE_CPU) return t;
   const bp_tensor_view *v = bp_tensor_get_view(t);
   bp_tensor *d;
   if (bp_tensor_empty(target, v->dtype, v->ndim, v->sizes, &d) != BP_OK)
-    die(1, "%s: cannot create the tensor on the device: %s", path, bp_last_error());
+    die(EXIT_FAILED, "%s: cannot create the tensor on the device: %s", path, bp_last_error());
   own(d);
-  if (bp_tensor_copy(d, t) != BP_OK) die(1, "%s: cannot copy to the device: %s", path, bp_last_error());
+  if (bp_tensor_copy(d, t) != BP_OK)
+    die(EXIT_FAILED, "%s: cannot copy to the device: %s", path, bp_last_error());
   return d;
 }
 
-/* Counts the comma-separated items of a list written "1,2,3" or "[1, 2]". */
-static char *list_body(const char *text, size_t *out_n) {
-  size_t len = strlen(text);
-  if (len >= 2 && text[0] == '[' && text[len - 1] == ']') {
-    text++;
-    len -= 2;
-  }
-  char *body = own_block(len + 1);
-  memcpy(body, text, len);
-  size_t n = 0;
-  if (*skip_ws(body)) {
-    n = 1;
-    for (char *c = body; *c; c++) n += *c == ',';
-  }
-  *out_n = n;
-  return body;
+/* The items of a list argument, in a block kept until exit. */
+static char **list_items(const char *text, size_t *n) {
+  char *copy = own_block(strlen(text) + 1);
+  strcpy(copy, text);
+  return keep(argtext_split_list(copy, n));
 }
+
+static const char *range_note(int r) { return r == ARGTEXT_RANGE ? " (out of range)" : ""; }
 
 /* Converts the command-line text of argument `a` into a value. */
 static void parse_value(const param *a, size_t index, const char *text, bp_value *out) {
@@ -611,27 +237,25 @@ static void parse_value(const param *a, size_t index, const char *text, bp_value
     return;
   }
   const char *what = NULL;
+  int r = ARGTEXT_OK;
   if (a->list) {
     size_t n;
-    char *body = list_body(text, &n);
-    char *save = NULL;
-    char *item = n ? strtok_r(body, ",", &save) : NULL;
+    char **items = list_items(text, &n);
     if (!strcmp(a->base, "Tensor")) {
       bp_tensor **ts = own_block(n * sizeof *ts);
-      for (size_t i = 0; i < n; i++, item = strtok_r(NULL, ",", &save))
-        ts[i] = load_tensor(item ? (char *)skip_ws(item) : "");
+      for (size_t i = 0; i < n; i++) ts[i] = load_tensor(items[i]);
       out->tag = BP_TAG_TENSOR_LIST;
       out->u.tensors = ts;
     } else if (!strcmp(a->base, "float")) {
       double *fs = own_block(n * sizeof *fs);
-      for (size_t i = 0; i < n; i++, item = strtok_r(NULL, ",", &save))
-        if (!item || parse_float(skip_ws(item), &fs[i]) != 0) what = "a list of floats, like 0.5,2";
+      for (size_t i = 0; i < n && !what; i++)
+        if ((r = argtext_float(items[i], &fs[i])) != ARGTEXT_OK) what = "a list of floats, like 0.5,2";
       out->tag = BP_TAG_FLOAT_LIST;
       out->u.floats = fs;
     } else {
       int64_t *is = own_block(n * sizeof *is);
-      for (size_t i = 0; i < n; i++, item = strtok_r(NULL, ",", &save))
-        if (!item || parse_int(skip_ws(item), &is[i]) != 0) what = "a list of ints, like 0,1";
+      for (size_t i = 0; i < n && !what; i++)
+        if ((r = argtext_int(items[i], &is[i])) != ARGTEXT_OK) what = "a list of ints, like 0,1";
       out->tag = BP_TAG_INT_LIST;
       out->u.ints = is;
     }
@@ -641,10 +265,10 @@ static void parse_value(const param *a, size_t index, const char *text, bp_value
     out->u.tensor = load_tensor(text);
   } else if (!strcmp(a->base, "int") || !strcmp(a->base, "SymInt")) {
     out->tag = BP_TAG_INT;
-    if (parse_int(text, &out->u.i) != 0) what = "an int";
+    if ((r = argtext_int(text, &out->u.i)) != ARGTEXT_OK) what = "an int";
   } else if (!strcmp(a->base, "float")) {
     out->tag = BP_TAG_FLOAT;
-    if (parse_float(text, &out->u.f) != 0) what = "a float";
+    if ((r = argtext_float(text, &out->u.f)) != ARGTEXT_OK) what = "a float";
   } else if (!strcmp(a->base, "bool")) {
     out->tag = BP_TAG_BOOL;
     if (!strcmp(text, "true") || !strcmp(text, "True") || !strcmp(text, "1"))
@@ -666,62 +290,94 @@ static void parse_value(const param *a, size_t index, const char *text, bp_value
     out->tag = BP_TAG_DEVICE;
     if (parse_device(text, &out->u.device) != 0) what = "a device, like cpu:0";
   } else {
-    die(1, "argument #%zu '%s': type '%s' cannot be given on the command line", index + 1, a->name,
-        a->base);
+    die(EXIT_USAGE, "argument #%zu '%s': type '%s' cannot be given on the command line",
+        index + 1, a->name, a->base);
   }
-  if (what) die(1, "argument #%zu '%s': expected %s, got '%s'", index + 1, a->name, what, text);
-}
-
-/* bp-run --write FILE DTYPE SIZES VALUES */
-static void write_from_text(const char *path, const char *dtype_name, const char *sizes_text,
-                            const char *values_text) {
-  int32_t dtype;
-  if (bp_dtype_from_name(dtype_name, &dtype) != BP_OK) die(2, "--write: unknown dtype '%s'", dtype_name);
-  if (dtype == BP_FLOAT16 || dtype == BP_BFLOAT16)
-    die(2, "--write: %s values cannot be given as text; write float32 and use core::cast", dtype_name);
-  param ints = {"sizes", "int", 1, 0, 0}, floats = {"values", "float", 1, 0, 0};
-  bp_value sv, vv;
-  parse_value(&ints, 2, sizes_text, &sv);
-  parse_value(&floats, 3, values_text, &vv);
-  if (sv.len > BP_MAX_NDIM) die(2, "--write: at most %d sizes, got %u", BP_MAX_NDIM, sv.len);
-  bp_tensor *t;
-  if (bp_tensor_empty(BP_CPU, dtype, (int32_t)sv.len, sv.len ? sv.u.ints : NULL, &t) != BP_OK)
-    die(1, "--write: %s", bp_last_error());
-  own(t);
-  const bp_tensor_view *v = bp_tensor_get_view(t);
-  if ((int64_t)vv.len != v->numel)
-    die(2, "--write: the sizes give %" PRId64 " elements, but %u values were given", v->numel, vv.len);
-  unsigned char *p = v->data;
-  double lo = -INFINITY, hi = INFINITY;
-  switch (dtype) {
-    case BP_BOOL: lo = 0, hi = 1; break;
-    case BP_INT8: lo = INT8_MIN, hi = INT8_MAX; break;
-    case BP_UINT8: lo = 0, hi = UINT8_MAX; break;
-    case BP_INT16: lo = INT16_MIN, hi = INT16_MAX; break;
-    case BP_INT32: lo = INT32_MIN, hi = INT32_MAX; break;
-    case BP_INT64: lo = -9223372036854775808.0, hi = 9223372036854774784.0; break;
-    default: break;
-  }
-  for (int64_t i = 0; i < v->numel; i++) {
-    double x = vv.u.floats[i];
-    if (!isinf(lo) && (!(x >= lo && x <= hi) || x != (double)(int64_t)x))
-      die(2, "--write: value #%" PRId64 " (%g) is not a %s", i, x, dtype_name);
-    switch (dtype) {
-      case BP_BOOL: p[i] = x != 0; break;
-      case BP_INT8: ((int8_t *)p)[i] = (int8_t)x; break;
-      case BP_UINT8: p[i] = (uint8_t)x; break;
-      case BP_INT16: ((int16_t *)(void *)p)[i] = (int16_t)x; break;
-      case BP_INT32: ((int32_t *)(void *)p)[i] = (int32_t)x; break;
-      case BP_INT64: ((int64_t *)(void *)p)[i] = (int64_t)x; break;
-      case BP_FLOAT32: ((float *)(void *)p)[i] = (float)x; break;
-      default: ((double *)(void *)p)[i] = x; break;
-    }
-  }
-  npy_write(path, t);
+  if (what)
+    die(EXIT_USAGE, "argument #%zu '%s': expected %s, got '%s'%s", index + 1, a->name, what, text,
+        range_note(r));
 }
 
 /* ------------------------------------------------------------------------ */
-/* Main                                                                     */
+/* bp-run --write FILE DTYPE SIZES VALUES                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Stores the text of value #i into element i of p, a dtype array. */
+static void store_value(unsigned char *p, int64_t i, int32_t dtype, const char *dname, const char *text) {
+  int64_t lo = 0, hi = 0, x = 0;
+  double f = 0;
+  int r = ARGTEXT_OK;
+  switch (dtype) {
+    case BP_FLOAT32:
+    case BP_FLOAT64:
+      if ((r = argtext_float(text, &f)) != ARGTEXT_OK)
+        die(EXIT_USAGE, "--write: value #%" PRId64 " '%s' is not %s %s%s", i, text, article(dname),
+            dname, range_note(r));
+      /* A float that is finite as a double but not as a float32 would be
+       * stored as an infinity. */
+      if (dtype == BP_FLOAT32 && isinf((float)f))
+        die(EXIT_USAGE, "--write: value #%" PRId64 " (%s) is out of range for float32 (the largest "
+            "finite float32 is %.9g)", i, text, (double)FLT_MAX);
+      if (dtype == BP_FLOAT32)
+        ((float *)(void *)p)[i] = (float)f;
+      else
+        ((double *)(void *)p)[i] = f;
+      return;
+    case BP_BOOL:
+      if (!strcmp(text, "true") || !strcmp(text, "True")) text = "1";
+      if (!strcmp(text, "false") || !strcmp(text, "False")) text = "0";
+      hi = 1;
+      break;
+    case BP_INT8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case BP_UINT8: hi = UINT8_MAX; break;
+    case BP_INT16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case BP_INT32: lo = INT32_MIN, hi = INT32_MAX; break;
+    default: lo = INT64_MIN, hi = INT64_MAX; break;
+  }
+  if ((r = argtext_int(text, &x)) != ARGTEXT_OK || x < lo || x > hi)
+    die(EXIT_USAGE, "--write: value #%" PRId64 " (%s) is not %s %s (an integer from %" PRId64
+        " to %" PRId64 ")", i, text, article(dname), dname, lo, hi);
+  switch (dtype) {
+    case BP_BOOL:
+    case BP_UINT8: p[i] = (uint8_t)x; break;
+    case BP_INT8: ((int8_t *)p)[i] = (int8_t)x; break;
+    case BP_INT16: ((int16_t *)(void *)p)[i] = (int16_t)x; break;
+    case BP_INT32: ((int32_t *)(void *)p)[i] = (int32_t)x; break;
+    default: ((int64_t *)(void *)p)[i] = x; break;
+  }
+}
+
+static void write_from_text(const char *path, const char *dname, const char *sizes_text,
+                            const char *values_text) {
+  int32_t dtype;
+  if (bp_dtype_from_name(dname, &dtype) != BP_OK)
+    die(EXIT_USAGE, "--write: unknown dtype '%s'", dname);
+  if (dtype == BP_FLOAT16 || dtype == BP_BFLOAT16)
+    die(EXIT_USAGE, "--write: %s values cannot be given as text; write float32 and use core::cast",
+        dname);
+  size_t ndim, nvalues;
+  char **sizes = list_items(sizes_text, &ndim);
+  char **values = list_items(values_text, &nvalues);
+  if (ndim > BP_MAX_NDIM) die(EXIT_USAGE, "--write: at most %d sizes, got %zu", BP_MAX_NDIM, ndim);
+  int64_t shape[BP_MAX_NDIM];
+  for (size_t i = 0; i < ndim; i++)
+    if (argtext_int(sizes[i], &shape[i]) != ARGTEXT_OK || shape[i] < 0)
+      die(EXIT_USAGE, "--write: size #%zu '%s' is not a size (an integer from 0)", i, sizes[i]);
+  bp_tensor *t;
+  if (bp_tensor_empty(BP_CPU, dtype, (int32_t)ndim, ndim ? shape : NULL, &t) != BP_OK)
+    die(EXIT_FAILED, "--write: %s", bp_last_error());
+  own(t);
+  const bp_tensor_view *v = bp_tensor_get_view(t);
+  if ((int64_t)nvalues != v->numel)
+    die(EXIT_USAGE, "--write: the sizes give %" PRId64 " element%s, but %zu value%s given",
+        v->numel, plural((size_t)v->numel), nvalues, nvalues == 1 ? " was" : "s were");
+  for (int64_t i = 0; i < v->numel; i++) store_value(v->data, i, dtype, dname, values[i]);
+  char err[1024];
+  if (npy_write(path, t, err, sizeof err) != NPY_OK) die(EXIT_FAILED, "%s", err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The command line of a call                                               */
 /* ------------------------------------------------------------------------ */
 
 static int usage(FILE *f) {
@@ -730,10 +386,86 @@ static int usage(FILE *f) {
         "       bp-run --show FILE.npy...\n"
         "       bp-run --write FILE.npy DTYPE SIZES VALUES   (e.g. x.npy float32 2,2 1,2,3,4)\n"
         "Tensors are .npy files; other arguments are text (2.5, -1, true, float32,\n"
-        "cpu:0, 0,1 for a list, None).  NAME=VALUE passes an argument by keyword.\n",
+        "cpu:0, 0,1 or [0, 1] for a list, None).  NAME=VALUE passes an argument by\n"
+        "keyword.  Exit status: 0 on success, 1 when the call or a file failed, 2 when\n"
+        "the command line is wrong (an option, an argument count, a keyword, or a value\n"
+        "that does not read as its type).\n",
         f);
-  return f == stderr ? 2 : 0;
+  return f == stderr ? EXIT_USAGE : 0;
 }
+
+/* The length of NAME when text is NAME=VALUE with NAME an identifier,
+ * else 0.  Such an argument is always a keyword, never a positional str
+ * value ("approximate=x=y" passes the str "x=y"). */
+static size_t keyword_len(const char *text) {
+  size_t n = strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+  return n > 0 && (text[0] < '0' || text[0] > '9') && text[n] == '=' ? n : 0;
+}
+
+/* The op's arguments, given by position or keyword, checked against its
+ * schema before any value is read. */
+typedef struct call_args {
+  const char *text[MAX_ARGS]; /* by parameter: the text given, or NULL */
+  size_t npos;                /* how many were given by position */
+} call_args;
+
+static void assign_args(const char *opname, const char *schema, const param *params,
+                        size_t nparams, const char *const *rest, size_t nrest, call_args *ca) {
+  memset(ca, 0, sizeof *ca);
+  int seen_keyword = 0;
+  for (size_t i = 0; i < nrest; i++) {
+    size_t kl = keyword_len(rest[i]);
+    if (kl) {
+      size_t k = 0;
+      while (k < nparams && (strlen(params[k].name) != kl || strncmp(params[k].name, rest[i], kl)))
+        k++;
+      if (k == nparams)
+        die(EXIT_USAGE, "%s: no argument named '%.*s' (schema: %s)", opname, (int)kl, rest[i], schema);
+      if (ca->text[k])
+        die(EXIT_USAGE, "%s: argument #%zu '%s' is given twice (schema: %s)", opname, k + 1,
+            params[k].name, schema);
+      ca->text[k] = rest[i] + kl + 1;
+      seen_keyword = 1;
+      continue;
+    }
+    if (seen_keyword)
+      die(EXIT_USAGE, "argument '%s': a positional argument follows a keyword argument", rest[i]);
+    size_t k = ca->npos;
+    if (k < nparams && params[k].kwonly)
+      die(EXIT_USAGE, "%s: argument #%zu '%s' is keyword-only: write %s=%s (schema: %s)", opname,
+          k + 1, params[k].name, params[k].name, rest[i], schema);
+    if (k >= nparams) {
+      size_t given = k;
+      while (i < nrest && !keyword_len(rest[i++])) given++;
+      die(EXIT_USAGE, "%s: too many positional arguments: %zu given, it takes %zu (schema: %s)",
+          opname, given, nparams, schema);
+    }
+    ca->text[k] = rest[i];
+    ca->npos++;
+  }
+  for (size_t k = 0; k < nparams; k++)
+    if (!ca->text[k] && !params[k].has_default)
+      die(EXIT_USAGE, "%s: argument #%zu '%s' is missing (schema: %s)", opname, k + 1,
+          params[k].name, schema);
+}
+
+/* Refuses -o files that cannot all be written: more than the op has
+ * Tensor results, or one file twice. */
+static void check_outputs(const char *opname, const char *schema, const char *const *outs,
+                          size_t nouts) {
+  for (size_t i = 0; i < nouts; i++)
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(outs[i], outs[j]))
+        die(EXIT_USAGE, "-o %s is given twice: each result needs a file of its own", outs[i]);
+  int nres = argtext_tensor_results(schema);
+  if (nres >= 0 && nouts > (size_t)nres)
+    die(EXIT_USAGE, "%zu output file%s given (-o), but %s returns %d tensor%s (schema: %s)", nouts,
+        plural(nouts), opname, nres, plural((size_t)nres), schema);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Main                                                                     */
+/* ------------------------------------------------------------------------ */
 
 static double now_us(void) {
   struct timespec ts;
@@ -746,161 +478,105 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Whether text is NAME=VALUE with NAME one of the schema's arguments. */
-static const param *keyword_of(const char *text, const param *params, size_t n) {
-  const char *eq = strchr(text, '=');
-  if (!eq) return NULL;
-  for (size_t i = 0; i < n; i++)
-    if (strlen(params[i].name) == (size_t)(eq - text) && !strncmp(params[i].name, text, (size_t)(eq - text)))
-      return &params[i];
-  return NULL;
+typedef struct options {
+  const char *plugins[MAX_ARGS];
+  size_t nplugins;
+  const char *outs[MAX_OUTS];
+  size_t nouts;
+  const char *rest[MAX_ARGS];
+  size_t nrest;
+  int discover, show;
+  long repeat;
+  const char *device;
+} options;
+
+/* Whether a is an option: "--x", or "-x" with x a letter (so that "-1"
+ * and "-.5" stay values). */
+static int is_option(const char *a) {
+  return a[0] == '-' && ((a[1] == '-') || (a[1] >= 'a' && a[1] <= 'z') || (a[1] >= 'A' && a[1] <= 'Z'));
 }
 
-int main(int argc, char **argv) {
-  const char *plugins[MAX_ARGS];
-  size_t nplugins = 0;
-  const char *outs[MAX_OUTS];
-  size_t nouts = 0;
-  const char *rest[MAX_ARGS];
-  size_t nrest = 0;
-  int discover = 1, show = 0;
-  long repeat = 0;
-  const char *device_text = NULL;
-
+static void parse_options(int argc, char **argv, options *o) {
+  memset(o, 0, sizeof *o);
+  o->discover = 1;
+  int only_args = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(stdout);
-    if (!strcmp(a, "--no-discover")) {
-      discover = 0;
+    if (only_args || !is_option(a)) {
+      if (o->nrest == MAX_ARGS) die(EXIT_USAGE, "too many arguments (the most is %d)", MAX_ARGS);
+      o->rest[o->nrest++] = a;
+    } else if (!strcmp(a, "--")) {
+      only_args = 1;
+    } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      exit(usage(stdout));
+    } else if (!strcmp(a, "--no-discover")) {
+      o->discover = 0;
     } else if (!strcmp(a, "--show")) {
-      show = 1;
+      o->show = 1;
     } else if (!strcmp(a, "--write")) {
-      if (i + 4 >= argc) die(2, "--write needs FILE.npy DTYPE SIZES VALUES");
+      if (i + 5 != argc) die(EXIT_USAGE, "--write needs FILE.npy DTYPE SIZES VALUES, and nothing after");
       write_from_text(argv[i + 1], argv[i + 2], argv[i + 3], argv[i + 4]);
       cleanup();
-      return 0;
+      exit(0);
     } else if (!strcmp(a, "-p") || !strcmp(a, "--plugin")) {
-      if (!has_value) die(2, "%s needs a path", a);
-      if (nplugins == MAX_ARGS) die(2, "too many plugins");
-      plugins[nplugins++] = argv[++i];
+      if (!has_value) die(EXIT_USAGE, "%s needs a path", a);
+      if (o->nplugins == MAX_ARGS) die(EXIT_USAGE, "too many plugins");
+      o->plugins[o->nplugins++] = argv[++i];
     } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      if (!has_value) die(2, "%s needs a file name", a);
-      if (nouts == MAX_OUTS) die(2, "too many outputs (the most is %d)", MAX_OUTS);
-      outs[nouts++] = argv[++i];
+      if (!has_value) die(EXIT_USAGE, "%s needs a file name", a);
+      if (o->nouts == MAX_OUTS) die(EXIT_USAGE, "too many outputs (the most is %d)", MAX_OUTS);
+      o->outs[o->nouts++] = argv[++i];
     } else if (!strcmp(a, "--device")) {
-      if (!has_value) die(2, "--device needs a device, like cuda:0");
-      device_text = argv[++i];
+      if (!has_value) die(EXIT_USAGE, "--device needs a device, like cuda:0");
+      o->device = argv[++i];
     } else if (!strcmp(a, "--repeat")) {
-      char *end;
-      if (!has_value) die(2, "--repeat needs a count");
-      repeat = strtol(argv[++i], &end, 10);
-      if (*end || end == argv[i] || repeat < 1 || repeat > 100000000)
-        die(2, "--repeat: expected a count from 1 to 100000000, got '%s'", argv[i]);
-    } else if (a[0] == '-' && a[1] == '-') {
-      fprintf(stderr, "bp-run: unknown option '%s'\n", a);
-      return usage(stderr);
+      int64_t n = 0;
+      if (!has_value) die(EXIT_USAGE, "--repeat needs a count");
+      if (argtext_int(argv[++i], &n) != ARGTEXT_OK || n < 1 || n > 100000000)
+        die(EXIT_USAGE, "--repeat: expected a count from 1 to 100000000, got '%s'", argv[i]);
+      o->repeat = (long)n;
     } else {
-      if (nrest == MAX_ARGS) die(2, "too many arguments (the most is %d)", MAX_ARGS);
-      rest[nrest++] = a;
+      fprintf(stderr, "bp-run: unknown option '%s'\n", termsafe(a));
+      exit(usage(stderr));
     }
   }
+}
 
-  if (show) {
-    if (nrest == 0) die(2, "--show needs .npy files");
-    for (size_t i = 0; i < nrest; i++) print_tensor(rest[i], npy_read(rest[i]));
-    cleanup();
-    return 0;
-  }
-  if (nrest == 0) return usage(stderr);
-
-  for (size_t i = 0; i < nplugins; i++)
-    if (bp_plugin_load(plugins[i], NULL) != BP_OK) die(1, "%s", bp_last_error());
-  if (discover && bp_plugin_discover(NULL) != BP_OK) die(1, "%s", bp_last_error());
-  int dev_parse = device_text ? parse_device(device_text, &target) : 0;
+static void load_plugins(const options *o) {
+  for (size_t i = 0; i < o->nplugins; i++)
+    if (bp_plugin_load(o->plugins[i], NULL) != BP_OK) die(EXIT_FAILED, "%s", bp_last_error());
+  if (o->discover && bp_plugin_discover(NULL) != BP_OK) die(EXIT_FAILED, "%s", bp_last_error());
+  if (!o->device) return;
+  int dev_parse = parse_device(o->device, &target);
+  int tlen = (int)strcspn(o->device, ":");
   if (dev_parse == -1)
-    die(2, "--device: no device type '%.*s' is registered (loaded plugins decide which exist)",
-        (int)strcspn(device_text, ":"), device_text);
+    die(EXIT_USAGE, "--device: no device type '%.*s' is registered (loaded plugins decide which exist)",
+        tlen, o->device);
   if (dev_parse == -2)
-    die(2, "--device: '%s' has no valid device index after the ':' (expected e.g. %.*s:0)",
-        device_text, (int)strcspn(device_text, ":"), device_text);
-  if (device_text) {
-    int32_t count = 0;
-    if (bp_device_count(target.type, &count) != BP_OK || target.index >= count)
-      die(1, "--device %s: no such device (%d device%s of that type)", device_text, (int)count,
-          count == 1 ? "" : "s");
-  }
+    die(EXIT_USAGE, "--device: '%s' has no valid device index after the ':' (expected e.g. %.*s:0)",
+        o->device, tlen, o->device);
+  int32_t count = 0;
+  if (bp_device_count(target.type, &count) != BP_OK || target.index >= count)
+    die(EXIT_FAILED, "--device %s: no such device (%d device%s of that type)", o->device,
+        (int)count, plural((size_t)count));
+}
 
-  const char *opname = rest[0];
-  const bp_op *op;
-  if (bp_op_find(opname, &op) != BP_OK) die(1, "%s", bp_last_error());
-  bp_op_info info;
-  memset(&info, 0, sizeof info);
-  info.struct_size = BP_OP_INFO_STRUCT_SIZE;
-  if (bp_op_get_info(op, &info) != BP_OK || !info.schema)
-    die(1, "operator '%s' is not defined (its plugin is not loaded)", opname);
-
-  param params[MAX_ARGS];
-  size_t nparams = parse_params(info.schema, params, MAX_ARGS);
-  bp_value args[MAX_ARGS];
-  const char *kwnames[MAX_ARGS];
-  size_t npos = 0, nkw = 0;
-  bp_value kwvals[MAX_ARGS];
-  for (size_t i = 1; i < nrest; i++) {
-    const param *kw = keyword_of(rest[i], params, nparams);
-    if (kw) {
-      parse_value(kw, (size_t)(kw - params), strchr(rest[i], '=') + 1, &kwvals[nkw]);
-      kwnames[nkw++] = kw->name;
-      continue;
-    }
-    if (nkw) die(2, "argument '%s': a positional argument follows a keyword argument", rest[i]);
-    if (npos >= nparams || params[npos].kwonly) {
-      /* Say what went wrong: a misspelt keyword, or a keyword-only
-       * argument given by position. */
-      size_t nl = strspn(rest[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
-      if (nl > 0 && rest[i][nl] == '=')
-        die(2, "%s: no argument named '%.*s' (schema: %s)", opname, (int)nl, rest[i], info.schema);
-      if (npos < nparams)
-        die(2, "%s: argument #%zu '%s' is keyword-only: write %s=%s (schema: %s)", opname,
-            npos + 1, params[npos].name, params[npos].name, rest[i], info.schema);
-      die(2, "%s: too many positional arguments (schema: %s)", opname, info.schema);
-    }
-    parse_value(&params[npos], npos, rest[i], &args[npos]);
-    npos++;
-  }
-  for (size_t i = 0; i < nkw; i++) args[npos + i] = kwvals[i];
-  size_t nin = npos + nkw;
-
-  bp_value slots[MAX_ARGS + MAX_OUTS];
-  bp_stack stack = BP_STACK_INIT(slots, MAX_ARGS + MAX_OUTS);
-  long calls = repeat ? repeat : 1;
-  double *times = calloc((size_t)calls, sizeof *times);
-  if (!times) die(1, "out of memory");
-  for (long r = 0; r < calls; r++) {
-    if (r > 0) bp_stack_release(&stack);
-    memcpy(slots, args, nin * sizeof args[0]);
-    stack.top = nin;
-    double t0 = now_us();
-    bp_status st = bp_call_kw(op, &stack, kwnames, nkw);
-    times[r] = now_us() - t0;
-    if (st != BP_OK) {
-      free(times);
-      die(1, "%s", bp_last_error());
-    }
-  }
-
-  /* Results: Tensors to the -o files in order, the rest printed. */
+/* Writes or prints the results on the stack; returns the exit status. */
+static int put_results(const char *opname, const options *o, bp_stack *stack) {
   size_t tensor_index = 0;
-  for (size_t i = 0; i < stack.top; i++) {
-    bp_value *v = &stack.values[i];
-    char label[32];
+  for (size_t i = 0; i < stack->top; i++) {
+    bp_value *v = &stack->values[i];
+    char label[32], err[1024];
     snprintf(label, sizeof label, "result %zu", i);
     switch (v->tag) {
       case BP_TAG_TENSOR:
-        if (tensor_index < nouts)
-          npy_write(outs[tensor_index], v->u.tensor);
-        else
+        if (tensor_index < o->nouts) {
+          if (npy_write(o->outs[tensor_index], v->u.tensor, err, sizeof err) != NPY_OK)
+            die(EXIT_FAILED, "%s", err);
+        } else {
           print_tensor(label, v->u.tensor);
+        }
         tensor_index++;
         break;
       case BP_TAG_INT: printf("%s: int %" PRId64 "\n", label, v->u.i); break;
@@ -911,14 +587,73 @@ int main(int argc, char **argv) {
       default: printf("%s: %s\n", label, bp_tag_name((int32_t)v->tag));
     }
   }
-  bp_stack_release(&stack);
-  int status = 0;
-  if (tensor_index < nouts) {
-    fprintf(stderr, "bp-run: %zu output files given, but %s returned %zu tensors\n", nouts, opname,
-            tensor_index);
-    status = 1;
+  /* Only a Tensor[] result leaves the count unknown until now. */
+  if (tensor_index < o->nouts) {
+    fprintf(stderr, "bp-run: %zu output file%s given (-o), but %s returned %zu tensor%s\n",
+            o->nouts, plural(o->nouts), termsafe(opname), tensor_index, plural(tensor_index));
+    return EXIT_FAILED;
   }
-  if (repeat) {
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  parse_options(argc, argv, &o);
+  if (o.show) {
+    if (o.nrest == 0) die(EXIT_USAGE, "--show needs .npy files");
+    for (size_t i = 0; i < o.nrest; i++) print_tensor(o.rest[i], load_tensor(o.rest[i]));
+    cleanup();
+    return 0;
+  }
+  if (o.nrest == 0) return usage(stderr);
+  load_plugins(&o);
+
+  const char *opname = o.rest[0];
+  const bp_op *op;
+  if (bp_op_find(opname, &op) != BP_OK) die(EXIT_FAILED, "%s", bp_last_error());
+  bp_op_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = BP_OP_INFO_STRUCT_SIZE;
+  if (bp_op_get_info(op, &info) != BP_OK || !info.schema)
+    die(EXIT_FAILED, "operator '%s' is not defined (its plugin is not loaded)", opname);
+
+  /* The whole command line is checked before any file is read. */
+  param params[MAX_ARGS];
+  size_t nparams = argtext_params(info.schema, params, MAX_ARGS);
+  call_args ca;
+  assign_args(opname, info.schema, params, nparams, o.rest + 1, o.nrest - 1, &ca);
+  check_outputs(opname, info.schema, o.outs, o.nouts);
+
+  bp_value args[MAX_ARGS];
+  const char *kwnames[MAX_ARGS];
+  size_t nin = 0, nkw = 0;
+  for (size_t k = 0; k < ca.npos; k++) parse_value(&params[k], k, ca.text[k], &args[nin++]);
+  for (size_t k = ca.npos; k < nparams; k++) {
+    if (!ca.text[k]) continue;
+    parse_value(&params[k], k, ca.text[k], &args[nin++]);
+    kwnames[nkw++] = params[k].name;
+  }
+
+  bp_value slots[MAX_ARGS + MAX_OUTS];
+  bp_stack stack = BP_STACK_INIT(slots, MAX_ARGS + MAX_OUTS);
+  long calls = o.repeat ? o.repeat : 1;
+  double *times = calloc((size_t)calls, sizeof *times);
+  if (!times) die(EXIT_FAILED, "out of memory");
+  for (long r = 0; r < calls; r++) {
+    if (r > 0) bp_stack_release(&stack);
+    memcpy(slots, args, nin * sizeof args[0]);
+    stack.top = nin;
+    double t0 = now_us();
+    bp_status st = bp_call_kw(op, &stack, kwnames, nkw);
+    times[r] = now_us() - t0;
+    if (st != BP_OK) {
+      free(times);
+      die(EXIT_FAILED, "%s", bp_last_error());
+    }
+  }
+  int status = put_results(opname, &o, &stack);
+  bp_stack_release(&stack);
+  if (o.repeat) {
     qsort(times, (size_t)calls, sizeof *times, cmp_double);
     double sum = 0;
     for (long r = 0; r < calls; r++) sum += times[r];

@@ -1,0 +1,53 @@
+/*
+ * tools/argtext.h - the text of bp-run's command line: an op's parameters
+ * and Tensor results read from its schema, and numbers and lists read
+ * from arguments.  Numbers follow the schema grammar (docs/schemas.md), so
+ * that a value means the same on the command line as in a default:
+ *
+ *   int     -?[0-9]+                                   (int64)
+ *   float   -?( D+ ( "." D* )? | "." D+ ) ( [eE] [+-]? D+ )?
+ *
+ * with no sign '+', no hex, no inf or nan and no spaces.  A float that
+ * overflows a double is refused; one that underflows reads as a subnormal
+ * or zero.  Nothing here prints or exits.
+ */
+#ifndef BP_TOOLS_ARGTEXT_H
+#define BP_TOOLS_ARGTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One argument of a schema. */
+typedef struct argtext_param {
+  char name[64];
+  char base[16];   /* "Tensor", "int", "float", ... */
+  int list;        /* T[] or T[N] */
+  int optional;    /* T? */
+  int kwonly;      /* after '*' */
+  int has_default; /* NAME=VALUE in the schema: may be left out */
+} argtext_param;
+
+/* Reads the arguments of the canonical schema text (as bp_op_get_info()
+ * gives it) into out, at most max of them; returns how many there are. */
+size_t argtext_params(const char *schema, argtext_param *out, size_t max);
+
+/* How many Tensor (or Tensor?) results the schema declares, or -1 when a
+ * Tensor[] result makes the count known only after the call. */
+int argtext_tensor_results(const char *schema);
+
+/* Results of the number readers. */
+enum { ARGTEXT_OK = 0, ARGTEXT_SYNTAX = -1, ARGTEXT_RANGE = -2 };
+
+/* Reads s as an int64 or a double; returns ARGTEXT_OK, ARGTEXT_SYNTAX or
+ * ARGTEXT_RANGE (an int outside int64, a float that overflows). */
+int argtext_int(const char *s, int64_t *out);
+int argtext_float(const char *s, double *out);
+
+/* Splits a list written "1,2,3", "[1, 2]" or " [ 1,2 ] " into its items,
+ * in place: text is modified, and the items, with the spaces around them
+ * trimmed, point into it.  Returns a new array of *n item pointers, which
+ * the caller frees, or NULL when out of memory.  "", "[]" and "[ ]" have
+ * no items; an empty item ("1,,2") is an item "", which no reader takes. */
+char **argtext_split_list(char *text, size_t *n);
+
+#endif /* BP_TOOLS_ARGTEXT_H */
