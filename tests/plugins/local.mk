@@ -80,3 +80,16 @@ check_LTLIBRARIES += %D%/tuned.la %D%/tuned_b.la
 %C%_tuned_b_la_SOURCES = %D%/tuned.c
 %C%_tuned_b_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DTUNED_B
 %C%_tuned_b_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+
+# Plugins that crash or hang while they load (one source, three plugins),
+# for bp-info's isolation.
+check_LTLIBRARIES += %D%/crash_init.la %D%/crash_setup.la %D%/hang_setup.la
+%C%_crash_init_la_SOURCES = %D%/crash.c
+%C%_crash_init_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DCRASH_INIT
+%C%_crash_init_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_crash_setup_la_SOURCES = %D%/crash.c
+%C%_crash_setup_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DCRASH_SETUP
+%C%_crash_setup_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_hang_setup_la_SOURCES = %D%/crash.c
+%C%_hang_setup_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DHANG_SETUP
+%C%_hang_setup_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
