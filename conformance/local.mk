@@ -47,8 +47,10 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/elfsyms.c \
 	%D%/sha256.c \
 	host/schema.h \
-	host/schema.c
-%C%_bp_certify_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/cpu
+	host/schema.c \
+	tools/termsafe.h \
+	tools/termsafe.c
+%C%_bp_certify_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/cpu -I$(top_srcdir)/tools
 %C%_bp_certify_LDADD = tests/cpu/libbpref.la host/libbackplane.la $(BP_PTHREAD_LIBS) -lm
 
 # Certifies the CPU plugin (both profiles, and the device path) and the

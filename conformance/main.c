@@ -32,21 +32,23 @@
 #include <unistd.h>
 
 #include "cert.h"
+#include "termsafe.h"
 
 cert_ctx cx = {
     .opt = {.profile = "core", .jobs = 1, .timeout = 10.0, .seed = 1, .isolation = ISO_WORKER},
     .chan = {.fd = -1},
 };
 
-/* Bad usage found after parsing: exit 2 with the reason. */
+/* Bad usage found after parsing: exit 2 with the reason, which may quote
+ * the plugin (its device types and ops), escaped. */
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void usage_error(const char *fmt, ...) {
+  char msg[1200];
   va_list ap;
   va_start(ap, fmt);
-  fputs("bp-certify: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  fprintf(stderr, "bp-certify: %s\n", termsafe(msg));
   exit(2);
 }
 
@@ -91,7 +93,7 @@ int main(int argc, char **argv) {
                 names[0] ? names : "none");
   }
   if (cx.opt.list) {
-    for (size_t i = 0; i < cx.cases.n; i++) printf("%s\n", cx.cases.v[i].name);
+    for (size_t i = 0; i < cx.cases.n; i++) printf("%s\n", termsafe(cx.cases.v[i].name));
     return 0;
   }
   if (cx.probe.no_device) {
@@ -108,14 +110,15 @@ int main(int argc, char **argv) {
     /* The empty files that check_writable() left are no certificate. */
     if (cx.opt.json) unlink(cx.opt.json);
     if (cx.opt.html) unlink(cx.opt.html);
-    printf("1..0 # SKIP cannot certify: %s\n", why);
-    fprintf(stderr, "bp-certify: cannot certify: %s; nothing was checked%s\n", why,
+    printf("1..0 # SKIP cannot certify: %s\n", termsafe(why));
+    fprintf(stderr, "bp-certify: cannot certify: %s; nothing was checked%s\n", termsafe(why),
             cx.opt.json || cx.opt.html ? ", and no certificate or report was written" : "");
     return 77;
   }
   printf("1..%zu\n", cx.cases.n);
   printf("# bp-certify %s, plugin %s, profile %s, device %s, seed %llu, jobs %ld, isolation %s\n",
-         CERTIFY_VERSION, cx.opt.plugin, cx.opt.profile, cx.probe.loaded ? cx.probe.device : "?",
+         CERTIFY_VERSION, termsafe(cx.opt.plugin), cx.opt.profile,
+         cx.probe.loaded ? termsafe(cx.probe.device) : "?",
          (unsigned long long)cx.opt.seed, cx.opt.jobs, isolation_name[cx.opt.isolation]);
   run_all();
   if (cx.run.nreruns)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cert.h"
+#include "termsafe.h"
 #include "devtensor.h"
 
 /* ------------------------------------------------------------------------ */
@@ -198,7 +199,7 @@ static void fallback(const char *fmt, ...) {
   vsnprintf(cx.run.fallback_why, sizeof cx.run.fallback_why, fmt, ap);
   va_end(ap);
   printf("# worker isolation off: %s; the remaining cases run alone in fresh processes\n",
-         cx.run.fallback_why);
+         termsafe(cx.run.fallback_why));
   fflush(stdout);
 }
 
@@ -524,24 +525,28 @@ static void print_case(size_t i) {
   switch (c->status) {
     case ST_PASS:
       cx.run.npassed++;
-      printf("ok %zu - %s\n", i + 1, c->name);
+      printf("ok %zu - %s\n", i + 1, termsafe(c->name));
       break;
     case ST_SKIP:
       cx.run.nskipped++;
-      printf("ok %zu - %s # SKIP %s\n", i + 1, c->name, c->detail);
+      printf("ok %zu - %s # SKIP %s\n", i + 1, termsafe(c->name), termsafe(c->detail));
       break;
     default:
       cx.run.nfailed++;
-      printf("not ok %zu - %s # %s\n", i + 1, c->name, c->detail);
+      printf("not ok %zu - %s # %s\n", i + 1, termsafe(c->name), termsafe(c->detail));
       break;
   }
+  /* Names and details may quote the plugin: escaped, each TAP line stays
+   * one line and no control character reaches the terminal. */
   if (c->excused)
     printf("# %s: %s in a shared worker (%s), excused as the certifier's own error; rerun alone "
            "in a fresh process: %s\n",
-           c->name, status_name[c->worker_status], c->worker_detail, status_name[c->status]);
+           termsafe(c->name), status_name[c->worker_status], termsafe(c->worker_detail),
+           status_name[c->status]);
   else if (c->rerun && c->status != c->worker_status)
-    printf("# %s: %s in a shared worker (%s); rerun alone in a fresh process: %s\n", c->name,
-           status_name[c->worker_status], c->worker_detail, status_name[c->status]);
+    printf("# %s: %s in a shared worker (%s); rerun alone in a fresh process: %s\n",
+           termsafe(c->name), status_name[c->worker_status], termsafe(c->worker_detail),
+           status_name[c->status]);
   fflush(stdout);
 }
 
@@ -549,7 +554,7 @@ static void show_progress(size_t done, size_t cur, double t0) {
   if (!rs.progress) return;
   double el = now() - t0, eta = done ? el / (double)done * (double)(cx.cases.n - done) : 0;
   fprintf(stderr, "\r\033[K[%zu/%zu] %.60s  failures %zu  ETA %.0fs", done, cx.cases.n,
-          cur < cx.cases.n ? cx.cases.v[cur].name : "", cx.run.nfailed, eta);
+          cur < cx.cases.n ? termsafe(cx.cases.v[cur].name) : "", cx.run.nfailed, eta);
   fflush(stderr);
 }
 

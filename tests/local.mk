@@ -111,6 +111,11 @@ check_PROGRAMS += %D%/test-npy %D%/test-termsafe
 %C%_test_termsafe_LDADD = %D%/libtap.la
 TESTS += %D%/test-npy %D%/test-termsafe
 
+# Text from plugins (tests/plugins/escapes.c) reaches the terminal and
+# bp-certify's TAP escaped, from bp-info, bp-run and bp-certify.
+TESTS += %D%/test-escapes.sh
+dist_check_SCRIPTS += %D%/test-escapes.sh
+
 # The commands shown in the plugin pages of docs/ run in the build tree.
 TESTS += %D%/test-doc-plugins.sh
 dist_check_SCRIPTS += %D%/test-doc-plugins.sh

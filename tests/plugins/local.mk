@@ -93,3 +93,9 @@ check_LTLIBRARIES += %D%/crash_init.la %D%/crash_setup.la %D%/hang_setup.la
 %C%_hang_setup_la_SOURCES = %D%/crash.c
 %C%_hang_setup_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DHANG_SETUP
 %C%_hang_setup_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+
+# A plugin whose strings carry terminal escapes and forged TAP lines.
+check_LTLIBRARIES += %D%/escapes.la
+%C%_escapes_la_SOURCES = %D%/escapes.c
+%C%_escapes_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_escapes_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
