@@ -1,0 +1,33 @@
+#!/bin/sh
+# README.md's commands run on a fresh machine as they are written: the
+# Quick start is exactly two commands, and no command starts with sudo,
+# which a fresh Debian image run as root does not have
+# (tools/install-deps.sh runs itself through sudo when it is not root).
+top_srcdir=${top_srcdir:-.}
+readme="$top_srcdir/README.md"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fail=0
+result() { # result STATUS DESCRIPTION [FILE]
+  n=$((n + 1))
+  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else
+    echo "not ok $n - $2"
+    [ -n "$3" ] && sed 's/^/#   /' "$3" | head -20
+    fail=1
+  fi
+}
+echo "1..4"
+# Every line of every ```sh block; and those of the Quick start's first.
+awk '/^```sh/ { on = 1; next } /^```/ { on = 0 } on' "$readme" > "$tmp/commands"
+awk '/^## Quick start/ { q = 1 } q && /^```sh/ { on = 1; next } on && /^```/ { exit } on' \
+  "$readme" > "$tmp/quick"
+[ "$(grep -c . "$tmp/quick")" -eq 2 ]
+result $? "the Quick start is two commands" "$tmp/quick"
+head -n 1 "$tmp/quick" | grep -q '^tools/install-deps\.sh && '
+result $? "the first one installs the dependencies, without sudo" "$tmp/quick"
+! grep -En '^[[:space:]]*sudo[[:space:]]|(&&|;|\|)[[:space:]]*sudo[[:space:]]' "$tmp/commands" > "$tmp/sudo"
+result $? "no command in README.md runs sudo" "$tmp/sudo"
+grep -q '^ *exec sudo "\$0"' "$top_srcdir/tools/install-deps.sh"
+result $? "tools/install-deps.sh runs itself through sudo when it is not root"
+exit $fail
