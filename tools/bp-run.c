@@ -387,9 +387,10 @@ static int usage(FILE *f) {
         "       bp-run --write FILE.npy DTYPE SIZES VALUES   (e.g. x.npy float32 2,2 1,2,3,4)\n"
         "Tensors are .npy files; other arguments are text (2.5, -1, true, float32,\n"
         "cpu:0, 0,1 or [0, 1] for a list, None).  NAME=VALUE passes an argument by\n"
-        "keyword.  Exit status: 0 on success, 1 when the call or a file failed, 2 when\n"
-        "the command line is wrong (an option, an argument count, a keyword, or a value\n"
-        "that does not read as its type).\n",
+        "keyword; -- ends the options.\n"
+        "Exit status: 0 on success, 1 when the call or a file failed, 2 when the\n"
+        "command line is wrong (an option, an argument count, a keyword, a value that\n"
+        "does not read as its type, or -o files that do not fit the op's results).\n",
         f);
   return f == stderr ? EXIT_USAGE : 0;
 }
