@@ -34,30 +34,6 @@
 
 static int json;
 
-/* The length (1 to 4) of the well-formed UTF-8 sequence at s, or 0 when
- * s does not start one (a stray byte, an overlong form, a surrogate, or a
- * code point past U+10FFFF). */
-static size_t utf8_len(const unsigned char *s) {
-  unsigned char c = s[0];
-  size_t n;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf)
-    n = 2;
-  else if (c >= 0xe0 && c <= 0xef)
-    n = 3;
-  else if (c >= 0xf0 && c <= 0xf4)
-    n = 4;
-  else
-    return 0;
-  /* Stops at the first byte that is not a continuation, the NUL included. */
-  for (size_t i = 1; i < n; i++)
-    if ((s[i] & 0xc0) != 0x80) return 0;
-  if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) || (c == 0xf0 && s[1] < 0x90) ||
-      (c == 0xf4 && s[1] >= 0x90))
-    return 0;
-  return n;
-}
-
 /* Writes s as a JSON string.  Paths, plugin strings and messages are bytes
  * from outside; JSON text is UTF-8, so each byte that is not part of a
  * well-formed UTF-8 sequence is written as U+FFFD. */
@@ -70,7 +46,7 @@ static void json_str(const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   while (*p) {
     unsigned char c = *p;
-    size_t n = utf8_len(p);
+    size_t n = termsafe_utf8_len((const char *)p);
     if (c == '"' || c == '\\')
       printf("\\%c", c);
     else if (c < 0x20)
@@ -455,10 +431,14 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--no-isolate")) {
       isolate = 0;
     } else if (!strcmp(a, "--timeout")) {
+      /* Digits and a point: no sign, exponent, hex or inf. */
+      const char *t = i + 1 < argc ? argv[++i] : "";
       char *end = NULL;
-      if (i + 1 < argc) timeout_s = strtod(argv[++i], &end);
-      if (!end || end == argv[i] || *end || !(timeout_s > 0 && timeout_s <= 86400)) {
-        fprintf(stderr, "bp-info: --timeout needs a number of seconds, from 0 to 86400\n");
+      timeout_s = strspn(t, "0123456789.") == strlen(t) ? strtod(t, &end) : 0;
+      if (end && *end) timeout_s = 0;
+      if (!(timeout_s > 0 && timeout_s <= 86400)) {
+        fprintf(stderr, "bp-info: --timeout needs seconds, more than 0 and at most 86400; got '%s'\n",
+                termsafe(t));
         return usage(stderr);
       }
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {

@@ -129,11 +129,14 @@ int isolate_probe(const char *path, double timeout_s, char *why, size_t len) {
   char last = 0;
   int wst = 0, ended = 0;
   double deadline = now() + timeout_s;
+  int eof = 0;
   for (;;) {
     double left = deadline - now();
     if (left <= 0) break;
-    struct pollfd p = {fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, left < 0.05 ? (int)(left * 1000) + 1 : 50);
+    /* After the end of file only the child's end is awaited (the plugin
+     * may have closed the pipe and gone on). */
+    struct pollfd p = {eof ? -1 : fds[0], POLLIN, 0};
+    int ready = poll(&p, 1, left < 0.01 ? (int)(left * 1000) + 1 : eof ? 10 : 50);
     if (ready < 0 && errno != EINTR) break;
     if (ready > 0) {
       char buf[16];
@@ -143,6 +146,7 @@ int isolate_probe(const char *path, double timeout_s, char *why, size_t len) {
         continue;
       }
       if (got < 0 && errno == EINTR) continue;
+      eof = 1;
     }
     /* Nothing new, or end of file: has the child ended? */
     if (waitpid(pid, &wst, WNOHANG) == pid) {

@@ -9,10 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The length (1 to 4) of the well-formed UTF-8 sequence at s, or 0 when s
- * does not start one (a stray continuation byte, an overlong form, a
- * surrogate, a code point past U+10FFFF, or a sequence cut short). */
-static size_t utf8_len(const unsigned char *s) {
+size_t termsafe_utf8_len(const char *str) {
+  const unsigned char *s = (const unsigned char *)str;
   unsigned char c = s[0];
   size_t n;
   if (c < 0x80) return 1;
@@ -44,7 +42,7 @@ size_t termsafe_escape(const char *s, char *out, size_t size) {
   size_t len = 0;
   while (*p) {
     unsigned char c = *p;
-    size_t n = utf8_len(p);
+    size_t n = termsafe_utf8_len((const char *)p);
     char esc[8];
     if (c == '\n' || c == '\r' || c == '\t') {
       esc[0] = '\\';

@@ -35,4 +35,10 @@ size_t termsafe_escape(const char *s, char *out, size_t size);
  * memory runs out, the result is "(unprintable: out of memory)". */
 const char *termsafe(const char *s);
 
+/* The length (1 to 4) of the well-formed UTF-8 sequence that starts at s,
+ * or 0 when none does (a stray continuation byte, an overlong form, a
+ * surrogate, a code point past U+10FFFF, or a sequence cut short).  For
+ * writers of other escaped forms, such as bp-info's JSON. */
+size_t termsafe_utf8_len(const char *s);
+
 #endif /* BP_TOOLS_TERMSAFE_H */
