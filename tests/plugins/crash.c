@@ -10,9 +10,11 @@
 
 #include <backplane/plugin.h>
 
+#if defined(CRASH_INIT)
 /* Read through a volatile, so that the compiler cannot see the NULL and
  * turn the store into a trap instruction of its own choosing. */
 static int *volatile nowhere;
+#endif
 
 static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   (void)host;
