@@ -109,8 +109,14 @@ else flunk "the timeout is --timeout's, and the others are listed (status $st, $
 mkdir "$tmp/path"
 ln -s "$(cd "$plugins" && pwd)/crash_init.so" "$tmp/path/a_crash.so"
 ln -s "$(cd "$(dirname "$cpu")" && pwd)/cpu.so" "$tmp/path/cpu.so"
+mkfifo "$tmp/path/b_fifo.so"
+start=$(date +%s)
 BP_PLUGIN_PATH="$tmp/path" "$info" > "$tmp/disc.txt" 2>&1
 st=$?
+took=$(( $(date +%s) - start ))
+if [ $took -le 5 ] && grep -A2 "^  .*/b_fifo.so$" "$tmp/disc.txt" | grep -q "state       failed"; then
+  pass "a FIFO among the plugins is refused by the host, not waited for ($took s)"
+else flunk "a FIFO among the plugins is refused by the host, not waited for ($took s)" "$tmp/disc.txt"; fi
 grep -A3 "^  .*/crash_init.so$" "$tmp/disc.txt" > "$tmp/dc.txt"
 if [ $st -eq 1 ] && grep -q "found by    BP_PLUGIN_PATH" "$tmp/dc.txt" &&
    grep -q "crashed in init (SIGSEGV)" "$tmp/dc.txt" &&

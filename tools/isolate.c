@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,7 +67,10 @@ static _Noreturn void child(const char *path) {
   dup2(STDERR_FILENO, STDOUT_FILENO);
   die_of_faults();
   enter(STAGE_OPEN);
-  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  /* Only a regular file is opened here: the host refuses anything else
+   * (a FIFO, a device, a directory) without opening it, and says why. */
+  struct stat sb;
+  void *dl = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
   real_init = dl ? (bp_plugin_init_fn)(uintptr_t)dlsym(dl, BP_PLUGIN_ENTRY_SYMBOL) : NULL;
   /* A file that does not open or has no entry point fails cleanly: the
    * parent's own load says why. */
