@@ -41,7 +41,7 @@ bool rng_chance(rng *r, double p) { return rng_uniform(r, 0, 1) < p; }
 static char g_ctx[1024];
 static int g_reports, g_live0;
 static bp_plugin *g_plugin;
-static long long g_calls, g_elements; /* how much was checked, for the log */
+static long long g_calls, g_elements, g_errors; /* how much was checked, for the log */
 
 void ctx_set(const char *fmt, ...) {
   va_list ap;
@@ -130,7 +130,8 @@ void cpu_setup(void) {
 }
 
 void cpu_done(void) {
-  tap_diag("%lld calls checked, %lld result elements compared", g_calls, g_elements);
+  tap_diag("%lld calls checked, %lld result elements compared, %lld error paths checked", g_calls,
+           g_elements, g_errors);
   if (g_reports > MAX_REPORTS)
     tap_diag("%d more failures were counted but not shown", g_reports - MAX_REPORTS);
   if (g_reports) tap_diag("%d failures in this case", g_reports);
@@ -782,6 +783,7 @@ void error_at(const char *file, int line, const bp_op *op, bp_stack *s, bp_statu
     s->top = 0;
     return;
   }
+  g_errors++;
   bool device = status == BP_ERR_DEVICE || status == BP_ERR_NOT_FOUND;
   char meta_msg[1024] = "";
   bp_status mst = BP_OK;

@@ -47,9 +47,9 @@ bool rng_chance(rng *r, double p);
 void cpu_setup(void);
 /* The path cpu_setup() loads. */
 const char *cpu_plugin_path(void);
-/* Ends a case: reports failures that were only counted, checks that no
- * tensor handle leaked, and unloads the plugin (its teardown must
- * succeed). */
+/* Ends a case: prints how much it checked (calls, result elements, error
+ * paths), reports failures that were only counted, checks that no tensor
+ * handle leaked, and unloads the plugin (its teardown must succeed). */
 void cpu_done(void);
 
 /* "core::<name>", or fails the case and returns NULL. */
