@@ -1,6 +1,7 @@
 /* tests/cpu/cases.c - see cases.h. */
 #include "cases.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 uint64_t trial_seed(uint64_t base, int64_t trial) {
@@ -19,6 +20,23 @@ rt *lit_i(int32_t dt, int32_t ndim, const int64_t *sizes, const int64_t *v) {
   return r;
 }
 
+rt *lit_d(int32_t dt, int32_t ndim, const int64_t *sizes, const double *v) {
+  if (dt_is_float(dt)) return lit_f(dt, ndim, sizes, v);
+  rt *r = rt_new(dt, ndim, sizes);
+  for (int64_t k = 0; k < r->numel; k++) r->i[k] = wrap_int(dt, (int64_t)v[k]);
+  return r;
+}
+
+bp_tensor *tensor_d(int32_t dt, const double *v, int64_t n) {
+  if (dt_is_float(dt)) return tensor_f(dt, v, n);
+  int64_t *iv = malloc((size_t)(n ? n : 1) * sizeof *iv);
+  if (!iv) return NULL;
+  for (int64_t k = 0; k < n; k++) iv[k] = (int64_t)v[k];
+  bp_tensor *t = tensor_i(dt, iv, n);
+  free(iv);
+  return t;
+}
+
 bp_tensor *from_rt(const rt *r) {
   rng g;
   rng_seed(&g, 1);
@@ -28,10 +46,16 @@ bp_tensor *from_rt(const rt *r) {
 bp_tensor *call_t(const char *name, bp_tensor *a, bp_tensor *b, bp_tensor *c) {
   bp_value slots[4];
   bp_stack s = BP_STACK_INIT(slots, 4);
-  bp_stack_push_tensor(&s, a);
-  if (b) bp_stack_push_tensor(&s, b);
-  if (c) bp_stack_push_tensor(&s, c);
+  push_t(&s, a, b, c);
   return RUN(core_op(name), &s, .in = {a, b, c}, .ret = RET_NEW);
+}
+
+bp_tensor *call_cast(bp_tensor *a, int32_t to) {
+  bp_value slots[2];
+  bp_stack s = BP_STACK_INIT(slots, 2);
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_scalar_type(&s, to);
+  return RUN(core_op("cast"), &s, .in = {a}, .ret = RET_NEW);
 }
 
 bp_tensor *call_reduce(const char *name, bp_tensor *a, const int64_t *dims, size_t nd,

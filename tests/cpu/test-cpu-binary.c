@@ -12,6 +12,7 @@
  * TAP_ONLY=<case> replays one.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cases.h"
@@ -24,48 +25,27 @@
 
 /* Every binary op on two tensors of dtype dt, `trials` times. */
 static void binary_same_dtype(int32_t dt, int trials, uint64_t base) {
+  cpu_setup();
   for (int op = RB_ADD; op <= RB_POW; op++) {
     if (dt == BP_BOOL && (op == RB_SUB || op == RB_POW)) continue; /* errors */
     for (int t = 0; t < trials; t++) binary_trial(op, dt, dt, trial_seed(base + (uint64_t)op, t));
   }
-}
-
-static void binary_float32(void) {
-  cpu_setup();
-  binary_same_dtype(BP_FLOAT32, 40, 0xb1000000);
   cpu_done();
 }
 
-static void binary_float64(void) {
-  cpu_setup();
-  binary_same_dtype(BP_FLOAT64, 30, 0xb1100000);
-  cpu_done();
-}
-
-static void binary_float16(void) {
-  cpu_setup();
-  binary_same_dtype(BP_FLOAT16, 30, 0xb1200000);
-  cpu_done();
-}
-
-static void binary_bfloat16(void) {
-  cpu_setup();
-  binary_same_dtype(BP_BFLOAT16, 30, 0xb1300000);
-  cpu_done();
-}
-
-static void binary_ints(void) {
-  cpu_setup();
-  for (size_t i = 0; i < NELEMS(int_dtypes); i++)
-    binary_same_dtype(int_dtypes[i], 25, 0xb1400000 + ((uint64_t)i << 8));
-  cpu_done();
-}
-
-static void binary_bool(void) {
-  cpu_setup();
-  binary_same_dtype(BP_BOOL, 30, 0xb1500000);
-  cpu_done();
-}
+/* A case per dtype: its trials per op and its base seed. */
+#define BINARY_CASES(X, fn)                           \
+  X(fn, binary_float32, BP_FLOAT32, 40, 0xb1000000)   \
+  X(fn, binary_float64, BP_FLOAT64, 30, 0xb1100000)   \
+  X(fn, binary_float16, BP_FLOAT16, 30, 0xb1200000)   \
+  X(fn, binary_bfloat16, BP_BFLOAT16, 30, 0xb1300000) \
+  X(fn, binary_int8, BP_INT8, 25, 0xb1400000)         \
+  X(fn, binary_int16, BP_INT16, 25, 0xb1400100)       \
+  X(fn, binary_int32, BP_INT32, 25, 0xb1400200)       \
+  X(fn, binary_int64, BP_INT64, 25, 0xb1400300)       \
+  X(fn, binary_uint8, BP_UINT8, 25, 0xb1400400)       \
+  X(fn, binary_bool, BP_BOOL, 30, 0xb1500000)
+BINARY_CASES(DEFINE_CASE, binary_same_dtype)
 
 /* Every pair of different dtypes, every op their promotion allows. */
 static void binary_promotion(void) {
@@ -81,11 +61,55 @@ static void binary_promotion(void) {
   cpu_done();
 }
 
+/* Hand-worked values that doubles hold exactly, of any dtypes: the op,
+ * the operands' dtypes, the result's, the number of elements, alpha (NAN:
+ * none passed), the operands and the result. */
+typedef struct exact_binary {
+  const char *op;
+  int32_t da, db, dr;
+  int64_t n;
+  double alpha, a[9], b[9], want[9];
+} exact_binary;
+
+static const exact_binary exact[] = {
+    /* add with an integral alpha on integers, and alpha wrapping through it. */
+    {"add", BP_INT16, BP_INT16, BP_INT16, 2, 3, {1000, -1}, {20000, 5}, {61000 - 65536, 14}},
+    /* int64 with float16 gives float16, which overflows to inf. */
+    {"add", BP_INT64, BP_FLOAT16, BP_FLOAT16, 3, NAN,
+     {70000, 3, -100000}, {1, 0.5, 0}, {INFINITY, 3.5, -INFINITY}},
+    /* float16 with bfloat16 gives float32. */
+    {"mul", BP_FLOAT16, BP_BFLOAT16, BP_FLOAT32, 2, NAN, {1.5, 60000}, {-2, 4}, {-3, 240000}},
+    /* Booleans: add and maximum are or, mul and minimum are and, div is
+     * float32. */
+    {"add", BP_BOOL, BP_BOOL, BP_BOOL, 4, NAN, {1, 0, 1, 0}, {1, 1, 0, 0}, {1, 1, 1, 0}},
+    {"maximum", BP_BOOL, BP_BOOL, BP_BOOL, 4, NAN, {1, 0, 1, 0}, {1, 1, 0, 0}, {1, 1, 1, 0}},
+    {"mul", BP_BOOL, BP_BOOL, BP_BOOL, 4, NAN, {1, 0, 1, 0}, {1, 1, 0, 0}, {1, 0, 0, 0}},
+    {"minimum", BP_BOOL, BP_BOOL, BP_BOOL, 4, NAN, {1, 0, 1, 0}, {1, 1, 0, 0}, {1, 0, 0, 0}},
+    {"div", BP_BOOL, BP_BOOL, BP_FLOAT32, 4, NAN,
+     {1, 0, 1, 0}, {1, 1, 0, 0}, {1, 0, INFINITY, NAN}},
+    /* div of integers is true division in float32. */
+    {"div", BP_INT32, BP_INT32, BP_FLOAT32, 6, NAN,
+     {7, -7, 1, 0, 1, 16777217}, {2, 2, 0, 0, 3, 1}, {3.5, -3.5, INFINITY, NAN, 1.0 / 3, 16777216}},
+    /* Float pow is C's pow. */
+    {"pow", BP_FLOAT32, BP_FLOAT32, BP_FLOAT32, 9, NAN,
+     {-8, 0, -0.0, 1, NAN, -1, 2, 4, -2},
+     {1.0 / 3, -1, -1, NAN, 0, INFINITY, 10, 0.5, 3},
+     {NAN, INFINITY, -INFINITY, 1, 1, 1, 1024, 2, -8}},
+    {"pow", BP_FLOAT64, BP_FLOAT64, BP_FLOAT64, 9, NAN,
+     {-8, 0, -0.0, 1, NAN, -1, 2, 4, -2},
+     {1.0 / 3, -1, -1, NAN, 0, INFINITY, 10, 0.5, 3},
+     {NAN, INFINITY, -INFINITY, 1, 1, 1, 1024, 2, -8}},
+    /* sub with alpha on floats; float16 rounds to nearest-even: 2048 + 1
+     * is a tie at float16's spacing of 2 there, and even is 2048. */
+    {"sub", BP_FLOAT16, BP_FLOAT16, BP_FLOAT16, 5, 2,
+     {1, 2048, 65504, 0, -1}, {0.25, -0.5, -8, 0, 0.5}, {0.5, 2048, INFINITY, 0, -2}},
+};
+
 /* Hand-worked values: NaN in maximum/minimum, wraparound, promotion,
  * boolean logic, true division of integers, integer and float pow. */
 static void binary_special(void) {
   cpu_setup();
-  int64_t n3[] = {3}, n4[] = {4}, n5[] = {5}, n9[] = {9}, n6[] = {6}, n1[] = {1};
+  int64_t n4[] = {4}, n1[] = {1};
   for (size_t i = 0; i < NELEMS(float_dtypes); i++) {
     int32_t dt = float_dtypes[i];
     ctx_set("maximum/minimum with NaN, %s", dt_name(dt));
@@ -147,116 +171,18 @@ static void binary_special(void) {
     bp_tensor_release(a);
     bp_tensor_release(b);
   }
-  /* add with an integral alpha on integers, and alpha wrapping through it. */
-  {
-    ctx_set("add(int16, int16, alpha=3)");
-    bp_tensor *a = tensor_i(BP_INT16, (int64_t[]){1000, -1}, 2);
-    bp_tensor *b = tensor_i(BP_INT16, (int64_t[]){20000, 5}, 2);
+  for (size_t i = 0; i < NELEMS(exact); i++) {
+    const exact_binary *e = &exact[i];
+    char alpha[32] = "";
+    if (!isnan(e->alpha)) snprintf(alpha, sizeof alpha, ", alpha=%g", e->alpha);
+    ctx_set("%s(%s, %s%s) of hand-worked values", e->op, dt_name(e->da), dt_name(e->db), alpha);
+    bp_tensor *a = tensor_d(e->da, e->a, e->n), *b = tensor_d(e->db, e->b, e->n);
     bp_value slots[3];
     bp_stack s = BP_STACK_INIT(slots, 3);
-    bp_stack_push_tensor(&s, a);
-    bp_stack_push_tensor(&s, b);
-    bp_stack_push_float(&s, 3);
-    bp_tensor *res = RUN(core_op("add"), &s, .in = {a, b}, .ret = RET_NEW);
-    int64_t n2[] = {2};
-    rt *want = lit_i(BP_INT16, 1, n2, (int64_t[]){61000 - 65536, 14});
-    CLOSE(res, want, 1, TOL_PLAIN);
-    rt_free(want);
-    bp_tensor_release(res);
-    bp_tensor_release(a);
-    bp_tensor_release(b);
-  }
-  /* int64 with float16 gives float16, which overflows to inf. */
-  {
-    ctx_set("add(int64, float16)");
-    bp_tensor *a = tensor_i(BP_INT64, (int64_t[]){70000, 3, -100000}, 3);
-    bp_tensor *b = tensor_f(BP_FLOAT16, (double[]){1, 0.5, 0}, 3);
-    bp_tensor *res = call_t("add", a, b, NULL);
-    rt *want = lit_f(BP_FLOAT16, 1, n3, (double[]){INFINITY, 3.5, -INFINITY});
-    CLOSE(res, want, 1, TOL_PLAIN);
-    rt_free(want);
-    bp_tensor_release(res);
-    bp_tensor_release(a);
-    bp_tensor_release(b);
-  }
-  /* float16 with bfloat16 gives float32. */
-  {
-    ctx_set("mul(float16, bfloat16)");
-    bp_tensor *a = tensor_f(BP_FLOAT16, (double[]){1.5, 60000}, 2);
-    bp_tensor *b = tensor_f(BP_BFLOAT16, (double[]){-2, 4}, 2);
-    bp_tensor *res = call_t("mul", a, b, NULL);
-    int64_t n2[] = {2};
-    rt *want = lit_f(BP_FLOAT32, 1, n2, (double[]){-3, 240000});
-    CLOSE(res, want, 1, TOL_PLAIN);
-    rt_free(want);
-    bp_tensor_release(res);
-    bp_tensor_release(a);
-    bp_tensor_release(b);
-  }
-  /* Booleans: add and maximum are or, mul and minimum are and, div is
-   * float32. */
-  {
-    bp_tensor *a = tensor_i(BP_BOOL, (int64_t[]){1, 0, 1, 0}, 4);
-    bp_tensor *b = tensor_i(BP_BOOL, (int64_t[]){1, 1, 0, 0}, 4);
-    const char *ops[] = {"add", "maximum", "mul", "minimum"};
-    int64_t want_or[] = {1, 1, 1, 0}, want_and[] = {1, 0, 0, 0};
-    for (int k = 0; k < 4; k++) {
-      ctx_set("%s(bool, bool)", ops[k]);
-      bp_tensor *res = call_t(ops[k], a, b, NULL);
-      rt *want = lit_i(BP_BOOL, 1, n4, k < 2 ? want_or : want_and);
-      CLOSE(res, want, 1, TOL_PLAIN);
-      rt_free(want);
-      bp_tensor_release(res);
-    }
-    ctx_set("div(bool, bool)");
-    bp_tensor *res = call_t("div", a, b, NULL);
-    rt *want = lit_f(BP_FLOAT32, 1, n4, (double[]){1, 0, INFINITY, NAN});
-    CLOSE(res, want, 1, TOL_PLAIN);
-    rt_free(want);
-    bp_tensor_release(res);
-    bp_tensor_release(a);
-    bp_tensor_release(b);
-  }
-  /* div of integers is true division in float32. */
-  {
-    ctx_set("div(int32, int32)");
-    bp_tensor *a = tensor_i(BP_INT32, (int64_t[]){7, -7, 1, 0, 1, 16777217}, 6);
-    bp_tensor *b = tensor_i(BP_INT32, (int64_t[]){2, 2, 0, 0, 3, 1}, 6);
-    bp_tensor *res = call_t("div", a, b, NULL);
-    rt *want = lit_f(BP_FLOAT32, 1, n6, (double[]){3.5, -3.5, INFINITY, NAN, 1.0 / 3, 16777216});
-    CLOSE(res, want, 1, TOL_PLAIN);
-    rt_free(want);
-    bp_tensor_release(res);
-    bp_tensor_release(a);
-    bp_tensor_release(b);
-  }
-  /* Float pow is C's pow. */
-  for (size_t i = 0; i < 2; i++) {
-    int32_t dt = i ? BP_FLOAT64 : BP_FLOAT32;
-    ctx_set("pow special values, %s", dt_name(dt));
-    bp_tensor *a = tensor_f(dt, (double[]){-8, 0, -0.0, 1, NAN, -1, 2, 4, -2}, 9);
-    bp_tensor *b = tensor_f(dt, (double[]){1.0 / 3, -1, -1, NAN, 0, INFINITY, 10, 0.5, 3}, 9);
-    bp_tensor *res = call_t("pow", a, b, NULL);
-    rt *want = lit_f(dt, 1, n9, (double[]){NAN, INFINITY, -INFINITY, 1, 1, 1, 1024, 2, -8});
-    CLOSE(res, want, 1, TOL_PLAIN);
-    rt_free(want);
-    bp_tensor_release(res);
-    bp_tensor_release(a);
-    bp_tensor_release(b);
-  }
-  /* sub and add with alpha on floats; float16 rounds to nearest-even. */
-  {
-    ctx_set("sub(float16, float16, alpha=2)");
-    bp_tensor *a = tensor_f(BP_FLOAT16, (double[]){1, 2048, 65504, 0, -1}, 5);
-    bp_tensor *b = tensor_f(BP_FLOAT16, (double[]){0.25, -0.5, -8, 0, 0.5}, 5);
-    bp_value slots[3];
-    bp_stack s = BP_STACK_INIT(slots, 3);
-    bp_stack_push_tensor(&s, a);
-    bp_stack_push_tensor(&s, b);
-    bp_stack_push_float(&s, 2);
-    bp_tensor *res = RUN(core_op("sub"), &s, .in = {a, b}, .ret = RET_NEW);
-    /* 2048 + 1 is a tie at float16's spacing of 2 there: even is 2048. */
-    rt *want = lit_f(BP_FLOAT16, 1, n5, (double[]){0.5, 2048, INFINITY, 0, -2});
+    push_t(&s, a, b, NULL);
+    if (!isnan(e->alpha)) bp_stack_push_float(&s, e->alpha);
+    bp_tensor *res = RUN(core_op(e->op), &s, .in = {a, b}, .ret = RET_NEW);
+    rt *want = lit_d(e->dr, 1, (int64_t[]){e->n}, e->want);
     CLOSE(res, want, 1, TOL_PLAIN);
     rt_free(want);
     bp_tensor_release(res);
@@ -408,12 +334,7 @@ static void where_all(void) {
 
 int main(void) {
   static const tap_case cases[] = {
-      TAP_CASE(binary_float32),
-      TAP_CASE(binary_float64),
-      TAP_CASE(binary_float16),
-      TAP_CASE(binary_bfloat16),
-      TAP_CASE(binary_ints),
-      TAP_CASE(binary_bool),
+      BINARY_CASES(LIST_CASE, _)
       TAP_CASE(binary_promotion),
       TAP_CASE(binary_special),
       TAP_CASE(add_out),

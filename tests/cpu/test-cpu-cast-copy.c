@@ -40,7 +40,8 @@ static void cast_exact(void) {
     int32_t from, to;
     double in;
     int64_t want;
-  } f2i[] = {
+  } to_int[] = {
+      /* Floats saturate and truncate; NaN is 0, and true as a bool. */
       {BP_FLOAT32, BP_INT8, 127.9, 127},
       {BP_FLOAT32, BP_INT8, 128, 127},
       {BP_FLOAT32, BP_INT8, -128.9, -128},
@@ -84,30 +85,12 @@ static void cast_exact(void) {
       {BP_FLOAT16, BP_BOOL, INFINITY, 1},
       {BP_BFLOAT16, BP_BOOL, -0.0, 0},
       {BP_FLOAT64, BP_BOOL, 0.1, 1},
-  };
-  for (size_t i = 0; i < NELEMS(f2i); i++) {
-    ctx_set("cast(%s %.17g, %s)", dt_name(f2i[i].from), f2i[i].in, dt_name(f2i[i].to));
-    bp_tensor *a = tensor_f(f2i[i].from, &f2i[i].in, 1);
-    bp_value slots[2];
-    bp_stack s = BP_STACK_INIT(slots, 2);
-    bp_stack_push_tensor(&s, a);
-    bp_stack_push_scalar_type(&s, f2i[i].to);
-    bp_tensor *res = RUN(core_op("cast"), &s, .in = {a}, .ret = RET_NEW);
-    rt *w = lit_i(f2i[i].to, 1, (int64_t[]){1}, &f2i[i].want);
-    CLOSE(res, w, 1, TOL_PLAIN);
-    rt_free(w);
-    bp_tensor_release(res);
-    bp_tensor_release(a);
-  }
-  struct {
-    int32_t from, to;
-    int64_t in, want;
-  } i2i[] = {
+      /* Integers wrap; anything not 0 is true. */
       {BP_INT32, BP_INT8, 300, 44},
       {BP_INT64, BP_UINT8, -1, 255},
       {BP_UINT8, BP_INT8, 200, -56},
       {BP_INT16, BP_BOOL, -32768, 1},
-      {BP_INT64, BP_INT32, ((int64_t)1 << 32) + 5, 5},
+      {BP_INT64, BP_INT32, 0x1p32 + 5, 5},
       {BP_INT8, BP_UINT8, -128, 128},
       {BP_INT64, BP_INT16, -65535, 1},
       {BP_BOOL, BP_INT64, 1, 1},
@@ -116,15 +99,11 @@ static void cast_exact(void) {
       {BP_INT8, BP_INT64, -7, -7},
       {BP_UINT8, BP_INT16, 255, 255},
   };
-  for (size_t i = 0; i < NELEMS(i2i); i++) {
-    ctx_set("cast(%s %lld, %s)", dt_name(i2i[i].from), (long long)i2i[i].in, dt_name(i2i[i].to));
-    bp_tensor *a = tensor_i(i2i[i].from, &i2i[i].in, 1);
-    bp_value slots[2];
-    bp_stack s = BP_STACK_INIT(slots, 2);
-    bp_stack_push_tensor(&s, a);
-    bp_stack_push_scalar_type(&s, i2i[i].to);
-    bp_tensor *res = RUN(core_op("cast"), &s, .in = {a}, .ret = RET_NEW);
-    rt *w = lit_i(i2i[i].to, 1, (int64_t[]){1}, &i2i[i].want);
+  for (size_t i = 0; i < NELEMS(to_int); i++) {
+    ctx_set("cast(%s %.17g, %s)", dt_name(to_int[i].from), to_int[i].in, dt_name(to_int[i].to));
+    bp_tensor *a = tensor_d(to_int[i].from, &to_int[i].in, 1);
+    bp_tensor *res = call_cast(a, to_int[i].to);
+    rt *w = lit_i(to_int[i].to, 1, (int64_t[]){1}, &to_int[i].want);
     CLOSE(res, w, 1, TOL_PLAIN);
     rt_free(w);
     bp_tensor_release(res);
@@ -197,11 +176,7 @@ static void cast_exact(void) {
       memcpy(bp_tensor_get_view(a)->data, &rne[i].in_bits, bp_dtype_size(rne[i].from));
     else
       store_i(bp_tensor_get_view(a)->data, rne[i].from, (int64_t)rne[i].in_bits);
-    bp_value slots[2];
-    bp_stack s = BP_STACK_INIT(slots, 2);
-    bp_stack_push_tensor(&s, a);
-    bp_stack_push_scalar_type(&s, rne[i].to);
-    bp_tensor *res = RUN(core_op("cast"), &s, .in = {a}, .ret = RET_NEW);
+    bp_tensor *res = call_cast(a, rne[i].to);
     if (res) {
       uint64_t got = 0;
       memcpy(&got, bp_tensor_get_view(res)->data, bp_dtype_size(rne[i].to));
@@ -226,11 +201,7 @@ static void cast_exact(void) {
                 dt_name(to));
         bp_tensor *a = tensor_zeros(from, 0, NULL);
         memcpy(bp_tensor_get_view(a)->data, &nans[i][1], bp_dtype_size(from));
-        bp_value slots[2];
-        bp_stack s = BP_STACK_INIT(slots, 2);
-        bp_stack_push_tensor(&s, a);
-        bp_stack_push_scalar_type(&s, to);
-        bp_tensor *res = RUN(core_op("cast"), &s, .in = {a}, .ret = RET_NEW);
+        bp_tensor *res = call_cast(a, to);
         if (res && !isnan(load_f(bp_tensor_get_view(res)->data, to)))
           REPORT("NaN stays NaN", "got %g", load_f(bp_tensor_get_view(res)->data, to));
         bp_tensor_release(res);

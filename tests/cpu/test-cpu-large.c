@@ -174,32 +174,29 @@ static void large_targeted(uint64_t base) {
   }
 }
 
-static void large_tensors(void) {
+/* Every op family on large tensors of the dtypes in dts, with
+ * BP_CPU_THREADS set to `threads` (NULL: the pool's default size), which
+ * the plugin reads when it loads (each case is a fresh process); the base
+ * seeds of the targeted and of the random trials. */
+static void large_tensors_with(const char *threads, const int32_t *dts, size_t ndt,
+                               uint64_t targeted, uint64_t random) {
+  if (threads) setenv("BP_CPU_THREADS", threads, 1);
   cpu_setup();
-  large_targeted(0x1a46e001);
-  large_random(all_dtypes, NUM_DTYPES, 0x1a46e101);
+  large_targeted(targeted);
+  large_random(dts, ndt, random);
   cpu_done();
 }
 
-/* The same with the pool at one thread and at three: BP_CPU_THREADS is
- * read when the plugin loads, and each case is a fresh process. */
-static void large_tensors_one_thread(void) {
-  static const int32_t dts[] = {BP_FLOAT32, BP_BFLOAT16, BP_INT64, BP_UINT8};
-  setenv("BP_CPU_THREADS", "1", 1);
-  cpu_setup();
-  large_targeted(0x1a46e002);
-  large_random(dts, NELEMS(dts), 0x1a46e102);
-  cpu_done();
-}
+static const int32_t dts_1[] = {BP_FLOAT32, BP_BFLOAT16, BP_INT64, BP_UINT8};
+static const int32_t dts_3[] = {BP_FLOAT64, BP_FLOAT16, BP_INT32, BP_BOOL};
 
-static void large_tensors_three_threads(void) {
-  static const int32_t dts[] = {BP_FLOAT64, BP_FLOAT16, BP_INT32, BP_BOOL};
-  setenv("BP_CPU_THREADS", "3", 1);
-  cpu_setup();
-  large_targeted(0x1a46e003);
-  large_random(dts, NELEMS(dts), 0x1a46e103);
-  cpu_done();
-}
+/* Every dtype with the default pool; four of them each at one thread and
+ * at three. */
+#define LARGE_CASES(X, fn)                                                              \
+  X(fn, large_tensors, NULL, all_dtypes, NUM_DTYPES, 0x1a46e001, 0x1a46e101)            \
+  X(fn, large_tensors_one_thread, "1", dts_1, NELEMS(dts_1), 0x1a46e002, 0x1a46e102)    \
+  X(fn, large_tensors_three_threads, "3", dts_3, NELEMS(dts_3), 0x1a46e003, 0x1a46e103)
+LARGE_CASES(DEFINE_CASE, large_tensors_with)
 
 /* A column reduction with fewer blocks of outputs than threads splits
  * the reduced range too, keeping a partial result per output and piece:
@@ -325,9 +322,7 @@ static void concurrent_callers(void) {
 
 int main(void) {
   static const tap_case cases[] = {
-      TAP_CASE(large_tensors),
-      TAP_CASE(large_tensors_one_thread),
-      TAP_CASE(large_tensors_three_threads),
+      LARGE_CASES(LIST_CASE, _)
       TAP_CASE(column_pieces_memory),
       TAP_CASE(concurrent_callers),
   };

@@ -18,21 +18,20 @@
 #include "harness.h"
 #include "trials.h"
 
-static void matmul_float32(void) {
+/* matmul of dtype dt, `trials` times. */
+static void matmul_dtype(int32_t dt, int trials, uint64_t base) {
   cpu_setup();
-  for (int t = 0; t < 150; t++) matmul_trial(BP_FLOAT32, trial_seed(0x3a7000000, t));
+  for (int t = 0; t < trials; t++) matmul_trial(dt, trial_seed(base, t));
   cpu_done();
 }
 
-static void matmul_others(void) {
-  cpu_setup();
-  for (int t = 0; t < 80; t++) {
-    matmul_trial(BP_FLOAT64, trial_seed(0x3a7100000, t));
-    matmul_trial(BP_FLOAT16, trial_seed(0x3a7200000, t));
-    matmul_trial(BP_BFLOAT16, trial_seed(0x3a7300000, t));
-  }
-  cpu_done();
-}
+/* A case per float dtype: its trials and its base seed. */
+#define MATMUL_CASES(X, fn)                            \
+  X(fn, matmul_float32, BP_FLOAT32, 150, 0x3a7000000)  \
+  X(fn, matmul_float64, BP_FLOAT64, 80, 0x3a7100000)   \
+  X(fn, matmul_float16, BP_FLOAT16, 80, 0x3a7200000)   \
+  X(fn, matmul_bfloat16, BP_BFLOAT16, 80, 0x3a7300000)
+MATMUL_CASES(DEFINE_CASE, matmul_dtype)
 
 /* The same products through the plugin's own kernels: BP_BLAS_LIBRARY=none
  * (read when the plugin loads; each case is a fresh process) keeps it from
@@ -142,8 +141,7 @@ static void matmul_special(void) {
 
 int main(void) {
   static const tap_case cases[] = {
-      TAP_CASE(matmul_float32),
-      TAP_CASE(matmul_others),
+      MATMUL_CASES(LIST_CASE, _)
       TAP_CASE(matmul_special),
       TAP_CASE(matmul_builtin_kernels),
   };

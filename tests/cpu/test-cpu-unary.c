@@ -21,39 +21,29 @@
 /* Elementwise unary ops                                                    */
 /* ------------------------------------------------------------------------ */
 
+/* Every unary op the dtype takes on tensors of dtype dt, `trials` times. */
 static void unary_dtype(int32_t dt, int trials, uint64_t base) {
+  cpu_setup();
   for (int op = RU_NEG; op <= RU_GELU_TANH; op++) {
     if (dt == BP_BOOL && op <= RU_RELU) continue; /* errors */
     for (int t = 0; t < trials; t++) unary_trial(op, dt, trial_seed(base + (uint64_t)op, t));
   }
-}
-
-static void unary_float32(void) {
-  cpu_setup();
-  unary_dtype(BP_FLOAT32, 40, 0x0a000000);
   cpu_done();
 }
 
-static void unary_float64(void) {
-  cpu_setup();
-  unary_dtype(BP_FLOAT64, 30, 0x0a100000);
-  cpu_done();
-}
-
-static void unary_half(void) {
-  cpu_setup();
-  unary_dtype(BP_FLOAT16, 30, 0x0a200000);
-  unary_dtype(BP_BFLOAT16, 30, 0x0a300000);
-  cpu_done();
-}
-
-static void unary_ints(void) {
-  cpu_setup();
-  for (size_t i = 0; i < NELEMS(int_dtypes); i++)
-    unary_dtype(int_dtypes[i], 12, 0x0a400000 + ((uint64_t)i << 8));
-  unary_dtype(BP_BOOL, 12, 0x0a500000);
-  cpu_done();
-}
+/* A case per dtype: its trials per op and its base seed. */
+#define UNARY_CASES(X, fn)                           \
+  X(fn, unary_float32, BP_FLOAT32, 40, 0x0a000000)   \
+  X(fn, unary_float64, BP_FLOAT64, 30, 0x0a100000)   \
+  X(fn, unary_float16, BP_FLOAT16, 30, 0x0a200000)   \
+  X(fn, unary_bfloat16, BP_BFLOAT16, 30, 0x0a300000) \
+  X(fn, unary_int8, BP_INT8, 12, 0x0a400000)         \
+  X(fn, unary_int16, BP_INT16, 12, 0x0a400100)       \
+  X(fn, unary_int32, BP_INT32, 12, 0x0a400200)       \
+  X(fn, unary_int64, BP_INT64, 12, 0x0a400300)       \
+  X(fn, unary_uint8, BP_UINT8, 12, 0x0a400400)       \
+  X(fn, unary_bool, BP_BOOL, 12, 0x0a500000)
+UNARY_CASES(DEFINE_CASE, unary_dtype)
 
 /* ulps between a float32 result and the float64 value it approximates
  * (the spacing of float32 around that value, 2^-149 at least). */
@@ -128,67 +118,65 @@ static void unary_exp_edges(void) {
   cpu_done();
 }
 
+/* Hand-worked values that doubles hold exactly: the op, its approximate
+ * argument (NULL: none passed), the input's dtype and the result's, the
+ * number of elements, the input and the result. */
+typedef struct exact_unary {
+  const char *op, *approximate;
+  int32_t dt, dr;
+  int64_t n;
+  double in[6], want[6];
+} exact_unary;
+
+static const exact_unary exact[] = {
+    {"log", NULL, BP_FLOAT32, BP_FLOAT32, 6,
+     {0, -0.0, -1, INFINITY, NAN, 1}, {-INFINITY, -INFINITY, NAN, INFINITY, NAN, 0}},
+    {"sqrt", NULL, BP_FLOAT64, BP_FLOAT64, 6,
+     {-1, 0, 4, INFINITY, 2, NAN}, {NAN, 0, 2, INFINITY, 1.4142135623730951, NAN}},
+    {"rsqrt", NULL, BP_FLOAT32, BP_FLOAT32, 6,
+     {0, 4, INFINITY, -1, 0.25, NAN}, {INFINITY, 0.5, 0, NAN, 2, NAN}},
+    {"relu", NULL, BP_FLOAT32, BP_FLOAT32, 6,
+     {NAN, -1, 2, -INFINITY, INFINITY, -0.0}, {NAN, 0, 2, 0, INFINITY, 0}},
+    {"exp", NULL, BP_FLOAT16, BP_FLOAT16, 6,
+     {12, -INFINITY, 0, 1, NAN, -20}, {INFINITY, 0, 1, 2.718281828459045, NAN, 2.0611536e-09}},
+    {"sigmoid", NULL, BP_FLOAT32, BP_FLOAT32, 6,
+     {INFINITY, -INFINITY, 0, NAN, 100, -100}, {1, 0, 0.5, NAN, 1, 3.7200759760208356e-44}},
+    {"tanh", NULL, BP_BFLOAT16, BP_BFLOAT16, 6,
+     {INFINITY, -INFINITY, 0, NAN, 20, -0.5}, {1, -1, 0, NAN, 1, -0.46211715726000974}},
+    {"neg", NULL, BP_FLOAT64, BP_FLOAT64, 6,
+     {0, -0.0, INFINITY, NAN, 1.5, -2}, {-0.0, 0, -INFINITY, NAN, -1.5, 2}},
+    {"abs", NULL, BP_BFLOAT16, BP_BFLOAT16, 6,
+     {-0.0, -INFINITY, NAN, -3, 3, -1e30}, {0, INFINITY, NAN, 3, 3, 1e30}},
+    {"gelu", NULL, BP_FLOAT64, BP_FLOAT64, 6,
+     {1, -1, 0, NAN, 3, -3},
+     {0.8413447460685429, -0.15865525393145707, 0, NAN, 2.99595030590511, -0.00404969409489031}},
+    /* gelu's tanh form. */
+    {"gelu", "tanh", BP_FLOAT64, BP_FLOAT64, 6,
+     {1, -1, 0, NAN, 3, -3},
+     {0.8411919906082768, -0.15880800939172324, 0, NAN, 2.996362607918227,
+      -0.0036373920817729943}},
+    /* Integers and bool into the float ops give float32. */
+    {"exp", NULL, BP_INT32, BP_FLOAT32, 4,
+     {0, 1, 4, -1}, {1, 2.718281828459045, 54.598150033144236, 0.36787944117144233}},
+    {"sqrt", NULL, BP_UINT8, BP_FLOAT32, 4, {4, 9, 0, 255}, {2, 3, 0, 15.968719422671311}},
+    {"gelu", NULL, BP_BOOL, BP_FLOAT32, 4,
+     {1, 0, 1, 0}, {0.8413447460685429, 0, 0.8413447460685429, 0}},
+};
+
 /* Hand-worked values of the unary ops. */
 static void unary_special(void) {
   cpu_setup();
-  struct {
-    const char *op;
-    int32_t dt;
-    double in[6];
-    double want[6]; /* in the result dtype */
-  } fl[] = {
-      {"log",
-       BP_FLOAT32,
-       {0, -0.0, -1, INFINITY, NAN, 1},
-       {-INFINITY, -INFINITY, NAN, INFINITY, NAN, 0}},
-      {"sqrt",
-       BP_FLOAT64,
-       {-1, 0, 4, INFINITY, 2, NAN},
-       {NAN, 0, 2, INFINITY, 1.4142135623730951, NAN}},
-      {"rsqrt", BP_FLOAT32, {0, 4, INFINITY, -1, 0.25, NAN}, {INFINITY, 0.5, 0, NAN, 2, NAN}},
-      {"relu", BP_FLOAT32, {NAN, -1, 2, -INFINITY, INFINITY, -0.0}, {NAN, 0, 2, 0, INFINITY, 0}},
-      {"exp",
-       BP_FLOAT16,
-       {12, -INFINITY, 0, 1, NAN, -20},
-       {INFINITY, 0, 1, 2.718281828459045, NAN, 2.0611536e-09}},
-      {"sigmoid",
-       BP_FLOAT32,
-       {INFINITY, -INFINITY, 0, NAN, 100, -100},
-       {1, 0, 0.5, NAN, 1, 3.7200759760208356e-44}},
-      {"tanh",
-       BP_BFLOAT16,
-       {INFINITY, -INFINITY, 0, NAN, 20, -0.5},
-       {1, -1, 0, NAN, 1, -0.46211715726000974}},
-      {"neg", BP_FLOAT64, {0, -0.0, INFINITY, NAN, 1.5, -2}, {-0.0, 0, -INFINITY, NAN, -1.5, 2}},
-      {"abs", BP_BFLOAT16, {-0.0, -INFINITY, NAN, -3, 3, -1e30}, {0, INFINITY, NAN, 3, 3, 1e30}},
-      {"gelu",
-       BP_FLOAT64,
-       {1, -1, 0, NAN, 3, -3},
-       {0.8413447460685429, -0.15865525393145707, 0, NAN, 2.99595030590511, -0.00404969409489031}},
-  };
-  int64_t n6[] = {6};
-  for (size_t i = 0; i < NELEMS(fl); i++) {
-    ctx_set("%s(%s) hand-worked values", fl[i].op, dt_name(fl[i].dt));
-    bp_tensor *a = tensor_f(fl[i].dt, fl[i].in, 6);
-    bp_tensor *res = call_t(fl[i].op, a, NULL, NULL);
-    rt *want = lit_f(fl[i].dt, 1, n6, fl[i].want);
-    CLOSE(res, want, 1, TOL_PLAIN);
-    rt_free(want);
-    bp_tensor_release(res);
-    bp_tensor_release(a);
-  }
-  /* gelu's tanh form. */
-  {
-    ctx_set("gelu(float64, approximate=\"tanh\")");
-    bp_tensor *a = tensor_f(BP_FLOAT64, (double[]){1, -1, 0, NAN, 3, -3}, 6);
+  for (size_t i = 0; i < NELEMS(exact); i++) {
+    const exact_unary *e = &exact[i];
+    ctx_set("%s(%s%s%s) of hand-worked values", e->op, dt_name(e->dt),
+            e->approximate ? ", approximate=" : "", e->approximate ? e->approximate : "");
+    bp_tensor *a = tensor_d(e->dt, e->in, e->n);
     bp_value slots[2];
     bp_stack s = BP_STACK_INIT(slots, 2);
     bp_stack_push_tensor(&s, a);
-    bp_stack_push_str(&s, "tanh");
-    bp_tensor *res = RUN(core_op("gelu"), &s, .in = {a}, .ret = RET_NEW);
-    rt *want = lit_f(BP_FLOAT64, 1, n6,
-                     (double[]){0.8411919906082768, -0.15880800939172324, 0, NAN, 2.996362607918227,
-                                -0.0036373920817729943});
+    if (e->approximate) bp_stack_push_str(&s, e->approximate);
+    bp_tensor *res = RUN(core_op(e->op), &s, .in = {a}, .ret = RET_NEW);
+    rt *want = lit_d(e->dr, 1, (int64_t[]){e->n}, e->want);
     CLOSE(res, want, 1, TOL_PLAIN);
     rt_free(want);
     bp_tensor_release(res);
@@ -218,35 +206,12 @@ static void unary_special(void) {
     bp_tensor_release(res);
     bp_tensor_release(a);
   }
-  /* Integers and bool into the float ops give float32. */
-  {
-    ctx_set("exp/sqrt/gelu of integers and bool");
-    bp_tensor *a = tensor_i(BP_INT32, (int64_t[]){0, 1, 4, -1}, 4);
-    bp_tensor *b = tensor_i(BP_UINT8, (int64_t[]){4, 9, 0, 255}, 4);
-    bp_tensor *c = tensor_i(BP_BOOL, (int64_t[]){1, 0, 1, 0}, 4);
-    bp_tensor *r1 = call_t("exp", a, NULL, NULL), *r2 = call_t("sqrt", b, NULL, NULL);
-    bp_tensor *r3 = call_t("gelu", c, NULL, NULL);
-    rt *w1 = lit_f(BP_FLOAT32, 1, n4,
-                   (double[]){1, 2.718281828459045, 54.598150033144236, 0.36787944117144233});
-    rt *w2 = lit_f(BP_FLOAT32, 1, n4, (double[]){2, 3, 0, 15.968719422671311});
-    rt *w3 = lit_f(BP_FLOAT32, 1, n4, (double[]){0.8413447460685429, 0, 0.8413447460685429, 0});
-    CLOSE(r1, w1, 1, TOL_PLAIN);
-    CLOSE(r2, w2, 1, TOL_PLAIN);
-    CLOSE(r3, w3, 1, TOL_PLAIN);
-    rt *rs[] = {w1, w2, w3};
-    for (int k = 0; k < 3; k++) rt_free(rs[k]);
-    bp_tensor *ts[] = {a, b, c, r1, r2, r3};
-    for (int k = 0; k < 6; k++) bp_tensor_release(ts[k]);
-  }
   cpu_done();
 }
 
 int main(void) {
   static const tap_case cases[] = {
-      TAP_CASE(unary_float32),
-      TAP_CASE(unary_float64),
-      TAP_CASE(unary_half),
-      TAP_CASE(unary_ints),
+      UNARY_CASES(LIST_CASE, _)
       TAP_CASE(unary_special),
       TAP_CASE(unary_exp_edges),
   };

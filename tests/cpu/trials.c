@@ -388,11 +388,7 @@ void cast_trial(int32_t from, int32_t to, uint64_t seed) {
   bp_tensor *a = gen_tensor(&r, from, n, sizes, LAY_RANDOM, VP_WIDE, &ra, &lay);
   ctx_set("cast(%s %s %s, %s) seed=0x%llx", dt_name(from), shape_str(n, sizes), layout_name(lay),
           dt_name(to), (unsigned long long)seed);
-  bp_value slots[2];
-  bp_stack s = BP_STACK_INIT(slots, 2);
-  bp_stack_push_tensor(&s, a);
-  bp_stack_push_scalar_type(&s, to);
-  bp_tensor *res = RUN(core_op("cast"), &s, .in = {a}, .ret = RET_NEW);
+  bp_tensor *res = call_cast(a, to);
   rt *want = ref_cast(ra, to);
   if (res) CLOSE(res, want, 1, TOL_PLAIN);
   /* To the same dtype nothing changes, not even the sign of a zero. */
