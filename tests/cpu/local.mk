@@ -8,12 +8,12 @@
 noinst_LTLIBRARIES += %D%/libbpref.la
 %C%_libbpref_la_SOURCES = %D%/ref.c %D%/ref.h %D%/num.c %D%/num.h
 
-# The tests' machinery (harness.c), small helpers for writing cases
-# (cases.c) and one seeded random trial per op family (trials.c), built
-# once for every test program.
+# The tests' machinery (harness.c and tensors.c), small helpers for
+# writing cases (cases.c) and one seeded random trial per op family
+# (trials.c), built once for every test program.
 check_LTLIBRARIES += %D%/libcputest.la
 %C%_libcputest_la_SOURCES = \
-	%D%/harness.c %D%/harness.h \
+	%D%/harness.c %D%/harness.h %D%/tensors.c \
 	%D%/cases.c %D%/cases.h \
 	%D%/trials.c %D%/trials.h
 %C%_libcputest_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
