@@ -10,19 +10,21 @@ noinst_LTLIBRARIES += %D%/libbpref.la
 
 # The tests' machinery (harness.c and tensors.c), small helpers for
 # writing cases (cases.c) and one seeded random trial per op family
-# (trials.c), built once for every test program.
+# (trials.c), also at large sizes (large.c), built once for every test
+# program.
 check_LTLIBRARIES += %D%/libcputest.la
 %C%_libcputest_la_SOURCES = \
 	%D%/harness.c %D%/harness.h %D%/tensors.c \
 	%D%/cases.c %D%/cases.h \
-	%D%/trials.c %D%/trials.h
+	%D%/trials.c %D%/trials.h \
+	%D%/large.c %D%/large.h
 %C%_libcputest_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 CPU_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 CPU_TEST_LDADD = %D%/libcputest.la %D%/libbpref.la host/libbackplane.la tests/libtap.la -lm
 
-# The test programs, one per family of ops (each case a TAP point), so
-# that `make check` runs them side by side.  test-cpu-cast-copy and
-# test-cpu-errors also load tests/plugins' good.so, for another device.
+# The test programs, one per family of ops or concern (each case a TAP
+# point), so that `make check` runs them side by side.  test-cpu-cast-copy
+# and test-cpu-errors also load tests/plugins' good.so, for another device.
 check_PROGRAMS += \
 	%D%/test-cpu-calls \
 	%D%/test-cpu-binary \
@@ -33,6 +35,7 @@ check_PROGRAMS += \
 	%D%/test-cpu-cast-copy \
 	%D%/test-cpu-tiled \
 	%D%/test-cpu-large \
+	%D%/test-cpu-pool \
 	%D%/test-cpu-errors
 %C%_test_cpu_calls_SOURCES = %D%/test-cpu-calls.c
 %C%_test_cpu_calls_CPPFLAGS = $(CPU_TEST_CPPFLAGS)
@@ -60,7 +63,10 @@ check_PROGRAMS += \
 %C%_test_cpu_tiled_LDADD = $(CPU_TEST_LDADD)
 %C%_test_cpu_large_SOURCES = %D%/test-cpu-large.c
 %C%_test_cpu_large_CPPFLAGS = $(CPU_TEST_CPPFLAGS)
-%C%_test_cpu_large_LDADD = $(CPU_TEST_LDADD) -lpthread
+%C%_test_cpu_large_LDADD = $(CPU_TEST_LDADD)
+%C%_test_cpu_pool_SOURCES = %D%/test-cpu-pool.c
+%C%_test_cpu_pool_CPPFLAGS = $(CPU_TEST_CPPFLAGS)
+%C%_test_cpu_pool_LDADD = $(CPU_TEST_LDADD) -lpthread
 %C%_test_cpu_errors_SOURCES = %D%/test-cpu-errors.c tests/testutil.h
 %C%_test_cpu_errors_CPPFLAGS = $(CPU_TEST_CPPFLAGS)
 %C%_test_cpu_errors_LDADD = $(CPU_TEST_LDADD)
@@ -71,6 +77,7 @@ dist_check_SCRIPTS += %D%/test-cpu-symbols.sh
 # The slowest first, so that a parallel `make check` starts them early.
 TESTS += \
 	%D%/test-cpu-large \
+	%D%/test-cpu-pool \
 	%D%/test-cpu-nn \
 	%D%/test-cpu-tiled \
 	%D%/test-cpu-calls \
