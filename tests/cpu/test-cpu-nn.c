@@ -17,10 +17,6 @@
 #include "harness.h"
 #include "trials.h"
 
-/* ------------------------------------------------------------------------ */
-/* softmax, log_softmax, layer_norm                                         */
-/* ------------------------------------------------------------------------ */
-
 static void softmax_all(void) {
   cpu_setup();
   for (size_t i = 0; i < NELEMS(float_dtypes); i++)

@@ -20,7 +20,6 @@
 #include "cases.h"
 #include "harness.h"
 #include "large.h"
-#include "trials.h"
 
 /* ------------------------------------------------------------------------ */
 /* The pool at one thread and at three                                      */

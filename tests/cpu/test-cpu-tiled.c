@@ -15,10 +15,6 @@
 #include "harness.h"
 #include "trials.h"
 
-/* ------------------------------------------------------------------------ */
-/* Strided operands walked in tiles                                         */
-/* ------------------------------------------------------------------------ */
-
 /*
  * An input that steps 64 bytes or more per element along the innermost
  * dimension (a transposed or permuted view) makes the plugin walk two

@@ -17,10 +17,6 @@
 #include "harness.h"
 #include "trials.h"
 
-/* ------------------------------------------------------------------------ */
-/* Elementwise unary ops                                                    */
-/* ------------------------------------------------------------------------ */
-
 /* Every unary op the dtype takes on tensors of dtype dt, `trials` times. */
 static void unary_dtype(int32_t dt, int trials, uint64_t base) {
   cpu_setup();
