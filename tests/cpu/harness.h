@@ -5,6 +5,9 @@
  * contiguous results, no leaked handles), comparison against the reference
  * with the spec's tolerances, and error-path checks.
  *
+ * harness.c holds the PRNG, setup, checked calls and comparisons, and
+ * tensors.c the shapes, values and tensors.
+ *
  * Diagnostics name the trial through a context line (op, dtypes, shapes,
  * layouts, seed) that each trial sets with ctx_set().  After MAX_REPORTS
  * failures in one case, further failures are only counted, so that a
@@ -47,10 +50,14 @@ bool rng_chance(rng *r, double p);
 void cpu_setup(void);
 /* The path cpu_setup() loads. */
 const char *cpu_plugin_path(void);
-/* Ends a case: reports failures that were only counted, checks that no
- * tensor handle leaked, and unloads the plugin (its teardown must
- * succeed). */
+/* Ends a case: prints how much it checked (calls, result elements, error
+ * paths), reports failures that were only counted, checks that no tensor
+ * handle leaked, and unloads the plugin (its teardown must succeed). */
 void cpu_done(void);
+
+/* Ends the case at once, failed: the harness itself could not go on.
+ * Prints what failed, its status, the thread's last error and the trial. */
+void die(const char *what, bp_status st) __attribute__((noreturn));
 
 /* "core::<name>", or fails the case and returns NULL. */
 const bp_op *core_op(const char *name);
@@ -124,6 +131,12 @@ rt *read_tensor(const bp_tensor *t);
  * dt) or an int64 (integers and bool). */
 double rand_float(rng *r, int32_t dt, int prof);
 int64_t rand_int(rng *r, int32_t dt, int prof);
+/* Byte offset of logical element idx (an index per dimension) from the
+ * view's data pointer. */
+int64_t elem_offset(const bp_tensor_view *v, const int64_t *idx);
+/* Steps a row-major index over sizes to the next element; false after
+ * the last (idx is then all zeros again). */
+bool next_idx(int32_t n, const int64_t *sizes, int64_t *idx);
 
 /* ------------------------------------------------------------------------ */
 /* Checked calls                                                            */
