@@ -148,8 +148,20 @@ static void errors_shape(void) {
   push_t(&s, e03, NULL, NULL);
   EXPECT_ERROR(core_op("argmax"), &s, BP_ERR_SHAPE, NULL, "core::argmax");
   push_t(&s, e03, NULL, NULL);
-  bp_stack_push_int(&s, 1);
+  bp_stack_push_int(&s, 0);
   EXPECT_ERROR(core_op("argmax"), &s, BP_ERR_SHAPE, NULL, "core::argmax");
+  /* Over the non-empty dim the result is empty, as in torch. */
+  ctx_set("argmax of a [0, 3] tensor over dim 1");
+  push_t(&s, e03, NULL, NULL);
+  bp_stack_push_int(&s, 1);
+  is_status(bp_call(core_op("argmax"), &s), BP_OK);
+  if (s.top == 1) {
+    const bp_tensor_view *v = bp_tensor_get_view(s.values[0].u.tensor);
+    is_int(v->dtype, BP_INT64);
+    is_int(v->ndim, 1);
+    is_int(v->ndim == 1 ? v->sizes[0] : -1, 0);
+  }
+  bp_stack_release(&s);
   ctx_set("layer_norm with a normalized_shape that is not the trailing sizes");
   push_t(&s, a23, NULL, NULL);
   bp_stack_push_int_list(&s, (int64_t[]){4}, 1);
