@@ -49,10 +49,10 @@ fi
 # kernel that lists its dtypes and a boxed one that does not.
 compat="$top_builddir/abi/.libs/compat_1_0.so"
 "$info" --no-discover "$compat" > "$tmp/compat.txt" 2>&1
-check "shows an unboxed kernel and its dtypes" "$tmp/compat.txt" "kernel cpu        unboxed .*from compat_1_0; dtypes: float32$"
+check "shows an unboxed kernel and its dtypes" "$tmp/compat.txt" "kernel cpu        unboxed .*from compat_1_0 (priority 0, active); dtypes: float32$"
 check "shows the op's doc line and meta presence" "$tmp/compat.txt" "defined by compat_1_0; meta function: yes"
 "$info" --json --no-discover "$compat" > "$tmp/compat.json" 2>&1
-check "JSON lists a kernel's dtypes" "$tmp/compat.json" '"kind": "unboxed[^"]*", "plugin": "compat_1_0", "enabled": true, "dtypes": \["float32"\]'
+check "JSON lists a kernel's dtypes" "$tmp/compat.json" '"kind": "unboxed[^"]*", "plugin": "compat_1_0", "enabled": true, "priority": 0, "active": true, "dtypes": \["float32"\]'
 # A loaded plugin's note from its setup() (why it has no devices, say).
 vb="$top_builddir/tests/plugins/.libs/vendor_b.so"
 "$info" --no-discover "$vb" > "$tmp/vb.txt" 2>&1
@@ -144,6 +144,14 @@ st=$?
 if [ $st -ne 0 ] && ! grep -q "^Plugins:" "$tmp/noiso.txt"; then
   pass "--no-isolate turns isolation off (the crash ends bp-info, status $st)"
 else flunk "--no-isolate turns isolation off (status $st)" "$tmp/noiso.txt"; fi
+
+# Two plugins with kernels for core::add on the CPU: both are listed, the
+# one calls go to marked active (tests/plugins/tuned.c, priority 10).
+tuned="$top_builddir/tests/plugins/.libs/tuned.so"
+BP_PLUGIN_PATH= "$info" --no-discover "$cpu" "$tuned" > "$tmp/two.txt" 2>&1
+grep -A4 "^  core::add(" "$tmp/two.txt" > "$tmp/add.txt"
+check "lists both kernels of an op on one device type" "$tmp/add.txt" "kernel cpu .*from cpu (priority 0, next in line)"
+check "marks the kernel calls go to as active" "$tmp/add.txt" "kernel cpu .*from tuned (priority 10, active); dtypes: float32$"
 
 n=$((n + 1))
 "$info" --bogus > /dev/null 2> "$tmp/err.txt"

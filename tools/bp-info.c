@@ -381,7 +381,8 @@ static void print_ops(void) {
         json_str(device_label(ki.device_type, buf, sizeof buf));
         printf(", \"kind\": \"%s\", \"plugin\": ", kind_name(ki.kind));
         json_str(ki.plugin);
-        printf(", \"enabled\": %s, \"dtypes\": ", ki.enabled ? "true" : "false");
+        printf(", \"enabled\": %s, \"priority\": %d, \"active\": %s, \"dtypes\": ",
+               ki.enabled ? "true" : "false", (int)ki.priority, ki.active ? "true" : "false");
         if (ki.dtypes) {
           putchar('[');
           for (const int32_t *d = ki.dtypes; *d != BP_DTYPE_INVALID; d++) {
@@ -393,9 +394,12 @@ static void print_ops(void) {
           printf("null}");
         }
       } else {
-        printf("      kernel %-10s %-20s from %s%s; dtypes: ",
+        /* Every candidate for a device type is listed, the one calls go
+         * to first marked active (see KERNEL PRECEDENCE in host.h). */
+        printf("      kernel %-10s %-20s from %s (priority %d, %s); dtypes: ",
                termsafe(device_label(ki.device_type, buf, sizeof buf)), kind_name(ki.kind),
-               termsafe(ki.plugin), ki.enabled ? "" : " (disabled)");
+               termsafe(ki.plugin), (int)ki.priority,
+               !ki.enabled ? "disabled" : ki.active ? "active" : "next in line");
         if (!ki.dtypes) printf("all the op allows");
         for (const int32_t *d = ki.dtypes; d && *d != BP_DTYPE_INVALID; d++)
           printf("%s%s", d != ki.dtypes ? ", " : "", bp_dtype_name(*d) ? bp_dtype_name(*d) : "?");
