@@ -1,7 +1,6 @@
 /*
- * tools/argtext.h - the text of bp-run's command line: an op's parameters
- * and Tensor results read from its schema, and numbers and lists read
- * from arguments.  Numbers follow the schema grammar (docs/schemas.md), so
+ * tools/argtext.h - the text of bp-run's command line: numbers and lists
+ * read from arguments.  Numbers follow the schema grammar (docs/schemas.md), so
  * that a value means the same on the command line as in a default:
  *
  *   int     -?[0-9]+                                   (int64)
@@ -17,7 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One argument of a schema. */
+/* One argument of an op, as bp-run needs it (filled from
+ * bp_op_get_arg()). */
 typedef struct argtext_param {
   char name[64];
   char base[16];   /* "Tensor", "int", "float", ... */
@@ -26,14 +26,6 @@ typedef struct argtext_param {
   int kwonly;      /* after '*' */
   int has_default; /* NAME=VALUE in the schema: may be left out */
 } argtext_param;
-
-/* Reads the arguments of the canonical schema text (as bp_op_get_info()
- * gives it) into out, at most max of them; returns how many there are. */
-size_t argtext_params(const char *schema, argtext_param *out, size_t max);
-
-/* How many Tensor (or Tensor?) results the schema declares, or -1 when a
- * Tensor[] result makes the count known only after the call. */
-int argtext_tensor_results(const char *schema);
 
 /* Results of the number readers. */
 enum { ARGTEXT_OK = 0, ARGTEXT_SYNTAX = -1, ARGTEXT_RANGE = -2 };

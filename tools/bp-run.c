@@ -450,15 +450,70 @@ static void assign_args(const char *opname, const char *schema, const param *par
           params[k].name, schema);
 }
 
+/* The base type's name of a value tag, as the schema spells it. */
+static const char *base_of(int32_t tag) {
+  switch (tag) {
+    case BP_TAG_TENSOR:
+    case BP_TAG_TENSOR_LIST: return "Tensor";
+    case BP_TAG_INT:
+    case BP_TAG_INT_LIST: return "int";
+    case BP_TAG_FLOAT:
+    case BP_TAG_FLOAT_LIST: return "float";
+    case BP_TAG_BOOL: return "bool";
+    case BP_TAG_STR: return "str";
+    case BP_TAG_SCALAR_TYPE: return "ScalarType";
+    case BP_TAG_DEVICE: return "Device";
+    default: return "?";
+  }
+}
+
+/* The op's arguments, as libbackplane describes them (bp_op_get_arg), at
+ * most max of them; returns how many there are. */
+static size_t op_params(const bp_op *op, param *out, size_t max) {
+  size_t n = 0;
+  bp_arg_info a;
+  for (; n < max; n++) {
+    memset(&a, 0, sizeof a);
+    a.struct_size = BP_ARG_INFO_STRUCT_SIZE;
+    if (bp_op_get_arg(op, n, &a) != BP_OK) break;
+    param *p = &out[n];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", a.name);
+    snprintf(p->base, sizeof p->base, "%s", base_of(a.tag));
+    p->list = (a.flags & BP_ARG_LIST) != 0;
+    p->optional = (a.flags & BP_ARG_OPTIONAL) != 0;
+    p->kwonly = (a.flags & BP_ARG_KWARG_ONLY) != 0;
+    p->has_default = (a.flags & BP_ARG_HAS_DEFAULT) != 0;
+  }
+  bp_clear_error();
+  return n;
+}
+
+/* How many Tensor (or Tensor?) results the op has, or -1 when a Tensor[]
+ * result makes the count known only after the call. */
+static int tensor_results(const bp_op *op) {
+  int count = 0;
+  bp_arg_info a;
+  for (size_t j = 0;; j++) {
+    memset(&a, 0, sizeof a);
+    a.struct_size = BP_ARG_INFO_STRUCT_SIZE;
+    if (bp_op_get_ret(op, j, &a) != BP_OK) break;
+    if (a.tag == BP_TAG_TENSOR_LIST) return -1;
+    count += a.tag == BP_TAG_TENSOR;
+  }
+  bp_clear_error();
+  return count;
+}
+
 /* Refuses -o files that cannot all be written: more than the op has
  * Tensor results, or one file twice. */
-static void check_outputs(const char *opname, const char *schema, const char *const *outs,
-                          size_t nouts) {
+static void check_outputs(const bp_op *op, const char *opname, const char *schema,
+                          const char *const *outs, size_t nouts) {
   for (size_t i = 0; i < nouts; i++)
     for (size_t j = 0; j < i; j++)
       if (!strcmp(outs[i], outs[j]))
         die(EXIT_USAGE, "-o %s is given twice: each result needs a file of its own", outs[i]);
-  int nres = argtext_tensor_results(schema);
+  int nres = tensor_results(op);
   if (nres >= 0 && nouts > (size_t)nres)
     die(EXIT_USAGE, "%zu output file%s given (-o), but %s returns %d tensor%s (schema: %s)", nouts,
         plural(nouts), opname, nres, plural((size_t)nres), schema);
@@ -620,10 +675,10 @@ int main(int argc, char **argv) {
 
   /* The whole command line is checked before any file is read. */
   param params[MAX_ARGS];
-  size_t nparams = argtext_params(info.schema, params, MAX_ARGS);
+  size_t nparams = op_params(op, params, MAX_ARGS);
   call_args ca;
   assign_args(opname, info.schema, params, nparams, o.rest + 1, o.nrest - 1, &ca);
-  check_outputs(opname, info.schema, o.outs, o.nouts);
+  check_outputs(op, opname, info.schema, o.outs, o.nouts);
 
   bp_value args[MAX_ARGS];
   const char *kwnames[MAX_ARGS];
