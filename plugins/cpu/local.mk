@@ -7,7 +7,6 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/cpu.h \
 	%D%/vmath.h \
 	%D%/plugin.c \
-	%D%/common.c \
 	%D%/pool.c \
 	%D%/iter.c \
 	%D%/elementwise.c \

@@ -235,11 +235,11 @@ static CPU_CLONES void gather_f32(float *dst, const char *src, int64_t stride, i
       break;
     case BP_FLOAT16:
       for (int64_t i = 0; i < n; i++)
-        dst[i] = cpu_f16_to_f32(*(const uint16_t *)(src + i * stride));
+        dst[i] = bp_aux_f16_to_f32(*(const uint16_t *)(src + i * stride));
       break;
     default:
       for (int64_t i = 0; i < n; i++)
-        dst[i] = cpu_bf16_to_f32(*(const uint16_t *)(src + i * stride));
+        dst[i] = bp_aux_bf16_to_f32(*(const uint16_t *)(src + i * stride));
       break;
   }
 }
@@ -252,10 +252,10 @@ static CPU_CLONES void scatter_f32(char *dst, int64_t stride, const float *src, 
       for (int64_t i = 0; i < n; i++) *(float *)(dst + i * stride) = src[i];
       break;
     case BP_FLOAT16:
-      for (int64_t i = 0; i < n; i++) *(uint16_t *)(dst + i * stride) = cpu_f32_to_f16(src[i]);
+      for (int64_t i = 0; i < n; i++) *(uint16_t *)(dst + i * stride) = bp_aux_f32_to_f16(src[i]);
       break;
     default:
-      for (int64_t i = 0; i < n; i++) *(uint16_t *)(dst + i * stride) = cpu_f32_to_bf16(src[i]);
+      for (int64_t i = 0; i < n; i++) *(uint16_t *)(dst + i * stride) = bp_aux_f32_to_bf16(src[i]);
       break;
   }
 }
@@ -332,11 +332,11 @@ static CPU_CLONES void gather_rows(const softmax_job *j, int64_t r0, int w, void
         break;
       case BP_FLOAT16:
         for (int k = 0; k < w; k++)
-          f[k * n + l] = cpu_f16_to_f32(*(const uint16_t *)(src[k] + l * st));
+          f[k * n + l] = bp_aux_f16_to_f32(*(const uint16_t *)(src[k] + l * st));
         break;
       default:
         for (int k = 0; k < w; k++)
-          f[k * n + l] = cpu_bf16_to_f32(*(const uint16_t *)(src[k] + l * st));
+          f[k * n + l] = bp_aux_bf16_to_f32(*(const uint16_t *)(src[k] + l * st));
         break;
     }
   }
@@ -366,10 +366,10 @@ static CPU_CLONES void scatter_rows(const softmax_job *j, int64_t r0, int w,
         for (int k = 0; k < w; k++) *(double *)(dst[k] + l * st) = g[k * n + l];
         break;
       case BP_FLOAT16:
-        for (int k = 0; k < w; k++) *(uint16_t *)(dst[k] + l * st) = cpu_f32_to_f16(f[k * n + l]);
+        for (int k = 0; k < w; k++) *(uint16_t *)(dst[k] + l * st) = bp_aux_f32_to_f16(f[k * n + l]);
         break;
       default:
-        for (int k = 0; k < w; k++) *(uint16_t *)(dst[k] + l * st) = cpu_f32_to_bf16(f[k * n + l]);
+        for (int k = 0; k < w; k++) *(uint16_t *)(dst[k] + l * st) = bp_aux_f32_to_bf16(f[k * n + l]);
         break;
     }
   }
@@ -792,11 +792,11 @@ static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
                                 bp_value *rets, size_t nrets) {
   (void)nrets;
   bp_tensor *out;
-  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;
   const bp_tensor_view *a = cpu_host->tensor_view(args[0].u.tensor);
   const bp_tensor_view *o = cpu_host->tensor_view(out);
-  if (a->numel == 0) return cpu_return(rets, out);
+  if (a->numel == 0) return bp_aux_return_tensor(rets, out);
   softmax_job j;
   memset(&j, 0, sizeof j);
   j.log = (intptr_t)ctx->user_data != 0;
@@ -840,7 +840,7 @@ static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
     cpu_host->tensor_release(out);
     return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->op_name);
   }
-  return cpu_return(rets, out);
+  return bp_aux_return_tensor(rets, out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1220,10 +1220,10 @@ static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
                                    bp_value *rets, size_t nrets) {
   (void)nrets;
   bp_tensor *out;
-  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;
   const bp_tensor_view *a = cpu_host->tensor_view(args[0].u.tensor);
-  if (a->numel == 0) return cpu_return(rets, out);
+  if (a->numel == 0) return bp_aux_return_tensor(rets, out);
   norm_job j;
   memset(&j, 0, sizeof j);
   j.dt = a->dtype;
@@ -1254,7 +1254,7 @@ static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
     cpu_host->tensor_release(out);
     return st;
   }
-  return cpu_return(rets, out);
+  return bp_aux_return_tensor(rets, out);
 }
 
 bp_status cpu_register_nn(bp_library *lib) {

@@ -202,7 +202,7 @@ static int64_t load_int(int32_t dt, const char *p) {
 
 /* Rounds a float to float16 or bfloat16 precision (for sum(dtype=...)). */
 static float round_to(int32_t dt, float v) {
-  return dt == BP_FLOAT16 ? cpu_f16_to_f32(cpu_f32_to_f16(v)) : cpu_bf16_to_f32(cpu_f32_to_bf16(v));
+  return dt == BP_FLOAT16 ? bp_aux_f16_to_f32(bp_aux_f32_to_f16(v)) : bp_aux_bf16_to_f32(bp_aux_f32_to_bf16(v));
 }
 
 /* Converts n elements at src (stride in bytes) to floats of conv_dt. */
@@ -214,8 +214,8 @@ static CPU_CLONES void load_f32(const plan *p, const char *src, int64_t stride, 
      * so that they round to float16 or bfloat16 once, as cast does. */
     for (int64_t i = 0; i < n; i++) {
       const char *e = src + i * stride;
-      float f = p->in_dt == BP_FLOAT64 ? cpu_f64_to_f32_odd(*(const double *)e)
-                                       : cpu_i64_to_f32_odd(load_int(p->in_dt, e));
+      float f = p->in_dt == BP_FLOAT64 ? bp_aux_f64_to_f32_odd(*(const double *)e)
+                                       : bp_aux_i64_to_f32_odd(load_int(p->in_dt, e));
       dst[i] = round_to(p->conv_dt, f);
     }
     return;
@@ -226,11 +226,11 @@ static CPU_CLONES void load_f32(const plan *p, const char *src, int64_t stride, 
       break;
     case BP_FLOAT16:
       for (int64_t i = 0; i < n; i++)
-        dst[i] = cpu_f16_to_f32(*(const uint16_t *)(src + i * stride));
+        dst[i] = bp_aux_f16_to_f32(*(const uint16_t *)(src + i * stride));
       break;
     case BP_BFLOAT16:
       for (int64_t i = 0; i < n; i++)
-        dst[i] = cpu_bf16_to_f32(*(const uint16_t *)(src + i * stride));
+        dst[i] = bp_aux_bf16_to_f32(*(const uint16_t *)(src + i * stride));
       break;
     case BP_INT64: /* directly, as double could round twice */
       for (int64_t i = 0; i < n; i++) dst[i] = (float)*(const int64_t *)(src + i * stride);
@@ -255,7 +255,7 @@ static void load_f64(const plan *p, const char *src, int64_t stride, int64_t n, 
 
 static CPU_CLONES void load_i64(const plan *p, const char *src, int64_t stride, int64_t n,
                                 int64_t *dst) {
-  if (cpu_is_float(p->in_dt)) {
+  if (bp_aux_dtype_is_float(p->in_dt)) {
     for (int64_t i = 0; i < n; i++) {
       double v = cpu_load_f64(p->in_dt, src + i * stride);
       dst[i] = p->conv_dt == BP_BOOL ? v != 0 : float_to_int(v, p->conv_dt);
@@ -409,8 +409,8 @@ static void store(const plan *p, int64_t o, const part *st) {
   switch (p->out_dt) {
     case BP_FLOAT32: *(float *)dst = (float)f; break;
     case BP_FLOAT64: *(double *)dst = f; break;
-    case BP_FLOAT16: *(uint16_t *)dst = cpu_f32_to_f16((float)f); break;
-    case BP_BFLOAT16: *(uint16_t *)dst = cpu_f32_to_bf16((float)f); break;
+    case BP_FLOAT16: *(uint16_t *)dst = bp_aux_f32_to_f16((float)f); break;
+    case BP_BFLOAT16: *(uint16_t *)dst = bp_aux_f32_to_bf16((float)f); break;
     case BP_INT8: *(int8_t *)dst = (int8_t)(uint8_t)i; break;
     case BP_INT16: *(int16_t *)dst = (int16_t)(uint16_t)i; break;
     case BP_INT32: *(int32_t *)dst = (int32_t)(uint32_t)i; break;
@@ -782,7 +782,7 @@ static bp_status run(plan *p) {
 }
 
 static int acc_of(int32_t dt) {
-  return dt == BP_FLOAT64 ? ACC_F64 : cpu_is_float(dt) ? ACC_F32 : ACC_I64;
+  return dt == BP_FLOAT64 ? ACC_F64 : bp_aux_dtype_is_float(dt) ? ACC_F32 : ACC_I64;
 }
 
 /* Marks the reduced dimensions (the meta function has checked them). */
@@ -806,7 +806,7 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
                                bp_value *rets, size_t nrets) {
   (void)nrets;
   bp_tensor *out;
-  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;
   const bp_tensor_view *a = cpu_host->tensor_view(args[0].u.tensor);
   const bp_tensor_view *o = cpu_host->tensor_view(out);
@@ -845,7 +845,7 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
     cpu_host->tensor_release(out);
     return st;
   }
-  return cpu_return(rets, out);
+  return bp_aux_return_tensor(rets, out);
 }
 
 bp_status cpu_register_reduce(bp_library *lib) {
