@@ -14,7 +14,9 @@
  *   elementwise.c  binary, unary, where, muladd, cast, contiguous, fill_,
  *                  copy_, add.out
  *   reduce.c       sum, mean, amax, amin, argmax
- *   nn.c           softmax, log_softmax, layer_norm
+ *   softmax.c      softmax, log_softmax
+ *   layer_norm.c   layer_norm
+ *   rows.c         row kernels that softmax.c and layer_norm.c share
  *   matmul.c       matmul: CBLAS when available, else a blocked kernel
  */
 #ifndef BP_PLUGINS_CPU_H
@@ -103,8 +105,31 @@ static inline bp_status cpu_impl(bp_library *lib, const char *op, bp_boxed_kerne
 /* Each kernel file registers its kernels. */
 bp_status cpu_register_elementwise(bp_library *lib);
 bp_status cpu_register_reduce(bp_library *lib);
-bp_status cpu_register_nn(bp_library *lib);
+bp_status cpu_register_softmax(bp_library *lib);
+bp_status cpu_register_layer_norm(bp_library *lib);
 bp_status cpu_register_matmul(bp_library *lib);
+
+/* ------------------------------------------------------------------------ */
+/* Row kernels (rows.c), for softmax.c and layer_norm.c                     */
+/* ------------------------------------------------------------------------ */
+
+/* Elements summed in float lanes per double addition. */
+#define CPU_ROW_BLOCK 1024
+
+/* The sum of x - c, or of (x - c)^2 when `squares`, over n <= CPU_ROW_BLOCK
+ * elements, in lanes; c is given in two parts, c + c_lo (see rows.c). */
+float cpu_row_sum_f32(const float *x, int64_t n, bool squares, float c, float c_lo);
+double cpu_row_sum_f64(const double *x, int64_t n, bool squares, double c, double c_lo);
+/* The same over any n: blocks of CPU_ROW_BLOCK added in double. */
+double cpu_row_total_f32(const float *x, int64_t n, bool squares, float c, float c_lo);
+double cpu_row_total_f64(const double *x, int64_t n, bool squares, double c);
+/* Reads n elements of dtype dt (float32, float16 or bfloat16; stride in
+ * bytes) as floats, and writes them back rounded to nearest even. */
+void cpu_gather_f32(float *dst, const char *src, int64_t stride, int64_t n, int32_t dt);
+void cpu_scatter_f32(char *dst, int64_t stride, const float *src, int64_t n, int32_t dt);
+/* The same for float64 rows. */
+void cpu_gather_f64(double *dst, const char *src, int64_t stride, int64_t n);
+void cpu_scatter_f64(char *dst, int64_t stride, const double *src, int64_t n);
 
 /* ------------------------------------------------------------------------ */
 /* Parallelism                                                              */

@@ -139,20 +139,17 @@ X(i64, int64_t, INT64_MIN, INT64_MAX)
 X(u8, uint8_t, 0, UINT8_MAX)
 #undef X
 
-/* To float16 and bfloat16 from double and from integers: through float32
- * rounded "to odd" (cpu.h), so that they round once. */
-static inline uint16_t f64_to_f16(double d) { return bp_aux_f32_to_f16(bp_aux_f64_to_f32_odd(d)); }
-static inline uint16_t f64_to_bf16(double d) { return bp_aux_f32_to_bf16(bp_aux_f64_to_f32_odd(d)); }
-static inline uint16_t i64_to_f16(int64_t v) { return bp_aux_f32_to_f16(bp_aux_i64_to_f32_odd(v)); }
-static inline uint16_t i64_to_bf16(int64_t v) { return bp_aux_f32_to_bf16(bp_aux_i64_to_f32_odd(v)); }
-
 /* CV_<dst>(v): converts a loaded value v (float, double or an integer) to
  * dst's storage type. */
 #define CV_f32(v) ((float)(v))
 #define CV_f64(v) ((double)(v))
-#define CV_f16(v) _Generic((v), float: bp_aux_f32_to_f16, double: f64_to_f16, default: i64_to_f16)(v)
+/* Double and integers go to float16 and bfloat16 rounded once (through
+ * float32 rounded to odd; see plugin_aux.h). */
+#define CV_f16(v)                                                                           \
+  _Generic((v), float: bp_aux_f32_to_f16, double: bp_aux_f64_to_f16, default: bp_aux_i64_to_f16)(v)
 #define CV_bf16(v)                                                                          \
-  _Generic((v), float: bp_aux_f32_to_bf16, double: f64_to_bf16, default: i64_to_bf16)(v)
+  _Generic((v), float: bp_aux_f32_to_bf16, double: bp_aux_f64_to_bf16,                      \
+           default: bp_aux_i64_to_bf16)(v)
 #define CV_INT(tn, v) _Generic((v), float: sat_##tn, double: sat_##tn, default: wrap_##tn)(v)
 #define CV_i8(v) CV_INT(i8, v)
 #define CV_i16(v) CV_INT(i16, v)
@@ -730,7 +727,8 @@ static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   (void)nrets;
   bp_tensor *self = args[0].u.tensor;
   const bp_tensor_view *vs = view_of(self);
-  if (vs->flags & BP_VIEW_CONTIGUOUS) return bp_aux_return_tensor(rets, cpu_host->tensor_retain(self));
+  if (vs->flags & BP_VIEW_CONTIGUOUS)
+    return bp_aux_return_tensor(rets, cpu_host->tensor_retain(self));
   cpu_loop_fn loop = loop_for(copy_loops, vs->dtype);
   if (!loop) return unsupported(ctx, 0, "self", vs->dtype);
   bp_tensor *out;

@@ -266,7 +266,8 @@ static void prefetch_tile(const cpu_iter *it, int64_t t) {
   char *base[CPU_ITER_MAX_OPS];
   tile_at(it, t, &tk, &ti, base);
   for (int i = 0; i < it->a.nops; i++) {
-    int64_t sk = iabs64(it->a.strides[i][it->tile_dim]), si = iabs64(it->a.strides[i][it->a.ndim - 1]);
+    int64_t sk = iabs64(it->a.strides[i][it->tile_dim]);
+    int64_t si = iabs64(it->a.strides[i][it->a.ndim - 1]);
     /* Lines along the dense direction (step a), for each position along
      * the other (step b). */
     int64_t a = si, na = ti, b = sk, nb = tk;

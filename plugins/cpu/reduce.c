@@ -202,7 +202,8 @@ static int64_t load_int(int32_t dt, const char *p) {
 
 /* Rounds a float to float16 or bfloat16 precision (for sum(dtype=...)). */
 static float round_to(int32_t dt, float v) {
-  return dt == BP_FLOAT16 ? bp_aux_f16_to_f32(bp_aux_f32_to_f16(v)) : bp_aux_bf16_to_f32(bp_aux_f32_to_bf16(v));
+  return dt == BP_FLOAT16 ? bp_aux_f16_to_f32(bp_aux_f32_to_f16(v))
+                          : bp_aux_bf16_to_f32(bp_aux_f32_to_bf16(v));
 }
 
 /* Converts n elements at src (stride in bytes) to floats of conv_dt. */
