@@ -655,6 +655,7 @@ static inline bp_status bp_aux_iter_init(const bp_kernel_ctx *ctx, bp_aux_iter *
                                          const bp_tensor_view *const *views) {
   int64_t shape[BP_MAX_NDIM];
   int32_t ndim = 0;
+  memset(it, 0, sizeof *it); /* on failure, an iteration with no elements */
   if (nops < 1 || nops > BP_AUX_ITER_MAX_OPS)
     return ctx->host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: %d operands to iterate over "
                                  "(1 to 8)", ctx->op_name, nops);
