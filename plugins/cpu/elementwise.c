@@ -616,27 +616,16 @@ static bp_status binary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
   if (st) return st;
   double alpha = op->scalar ? args[2].u.f : 1.0;
   st = run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
-  if (st) {
-    cpu_host->tensor_release(out);
-    return st;
-  }
-  return bp_aux_return_tensor(rets, out);
+  return bp_aux_finish(ctx, st, rets, out);
 }
 
 static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                 bp_value *rets, size_t nrets) {
   (void)nrets;
   bp_status st = bp_aux_check_args(ctx, args, nargs);
+  if (!st) st = bp_aux_check_out_overlap(ctx, args, 3, 2); /* out may be self or other */
   if (st) return st;
   bp_tensor *out = args[3].u.tensor;
-  const bp_tensor_view *vo = view_of(out);
-  for (int i = 0; i < 2; i++) {
-    const bp_tensor_view *vi = view_of(args[i].u.tensor);
-    if (bp_aux_may_overlap(vo, vi) && !bp_aux_same_view(vo, vi))
-      return CPU_ERR(BP_ERR_INVALID_ARGUMENT,
-                     "%s: argument #3 'out': overlaps argument #%d '%s' in memory (it may only be "
-                     "exactly that tensor)", ctx->op_name, i, i ? "other" : "self");
-  }
   st = run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
   if (st) return st;
   return bp_aux_return_tensor(rets, cpu_host->tensor_retain(out));
@@ -663,11 +652,7 @@ static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
       inputs_release(&in);
     }
   }
-  if (st) {
-    cpu_host->tensor_release(out);
-    return st;
-  }
-  return bp_aux_return_tensor(rets, out);
+  return bp_aux_finish(ctx, st, rets, out);
 }
 
 static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -697,11 +682,7 @@ static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
       inputs_release(&in);
     }
   }
-  if (st) {
-    cpu_host->tensor_release(out);
-    return st;
-  }
-  return bp_aux_return_tensor(rets, out);
+  return bp_aux_finish(ctx, st, rets, out);
 }
 
 static bp_status cast_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,

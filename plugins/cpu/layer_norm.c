@@ -442,11 +442,7 @@ static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   }
   free(w_owned);
   free(b_owned);
-  if (st) {
-    cpu_host->tensor_release(out);
-    return st;
-  }
-  return bp_aux_return_tensor(rets, out);
+  return bp_aux_finish(ctx, st, rets, out);
 }
 bp_status cpu_register_layer_norm(bp_library *lib) {
   return cpu_impl(lib, "layer_norm", layer_norm_kernel, NULL);

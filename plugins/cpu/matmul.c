@@ -674,11 +674,7 @@ static bp_status matmul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
     for (int64_t i = 0; !st && i < pb.count; i++) st = run_entry(&pb, i, tmp);
     free(tmp);
   }
-  if (st) {
-    cpu_host->tensor_release(out);
-    return st;
-  }
-  return bp_aux_return_tensor(rets, out);
+  return bp_aux_finish(ctx, st, rets, out);
 }
 
 bp_status cpu_register_matmul(bp_library *lib) {

@@ -786,22 +786,6 @@ static int acc_of(int32_t dt) {
   return dt == BP_FLOAT64 ? ACC_F64 : bp_aux_dtype_is_float(dt) ? ACC_F32 : ACC_I64;
 }
 
-/* Marks the reduced dimensions (the meta function has checked them). */
-static void mark_reduced(const bp_value *args, int op, int32_t ndim, bool *reduced) {
-  const bp_value *dims = &args[1];
-  bool all = op == OP_ARGMAX ? dims->tag == BP_TAG_NONE : dims->len == 0;
-  for (int32_t d = 0; d < ndim; d++) reduced[d] = all;
-  if (all || ndim == 0) return;
-  if (op == OP_ARGMAX) {
-    int64_t d = dims->u.i;
-    reduced[d < 0 ? d + ndim : d] = true;
-    return;
-  }
-  for (uint32_t i = 0; i < dims->len; i++) {
-    int64_t d = dims->u.ints[i];
-    reduced[d < 0 ? d + ndim : d] = true;
-  }
-}
 
 static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                bp_value *rets, size_t nrets) {
@@ -831,7 +815,8 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
     p.nout = o->numel; /* nr and nred stay 0 */
   } else {
     bool reduced[BP_MAX_NDIM];
-    mark_reduced(args, p.op, a->ndim, reduced);
+    st = bp_aux_arg_reduce_dims(ctx, args, 1, a->ndim, reduced);
+    if (st) return bp_aux_finish(ctx, st, rets, out);
     p.nk = coalesce(collect(a, reduced, false, p.ksize, p.kstride), p.ksize, p.kstride);
     p.nr = collect(a, reduced, true, p.rsize, p.rstride);
     /* argmax counts positions in row-major order; the others may visit the
@@ -842,11 +827,7 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
     p.nred = product(p.nr, p.rsize);
   }
   if (p.nout > 0) st = run(&p);
-  if (st) {
-    cpu_host->tensor_release(out);
-    return st;
-  }
-  return bp_aux_return_tensor(rets, out);
+  return bp_aux_finish(ctx, st, rets, out);
 }
 
 bp_status cpu_register_reduce(bp_library *lib) {

@@ -464,6 +464,22 @@ static inline bp_status bp_aux_arg_dims(const bp_kernel_ctx *ctx, const bp_value
   return st;
 }
 
+/* The dimensions a reduction reduces, as ndim flags in mask: argument #i
+ * is an `int[] dim` (empty: all of them) or an `int? dim` (None: all),
+ * each wrapped as bp_aux_arg_dim does. */
+static inline bp_status bp_aux_arg_reduce_dims(const bp_kernel_ctx *ctx, const bp_value *args,
+                                               size_t i, int32_t ndim, bool *mask) {
+  int32_t dims[BP_MAX_NDIM], count = 0;
+  bp_status st = BP_OK;
+  if (args[i].tag == BP_TAG_INT)
+    st = bp_aux_arg_dim(ctx, args, i, ndim, &dims[count++]);
+  else if (args[i].tag != BP_TAG_NONE)
+    st = bp_aux_arg_dims(ctx, args, i, ndim, dims, &count);
+  for (int32_t d = 0; st == BP_OK && d < ndim; d++) mask[d] = count == 0;
+  for (int32_t k = 0; st == BP_OK && ndim > 0 && k < count; k++) mask[dims[k]] = true;
+  return st;
+}
+
 /* The metadata of a tensor (host-owned, valid while t lives). */
 static inline const bp_tensor_view *bp_aux_view(const bp_kernel_ctx *ctx, const bp_tensor *t) {
   return ctx->host->tensor_view(t);
@@ -530,6 +546,15 @@ static inline bp_status bp_aux_return_tensor(bp_value *rets, bp_tensor *t) {
   rets[0].len = 0;
   rets[0].u.tensor = t;
   return BP_OK;
+}
+
+/* Ends a kernel that allocated the result `out`: on success (st is BP_OK)
+ * puts it into rets[0], else releases it.  Returns st. */
+static inline bp_status bp_aux_finish(const bp_kernel_ctx *ctx, bp_status st, bp_value *rets,
+                                      bp_tensor *out) {
+  if (st == BP_OK) return bp_aux_return_tensor(rets, out);
+  ctx->host->tensor_release(out);
+  return st;
 }
 
 /* Registers `fn` as the boxed kernel of `op` ("name.overload", in lib's
@@ -824,6 +849,23 @@ static inline bool bp_aux_may_overlap(const bp_tensor_view *a, const bp_tensor_v
   if (diff < 0) diff += (int64_t)g;
   return diff < b->itemsize || (int64_t)g - diff < a->itemsize;
 }
+/* For an op that writes its Tensor argument #out (add.out): records
+ * BP_ERR_INVALID_ARGUMENT, naming both, when that tensor may overlap one of
+ * the Tensor arguments #0 .. #nin-1 without being exactly it. */
+static inline bp_status bp_aux_check_out_overlap(const bp_kernel_ctx *ctx, const bp_value *args,
+                                                 size_t out, size_t nin) {
+  const bp_tensor_view *vo = ctx->host->tensor_view(args[out].u.tensor);
+  for (size_t i = 0; i < nin; i++) {
+    if (args[i].tag != BP_TAG_TENSOR) continue;
+    const bp_tensor_view *vi = ctx->host->tensor_view(args[i].u.tensor);
+    if (bp_aux_may_overlap(vo, vi) && !bp_aux_same_view(vo, vi))
+      return ctx->host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u: overlaps argument "
+                                   "#%u in memory (it may only be exactly that tensor)",
+                                   ctx->op_name, (unsigned)out, (unsigned)i);
+  }
+  return BP_OK;
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
