@@ -266,26 +266,21 @@ static inline uint16_t bp_aux_i64_to_bf16(int64_t v) {
  * truncated to the width for the integers (wrapping), v != 0 for bool.
  * Type-generic: _Generic in C, overloads in C++.
  */
-static inline float bp_aux_load_f16_(bp_aux_float16 x) { return bp_aux_f16_to_f32(x.bits); }
-static inline float bp_aux_load_bf16_(bp_aux_bfloat16 x) { return bp_aux_bf16_to_f32(x.bits); }
-static inline float bp_aux_load_f32_(float x) { return x; }
-static inline double bp_aux_load_f64_(double x) { return x; }
-static inline uint64_t bp_aux_load_i8_(int8_t x) { return (uint64_t)(int64_t)x; }
-static inline uint64_t bp_aux_load_i16_(int16_t x) { return (uint64_t)(int64_t)x; }
-static inline uint64_t bp_aux_load_i32_(int32_t x) { return (uint64_t)(int64_t)x; }
-static inline uint64_t bp_aux_load_i64_(int64_t x) { return (uint64_t)x; }
-static inline uint64_t bp_aux_load_u8_(uint8_t x) { return x; }
-static inline uint64_t bp_aux_load_bool_(bp_aux_bool x) { return x.value != 0; }
-static inline void bp_aux_store_f16_(bp_aux_float16 *p, float v) { p->bits = bp_aux_f32_to_f16(v); }
-static inline void bp_aux_store_bf16_(bp_aux_bfloat16 *p, float v) { p->bits = bp_aux_f32_to_bf16(v); }
-static inline void bp_aux_store_f32_(float *p, float v) { *p = v; }
-static inline void bp_aux_store_f64_(double *p, double v) { *p = v; }
-static inline void bp_aux_store_i8_(int8_t *p, uint64_t v) { *p = (int8_t)(uint8_t)v; }
-static inline void bp_aux_store_i16_(int16_t *p, uint64_t v) { *p = (int16_t)(uint16_t)v; }
-static inline void bp_aux_store_i32_(int32_t *p, uint64_t v) { *p = (int32_t)(uint32_t)v; }
-static inline void bp_aux_store_i64_(int64_t *p, uint64_t v) { *p = (int64_t)v; }
-static inline void bp_aux_store_u8_(uint8_t *p, uint64_t v) { *p = (uint8_t)v; }
-static inline void bp_aux_store_bool_(bp_aux_bool *p, uint64_t v) { p->value = v != 0; }
+#define BP_AUX_ELEM_(sfx, T, C, load, store)                          \
+  static inline C bp_aux_load_##sfx##_(T x) { return load; }         \
+  static inline void bp_aux_store_##sfx##_(T *p, C v) { store; }
+BP_AUX_ELEM_(f16, bp_aux_float16, float, bp_aux_f16_to_f32(x.bits), p->bits = bp_aux_f32_to_f16(v))
+BP_AUX_ELEM_(bf16, bp_aux_bfloat16, float, bp_aux_bf16_to_f32(x.bits),
+             p->bits = bp_aux_f32_to_bf16(v))
+BP_AUX_ELEM_(f32, float, float, x, *p = v)
+BP_AUX_ELEM_(f64, double, double, x, *p = v)
+BP_AUX_ELEM_(i8, int8_t, uint64_t, (uint64_t)(int64_t)x, *p = (int8_t)(uint8_t)v)
+BP_AUX_ELEM_(i16, int16_t, uint64_t, (uint64_t)(int64_t)x, *p = (int16_t)(uint16_t)v)
+BP_AUX_ELEM_(i32, int32_t, uint64_t, (uint64_t)(int64_t)x, *p = (int32_t)(uint32_t)v)
+BP_AUX_ELEM_(i64, int64_t, uint64_t, (uint64_t)x, *p = (int64_t)v)
+BP_AUX_ELEM_(u8, uint8_t, uint64_t, x, *p = (uint8_t)v)
+BP_AUX_ELEM_(bool, bp_aux_bool, uint64_t, x.value != 0, p->value = v != 0)
+#undef BP_AUX_ELEM_
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -806,22 +801,25 @@ static inline bool bp_aux_same_view(const bp_tensor_view *a, const bp_tensor_vie
   return true;
 }
 
-/* The bytes [lo, hi) a non-empty view's elements lie in. */
-static inline void bp_aux_byte_span_(const bp_tensor_view *v, uintptr_t *lo, uintptr_t *hi) {
+/* The first and one past the last byte of a non-empty view. */
+static inline uintptr_t bp_aux_span_(const bp_tensor_view *v, bool end) {
   int64_t reach = 0;
-  for (int32_t d = 0; d < v->ndim; d++)
+  for (int32_t d = 0; end && d < v->ndim; d++)
     if (v->sizes[d] > 1) reach += (v->sizes[d] - 1) * v->strides[d];
-  *lo = (uintptr_t)v->data;
-  *hi = *lo + (uintptr_t)((reach + 1) * v->itemsize);
+  return (uintptr_t)v->data + (uintptr_t)(end ? (reach + 1) * v->itemsize : 0);
 }
 
-static inline uint64_t bp_aux_gcd_(uint64_t a, uint64_t b) {
-  while (b) {
-    uint64_t t = a % b;
-    a = b;
-    b = t;
+/* gcd(g, the byte strides of v's dimensions that are longer than 1). */
+static inline uint64_t bp_aux_gcd_(uint64_t g, const bp_tensor_view *v) {
+  for (int32_t d = 0; d < v->ndim; d++) {
+    uint64_t b = v->sizes[d] > 1 ? (uint64_t)(v->strides[d] * v->itemsize) : 0;
+    while (b) {
+      uint64_t t = g % b;
+      g = b;
+      b = t;
+    }
   }
-  return a;
+  return g;
 }
 
 /*
@@ -835,15 +833,9 @@ static inline uint64_t bp_aux_gcd_(uint64_t a, uint64_t b) {
 static inline bool bp_aux_may_overlap(const bp_tensor_view *a, const bp_tensor_view *b) {
   if (a->numel == 0 || b->numel == 0) return false;
   if (a->device.type != b->device.type || a->device.index != b->device.index) return false;
-  uintptr_t alo, ahi, blo, bhi;
-  bp_aux_byte_span_(a, &alo, &ahi);
-  bp_aux_byte_span_(b, &blo, &bhi);
-  if (ahi <= blo || bhi <= alo) return false;
-  uint64_t g = 0;
-  for (int32_t d = 0; d < a->ndim; d++)
-    if (a->sizes[d] > 1) g = bp_aux_gcd_(g, (uint64_t)(a->strides[d] * a->itemsize));
-  for (int32_t d = 0; d < b->ndim; d++)
-    if (b->sizes[d] > 1) g = bp_aux_gcd_(g, (uint64_t)(b->strides[d] * b->itemsize));
+  uintptr_t alo = bp_aux_span_(a, false), blo = bp_aux_span_(b, false);
+  if (bp_aux_span_(a, true) <= blo || bp_aux_span_(b, true) <= alo) return false;
+  uint64_t g = bp_aux_gcd_(bp_aux_gcd_(0, a), b);
   if (g == 0) return true; /* two single elements whose spans meet */
   int64_t diff = (int64_t)((intptr_t)alo - (intptr_t)blo) % (int64_t)g; /* a - b mod g */
   if (diff < 0) diff += (int64_t)g;
