@@ -21,7 +21,6 @@
 #ifndef BACKPLANE_PLUGIN_AUX_H
 #define BACKPLANE_PLUGIN_AUX_H
 
-#include <stdlib.h>
 #include <string.h>
 
 #include <backplane/plugin.h>
