@@ -5,17 +5,15 @@
  */
 #include <backplane/plugin_aux.h>
 
-/* self * other.  The result's shape, dtype and every argument error come
- * from the op set's meta function; the inputs are converted to the
- * result's dtype; the iterator broadcasts them and hands out 1-D runs. */
-static bp_status mul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                            bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out, *in[2] = {NULL, NULL}, *arg;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st != BP_OK) return st;
+/* out = self * other.  `out` was allocated by the kit from the op set's
+ * meta function (which gave its shape and dtype and checked every
+ * argument).  The inputs are converted to out's dtype, and the iterator
+ * broadcasts them and hands out 1-D runs of elements. */
+static bp_status mul_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const bp_tensor_view *v[3] = {bp_aux_view(ctx, out), NULL, NULL};
   int32_t dt = v[0]->dtype;
+  bp_tensor *in[2] = {NULL, NULL}, *arg;
+  bp_status st = BP_OK;
   for (size_t i = 0; i < 2 && st == BP_OK; i++) {
     st = bp_aux_arg_tensor(ctx, args, i, &arg);
     if (st == BP_OK) st = bp_aux_to_dtype(ctx, arg, dt, &in[i]);
@@ -35,9 +33,9 @@ static bp_status mul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size
   }
   ctx->host->tensor_release(in[0]);
   ctx->host->tensor_release(in[1]);
-  if (st != BP_OK) ctx->host->tensor_release(out);
-  return st != BP_OK ? st : bp_aux_return_tensor(rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(mul_kernel, mul_impl)
 
 /* core::mul is defined by the host; the plugin only implements it. */
 static bp_status setup(const bp_host_api *host, bp_registrar *reg) {

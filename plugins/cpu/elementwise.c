@@ -607,17 +607,14 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const binary_op *op, bp_te
 }
 
 /* add, sub, mul, div, maximum, minimum, pow and muladd. */
-static bp_status binary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                               bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status binary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const binary_op *op = ctx->user_data;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+  bp_status st = BP_OK;
   double alpha = op->scalar ? args[2].u.f : 1.0;
   st = run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(binary_kernel, binary_impl)
 
 static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                 bp_value *rets, size_t nrets) {
@@ -632,14 +629,10 @@ static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
 }
 
 /* neg, abs, relu, exp, log, sqrt, rsqrt, sigmoid, tanh and gelu. */
-static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                              bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status unary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const unary_op *op = ctx->user_data;
   if (op == &op_gelu && strcmp(args[1].u.str, "tanh") == 0) op = &op_gelu_tanh;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+  bp_status st = BP_OK;
   const bp_tensor_view *vo = view_of(out);
   cpu_loop_fn loop = loop_for(op->loops, vo->dtype);
   inputs in;
@@ -652,20 +645,17 @@ static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
       inputs_release(&in);
     }
   }
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(unary_kernel, unary_impl)
 
-static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                              bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status where_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   static const cpu_loop_fn loops[NDT] = {
 #define X(tn, T) [DT_##tn] = where_##tn,
       ALL_TYPES(X)
 #undef X
   };
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+  bp_status st = BP_OK;
   const bp_tensor_view *vo = view_of(out);
   cpu_loop_fn loop = loop_for(loops, vo->dtype);
   inputs in;
@@ -682,8 +672,9 @@ static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
       inputs_release(&in);
     }
   }
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(where_kernel, where_impl)
 
 static bp_status cast_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                              bp_value *rets, size_t nrets) {

@@ -408,14 +408,10 @@ static void norm_layout(norm_job *j, const bp_tensor_view *a, int32_t k) {
     if (j->lsizes[d] > 1 && j->lstrides[d] == j->isz) j->vdim = d;
 }
 
-static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                                   bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status layer_norm_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  bp_status st = BP_OK;
   const bp_tensor_view *a = cpu_host->tensor_view(args[0].u.tensor);
-  if (a->numel == 0) return bp_aux_return_tensor(rets, out);
+  if (a->numel == 0) return BP_OK;
   norm_job j;
   memset(&j, 0, sizeof j);
   j.dt = a->dtype;
@@ -442,8 +438,9 @@ static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   }
   free(w_owned);
   free(b_owned);
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(layer_norm_kernel, layer_norm_impl)
 bp_status cpu_register_layer_norm(bp_library *lib) {
   return cpu_impl(lib, "layer_norm", layer_norm_kernel, NULL);
 }

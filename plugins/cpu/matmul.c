@@ -636,19 +636,15 @@ static void fold_batch(problem *pb) {
   pb->count = 1;
 }
 
-static bp_status matmul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                               bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status matmul_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  bp_status st = BP_OK;
   const bp_tensor_view *a = cpu_host->tensor_view(args[0].u.tensor);
   const bp_tensor_view *b = cpu_host->tensor_view(args[1].u.tensor);
   const bp_tensor_view *o = cpu_host->tensor_view(out);
-  if (o->numel == 0) return bp_aux_return_tensor(rets, out);
+  if (o->numel == 0) return BP_OK;
   if (a->sizes[a->ndim - 1] == 0) { /* an empty sum: zeros */
     memset(o->data, 0, (size_t)(o->numel * o->itemsize));
-    return bp_aux_return_tensor(rets, out);
+    return BP_OK;
   }
   problem pb;
   memset(&pb, 0, sizeof pb);
@@ -674,8 +670,9 @@ static bp_status matmul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
     for (int64_t i = 0; !st && i < pb.count; i++) st = run_entry(&pb, i, tmp);
     free(tmp);
   }
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(matmul_kernel, matmul_impl)
 
 bp_status cpu_register_matmul(bp_library *lib) {
   return cpu_impl(lib, "matmul", matmul_kernel, NULL);

@@ -787,12 +787,8 @@ static int acc_of(int32_t dt) {
 }
 
 
-static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                               bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status reduce_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  bp_status st = BP_OK;
   const bp_tensor_view *a = cpu_host->tensor_view(args[0].u.tensor);
   const bp_tensor_view *o = cpu_host->tensor_view(out);
   plan p;
@@ -816,7 +812,7 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
   } else {
     bool reduced[BP_MAX_NDIM];
     st = bp_aux_arg_reduce_dims(ctx, args, 1, a->ndim, reduced);
-    if (st) return bp_aux_finish(ctx, st, rets, out);
+    if (st) return st;
     p.nk = coalesce(collect(a, reduced, false, p.ksize, p.kstride), p.ksize, p.kstride);
     p.nr = collect(a, reduced, true, p.rsize, p.rstride);
     /* argmax counts positions in row-major order; the others may visit the
@@ -827,8 +823,9 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
     p.nred = product(p.nr, p.rsize);
   }
   if (p.nout > 0) st = run(&p);
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(reduce_kernel, reduce_impl)
 
 bp_status cpu_register_reduce(bp_library *lib) {
   static const struct {

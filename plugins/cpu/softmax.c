@@ -244,15 +244,10 @@ static bool inner_contiguous(const bp_tensor_view *a, int32_t dim) {
   return true;
 }
 
-static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                                bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status softmax_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const bp_tensor_view *a = cpu_host->tensor_view(args[0].u.tensor);
   const bp_tensor_view *o = cpu_host->tensor_view(out);
-  if (a->numel == 0) return bp_aux_return_tensor(rets, out);
+  if (a->numel == 0) return BP_OK;
   softmax_job j;
   memset(&j, 0, sizeof j);
   j.log = (intptr_t)ctx->user_data != 0;
@@ -292,12 +287,11 @@ static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
   } else {
     cpu_parallel_for(rows, j.len >= CPU_GRAIN ? 1 : CPU_GRAIN / j.len, softmax_rows, &j);
   }
-  if (atomic_load(&j.failed)) {
-    cpu_host->tensor_release(out);
+  if (atomic_load(&j.failed))
     return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->op_name);
-  }
-  return bp_aux_return_tensor(rets, out);
+  return BP_OK;
 }
+BP_AUX_STRUCTURED_KERNEL(softmax_kernel, softmax_impl)
 
 bp_status cpu_register_softmax(bp_library *lib) {
   bp_status st = cpu_impl(lib, "softmax", softmax_kernel, (void *)0);

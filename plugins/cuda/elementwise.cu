@@ -406,17 +406,14 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const BinaryOp *op, bp_ten
   return cu_launched(ctx->op_name);
 }
 
-static bp_status binary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                               bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status binary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const BinaryOp *op = (const BinaryOp *)ctx->user_data;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+  bp_status st = BP_OK;
   double alpha = op->scalar ? args[2].u.f : 1.0;
   st = run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(binary_kernel, binary_impl)
 
 static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                 bp_value *rets, size_t nrets) {
@@ -473,15 +470,11 @@ template <class T> static bool un_int(const Launch &L, int op) {
   }
 }
 
-static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                              bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status unary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const UnaryOp *op = (const UnaryOp *)ctx->user_data;
   int code = op->op;
   if (op == &op_gelu && strcmp(args[1].u.str, "tanh") == 0) code = U_GELU_TANH;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+  bp_status st = BP_OK;
   const bp_tensor_view *vo = cu_view(out);
   bool ok = false;
   {
@@ -507,19 +500,16 @@ static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
     }
   }
   if (!st && !ok) st = unsupported(ctx, 0, "self", vo->dtype);
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(unary_kernel, unary_impl)
 
 /* ------------------------------------------------------------------------ */
 /* where, cast, contiguous, fill_, copy_                                    */
 /* ------------------------------------------------------------------------ */
 
-static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                              bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status where_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  bp_status st = BP_OK;
   const bp_tensor_view *vo = cu_view(out);
   bool ok = true;
   {
@@ -543,8 +533,9 @@ static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
     }
   }
   if (!st && !ok) st = unsupported(ctx, 1, "self", vo->dtype);
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(where_kernel, where_impl)
 
 static bool known_dtype(int64_t dt) {
   switch (dt) {

@@ -314,12 +314,8 @@ static bp_status gemm_run(const Gemm &g) {
 /* The kernel                                                               */
 /* ------------------------------------------------------------------------ */
 
-static bp_status matmul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                               bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status matmul_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  bp_status st = BP_OK;
   pthread_once(&blas.once, load_cublas);
   const bp_tensor_view *o = cu_view(out);
   const bp_tensor_view *va0 = cu_view(args[0].u.tensor), *vb0 = cu_view(args[1].u.tensor);
@@ -390,7 +386,8 @@ static bp_status matmul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
   }
   cu_host->tensor_release(at);
   cu_host->tensor_release(bt);
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(matmul_kernel, matmul_impl)
 
 bp_status cu_register_matmul(bp_library *lib) { return cu_impl(lib, "matmul", matmul_kernel, NULL); }

@@ -169,13 +169,9 @@ static void softmax_launch(bool log, const T *in, T *out, int64_t outer, int64_t
   }
 }
 
-static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                                bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status softmax_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   bool log = (intptr_t)ctx->user_data != 0;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+  bp_status st = BP_OK;
   const bp_tensor_view *a0 = cu_view(args[0].u.tensor), *o = cu_view(out);
   bp_tensor *ct = NULL;
   cudaStream_t s;
@@ -199,8 +195,9 @@ static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
     if (!st) st = cu_launched(ctx->op_name);
   }
   cu_host->tensor_release(ct);
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(softmax_kernel, softmax_impl)
 
 /* ------------------------------------------------------------------------ */
 /* layer_norm                                                               */
@@ -314,12 +311,8 @@ static void layer_norm_launch(const T *x, T *y, const T *w, const T *b, int64_t 
   k_layer_norm<T, 0><<<blocks, threads, 0, s>>>(x, y, w, b, rows, n, eps);
 }
 
-static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                                   bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status layer_norm_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  bp_status st = BP_OK;
   const bp_tensor_view *a0 = cu_view(args[0].u.tensor), *o = cu_view(out);
   bp_tensor *ct = NULL, *wt = NULL, *bt = NULL;
   cudaStream_t s;
@@ -348,8 +341,9 @@ static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   cu_host->tensor_release(ct);
   cu_host->tensor_release(wt);
   cu_host->tensor_release(bt);
-  return bp_aux_finish(ctx, st, rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(layer_norm_kernel, layer_norm_impl)
 
 bp_status cu_register_nn(bp_library *lib) {
   bp_status st = cu_impl(lib, "softmax", softmax_kernel, (void *)0);

@@ -551,6 +551,29 @@ static inline bp_status bp_aux_finish(const bp_kernel_ctx *ctx, bp_status st, bp
   return st;
 }
 
+/*
+ * A kernel of an op with one Tensor result, in the manner of PyTorch's
+ * structured kernels: allocates the result with bp_aux_alloc_outputs (so
+ * its shape and dtype, and every argument error, are the meta function's),
+ * calls impl(ctx, args, out) to fill it, and returns it, or releases it
+ * when impl fails.  BP_AUX_STRUCTURED_KERNEL(name, impl) defines `name` as
+ * the boxed kernel that does this.
+ */
+typedef bp_status (*bp_aux_impl_fn)(const bp_kernel_ctx *ctx, const bp_value *args,
+                                    bp_tensor *out);
+static inline bp_status bp_aux_structured(const bp_kernel_ctx *ctx, const bp_value *args,
+                                          size_t nargs, bp_value *rets, bp_aux_impl_fn impl) {
+  bp_tensor *out;
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
+  return st != BP_OK ? st : bp_aux_finish(ctx, impl(ctx, args, out), rets, out);
+}
+#define BP_AUX_STRUCTURED_KERNEL(name, impl)                                           \
+  static bp_status name(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs, \
+                        bp_value *rets, size_t nrets) {                               \
+    (void)nrets;                                                                      \
+    return bp_aux_structured(ctx, args, nargs, rets, impl);                           \
+  }
+
 /* Registers `fn` as the boxed kernel of `op` ("name.overload", in lib's
  * namespace) for device_type, for every dtype the op allows.  Inside
  * setup() only, as host->impl(). */
