@@ -609,10 +609,8 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const binary_op *op, bp_te
 /* add, sub, mul, div, maximum, minimum, pow and muladd. */
 static bp_status binary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const binary_op *op = ctx->user_data;
-  bp_status st = BP_OK;
   double alpha = op->scalar ? args[2].u.f : 1.0;
-  st = run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
-  return st;
+  return run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
 }
 BP_AUX_STRUCTURED_KERNEL(binary_kernel, binary_impl)
 
@@ -625,7 +623,7 @@ static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
   bp_tensor *out = args[3].u.tensor;
   st = run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
   if (st) return st;
-  return bp_aux_return_tensor(rets, cpu_host->tensor_retain(out));
+  return bp_aux_return_arg(ctx, rets, out);
 }
 
 /* neg, abs, relu, exp, log, sqrt, rsqrt, sigmoid, tanh and gelu. */
@@ -700,7 +698,7 @@ static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   bp_tensor *self = args[0].u.tensor;
   const bp_tensor_view *vs = view_of(self);
   if (vs->flags & BP_VIEW_CONTIGUOUS)
-    return bp_aux_return_tensor(rets, cpu_host->tensor_retain(self));
+    return bp_aux_return_arg(ctx, rets, self);
   cpu_loop_fn loop = loop_for(copy_loops, vs->dtype);
   if (!loop) return unsupported(ctx, 0, "self", vs->dtype);
   bp_tensor *out;
@@ -740,7 +738,7 @@ static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   distinct.sizes = sizes;
   const bp_tensor_view *views[1] = {&distinct};
   run(loop, 1, views, &v);
-  return bp_aux_return_tensor(rets, cpu_host->tensor_retain(self));
+  return bp_aux_return_arg(ctx, rets, self);
 }
 
 static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -759,7 +757,7 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
     st = cpu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
     if (!st) st = cpu_host->tensor_copy(tmp, src);
   } else if (bp_aux_same_view(vs, vr)) {
-    return bp_aux_return_tensor(rets, cpu_host->tensor_retain(self)); /* copying onto itself */
+    return bp_aux_return_arg(ctx, rets, self); /* copying onto itself */
   } else if (bp_aux_may_overlap(vs, vr)) {
     /* Read all of src before writing any of self. */
     st = cast_copy(vr, vs->dtype, &tmp);
@@ -772,7 +770,7 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   const bp_tensor_view *views[2] = {vs, tmp ? view_of(tmp) : vr};
   run(loop, 2, views, NULL);
   cpu_host->tensor_release(tmp);
-  return bp_aux_return_tensor(rets, cpu_host->tensor_retain(self));
+  return bp_aux_return_arg(ctx, rets, self);
 }
 
 /* ------------------------------------------------------------------------ */

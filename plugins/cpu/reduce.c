@@ -827,14 +827,12 @@ static bp_status reduce_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
 }
 BP_AUX_STRUCTURED_KERNEL(reduce_kernel, reduce_impl)
 
+/* Each op's kernel gets its OP_* code as user_data. */
 bp_status cpu_register_reduce(bp_library *lib) {
-  static const struct {
-    const char *name;
-    int op;
-  } ops[] = {{"sum", OP_SUM}, {"mean", OP_MEAN}, {"amax", OP_AMAX}, {"amin", OP_AMIN},
-             {"argmax", OP_ARGMAX}};
+  static const char *const names[] = {[OP_SUM] = "sum", [OP_MEAN] = "mean", [OP_AMAX] = "amax",
+                                      [OP_AMIN] = "amin", [OP_ARGMAX] = "argmax"};
   bp_status st = BP_OK;
-  for (size_t i = 0; !st && i < sizeof ops / sizeof ops[0]; i++)
-    st = cpu_impl(lib, ops[i].name, reduce_kernel, (void *)(intptr_t)ops[i].op);
+  for (int op = OP_SUM; !st && op <= OP_ARGMAX; op++)
+    st = cpu_impl(lib, names[op], reduce_kernel, (void *)(intptr_t)op);
   return st;
 }

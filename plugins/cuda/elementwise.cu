@@ -408,10 +408,8 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const BinaryOp *op, bp_ten
 
 static bp_status binary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const BinaryOp *op = (const BinaryOp *)ctx->user_data;
-  bp_status st = BP_OK;
   double alpha = op->scalar ? args[2].u.f : 1.0;
-  st = run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
-  return st;
+  return run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
 }
 BP_AUX_STRUCTURED_KERNEL(binary_kernel, binary_impl)
 
@@ -424,7 +422,7 @@ static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
   bp_tensor *out = args[3].u.tensor;
   st = run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
   if (st) return st;
-  return bp_aux_return_tensor(rets, cu_host->tensor_retain(out));
+  return bp_aux_return_arg(ctx, rets, out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -565,7 +563,7 @@ static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   (void)nrets;
   bp_tensor *self = args[0].u.tensor;
   const bp_tensor_view *vs = cu_view(self);
-  if (vs->flags & BP_VIEW_CONTIGUOUS) return bp_aux_return_tensor(rets, cu_host->tensor_retain(self));
+  if (vs->flags & BP_VIEW_CONTIGUOUS) return bp_aux_return_arg(ctx, rets, self);
   if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
   bp_tensor *out;
   bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
@@ -582,7 +580,7 @@ static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   bp_tensor *self = args[0].u.tensor;
   const bp_tensor_view *vs = cu_view(self);
   if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
-  if (vs->numel == 0) return bp_aux_return_tensor(rets, cu_host->tensor_retain(self));
+  if (vs->numel == 0) return bp_aux_return_arg(ctx, rets, self);
   /* Each distinct element once: a stride-0 dimension counts as size 1. */
   int64_t sizes[BP_MAX_NDIM];
   bp_tensor_view distinct = *vs;
@@ -600,7 +598,7 @@ static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   });
   st = cu_launched(ctx->op_name);
   if (st) return st;
-  return bp_aux_return_tensor(rets, cu_host->tensor_retain(self));
+  return bp_aux_return_arg(ctx, rets, self);
 }
 
 static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -612,13 +610,13 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   const bp_tensor_view *vs = cu_view(self), *vr = cu_view(src);
   if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
   if (!known_dtype(vr->dtype)) return unsupported(ctx, 1, "src", vr->dtype);
-  if (vs->numel == 0) return bp_aux_return_tensor(rets, cu_host->tensor_retain(self));
+  if (vs->numel == 0) return bp_aux_return_arg(ctx, rets, self);
   if (vr->device.type != vs->device.type || vr->device.index != vs->device.index) {
     /* Bring src to self's device through the devices' interfaces. */
     st = cu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
     if (!st) st = cu_host->tensor_copy(tmp, src);
   } else if (bp_aux_same_view(vs, vr)) {
-    return bp_aux_return_tensor(rets, cu_host->tensor_retain(self));
+    return bp_aux_return_arg(ctx, rets, self);
   } else if (bp_aux_may_overlap(vs, vr)) {
     /* Read all of src before writing any of self. */
     st = cu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
@@ -627,7 +625,7 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   if (!st) st = convert(vs, tmp ? cu_view(tmp) : vr, ctx->op_name);
   cu_host->tensor_release(tmp);
   if (st) return st;
-  return bp_aux_return_tensor(rets, cu_host->tensor_retain(self));
+  return bp_aux_return_arg(ctx, rets, self);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -417,7 +417,8 @@ static bp_status run_op(const char *name, int op, const bp_tensor_view *a, void 
         return launch(name, ArgOp<T>(), in, out, p, dev, s, a->device);
       break;
   }
-  return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: no kernel for %s", name, bp_aux_dtype_name(a->dtype));
+  return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: no kernel for %s", name,
+                bp_aux_dtype_name(a->dtype));
 }
 
 static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,

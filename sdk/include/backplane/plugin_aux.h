@@ -542,6 +542,13 @@ static inline bp_status bp_aux_return_tensor(bp_value *rets, bp_tensor *t) {
   return BP_OK;
 }
 
+/* Puts a new reference to t into rets[0] and returns BP_OK: for a result
+ * that is an argument (contiguous's self; what fill_, copy_ and add.out
+ * wrote). */
+static inline bp_status bp_aux_return_arg(const bp_kernel_ctx *ctx, bp_value *rets, bp_tensor *t) {
+  return bp_aux_return_tensor(rets, ctx->host->tensor_retain(t));
+}
+
 /* Ends a kernel that allocated the result `out`: on success (st is BP_OK)
  * puts it into rets[0], else releases it.  Returns st. */
 static inline bp_status bp_aux_finish(const bp_kernel_ctx *ctx, bp_status st, bp_value *rets,
@@ -578,7 +585,8 @@ static inline bp_status bp_aux_structured(const bp_kernel_ctx *ctx, const bp_val
  * namespace) for device_type, for every dtype the op allows.  Inside
  * setup() only, as host->impl(). */
 static inline bp_status bp_aux_impl(const bp_host_api *host, bp_library *lib, const char *op,
-                                    int32_t device_type, bp_boxed_kernel fn, const void *user_data) {
+                                    int32_t device_type, bp_boxed_kernel fn,
+                                    const void *user_data) {
   bp_kernel_def k;
   memset(&k, 0, sizeof k);
   k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
