@@ -223,16 +223,8 @@ static CPU_CLONES void load_f32(const plan *p, const char *src, int64_t stride, 
   }
   switch (p->in_dt) {
     case BP_FLOAT32:
-      for (int64_t i = 0; i < n; i++) dst[i] = *(const float *)(src + i * stride);
-      break;
     case BP_FLOAT16:
-      for (int64_t i = 0; i < n; i++)
-        dst[i] = bp_aux_f16_to_f32(*(const uint16_t *)(src + i * stride));
-      break;
-    case BP_BFLOAT16:
-      for (int64_t i = 0; i < n; i++)
-        dst[i] = bp_aux_bf16_to_f32(*(const uint16_t *)(src + i * stride));
-      break;
+    case BP_BFLOAT16: cpu_gather_f32(dst, src, stride, n, p->in_dt); break;
     case BP_INT64: /* directly, as double could round twice */
       for (int64_t i = 0; i < n; i++) dst[i] = (float)*(const int64_t *)(src + i * stride);
       break;

@@ -55,9 +55,8 @@ double cpu_row_total_f64(const double *x, int64_t n, bool squares, double c) {
 }
 
 /* Reads n elements of dtype dt (stride in bytes) as floats. */
-
 CPU_CLONES void cpu_gather_f32(float *dst, const char *src, int64_t stride, int64_t n,
-                                  int32_t dt) {
+                               int32_t dt) {
   switch (dt) {
     case BP_FLOAT32:
       for (int64_t i = 0; i < n; i++) dst[i] = *(const float *)(src + i * stride);
@@ -75,7 +74,7 @@ CPU_CLONES void cpu_gather_f32(float *dst, const char *src, int64_t stride, int6
 
 /* Writes n floats as dtype dt (stride in bytes), rounding to nearest even. */
 CPU_CLONES void cpu_scatter_f32(char *dst, int64_t stride, const float *src, int64_t n,
-                                   int32_t dt) {
+                                int32_t dt) {
   switch (dt) {
     case BP_FLOAT32:
       for (int64_t i = 0; i < n; i++) *(float *)(dst + i * stride) = src[i];
