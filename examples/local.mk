@@ -1,15 +1,24 @@
-# examples/: an out-of-tree vendor plugin and a minimal embedding host.
+# examples/: out-of-tree vendor plugins and a minimal embedding host:
+#   vendor-plugin   acme, ops of its own namespace, boxed and unboxed
+#   core-op-plugin  vmul, core::mul for the CPU with <backplane/plugin_aux.h>
+#   hostmem-device  hostmem, a vendor device type backed by host memory
+#   host            a program that embeds libbackplane
 #
-# `make installcheck` (and so `make distcheck`) builds both from the
+# `make installcheck` (and so `make distcheck`) builds them from the
 # installed tree, as a vendor or an embedding program would: through
-# pkg-config, with their own Makefiles.  It loads the plugin with bp-info,
-# certifies it with bp-certify, and runs the host.  Then it runs the
+# pkg-config, with their own Makefiles.  It loads the plugins with bp-info,
+# certifies acme and vmul with bp-certify (vmul alone and on its op: the
+# CPU plugin implements core::mul for the CPU too), and runs the host.  Then it runs the
 # commands of docs/vendor-guide.md (which build and install Backplane from
 # this source tree into a scratch HOME and certify the guide's plugin) and
 # of docs/host-guide.md (against the installed tree).
 EXTRA_DIST += \
 	%D%/vendor-plugin/Makefile \
 	%D%/vendor-plugin/acme.c \
+	%D%/core-op-plugin/Makefile \
+	%D%/core-op-plugin/vmul.c \
+	%D%/hostmem-device/Makefile \
+	%D%/hostmem-device/hostmem.c \
 	%D%/host/Makefile \
 	%D%/host/host.c \
 	tests/run-doc.sh
@@ -46,7 +55,8 @@ installcheck-local: installcheck-examples installcheck-docs
 
 installcheck-examples:
 	rm -rf $(EXAMPLES_CHECK_DIR) && mkdir -p $(EXAMPLES_CHECK_DIR)
-	cp -R $(srcdir)/%D%/vendor-plugin $(srcdir)/%D%/host $(EXAMPLES_CHECK_DIR)/
+	cp -R $(srcdir)/%D%/vendor-plugin $(srcdir)/%D%/core-op-plugin $(srcdir)/%D%/hostmem-device \
+	  $(srcdir)/%D%/host $(EXAMPLES_CHECK_DIR)/
 	chmod -R u+w $(EXAMPLES_CHECK_DIR)
 	@$(EXAMPLES_ENV) \
 	set -x; \
@@ -61,7 +71,19 @@ installcheck-examples:
 	$(MAKE) $(EXAMPLES_MAKEFLAGS) && \
 	./host ../vendor-plugin/acme.so > out.txt && cat out.txt && \
 	grep -q '^core::muladd: 10.5 40.5 90.5 160.5$$' out.txt && \
-	grep -q '^acme::axpy: 12 24 36 48$$' out.txt
+	grep -q '^acme::axpy: 12 24 36 48$$' out.txt && \
+	cd ../core-op-plugin && \
+	$(MAKE) $(EXAMPLES_MAKEFLAGS) && \
+	nm -D --defined-only vmul.so | grep -q ' T bp_plugin_init$$' && \
+	bp-info --no-discover ./vmul.so > info.txt && \
+	grep -q 'kernel cpu .*boxed .* from vmul' info.txt && \
+	bp-certify ./vmul.so --profile core --ops 'core::mul' --json cert.json && \
+	grep -q '"conforms": true' cert.json && \
+	cd ../hostmem-device && \
+	$(MAKE) $(EXAMPLES_MAKEFLAGS) && \
+	nm -D --defined-only hostmem.so | grep -q ' T bp_plugin_init$$' && \
+	bp-info --no-discover ./hostmem.so > info.txt && cat info.txt && \
+	grep -q '^  hostmem:0 ' info.txt
 	rm -rf $(EXAMPLES_CHECK_DIR)
 
 # Each document runs in a scratch HOME.  The host guide finds the installed

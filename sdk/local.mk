@@ -3,7 +3,8 @@ backplaneincludedir = $(includedir)/backplane
 backplaneinclude_HEADERS = \
 	%D%/include/backplane/abi.h \
 	%D%/include/backplane/plugin.h \
-	%D%/include/backplane/host.h
+	%D%/include/backplane/host.h \
+	%D%/include/backplane/plugin_aux.h
 
 pkgconfig_DATA += %D%/backplane-sdk.pc
 EXTRA_DIST += %D%/backplane-sdk.pc.in

@@ -46,23 +46,6 @@ static int dt_index(int32_t dt) {
   }
 }
 
-/* The host table has no dtype names, so messages use these. */
-static const char *dt_name(int32_t dt) {
-  switch (dt) {
-    case BP_FLOAT32: return "float32";
-    case BP_FLOAT64: return "float64";
-    case BP_FLOAT16: return "float16";
-    case BP_BFLOAT16: return "bfloat16";
-    case BP_INT8: return "int8";
-    case BP_INT16: return "int16";
-    case BP_INT32: return "int32";
-    case BP_INT64: return "int64";
-    case BP_UINT8: return "uint8";
-    case BP_BOOL: return "bool";
-    default: return "an unknown dtype";
-  }
-}
-
 /* Every dtype with its storage type. */
 #define ALL_TYPES(X)                                                                        \
   X(f32, float) X(f64, double) X(f16, uint16_t) X(bf16, uint16_t) X(i8, int8_t)             \
@@ -71,8 +54,8 @@ static const char *dt_name(int32_t dt) {
 /*
  * Loops that vectorise are compiled once per vector ISA (CPU_CLONES).
  * float16 loops are cloned for x86-64-v4 and -v3 instead: those levels
- * include F16C, without which GCC converts each _Float16 (cpu_f16_to_f32,
- * cpu_f32_to_f16) through a libgcc call (float16 add ran 20x slower).  Loops
+ * include F16C, without which GCC converts each _Float16 (bp_aux_f16_to_f32,
+ * bp_aux_f32_to_f16) through a libgcc call (float16 add ran 20x slower).  Loops
  * that call a library function per element (pow, log, erfc, ...) gain
  * nothing from a vector ISA and are compiled once, except for float16.
  * exp, sigmoid, tanh and gelu's tanh form compute in float32 through
@@ -93,8 +76,8 @@ static const char *dt_name(int32_t dt) {
 #define FLOAT_TYPES(X)                                                                      \
   X(f32, float, float, ID, ID, f, CPU_CLONES, NO_CLONES)                                    \
   X(f64, double, double, ID, ID, , CPU_CLONES, NO_CLONES)                                   \
-  X(f16, uint16_t, float, cpu_f16_to_f32, cpu_f32_to_f16, f, F16_CLONES, F16_CLONES)        \
-  X(bf16, uint16_t, float, cpu_bf16_to_f32, cpu_f32_to_bf16, f, CPU_CLONES, NO_CLONES)
+  X(f16, uint16_t, float, bp_aux_f16_to_f32, bp_aux_f32_to_f16, f, F16_CLONES, F16_CLONES)        \
+  X(bf16, uint16_t, float, bp_aux_bf16_to_f32, bp_aux_f32_to_bf16, f, CPU_CLONES, NO_CLONES)
 
 /* Integer dtypes: name, type, and the unsigned type (at least 32 bits, so
  * that no operand is promoted to a signed int) that arithmetic wraps in. */
@@ -156,20 +139,17 @@ X(i64, int64_t, INT64_MIN, INT64_MAX)
 X(u8, uint8_t, 0, UINT8_MAX)
 #undef X
 
-/* To float16 and bfloat16 from double and from integers: through float32
- * rounded "to odd" (cpu.h), so that they round once. */
-static inline uint16_t f64_to_f16(double d) { return cpu_f32_to_f16(cpu_f64_to_f32_odd(d)); }
-static inline uint16_t f64_to_bf16(double d) { return cpu_f32_to_bf16(cpu_f64_to_f32_odd(d)); }
-static inline uint16_t i64_to_f16(int64_t v) { return cpu_f32_to_f16(cpu_i64_to_f32_odd(v)); }
-static inline uint16_t i64_to_bf16(int64_t v) { return cpu_f32_to_bf16(cpu_i64_to_f32_odd(v)); }
-
 /* CV_<dst>(v): converts a loaded value v (float, double or an integer) to
  * dst's storage type. */
 #define CV_f32(v) ((float)(v))
 #define CV_f64(v) ((double)(v))
-#define CV_f16(v) _Generic((v), float: cpu_f32_to_f16, double: f64_to_f16, default: i64_to_f16)(v)
+/* Double and integers go to float16 and bfloat16 rounded once (through
+ * float32 rounded to odd; see plugin_aux.h). */
+#define CV_f16(v)                                                                           \
+  _Generic((v), float: bp_aux_f32_to_f16, double: bp_aux_f64_to_f16, default: bp_aux_i64_to_f16)(v)
 #define CV_bf16(v)                                                                          \
-  _Generic((v), float: cpu_f32_to_bf16, double: f64_to_bf16, default: i64_to_bf16)(v)
+  _Generic((v), float: bp_aux_f32_to_bf16, double: bp_aux_f64_to_bf16,                      \
+           default: bp_aux_i64_to_bf16)(v)
 #define CV_INT(tn, v) _Generic((v), float: sat_##tn, double: sat_##tn, default: wrap_##tn)(v)
 #define CV_i8(v) CV_INT(i8, v)
 #define CV_i16(v) CV_INT(i16, v)
@@ -181,8 +161,8 @@ static inline uint16_t i64_to_bf16(int64_t v) { return cpu_f32_to_bf16(cpu_i64_t
 /* LD_<src>(x): loads a stored value as float, double or an integer. */
 #define LD_f32(x) (x)
 #define LD_f64(x) (x)
-#define LD_f16(x) cpu_f16_to_f32(x)
-#define LD_bf16(x) cpu_bf16_to_f32(x)
+#define LD_f16(x) bp_aux_f16_to_f32(x)
+#define LD_bf16(x) bp_aux_bf16_to_f32(x)
 #define LD_i8(x) (x)
 #define LD_i16(x) (x)
 #define LD_i32(x) (x)
@@ -478,12 +458,14 @@ ALL_TYPES(X)
 /* ------------------------------------------------------------------------ */
 
 typedef struct binary_op {
+  const char *name;       /* the op, in core */
   cpu_loop_fn loops[NDT]; /* self op other, with alpha for add and sub */
   cpu_loop_fn unit[NDT];  /* the same for alpha == 1 (cheaper), if any */
   bool scalar;            /* argument #2 is a float: alpha, or muladd's c */
 } binary_op;
 
 typedef struct unary_op {
+  const char *name;
   cpu_loop_fn loops[NDT];
 } unary_op;
 
@@ -495,26 +477,27 @@ typedef struct unary_op {
 #define NUM_ROW(op) FLOAT_ROW(op), INT_ROW(op)
 
 static const binary_op op_add = {
-    .loops = {NUM_ROW(add)}, .unit = {NUM_ROW(add1), [DT_b8] = or_b8}, .scalar = true};
-static const binary_op op_sub = {.loops = {NUM_ROW(sub)}, .unit = {NUM_ROW(sub1)}, .scalar = true};
-static const binary_op op_mul = {.loops = {NUM_ROW(mul), [DT_b8] = and_b8}};
-static const binary_op op_div = {.loops = {FLOAT_ROW(div)}};
-static const binary_op op_maximum = {.loops = {NUM_ROW(max), [DT_b8] = or_b8}};
-static const binary_op op_minimum = {.loops = {NUM_ROW(min), [DT_b8] = and_b8}};
-static const binary_op op_pow = {.loops = {NUM_ROW(pow)}};
-static const binary_op op_muladd = {.loops = {FLOAT_ROW(muladd)}, .scalar = true};
+    "add", .loops = {NUM_ROW(add)}, .unit = {NUM_ROW(add1), [DT_b8] = or_b8}, .scalar = true};
+static const binary_op op_sub = {
+    "sub", .loops = {NUM_ROW(sub)}, .unit = {NUM_ROW(sub1)}, .scalar = true};
+static const binary_op op_mul = {"mul", .loops = {NUM_ROW(mul), [DT_b8] = and_b8}};
+static const binary_op op_div = {"div", .loops = {FLOAT_ROW(div)}};
+static const binary_op op_maximum = {"maximum", .loops = {NUM_ROW(max), [DT_b8] = or_b8}};
+static const binary_op op_minimum = {"minimum", .loops = {NUM_ROW(min), [DT_b8] = and_b8}};
+static const binary_op op_pow = {"pow", .loops = {NUM_ROW(pow)}};
+static const binary_op op_muladd = {"muladd", .loops = {FLOAT_ROW(muladd)}, .scalar = true};
 
-static const unary_op op_neg = {{NUM_ROW(neg)}};
-static const unary_op op_abs = {{NUM_ROW(abs)}};
-static const unary_op op_relu = {{NUM_ROW(relu)}};
-static const unary_op op_exp = {{FLOAT_ROW(exp)}};
-static const unary_op op_log = {{FLOAT_ROW(log)}};
-static const unary_op op_sqrt = {{FLOAT_ROW(sqrt)}};
-static const unary_op op_rsqrt = {{FLOAT_ROW(rsqrt)}};
-static const unary_op op_sigmoid = {{FLOAT_ROW(sigmoid)}};
-static const unary_op op_tanh = {{FLOAT_ROW(tanh)}};
-static const unary_op op_gelu = {{FLOAT_ROW(gelu)}};
-static const unary_op op_gelu_tanh = {{FLOAT_ROW(gelu_tanh)}};
+static const unary_op op_neg = {"neg", {NUM_ROW(neg)}};
+static const unary_op op_abs = {"abs", {NUM_ROW(abs)}};
+static const unary_op op_relu = {"relu", {NUM_ROW(relu)}};
+static const unary_op op_exp = {"exp", {FLOAT_ROW(exp)}};
+static const unary_op op_log = {"log", {FLOAT_ROW(log)}};
+static const unary_op op_sqrt = {"sqrt", {FLOAT_ROW(sqrt)}};
+static const unary_op op_rsqrt = {"rsqrt", {FLOAT_ROW(rsqrt)}};
+static const unary_op op_sigmoid = {"sigmoid", {FLOAT_ROW(sigmoid)}};
+static const unary_op op_tanh = {"tanh", {FLOAT_ROW(tanh)}};
+static const unary_op op_gelu = {"gelu", {FLOAT_ROW(gelu)}};
+static const unary_op op_gelu_tanh = {"gelu", {FLOAT_ROW(gelu_tanh)}};
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                  */
@@ -533,7 +516,7 @@ static cpu_loop_fn loop_for(const cpu_loop_fn *loops, int32_t dt) {
 /* A dtype the meta function let through but no loop handles. */
 static bp_status unsupported(const bp_kernel_ctx *ctx, int argi, const char *arg, int32_t dt) {
   return CPU_ERR(BP_ERR_UNSUPPORTED, "%s: argument #%d '%s': the CPU plugin has no kernel for %s",
-                 ctx->op_name, argi, arg, dt_name(dt));
+                 ctx->op_name, argi, arg, bp_aux_dtype_name(dt));
 }
 
 /* Runs `loop` over `nops` operands broadcast to views[0]'s shape. */
@@ -547,8 +530,8 @@ static void run(cpu_loop_fn loop, int nops, const bp_tensor_view *const *views, 
 static bp_status cast_copy(const bp_tensor_view *v, int32_t dtype, bp_tensor **out) {
   cpu_loop_fn loop = convert_loop(v->dtype, dtype);
   if (!loop)
-    return CPU_ERR(BP_ERR_UNSUPPORTED, "cpu: cannot convert %s to %s", dt_name(v->dtype),
-                   dt_name(dtype));
+    return CPU_ERR(BP_ERR_UNSUPPORTED, "cpu: cannot convert %s to %s", bp_aux_dtype_name(v->dtype),
+                   bp_aux_dtype_name(dtype));
   bp_tensor *t;
   bp_status st = cpu_host->tensor_empty(v->device, dtype, v->ndim, v->sizes, &t);
   if (st) return st;
@@ -602,68 +585,6 @@ static bp_status inputs_init(inputs *in, const bp_tensor_view *out, int first, b
   return BP_OK;
 }
 
-/* The [lo, hi) bytes a non-empty view touches (strides are >= 0). */
-static void byte_span(const bp_tensor_view *v, uintptr_t *lo, uintptr_t *hi) {
-  int64_t reach = 0;
-  for (int32_t d = 0; d < v->ndim; d++)
-    if (v->sizes[d] > 1) reach += (v->sizes[d] - 1) * v->strides[d];
-  *lo = (uintptr_t)v->data;
-  *hi = *lo + (uintptr_t)((reach + 1) * v->itemsize);
-}
-
-static uint64_t gcd64(uint64_t a, uint64_t b) {
-  while (b) {
-    uint64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
-/*
- * Whether two views may share a byte.  Disjoint spans cannot; otherwise
- * every element of a starts at a->data plus a multiple of g (the gcd of
- * both views' byte strides) away from b's, which rules out interleaved
- * views such as the even and odd elements of one buffer.  Anything else
- * counts as overlapping: with d the distance from b's start to a's modulo
- * g, an element of a that starts d bytes after one of b meets it when d <
- * b's itemsize, and one that starts g - d bytes before it when g - d < a's
- * itemsize (the views may differ in dtype).
- */
-static bool may_overlap(const bp_tensor_view *a, const bp_tensor_view *b) {
-  if (a->numel == 0 || b->numel == 0) return false;
-  uintptr_t alo, ahi, blo, bhi;
-  byte_span(a, &alo, &ahi);
-  byte_span(b, &blo, &bhi);
-  if (ahi <= blo || bhi <= alo) return false;
-  uint64_t g = 0;
-  for (int32_t d = 0; d < a->ndim; d++)
-    if (a->sizes[d] > 1) g = gcd64(g, (uint64_t)(a->strides[d] * a->itemsize));
-  for (int32_t d = 0; d < b->ndim; d++)
-    if (b->sizes[d] > 1) g = gcd64(g, (uint64_t)(b->strides[d] * b->itemsize));
-  if (g == 0) return true; /* two single elements whose spans meet */
-  int64_t diff = (int64_t)((intptr_t)alo - (intptr_t)blo) % (int64_t)g; /* a - b mod g */
-  if (diff < 0) diff += (int64_t)g;
-  return diff < b->itemsize || (int64_t)g - diff < a->itemsize;
-}
-
-/* Whether two views address exactly the same elements in the same order. */
-static bool same_view(const bp_tensor_view *a, const bp_tensor_view *b) {
-  if (a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim) return false;
-  for (int32_t d = 0; d < a->ndim; d++)
-    if (a->sizes[d] != b->sizes[d] || (a->sizes[d] > 1 && a->strides[d] != b->strides[d]))
-      return false;
-  return true;
-}
-
-/* Runs op's meta function only to check the arguments (for the ops that
- * write an argument instead of allocating a result). */
-static bp_status check_args(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs) {
-  bp_tensor_meta m;
-  m.struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  return cpu_host->op_meta(ctx->op, args, nargs, &m, 1);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Kernels                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -686,50 +607,30 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const binary_op *op, bp_te
 }
 
 /* add, sub, mul, div, maximum, minimum, pow and muladd. */
-static bp_status binary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                               bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status binary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const binary_op *op = ctx->user_data;
-  bp_tensor *out;
-  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
   double alpha = op->scalar ? args[2].u.f : 1.0;
-  st = run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
-  if (st) {
-    cpu_host->tensor_release(out);
-    return st;
-  }
-  return cpu_return(rets, out);
+  return run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
 }
+BP_AUX_STRUCTURED_KERNEL(binary_kernel, binary_impl)
 
 static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                 bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_status st = check_args(ctx, args, nargs);
+  bp_status st = bp_aux_check_args(ctx, args, nargs);
+  if (!st) st = bp_aux_check_out_overlap(ctx, args, 3, 2); /* out may be self or other */
   if (st) return st;
   bp_tensor *out = args[3].u.tensor;
-  const bp_tensor_view *vo = view_of(out);
-  for (int i = 0; i < 2; i++) {
-    const bp_tensor_view *vi = view_of(args[i].u.tensor);
-    if (may_overlap(vo, vi) && !same_view(vo, vi))
-      return CPU_ERR(BP_ERR_INVALID_ARGUMENT,
-                     "%s: argument #3 'out': overlaps argument #%d '%s' in memory (it may only be "
-                     "exactly that tensor)", ctx->op_name, i, i ? "other" : "self");
-  }
   st = run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
   if (st) return st;
-  return cpu_return(rets, cpu_host->tensor_retain(out));
+  return bp_aux_return_arg(ctx, rets, out);
 }
 
 /* neg, abs, relu, exp, log, sqrt, rsqrt, sigmoid, tanh and gelu. */
-static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                              bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status unary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const unary_op *op = ctx->user_data;
   if (op == &op_gelu && strcmp(args[1].u.str, "tanh") == 0) op = &op_gelu_tanh;
-  bp_tensor *out;
-  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+  bp_status st = BP_OK;
   const bp_tensor_view *vo = view_of(out);
   cpu_loop_fn loop = loop_for(op->loops, vo->dtype);
   inputs in;
@@ -742,24 +643,17 @@ static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
       inputs_release(&in);
     }
   }
-  if (st) {
-    cpu_host->tensor_release(out);
-    return st;
-  }
-  return cpu_return(rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(unary_kernel, unary_impl)
 
-static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                              bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status where_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   static const cpu_loop_fn loops[NDT] = {
 #define X(tn, T) [DT_##tn] = where_##tn,
       ALL_TYPES(X)
 #undef X
   };
-  bp_tensor *out;
-  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+  bp_status st = BP_OK;
   const bp_tensor_view *vo = view_of(out);
   cpu_loop_fn loop = loop_for(loops, vo->dtype);
   inputs in;
@@ -776,12 +670,9 @@ static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
       inputs_release(&in);
     }
   }
-  if (st) {
-    cpu_host->tensor_release(out);
-    return st;
-  }
-  return cpu_return(rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(where_kernel, where_impl)
 
 static bp_status cast_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                              bp_value *rets, size_t nrets) {
@@ -794,11 +685,11 @@ static bp_status cast_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
     return CPU_ERR(BP_ERR_TYPE, "%s: argument #1 'dtype': %lld is not a dtype of the op set",
                    ctx->op_name, (long long)dt);
   bp_tensor *out;
-  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;
   const bp_tensor_view *views[2] = {view_of(out), vs};
   run(loop, 2, views, NULL);
-  return cpu_return(rets, out);
+  return bp_aux_return_tensor(rets, out);
 }
 
 static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -806,21 +697,22 @@ static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   (void)nrets;
   bp_tensor *self = args[0].u.tensor;
   const bp_tensor_view *vs = view_of(self);
-  if (vs->flags & BP_VIEW_CONTIGUOUS) return cpu_return(rets, cpu_host->tensor_retain(self));
+  if (vs->flags & BP_VIEW_CONTIGUOUS)
+    return bp_aux_return_arg(ctx, rets, self);
   cpu_loop_fn loop = loop_for(copy_loops, vs->dtype);
   if (!loop) return unsupported(ctx, 0, "self", vs->dtype);
   bp_tensor *out;
-  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;
   const bp_tensor_view *views[2] = {view_of(out), vs};
   run(loop, 2, views, NULL);
-  return cpu_return(rets, out);
+  return bp_aux_return_tensor(rets, out);
 }
 
 static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                              bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_status st = check_args(ctx, args, nargs);
+  bp_status st = bp_aux_check_args(ctx, args, nargs);
   if (st) return st;
   bp_tensor *self = args[0].u.tensor;
   const bp_tensor_view *vs = view_of(self);
@@ -846,13 +738,13 @@ static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   distinct.sizes = sizes;
   const bp_tensor_view *views[1] = {&distinct};
   run(loop, 1, views, &v);
-  return cpu_return(rets, cpu_host->tensor_retain(self));
+  return bp_aux_return_arg(ctx, rets, self);
 }
 
 static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                              bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_status st = check_args(ctx, args, nargs);
+  bp_status st = bp_aux_check_args(ctx, args, nargs);
   if (st) return st;
   bp_tensor *self = args[0].u.tensor, *src = args[1].u.tensor, *tmp = NULL;
   const bp_tensor_view *vs = view_of(self), *vr = view_of(src);
@@ -864,9 +756,9 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
     /* Bring src into host memory through the devices' interfaces. */
     st = cpu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
     if (!st) st = cpu_host->tensor_copy(tmp, src);
-  } else if (same_view(vs, vr)) {
-    return cpu_return(rets, cpu_host->tensor_retain(self)); /* copying onto itself */
-  } else if (may_overlap(vs, vr)) {
+  } else if (bp_aux_same_view(vs, vr)) {
+    return bp_aux_return_arg(ctx, rets, self); /* copying onto itself */
+  } else if (bp_aux_may_overlap(vs, vr)) {
     /* Read all of src before writing any of self. */
     st = cast_copy(vr, vs->dtype, &tmp);
     loop = loop_for(copy_loops, vs->dtype);
@@ -878,47 +770,32 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   const bp_tensor_view *views[2] = {vs, tmp ? view_of(tmp) : vr};
   run(loop, 2, views, NULL);
   cpu_host->tensor_release(tmp);
-  return cpu_return(rets, cpu_host->tensor_retain(self));
+  return bp_aux_return_arg(ctx, rets, self);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Registration                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* The binary and unary ops under their names, then the kernels of their
+ * own. */
 bp_status cpu_register_elementwise(bp_library *lib) {
+  static const binary_op *const binary[] = {&op_add, &op_sub,     &op_mul,     &op_div,
+                                            &op_maximum, &op_minimum, &op_pow, &op_muladd};
+  static const unary_op *const unary[] = {&op_neg,  &op_abs,     &op_exp,  &op_log,
+                                          &op_sqrt, &op_rsqrt,   &op_relu, &op_sigmoid,
+                                          &op_tanh, &op_gelu};
   static const struct {
     const char *op;
     bp_boxed_kernel fn;
-    const void *data;
-  } kernels[] = {
-      {"add", binary_kernel, &op_add},
-      {"add.out", add_out_kernel, NULL},
-      {"sub", binary_kernel, &op_sub},
-      {"mul", binary_kernel, &op_mul},
-      {"div", binary_kernel, &op_div},
-      {"maximum", binary_kernel, &op_maximum},
-      {"minimum", binary_kernel, &op_minimum},
-      {"pow", binary_kernel, &op_pow},
-      {"muladd", binary_kernel, &op_muladd},
-      {"neg", unary_kernel, &op_neg},
-      {"abs", unary_kernel, &op_abs},
-      {"exp", unary_kernel, &op_exp},
-      {"log", unary_kernel, &op_log},
-      {"sqrt", unary_kernel, &op_sqrt},
-      {"rsqrt", unary_kernel, &op_rsqrt},
-      {"relu", unary_kernel, &op_relu},
-      {"sigmoid", unary_kernel, &op_sigmoid},
-      {"tanh", unary_kernel, &op_tanh},
-      {"gelu", unary_kernel, &op_gelu},
-      {"where", where_kernel, NULL},
-      {"cast", cast_kernel, NULL},
-      {"contiguous", contiguous_kernel, NULL},
-      {"fill_", fill_kernel, NULL},
-      {"copy_", copy_kernel, NULL},
-  };
-  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
-    bp_status st = cpu_impl(lib, kernels[i].op, kernels[i].fn, (void *)kernels[i].data);
-    if (st) return st;
-  }
-  return BP_OK;
+  } own[] = {{"add.out", add_out_kernel},       {"where", where_kernel}, {"cast", cast_kernel},
+             {"contiguous", contiguous_kernel}, {"fill_", fill_kernel}, {"copy_", copy_kernel}};
+  bp_status st = BP_OK;
+  for (size_t i = 0; !st && i < sizeof binary / sizeof binary[0]; i++)
+    st = cpu_impl(lib, binary[i]->name, binary_kernel, binary[i]);
+  for (size_t i = 0; !st && i < sizeof unary / sizeof unary[0]; i++)
+    st = cpu_impl(lib, unary[i]->name, unary_kernel, unary[i]);
+  for (size_t i = 0; !st && i < sizeof own / sizeof own[0]; i++)
+    st = cpu_impl(lib, own[i].op, own[i].fn, NULL);
+  return st;
 }

@@ -1,15 +1,16 @@
 /*
  * plugins/cpu/iter.c - strided, broadcasting iteration over tensors.
  *
- * An iteration is planned once per call (cpu_iter_init):
+ * An iteration is planned once per call (cpu_iter_init).  Steps 1 to 3 are
+ * bp_aux_iter_plan's, of <backplane/plugin_aux.h>, and the runs of
+ * elements come from its bp_aux_iter_next; step 4 is the CPU's own:
  *
  *   1. each operand is broadcast to the shape, and dimensions of size 1 are
  *      dropped;
  *   2. the dimensions are ordered by stride, the output's first, as
- *      PyTorch's TensorIterator does: a dimension moves inwards past one
- *      where the first operand that tells them apart (a stride of 0 tells
- *      nothing) steps less.  An output that is a transposed view, as fill_
- *      or copy_ may write, is then walked in memory order;
+ *      PyTorch's TensorIterator does, so that an output that is a
+ *      transposed view, as fill_ or copy_ may write, is walked in memory
+ *      order;
  *   3. neighbours that every operand steps through as one are merged, so the
  *      innermost run is as long as possible;
  *   4. if an input still steps a cache line or more per element along the
@@ -42,39 +43,18 @@
 
 static int64_t iabs64(int64_t v) { return v < 0 ? -v : v; }
 
-/* Whether dimension a (outer) should move inwards past dimension b. */
-static bool should_swap(const cpu_iter *it, int a, int b) {
-  for (int i = 0; i < it->nops; i++) {
-    int64_t sa = iabs64(it->strides[i][a]), sb = iabs64(it->strides[i][b]);
-    if (sa == 0 || sb == 0 || sa == sb) continue;
-    return sa < sb;
-  }
-  return false;
-}
-
-static void swap_dims(cpu_iter *it, int a, int b) {
-  int64_t t = it->sizes[a];
-  it->sizes[a] = it->sizes[b];
-  it->sizes[b] = t;
-  for (int i = 0; i < it->nops; i++) {
-    t = it->strides[i][a];
-    it->strides[i][a] = it->strides[i][b];
-    it->strides[i][b] = t;
-  }
-}
-
 /* Picks the dimension to tile with the innermost one, and the inputs to
  * copy through buffers; leaves it->tile_dim at -1 when none helps. */
 static void plan_tiles(cpu_iter *it) {
   it->tile_dim = -1;
   it->packed = 0;
-  int nd = it->ndim;
+  int nd = it->a.ndim;
   if (nd < 2) return;
   int best = -1, best_count = 0;
   for (int d = 0; d < nd - 1; d++) {
     int count = 0;
-    for (int i = 1; i < it->nops; i++) {
-      int64_t si = iabs64(it->strides[i][nd - 1]), sd = iabs64(it->strides[i][d]);
+    for (int i = 1; i < it->a.nops; i++) {
+      int64_t si = iabs64(it->a.strides[i][nd - 1]), sd = iabs64(it->a.strides[i][d]);
       if (si >= LINE && sd != 0 && sd < si) count++;
     }
     /* Prefer more inputs helped, then the innermost such dimension. */
@@ -85,65 +65,15 @@ static void plan_tiles(cpu_iter *it) {
   }
   if (best < 0) return;
   it->tile_dim = best;
-  for (int i = 1; i < it->nops; i++) {
-    int64_t si = iabs64(it->strides[i][nd - 1]), sd = iabs64(it->strides[i][best]);
+  for (int i = 1; i < it->a.nops; i++) {
+    int64_t si = iabs64(it->a.strides[i][nd - 1]), sd = iabs64(it->a.strides[i][best]);
     if (si >= LINE && sd != 0 && sd < si) it->packed |= 1u << i;
   }
 }
 
 void cpu_iter_init(cpu_iter *it, int nops, const bp_tensor_view *const *views, int32_t ndim,
                    const int64_t *shape) {
-  it->nops = nops;
-  it->numel = 1;
-  it->ndim = 0;
-  it->tile_dim = -1;
-  it->packed = 0;
-  for (int i = 0; i < nops; i++) {
-    it->data[i] = (char *)views[i]->data;
-    it->elsize[i] = views[i]->itemsize;
-  }
-  /* An empty iteration does nothing; its other dimensions may be so large
-   * that their product, or a stride in bytes, would overflow. */
-  for (int32_t d = 0; d < ndim; d++)
-    if (shape[d] == 0) {
-      it->numel = 0;
-      return;
-    }
-  for (int32_t d = 0; d < ndim; d++) it->numel *= shape[d];
-  /* Broadcast each operand to the shape, dropping dimensions of size 1. */
-  int n = 0;
-  for (int32_t d = 0; d < ndim; d++) {
-    if (shape[d] == 1) continue;
-    it->sizes[n] = shape[d];
-    for (int i = 0; i < nops; i++) {
-      const bp_tensor_view *v = views[i];
-      int32_t dv = d - (ndim - v->ndim);
-      it->strides[i][n] = dv >= 0 && v->sizes[dv] != 1 ? v->strides[dv] * v->itemsize : 0;
-    }
-    n++;
-  }
-  /* Order the dimensions by stride (a stable insertion sort). */
-  for (int d = 1; d < n; d++)
-    for (int e = d; e > 0 && should_swap(it, e - 1, e); e--) swap_dims(it, e, e - 1);
-  /* Merge an outer dimension into the next inner one wherever every
-   * operand steps through both as through one. */
-  int m = 0;
-  for (int d = 0; d < n; d++) {
-    if (m > 0) {
-      bool merge = true;
-      for (int i = 0; i < nops && merge; i++)
-        merge = it->strides[i][m - 1] == it->strides[i][d] * it->sizes[d];
-      if (merge) {
-        it->sizes[m - 1] *= it->sizes[d];
-        for (int i = 0; i < nops; i++) it->strides[i][m - 1] = it->strides[i][d];
-        continue;
-      }
-    }
-    it->sizes[m] = it->sizes[d];
-    for (int i = 0; i < nops; i++) it->strides[i][m] = it->strides[i][d];
-    m++;
-  }
-  it->ndim = m;
+  bp_aux_iter_plan(&it->a, nops, views, ndim, shape);
   plan_tiles(it);
 }
 
@@ -153,46 +83,22 @@ typedef struct run_ctx {
   void *ctx;
 } run_ctx;
 
-/* Runs the elements [begin, end) in row-major order of the iteration. */
+/* Runs the elements [begin, end) in row-major order of the iteration.  A
+ * single element (ndim 0) is called directly: on tiny tensors the runs'
+ * bookkeeping would cost a tenth of the call. */
 static void run_range(void *p, int64_t begin, int64_t end) {
   const run_ctx *rc = p;
-  const cpu_iter *it = rc->it;
-  int nd = it->ndim, nops = it->nops;
-  int64_t inner_strides[CPU_ITER_MAX_OPS];
-  if (nd == 0) {
-    char *ptrs[CPU_ITER_MAX_OPS];
-    for (int i = 0; i < nops; i++) {
-      ptrs[i] = it->data[i];
-      inner_strides[i] = 0;
-    }
-    rc->loop(ptrs, inner_strides, 1, rc->ctx);
+  const bp_aux_iter *it = &rc->it->a;
+  if (it->ndim == 0) {
+    static const int64_t zeros[BP_AUX_ITER_MAX_OPS];
+    char *ptrs[BP_AUX_ITER_MAX_OPS];
+    memcpy(ptrs, it->data, sizeof ptrs);
+    rc->loop(ptrs, zeros, 1, rc->ctx);
     return;
   }
-  int64_t coord[BP_MAX_NDIM];
-  int64_t rem = begin;
-  for (int d = nd - 1; d >= 0; d--) {
-    coord[d] = rem % it->sizes[d];
-    rem /= it->sizes[d];
-  }
-  for (int i = 0; i < nops; i++) inner_strides[i] = it->strides[i][nd - 1];
-  int64_t inner = it->sizes[nd - 1];
-  for (int64_t idx = begin; idx < end;) {
-    char *ptrs[CPU_ITER_MAX_OPS];
-    for (int i = 0; i < nops; i++) {
-      char *p0 = it->data[i];
-      for (int d = 0; d < nd; d++) p0 += coord[d] * it->strides[i][d];
-      ptrs[i] = p0;
-    }
-    int64_t run = inner - coord[nd - 1];
-    if (run > end - idx) run = end - idx;
-    rc->loop(ptrs, inner_strides, run, rc->ctx);
-    idx += run;
-    coord[nd - 1] += run;
-    for (int d = nd - 1; d > 0 && coord[d] >= it->sizes[d]; d--) {
-      coord[d] = 0;
-      coord[d - 1]++;
-    }
-  }
+  bp_aux_run r;
+  for (bp_aux_iter_start(it, begin, end, &r); bp_aux_iter_next(it, &r);)
+    rc->loop(r.ptrs, r.strides, r.n, rc->ctx);
 }
 
 /*
@@ -345,19 +251,19 @@ void cpu_transpose(char *dst, int64_t ds, const char *src, int64_t sk, int64_t s
  */
 static void tile_at(const cpu_iter *it, int64_t t, int64_t *tk, int64_t *ti,
                     char *base[CPU_ITER_MAX_OPS]) {
-  int nd = it->ndim, kd = it->tile_dim, id = nd - 1;
-  int64_t nk = it->sizes[kd], ni = it->sizes[id];
+  int nd = it->a.ndim, kd = it->tile_dim, id = nd - 1;
+  int64_t nk = it->a.sizes[kd], ni = it->a.sizes[id];
   int64_t ktiles = (nk + TILE - 1) / TILE, itiles = (ni + TILE - 1) / TILE;
   int64_t k0 = t % ktiles * TILE, i0 = t / ktiles % itiles * TILE, outer = t / ktiles / itiles;
   *tk = nk - k0 < TILE ? nk - k0 : TILE;
   *ti = ni - i0 < TILE ? ni - i0 : TILE;
-  for (int i = 0; i < it->nops; i++) {
-    char *b = it->data[i] + k0 * it->strides[i][kd] + i0 * it->strides[i][id];
+  for (int i = 0; i < it->a.nops; i++) {
+    char *b = it->a.data[i] + k0 * it->a.strides[i][kd] + i0 * it->a.strides[i][id];
     int64_t o = outer;
     for (int d = nd - 2; d >= 0; d--) {
       if (d == kd) continue;
-      b += o % it->sizes[d] * it->strides[i][d];
-      o /= it->sizes[d];
+      b += o % it->a.sizes[d] * it->a.strides[i][d];
+      o /= it->a.sizes[d];
     }
     base[i] = b;
   }
@@ -369,8 +275,9 @@ static void prefetch_tile(const cpu_iter *it, int64_t t) {
   int64_t tk, ti;
   char *base[CPU_ITER_MAX_OPS];
   tile_at(it, t, &tk, &ti, base);
-  for (int i = 0; i < it->nops; i++) {
-    int64_t sk = iabs64(it->strides[i][it->tile_dim]), si = iabs64(it->strides[i][it->ndim - 1]);
+  for (int i = 0; i < it->a.nops; i++) {
+    int64_t sk = iabs64(it->a.strides[i][it->tile_dim]);
+    int64_t si = iabs64(it->a.strides[i][it->a.ndim - 1]);
     /* Lines along the dense direction (step a), for each position along
      * the other (step b). */
     int64_t a = si, na = ti, b = sk, nb = tk;
@@ -392,14 +299,14 @@ static void prefetch_tile(const cpu_iter *it, int64_t t) {
 static void run_tiles(void *p, int64_t begin, int64_t end) {
   const run_ctx *rc = p;
   const cpu_iter *it = rc->it;
-  int nops = it->nops;
+  int nops = it->a.nops;
   /* One buffer per packed input (16 KiB for float32); without memory, the
    * inputs are read in place (the same results, slower). */
   unsigned packed = it->packed;
   size_t at[CPU_ITER_MAX_OPS], total = 0;
   for (int i = 0; i < nops; i++) {
     at[i] = total;
-    if (packed & (1u << i)) total += (size_t)(TILE * TILE * it->elsize[i]);
+    if (packed & (1u << i)) total += (size_t)(TILE * TILE * it->a.elsize[i]);
   }
   char *bufs = packed ? malloc(total) : NULL;
   if (!bufs) packed = 0;
@@ -410,14 +317,14 @@ static void run_tiles(void *p, int64_t begin, int64_t end) {
     char *base[CPU_ITER_MAX_OPS];
     tile_at(it, t, &tk, &ti, base);
     for (int i = 0; i < nops; i++) {
-      sk[i] = it->strides[i][it->tile_dim];
-      si[i] = it->strides[i][it->ndim - 1];
+      sk[i] = it->a.strides[i][it->tile_dim];
+      si[i] = it->a.strides[i][it->a.ndim - 1];
       if (packed & (1u << i)) {
         char *buf = bufs + at[i];
-        cpu_transpose(buf, ti, base[i], sk[i], si[i], tk, ti, it->elsize[i]);
+        cpu_transpose(buf, ti, base[i], sk[i], si[i], tk, ti, it->a.elsize[i]);
         base[i] = buf;
-        sk[i] = ti * it->elsize[i];
-        si[i] = it->elsize[i];
+        sk[i] = ti * it->a.elsize[i];
+        si[i] = it->a.elsize[i];
       }
     }
     for (int64_t kk = 0; kk < tk; kk++) {
@@ -430,13 +337,13 @@ static void run_tiles(void *p, int64_t begin, int64_t end) {
 }
 
 void cpu_iter_run(const cpu_iter *it, cpu_loop_fn loop, void *ctx) {
-  if (it->numel == 0) return;
+  if (it->a.numel == 0) return;
   run_ctx rc = {it, loop, ctx};
   if (it->tile_dim >= 0) {
-    int64_t nk = it->sizes[it->tile_dim], ni = it->sizes[it->ndim - 1];
-    int64_t tiles = it->numel / (nk * ni) * ((nk + TILE - 1) / TILE) * ((ni + TILE - 1) / TILE);
+    int64_t nk = it->a.sizes[it->tile_dim], ni = it->a.sizes[it->a.ndim - 1];
+    int64_t tiles = it->a.numel / (nk * ni) * ((nk + TILE - 1) / TILE) * ((ni + TILE - 1) / TILE);
     cpu_parallel_for(tiles, CPU_GRAIN / (TILE * TILE), run_tiles, &rc);
     return;
   }
-  cpu_parallel_for(it->ndim == 0 ? 1 : it->numel, CPU_GRAIN, run_range, &rc);
+  cpu_parallel_for(it->a.ndim == 0 ? 1 : it->a.numel, CPU_GRAIN, run_range, &rc);
 }

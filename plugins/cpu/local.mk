@@ -7,12 +7,15 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/cpu.h \
 	%D%/vmath.h \
 	%D%/plugin.c \
-	%D%/common.c \
 	%D%/pool.c \
 	%D%/iter.c \
 	%D%/elementwise.c \
 	%D%/reduce.c \
-	%D%/nn.c \
+	%D%/rows.c \
+	%D%/softmax.h \
+	%D%/softmax.c \
+	%D%/softmax_cols.c \
+	%D%/layer_norm.c \
 	%D%/matmul.c \
 	%D%/blas.c
 %C%_cpu_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(BP_CPU_CFLAGS)

@@ -151,8 +151,8 @@ typedef struct gemm {
 static float load_float(int32_t dt, const char *p) {
   switch (dt) {
     case BP_FLOAT32: return *(const float *)p;
-    case BP_FLOAT16: return cpu_f16_to_f32(*(const uint16_t *)p);
-    default: return cpu_bf16_to_f32(*(const uint16_t *)p);
+    case BP_FLOAT16: return bp_aux_f16_to_f32(*(const uint16_t *)p);
+    default: return bp_aux_bf16_to_f32(*(const uint16_t *)p);
   }
 }
 
@@ -540,9 +540,9 @@ typedef struct problem {
 /* Rounds n floats to float16 or bfloat16. */
 static CPU_CLONES void store_half(uint16_t *dst, const float *src, int64_t n, int32_t dt) {
   if (dt == BP_FLOAT16)
-    for (int64_t i = 0; i < n; i++) dst[i] = cpu_f32_to_f16(src[i]);
+    for (int64_t i = 0; i < n; i++) dst[i] = bp_aux_f32_to_f16(src[i]);
   else
-    for (int64_t i = 0; i < n; i++) dst[i] = cpu_f32_to_bf16(src[i]);
+    for (int64_t i = 0; i < n; i++) dst[i] = bp_aux_f32_to_bf16(src[i]);
 }
 
 /* Runs batch entry i; tmp holds m * n floats when via_float. */
@@ -636,19 +636,15 @@ static void fold_batch(problem *pb) {
   pb->count = 1;
 }
 
-static bp_status matmul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                               bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status matmul_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  bp_status st = BP_OK;
   const bp_tensor_view *a = cpu_host->tensor_view(args[0].u.tensor);
   const bp_tensor_view *b = cpu_host->tensor_view(args[1].u.tensor);
   const bp_tensor_view *o = cpu_host->tensor_view(out);
-  if (o->numel == 0) return cpu_return(rets, out);
+  if (o->numel == 0) return BP_OK;
   if (a->sizes[a->ndim - 1] == 0) { /* an empty sum: zeros */
     memset(o->data, 0, (size_t)(o->numel * o->itemsize));
-    return cpu_return(rets, out);
+    return BP_OK;
   }
   problem pb;
   memset(&pb, 0, sizeof pb);
@@ -674,12 +670,9 @@ static bp_status matmul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
     for (int64_t i = 0; !st && i < pb.count; i++) st = run_entry(&pb, i, tmp);
     free(tmp);
   }
-  if (st) {
-    cpu_host->tensor_release(out);
-    return st;
-  }
-  return cpu_return(rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(matmul_kernel, matmul_impl)
 
 bp_status cpu_register_matmul(bp_library *lib) {
   return cpu_impl(lib, "matmul", matmul_kernel, NULL);

@@ -20,7 +20,8 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   bp_status st = host->library(reg, &ld, &lib);
   if (!st) st = cpu_register_elementwise(lib);
   if (!st) st = cpu_register_reduce(lib);
-  if (!st) st = cpu_register_nn(lib);
+  if (!st) st = cpu_register_softmax(lib);
+  if (!st) st = cpu_register_layer_norm(lib);
   if (!st) st = cpu_register_matmul(lib);
   return st;
 }

@@ -202,7 +202,8 @@ static int64_t load_int(int32_t dt, const char *p) {
 
 /* Rounds a float to float16 or bfloat16 precision (for sum(dtype=...)). */
 static float round_to(int32_t dt, float v) {
-  return dt == BP_FLOAT16 ? cpu_f16_to_f32(cpu_f32_to_f16(v)) : cpu_bf16_to_f32(cpu_f32_to_bf16(v));
+  return dt == BP_FLOAT16 ? bp_aux_f16_to_f32(bp_aux_f32_to_f16(v))
+                          : bp_aux_bf16_to_f32(bp_aux_f32_to_bf16(v));
 }
 
 /* Converts n elements at src (stride in bytes) to floats of conv_dt. */
@@ -214,24 +215,16 @@ static CPU_CLONES void load_f32(const plan *p, const char *src, int64_t stride, 
      * so that they round to float16 or bfloat16 once, as cast does. */
     for (int64_t i = 0; i < n; i++) {
       const char *e = src + i * stride;
-      float f = p->in_dt == BP_FLOAT64 ? cpu_f64_to_f32_odd(*(const double *)e)
-                                       : cpu_i64_to_f32_odd(load_int(p->in_dt, e));
+      float f = p->in_dt == BP_FLOAT64 ? bp_aux_f64_to_f32_odd(*(const double *)e)
+                                       : bp_aux_i64_to_f32_odd(load_int(p->in_dt, e));
       dst[i] = round_to(p->conv_dt, f);
     }
     return;
   }
   switch (p->in_dt) {
     case BP_FLOAT32:
-      for (int64_t i = 0; i < n; i++) dst[i] = *(const float *)(src + i * stride);
-      break;
     case BP_FLOAT16:
-      for (int64_t i = 0; i < n; i++)
-        dst[i] = cpu_f16_to_f32(*(const uint16_t *)(src + i * stride));
-      break;
-    case BP_BFLOAT16:
-      for (int64_t i = 0; i < n; i++)
-        dst[i] = cpu_bf16_to_f32(*(const uint16_t *)(src + i * stride));
-      break;
+    case BP_BFLOAT16: cpu_gather_f32(dst, src, stride, n, p->in_dt); break;
     case BP_INT64: /* directly, as double could round twice */
       for (int64_t i = 0; i < n; i++) dst[i] = (float)*(const int64_t *)(src + i * stride);
       break;
@@ -255,7 +248,7 @@ static void load_f64(const plan *p, const char *src, int64_t stride, int64_t n, 
 
 static CPU_CLONES void load_i64(const plan *p, const char *src, int64_t stride, int64_t n,
                                 int64_t *dst) {
-  if (cpu_is_float(p->in_dt)) {
+  if (bp_aux_dtype_is_float(p->in_dt)) {
     for (int64_t i = 0; i < n; i++) {
       double v = cpu_load_f64(p->in_dt, src + i * stride);
       dst[i] = p->conv_dt == BP_BOOL ? v != 0 : float_to_int(v, p->conv_dt);
@@ -409,8 +402,8 @@ static void store(const plan *p, int64_t o, const part *st) {
   switch (p->out_dt) {
     case BP_FLOAT32: *(float *)dst = (float)f; break;
     case BP_FLOAT64: *(double *)dst = f; break;
-    case BP_FLOAT16: *(uint16_t *)dst = cpu_f32_to_f16((float)f); break;
-    case BP_BFLOAT16: *(uint16_t *)dst = cpu_f32_to_bf16((float)f); break;
+    case BP_FLOAT16: *(uint16_t *)dst = bp_aux_f32_to_f16((float)f); break;
+    case BP_BFLOAT16: *(uint16_t *)dst = bp_aux_f32_to_bf16((float)f); break;
     case BP_INT8: *(int8_t *)dst = (int8_t)(uint8_t)i; break;
     case BP_INT16: *(int16_t *)dst = (int16_t)(uint16_t)i; break;
     case BP_INT32: *(int32_t *)dst = (int32_t)(uint32_t)i; break;
@@ -782,32 +775,12 @@ static bp_status run(plan *p) {
 }
 
 static int acc_of(int32_t dt) {
-  return dt == BP_FLOAT64 ? ACC_F64 : cpu_is_float(dt) ? ACC_F32 : ACC_I64;
+  return dt == BP_FLOAT64 ? ACC_F64 : bp_aux_dtype_is_float(dt) ? ACC_F32 : ACC_I64;
 }
 
-/* Marks the reduced dimensions (the meta function has checked them). */
-static void mark_reduced(const bp_value *args, int op, int32_t ndim, bool *reduced) {
-  const bp_value *dims = &args[1];
-  bool all = op == OP_ARGMAX ? dims->tag == BP_TAG_NONE : dims->len == 0;
-  for (int32_t d = 0; d < ndim; d++) reduced[d] = all;
-  if (all || ndim == 0) return;
-  if (op == OP_ARGMAX) {
-    int64_t d = dims->u.i;
-    reduced[d < 0 ? d + ndim : d] = true;
-    return;
-  }
-  for (uint32_t i = 0; i < dims->len; i++) {
-    int64_t d = dims->u.ints[i];
-    reduced[d < 0 ? d + ndim : d] = true;
-  }
-}
 
-static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                               bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = cpu_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status reduce_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  bp_status st = BP_OK;
   const bp_tensor_view *a = cpu_host->tensor_view(args[0].u.tensor);
   const bp_tensor_view *o = cpu_host->tensor_view(out);
   plan p;
@@ -830,7 +803,8 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
     p.nout = o->numel; /* nr and nred stay 0 */
   } else {
     bool reduced[BP_MAX_NDIM];
-    mark_reduced(args, p.op, a->ndim, reduced);
+    st = bp_aux_arg_reduce_dims(ctx, args, 1, a->ndim, reduced);
+    if (st) return st;
     p.nk = coalesce(collect(a, reduced, false, p.ksize, p.kstride), p.ksize, p.kstride);
     p.nr = collect(a, reduced, true, p.rsize, p.rstride);
     /* argmax counts positions in row-major order; the others may visit the
@@ -841,21 +815,16 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
     p.nred = product(p.nr, p.rsize);
   }
   if (p.nout > 0) st = run(&p);
-  if (st) {
-    cpu_host->tensor_release(out);
-    return st;
-  }
-  return cpu_return(rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(reduce_kernel, reduce_impl)
 
+/* Each op's kernel gets its OP_* code as user_data. */
 bp_status cpu_register_reduce(bp_library *lib) {
-  static const struct {
-    const char *name;
-    int op;
-  } ops[] = {{"sum", OP_SUM}, {"mean", OP_MEAN}, {"amax", OP_AMAX}, {"amin", OP_AMIN},
-             {"argmax", OP_ARGMAX}};
+  static const char *const names[] = {[OP_SUM] = "sum", [OP_MEAN] = "mean", [OP_AMAX] = "amax",
+                                      [OP_AMIN] = "amin", [OP_ARGMAX] = "argmax"};
   bp_status st = BP_OK;
-  for (size_t i = 0; !st && i < sizeof ops / sizeof ops[0]; i++)
-    st = cpu_impl(lib, ops[i].name, reduce_kernel, (void *)(intptr_t)ops[i].op);
+  for (int op = OP_SUM; !st && op <= OP_ARGMAX; op++)
+    st = cpu_impl(lib, names[op], reduce_kernel, (void *)(intptr_t)op);
   return st;
 }

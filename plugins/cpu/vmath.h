@@ -12,7 +12,8 @@
 #define BACKPLANE_CPU_VMATH_H
 
 #include <stdint.h>
-#include <string.h>
+
+#include <backplane/plugin_aux.h>
 
 /* The ISO C mode the project builds in rounds a*b + c twice; the loops
  * that evaluate a polynomial are a third faster with FMA, which is no less
@@ -31,17 +32,10 @@
 #define VM_INLINE static inline
 #endif
 
-static inline float vm_bits_to_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-static inline uint32_t vm_f32_to_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
+/* A float's bits and back: bp_aux_bits_to_f32 and bp_aux_f32_to_bits of
+ * <backplane/plugin_aux.h>, memcpy that compiles to a register move. */
+#define vm_bits_to_f32 bp_aux_bits_to_f32
+#define vm_f32_to_bits bp_aux_f32_to_bits
 
 /* c ? a : b, through a mask: GCC leaves a loop with a float ?: scalar
  * ("control flow in loop"), but vectorises this as a blend. */

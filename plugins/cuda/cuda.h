@@ -8,7 +8,7 @@
  *
  * Kernels are boxed and registered for BP_DEVICE_CUDA in an IMPL library
  * of the `core` namespace.  Each sizes its outputs through the op's meta
- * function (cu_alloc_outputs), exactly as the CPU plugin does, and
+ * function (bp_aux_alloc_outputs), exactly as the CPU plugin does, and
  * launches on the calling thread's current stream of the output's device.
  *
  * Layout:
@@ -31,7 +31,7 @@
 
 #include <cuda_runtime.h>
 
-#include <backplane/plugin.h>
+#include <backplane/plugin_aux.h>
 
 /* The host's table, set by bp_plugin_init before setup runs. */
 extern const bp_host_api *cu_host;
@@ -79,30 +79,17 @@ bp_status cu_enter(int32_t index, cudaStream_t *out_stream);
 /* Outputs and registration                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* Allocates the Tensor results of the op being called, sized by its meta
- * function.  On failure nothing is left allocated. */
-bp_status cu_alloc_outputs(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                           bp_tensor **outs, size_t nouts);
+/* Outputs are allocated with bp_aux_alloc_outputs (<backplane/plugin_aux.h>),
+ * sized by the op's meta function, and returned with
+ * bp_aux_return_tensor. */
 
 /* Registers `fn` as the boxed CUDA kernel of core::<op>. */
-bp_status cu_impl(bp_library *lib, const char *op, bp_boxed_kernel fn, void *user_data);
-
-/* Puts a Tensor result (owned) into rets[0]. */
-static inline bp_status cu_return(bp_value *rets, bp_tensor *t) {
-  rets[0].tag = BP_TAG_TENSOR;
-  rets[0].len = 0;
-  rets[0].u.tensor = t;
-  return BP_OK;
+static inline bp_status cu_impl(bp_library *lib, const char *op, bp_boxed_kernel fn,
+                                const void *user_data) {
+  return bp_aux_impl(cu_host, lib, op, BP_DEVICE_CUDA, fn, user_data);
 }
 
 static inline const bp_tensor_view *cu_view(const bp_tensor *t) { return cu_host->tensor_view(t); }
-
-/* The dtype's name, for messages. */
-const char *cu_dtype_name(int32_t dt);
-
-static inline bool cu_is_float(int32_t dt) {
-  return dt == BP_FLOAT32 || dt == BP_FLOAT64 || dt == BP_FLOAT16 || dt == BP_BFLOAT16;
-}
 
 /*
  * A contiguous copy of `src` (on a CUDA device) converted to `dtype` by the

@@ -8,8 +8,10 @@
  * loads and stores where the pointers allow), a contiguous one where an
  * operand is a broadcast scalar ("tensor op scalar"), and a strided one
  * that computes every operand's offset from the element's index.  The
- * geometry (cu_geo_init) broadcasts, drops size-1 dimensions and merges
- * the rest, so most views end up on the first two.
+ * geometry (cu_geo_init, planned by bp_aux_iter_plan of
+ * <backplane/plugin_aux.h>) broadcasts, drops size-1 dimensions, orders
+ * the rest by the output's strides and merges them, so most views end up
+ * on the first two.
  *
  * Type promotion: the meta function gives the result dtype; an input of
  * another dtype is first converted to it (cu_cast_to), so the op kernels
@@ -19,7 +21,6 @@
 #include <stdio.h>
 
 #include "elementwise_ops.cuh"
-#include "overlap.h"
 
 /* ------------------------------------------------------------------------ */
 /* Geometry                                                                 */
@@ -27,38 +28,15 @@
 
 void cu_geo_init(Geo *g, int nops, const bp_tensor_view *const *views, int32_t ndim,
                  const int64_t *shape) {
-  g->numel = 1;
-  for (int32_t d = 0; d < ndim; d++) g->numel *= shape[d];
-  int n = 0;
-  for (int32_t d = 0; d < ndim; d++) {
-    if (shape[d] == 1) continue;
-    g->sizes[n] = shape[d];
-    for (int i = 0; i < nops; i++) {
-      const bp_tensor_view *v = views[i];
-      int32_t dv = d - (ndim - v->ndim);
-      g->strides[i][n] = dv >= 0 && v->sizes[dv] != 1 ? v->strides[dv] : 0;
-    }
-    n++;
+  bp_aux_iter it;
+  bp_aux_iter_plan(&it, nops, views, ndim, shape);
+  g->ndim = it.ndim;
+  g->numel = it.numel;
+  for (int d = 0; d < it.ndim; d++) {
+    g->sizes[d] = it.sizes[d];
+    for (int i = 0; i < CU_MAX_OPS; i++)
+      g->strides[i][d] = i < nops ? it.strides[i][d] / it.elsize[i] : 0; /* bytes to elements */
   }
-  int m = 0;
-  for (int d = 0; d < n; d++) {
-    if (m > 0) {
-      bool merge = true;
-      for (int i = 0; i < nops && merge; i++)
-        merge = g->strides[i][m - 1] == g->strides[i][d] * g->sizes[d];
-      if (merge) {
-        g->sizes[m - 1] *= g->sizes[d];
-        for (int i = 0; i < nops; i++) g->strides[i][m - 1] = g->strides[i][d];
-        continue;
-      }
-    }
-    g->sizes[m] = g->sizes[d];
-    for (int i = 0; i < nops; i++) g->strides[i][m] = g->strides[i][d];
-    m++;
-  }
-  g->ndim = m;
-  for (int i = nops; i < CU_MAX_OPS; i++)
-    for (int d = 0; d < m; d++) g->strides[i][d] = 0;
 }
 
 bool cu_geo_contiguous(const Geo *g, int k) {
@@ -260,7 +238,7 @@ static bp_status convert(const bp_tensor_view *dst, const bp_tensor_view *src, c
   CU_SWITCH_ALL(dst->dtype, ok = false, ok = convert_to<scalar_t>(L, src->dtype));
   if (!ok)
     return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: cannot convert %s to %s", who,
-                  cu_dtype_name(src->dtype), cu_dtype_name(dst->dtype));
+                  bp_aux_dtype_name(src->dtype), bp_aux_dtype_name(dst->dtype));
   return cu_launched(who);
 }
 
@@ -274,7 +252,7 @@ bp_status cu_cast_to(const bp_tensor *src, int32_t dtype, const char *op, bp_ten
   bp_status st = cu_host->tensor_empty(v->device, dtype, v->ndim, v->sizes, &t);
   if (st) return st;
   char who[160];
-  snprintf(who, sizeof who, "%s (converting an input to %s)", op, cu_dtype_name(dtype));
+  snprintf(who, sizeof who, "%s (converting an input to %s)", op, bp_aux_dtype_name(dtype));
   st = convert(cu_view(t), v, who);
   if (st) {
     cu_host->tensor_release(t);
@@ -291,7 +269,7 @@ bp_status cu_cast_to(const bp_tensor *src, int32_t dtype, const char *op, bp_ten
 static bp_status unsupported(const bp_kernel_ctx *ctx, int argi, const char *arg, int32_t dt) {
   return CU_ERR(BP_ERR_UNSUPPORTED,
                 "cuda: %s: argument #%d '%s': the CUDA plugin has no kernel for %s",
-                ctx->op_name, argi, arg, cu_dtype_name(dt));
+                ctx->op_name, argi, arg, bp_aux_dtype_name(dt));
 }
 
 /* Inputs converted to one dtype (temporaries where needed). */
@@ -319,13 +297,6 @@ static bp_status inputs_init(Inputs *in, const char *op, const bp_tensor_view *o
     in->views[i] = v;
   }
   return BP_OK;
-}
-
-
-static bp_status check_args(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs) {
-  bp_tensor_meta m;
-  m.struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  return cu_host->op_meta(ctx->op, args, nargs, &m, 1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -400,7 +371,7 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const BinaryOp *op, bp_ten
   if (dt == BP_BOOL) {
     if (op->bool_op < 0 || (op->scalar && alpha != 1.0)) return unsupported(ctx, 0, arg0, dt);
     code = op->bool_op;
-  } else if (!cu_is_float(dt) && !op->ints) {
+  } else if (!bp_aux_dtype_is_float(dt) && !op->ints) {
     return unsupported(ctx, 0, arg0, dt);
   }
   bp_tensor *ts[2] = {a, b};
@@ -435,39 +406,23 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const BinaryOp *op, bp_ten
   return cu_launched(ctx->op_name);
 }
 
-static bp_status binary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                               bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status binary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const BinaryOp *op = (const BinaryOp *)ctx->user_data;
-  bp_tensor *out;
-  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
   double alpha = op->scalar ? args[2].u.f : 1.0;
-  st = run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
-  if (st) {
-    cu_host->tensor_release(out);
-    return st;
-  }
-  return cu_return(rets, out);
+  return run_binary(ctx, op, out, args[0].u.tensor, args[1].u.tensor, alpha);
 }
+BP_AUX_STRUCTURED_KERNEL(binary_kernel, binary_impl)
 
 static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                 bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_status st = check_args(ctx, args, nargs);
+  bp_status st = bp_aux_check_args(ctx, args, nargs);
+  if (!st) st = bp_aux_check_out_overlap(ctx, args, 3, 2); /* out may be self or other */
   if (st) return st;
   bp_tensor *out = args[3].u.tensor;
-  const bp_tensor_view *vo = cu_view(out);
-  for (int i = 0; i < 2; i++) {
-    const bp_tensor_view *vi = cu_view(args[i].u.tensor);
-    if (cu_may_overlap(vo, vi) && !cu_same_view(vo, vi))
-      return CU_ERR(BP_ERR_INVALID_ARGUMENT,
-                    "cuda: %s: argument #3 'out': overlaps argument #%d '%s' in memory (it may "
-                    "only be exactly that tensor)", ctx->op_name, i, i ? "other" : "self");
-  }
   st = run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
   if (st) return st;
-  return cu_return(rets, cu_host->tensor_retain(out));
+  return bp_aux_return_arg(ctx, rets, out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -513,15 +468,11 @@ template <class T> static bool un_int(const Launch &L, int op) {
   }
 }
 
-static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                              bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status unary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const UnaryOp *op = (const UnaryOp *)ctx->user_data;
   int code = op->op;
   if (op == &op_gelu && strcmp(args[1].u.str, "tanh") == 0) code = U_GELU_TANH;
-  bp_tensor *out;
-  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+  bp_status st = BP_OK;
   const bp_tensor_view *vo = cu_view(out);
   bool ok = false;
   {
@@ -547,23 +498,16 @@ static bp_status unary_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
     }
   }
   if (!st && !ok) st = unsupported(ctx, 0, "self", vo->dtype);
-  if (st) {
-    cu_host->tensor_release(out);
-    return st;
-  }
-  return cu_return(rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(unary_kernel, unary_impl)
 
 /* ------------------------------------------------------------------------ */
 /* where, cast, contiguous, fill_, copy_                                    */
 /* ------------------------------------------------------------------------ */
 
-static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                              bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status where_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  bp_status st = BP_OK;
   const bp_tensor_view *vo = cu_view(out);
   bool ok = true;
   {
@@ -587,12 +531,9 @@ static bp_status where_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
     }
   }
   if (!st && !ok) st = unsupported(ctx, 1, "self", vo->dtype);
-  if (st) {
-    cu_host->tensor_release(out);
-    return st;
-  }
-  return cu_return(rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(where_kernel, where_impl)
 
 static bool known_dtype(int64_t dt) {
   switch (dt) {
@@ -611,14 +552,10 @@ static bp_status cast_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
     return CU_ERR(BP_ERR_TYPE, "cuda: %s: argument #1 'dtype': %lld is not a dtype of the op set",
                   ctx->op_name, (long long)dt);
   bp_tensor *out;
-  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;
   if (vs->numel > 0) st = convert(cu_view(out), vs, ctx->op_name);
-  if (st) {
-    cu_host->tensor_release(out);
-    return st;
-  }
-  return cu_return(rets, out);
+  return bp_aux_finish(ctx, st, rets, out);
 }
 
 static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -626,28 +563,24 @@ static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   (void)nrets;
   bp_tensor *self = args[0].u.tensor;
   const bp_tensor_view *vs = cu_view(self);
-  if (vs->flags & BP_VIEW_CONTIGUOUS) return cu_return(rets, cu_host->tensor_retain(self));
+  if (vs->flags & BP_VIEW_CONTIGUOUS) return bp_aux_return_arg(ctx, rets, self);
   if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
   bp_tensor *out;
-  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;
   if (vs->numel > 0) st = convert(cu_view(out), vs, ctx->op_name);
-  if (st) {
-    cu_host->tensor_release(out);
-    return st;
-  }
-  return cu_return(rets, out);
+  return bp_aux_finish(ctx, st, rets, out);
 }
 
 static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                              bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_status st = check_args(ctx, args, nargs);
+  bp_status st = bp_aux_check_args(ctx, args, nargs);
   if (st) return st;
   bp_tensor *self = args[0].u.tensor;
   const bp_tensor_view *vs = cu_view(self);
   if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
-  if (vs->numel == 0) return cu_return(rets, cu_host->tensor_retain(self));
+  if (vs->numel == 0) return bp_aux_return_arg(ctx, rets, self);
   /* Each distinct element once: a stride-0 dimension counts as size 1. */
   int64_t sizes[BP_MAX_NDIM];
   bp_tensor_view distinct = *vs;
@@ -665,26 +598,26 @@ static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   });
   st = cu_launched(ctx->op_name);
   if (st) return st;
-  return cu_return(rets, cu_host->tensor_retain(self));
+  return bp_aux_return_arg(ctx, rets, self);
 }
 
 static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                              bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_status st = check_args(ctx, args, nargs);
+  bp_status st = bp_aux_check_args(ctx, args, nargs);
   if (st) return st;
   bp_tensor *self = args[0].u.tensor, *src = args[1].u.tensor, *tmp = NULL;
   const bp_tensor_view *vs = cu_view(self), *vr = cu_view(src);
   if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
   if (!known_dtype(vr->dtype)) return unsupported(ctx, 1, "src", vr->dtype);
-  if (vs->numel == 0) return cu_return(rets, cu_host->tensor_retain(self));
+  if (vs->numel == 0) return bp_aux_return_arg(ctx, rets, self);
   if (vr->device.type != vs->device.type || vr->device.index != vs->device.index) {
     /* Bring src to self's device through the devices' interfaces. */
     st = cu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
     if (!st) st = cu_host->tensor_copy(tmp, src);
-  } else if (cu_same_view(vs, vr)) {
-    return cu_return(rets, cu_host->tensor_retain(self));
-  } else if (cu_may_overlap(vs, vr)) {
+  } else if (bp_aux_same_view(vs, vr)) {
+    return bp_aux_return_arg(ctx, rets, self);
+  } else if (bp_aux_may_overlap(vs, vr)) {
     /* Read all of src before writing any of self. */
     st = cu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
     if (!st) st = convert(cu_view(tmp), vr, ctx->op_name);
@@ -692,7 +625,7 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   if (!st) st = convert(vs, tmp ? cu_view(tmp) : vr, ctx->op_name);
   cu_host->tensor_release(tmp);
   if (st) return st;
-  return cu_return(rets, cu_host->tensor_retain(self));
+  return bp_aux_return_arg(ctx, rets, self);
 }
 
 /* ------------------------------------------------------------------------ */

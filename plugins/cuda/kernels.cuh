@@ -220,9 +220,10 @@ template <> struct Cv<b8> {
 
 /*
  * The geometry of an elementwise launch over up to 4 operands (output
- * first), broadcast to one shape: size-1 dimensions dropped, neighbours
- * that every operand steps through as one merged.  Strides in elements.
- * Passed to kernels by value.
+ * first), broadcast to one shape: bp_aux_iter_plan's plan (size-1
+ * dimensions dropped, the rest ordered by the output's strides, and
+ * neighbours that every operand steps through as one merged), with the
+ * strides in elements.  Passed to kernels by value.
  */
 struct Geo {
   int ndim;

@@ -43,6 +43,7 @@ BP_NVCC_LO = @$(MKDIR_P) $(@D)/.libs && \
 	  echo "non_pic_object=none"; } > $@
 
 $(cuda_plugin_lo): $(cuda_plugin_hdr) $(top_srcdir)/sdk/include/backplane/plugin.h \
+	$(top_srcdir)/sdk/include/backplane/plugin_aux.h \
 	$(top_srcdir)/sdk/include/backplane/abi.h
 %D%/plugin.lo: %D%/plugin.cu
 	$(BP_NVCC_LO)

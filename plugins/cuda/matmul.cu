@@ -243,7 +243,7 @@ static bp_status gemm_tiled(const Gemm &g) {
   dim3 grid(gx, gy, (unsigned)(g.batch < 65535 ? g.batch : 65535));
   CU_SWITCH_FLOAT(g.dt,
                   return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: core::matmul: no kernel for %s",
-                                cu_dtype_name(g.dt)),
+                                bp_aux_dtype_name(g.dt)),
                   k_gemm<scalar_t><<<grid, 256, 0, g.s>>>(
                       (const scalar_t *)g.a, (const scalar_t *)g.b, (scalar_t *)g.c, g.M, g.N,
                       g.K, g.sa, g.sb, g.batch));
@@ -292,7 +292,7 @@ static bp_status gemm_blas(const Gemm &g, bool *done) {
     return CU_ERR(cs == CUBLAS_STATUS_ALLOC_FAILED ? BP_ERR_OUT_OF_MEMORY : BP_ERR_BACKEND,
                   "cuda: core::matmul: cuBLAS failed: %s (status %d; M=%lld N=%lld K=%lld "
                   "batch=%lld, %s)", text ? text : "no description", (int)cs, (long long)g.M,
-                  (long long)g.N, (long long)g.K, (long long)g.batch, cu_dtype_name(g.dt));
+                  (long long)g.N, (long long)g.K, (long long)g.batch, bp_aux_dtype_name(g.dt));
   }
   *done = true;
   return BP_OK;
@@ -314,12 +314,8 @@ static bp_status gemm_run(const Gemm &g) {
 /* The kernel                                                               */
 /* ------------------------------------------------------------------------ */
 
-static bp_status matmul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                               bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status matmul_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  bp_status st = BP_OK;
   pthread_once(&blas.once, load_cublas);
   const bp_tensor_view *o = cu_view(out);
   const bp_tensor_view *va0 = cu_view(args[0].u.tensor), *vb0 = cu_view(args[1].u.tensor);
@@ -390,11 +386,8 @@ static bp_status matmul_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
   }
   cu_host->tensor_release(at);
   cu_host->tensor_release(bt);
-  if (st) {
-    cu_host->tensor_release(out);
-    return st;
-  }
-  return cu_return(rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(matmul_kernel, matmul_impl)
 
 bp_status cu_register_matmul(bp_library *lib) { return cu_impl(lib, "matmul", matmul_kernel, NULL); }

@@ -169,13 +169,9 @@ static void softmax_launch(bool log, const T *in, T *out, int64_t outer, int64_t
   }
 }
 
-static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                                bp_value *rets, size_t nrets) {
-  (void)nrets;
+static bp_status softmax_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   bool log = (intptr_t)ctx->user_data != 0;
-  bp_tensor *out;
-  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+  bp_status st = BP_OK;
   const bp_tensor_view *a0 = cu_view(args[0].u.tensor), *o = cu_view(out);
   bp_tensor *ct = NULL;
   cudaStream_t s;
@@ -192,19 +188,16 @@ static bp_status softmax_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
       else inner *= a->sizes[d];
     }
     CU_SWITCH_FLOAT(a->dtype, st = CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: no kernel for %s",
-                                          ctx->op_name, cu_dtype_name(a->dtype)),
+                                          ctx->op_name, bp_aux_dtype_name(a->dtype)),
                     softmax_launch<scalar_t>(log, (const scalar_t *)a->data,
                                              (scalar_t *)o->data, outer, n, inner,
                                              a->device.index, s));
     if (!st) st = cu_launched(ctx->op_name);
   }
   cu_host->tensor_release(ct);
-  if (st) {
-    cu_host->tensor_release(out);
-    return st;
-  }
-  return cu_return(rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(softmax_kernel, softmax_impl)
 
 /* ------------------------------------------------------------------------ */
 /* layer_norm                                                               */
@@ -318,12 +311,8 @@ static void layer_norm_launch(const T *x, T *y, const T *w, const T *b, int64_t 
   k_layer_norm<T, 0><<<blocks, threads, 0, s>>>(x, y, w, b, rows, n, eps);
 }
 
-static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                                   bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out;
-  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
+static bp_status layer_norm_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  bp_status st = BP_OK;
   const bp_tensor_view *a0 = cu_view(args[0].u.tensor), *o = cu_view(out);
   bp_tensor *ct = NULL, *wt = NULL, *bt = NULL;
   cudaStream_t s;
@@ -343,7 +332,7 @@ static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
     const void *x = cu_view(ct)->data;
     double eps = args[4].u.f;
     CU_SWITCH_FLOAT(a0->dtype, st = CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: no kernel for %s",
-                                           ctx->op_name, cu_dtype_name(a0->dtype)),
+                                           ctx->op_name, bp_aux_dtype_name(a0->dtype)),
                     layer_norm_launch<scalar_t>((const scalar_t *)x, (scalar_t *)o->data,
                                                 (const scalar_t *)w, (const scalar_t *)b, rows,
                                                 n, eps, s));
@@ -352,12 +341,9 @@ static bp_status layer_norm_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   cu_host->tensor_release(ct);
   cu_host->tensor_release(wt);
   cu_host->tensor_release(bt);
-  if (st) {
-    cu_host->tensor_release(out);
-    return st;
-  }
-  return cu_return(rets, out);
+  return st;
 }
+BP_AUX_STRUCTURED_KERNEL(layer_norm_kernel, layer_norm_impl)
 
 bp_status cu_register_nn(bp_library *lib) {
   bp_status st = cu_impl(lib, "softmax", softmax_kernel, (void *)0);

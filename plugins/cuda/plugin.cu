@@ -51,22 +51,6 @@ bp_status cu_check(cudaError_t err, const char *what) {
 
 bp_status cu_launched(const char *what) { return cu_check(cudaGetLastError(), what); }
 
-const char *cu_dtype_name(int32_t dt) {
-  switch (dt) {
-    case BP_FLOAT32: return "float32";
-    case BP_FLOAT64: return "float64";
-    case BP_FLOAT16: return "float16";
-    case BP_BFLOAT16: return "bfloat16";
-    case BP_INT8: return "int8";
-    case BP_INT16: return "int16";
-    case BP_INT32: return "int32";
-    case BP_INT64: return "int64";
-    case BP_UINT8: return "uint8";
-    case BP_BOOL: return "bool";
-    default: return "an unknown dtype";
-  }
-}
-
 /* ------------------------------------------------------------------------ */
 /* Current device and stream                                                */
 /* ------------------------------------------------------------------------ */
@@ -549,39 +533,6 @@ static const bp_device_iface host_iface = {
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL,
 };
-
-/* ------------------------------------------------------------------------ */
-/* Outputs and registration                                                 */
-/* ------------------------------------------------------------------------ */
-
-bp_status cu_alloc_outputs(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                           bp_tensor **outs, size_t nouts) {
-  bp_tensor_meta meta[4];
-  if (nouts > 4) return CU_ERR(BP_ERR_INTERNAL, "cuda: %s: too many results", ctx->op_name);
-  for (size_t i = 0; i < nouts; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  bp_status st = cu_host->op_meta(ctx->op, args, nargs, meta, nouts);
-  if (st) return st;
-  for (size_t i = 0; i < nouts; i++) {
-    st = cu_host->tensor_empty_strided(meta[i].device, meta[i].dtype, meta[i].ndim, meta[i].sizes,
-                                       meta[i].strides, &outs[i]);
-    if (st) {
-      while (i--) cu_host->tensor_release(outs[i]);
-      return st;
-    }
-  }
-  return BP_OK;
-}
-
-bp_status cu_impl(bp_library *lib, const char *op, bp_boxed_kernel fn, void *user_data) {
-  bp_kernel_def k;
-  memset(&k, 0, sizeof k);
-  k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
-  k.op = op;
-  k.device_type = BP_DEVICE_CUDA;
-  k.boxed = fn;
-  k.user_data = user_data;
-  return cu_host->impl(lib, &k);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Entry point                                                              */

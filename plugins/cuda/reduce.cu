@@ -400,22 +400,6 @@ static int collect(const bp_tensor_view *v, const bool *reduced, bool want, int6
   return n;
 }
 
-static void mark_reduced(const bp_value *args, int op, int32_t ndim, bool *reduced) {
-  const bp_value *dims = &args[1];
-  bool all = op == OP_ARGMAX ? dims->tag == BP_TAG_NONE : dims->len == 0;
-  for (int32_t d = 0; d < ndim; d++) reduced[d] = all;
-  if (all || ndim == 0) return;
-  if (op == OP_ARGMAX) {
-    int64_t d = dims->u.i;
-    reduced[d < 0 ? d + ndim : d] = true;
-    return;
-  }
-  for (uint32_t i = 0; i < dims->len; i++) {
-    int64_t d = dims->u.ints[i];
-    reduced[d < 0 ? d + ndim : d] = true;
-  }
-}
-
 template <class T>
 static bp_status run_op(const char *name, int op, const bp_tensor_view *a, void *out, RPlan &p,
                         int32_t dev, cudaStream_t s) {
@@ -433,7 +417,8 @@ static bp_status run_op(const char *name, int op, const bp_tensor_view *a, void 
         return launch(name, ArgOp<T>(), in, out, p, dev, s, a->device);
       break;
   }
-  return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: no kernel for %s", name, cu_dtype_name(a->dtype));
+  return CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: no kernel for %s", name,
+                bp_aux_dtype_name(a->dtype));
 }
 
 static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -444,7 +429,7 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
   if (tuning.err[0])
     return CU_ERR(BP_ERR_INVALID_ARGUMENT, "cuda: %s: %s", ctx->op_name, tuning.err);
   bp_tensor *out;
-  bp_status st = cu_alloc_outputs(ctx, args, nargs, &out, 1);
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;
   const bp_tensor_view *o = cu_view(out);
   const bp_tensor_view *a0 = cu_view(args[0].u.tensor);
@@ -466,8 +451,8 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
         p.ksize[0] = o->numel;
         p.nout = o->numel;
       } else {
-        bool reduced[BP_MAX_NDIM];
-        mark_reduced(args, op, a->ndim, reduced);
+        bool reduced[BP_MAX_NDIM] = {false};
+        (void)bp_aux_arg_reduce_dims(ctx, args, 1, a->ndim, reduced); /* meta checked dim */
         p.nk = collect(a, reduced, false, p.ksize, p.kstride);
         p.nr = collect(a, reduced, true, p.rsize, p.rstride);
         p.nout = 1;
@@ -477,17 +462,13 @@ static bp_status reduce_kernel(const bp_kernel_ctx *ctx, const bp_value *args, s
       }
       int32_t dev = a->device.index;
       CU_SWITCH_ALL(a->dtype, st = CU_ERR(BP_ERR_UNSUPPORTED, "cuda: %s: no kernel for %s",
-                                          ctx->op_name, cu_dtype_name(a->dtype)),
+                                          ctx->op_name, bp_aux_dtype_name(a->dtype)),
                     st = run_op<scalar_t>(ctx->op_name, op, a, o->data, p, dev, s));
       if (!st) st = cu_launched(ctx->op_name);
     }
   }
   cu_host->tensor_release(conv_t);
-  if (st) {
-    cu_host->tensor_release(out);
-    return st;
-  }
-  return cu_return(rets, out);
+  return bp_aux_finish(ctx, st, rets, out);
 }
 
 bp_status cu_register_reduce(bp_library *lib) {

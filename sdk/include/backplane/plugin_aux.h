@@ -1,0 +1,895 @@
+/*
+ * backplane/plugin_aux.h - helpers for writing plugins, built on
+ * <backplane/plugin.h> alone.
+ *
+ * This header is to plugin.h what Lua's lauxlib.h is to lua.h: convenience
+ * written only against the public plugin API.  Everything is `static
+ * inline` or a macro, so it adds no ABI, no exported symbol and nothing to
+ * link, and a plugin built with it loads in any host of ABI 1.0 or later.
+ * It compiles as C11 and as C++11 or later (nvcc too), and includes only
+ * plugin.h and the C standard library.  It holds dtype names, sizes and a
+ * dtype switch; float16 and bfloat16 conversions and those of core::cast;
+ * argument accessors; output allocation through the op's meta function;
+ * a strided, broadcasting iterator that hands out 1-D inner loops; and an
+ * overlap test for two views.
+ *
+ * ERRORS: a function that takes a bp_kernel_ctx records its message with
+ * ctx->host->set_errorf() and returns that status, so a kernel can return
+ * it.  A message names the op and the argument by index ("core::add:
+ * argument #1: expected Tensor, got None").  Added with ABI 1.0.
+ */
+#ifndef BACKPLANE_PLUGIN_AUX_H
+#define BACKPLANE_PLUGIN_AUX_H
+
+#include <string.h>
+
+#include <backplane/plugin.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Dtypes                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The name of a dtype code as the op set spells it ("float32"), or
+ * "unknown" for a code outside the op set.  Static strings. */
+static inline const char *bp_aux_dtype_name(int32_t dt) {
+  switch (dt) {
+    case BP_INT8: return "int8";
+    case BP_INT16: return "int16";
+    case BP_INT32: return "int32";
+    case BP_INT64: return "int64";
+    case BP_UINT8: return "uint8";
+    case BP_FLOAT16: return "float16";
+    case BP_FLOAT32: return "float32";
+    case BP_FLOAT64: return "float64";
+    case BP_BFLOAT16: return "bfloat16";
+    case BP_BOOL: return "bool";
+    default: return "unknown";
+  }
+}
+
+/* Bytes per element of a dtype of the op set, 0 for any other code. */
+static inline int64_t bp_aux_dtype_size(int32_t dt) {
+  switch (dt) {
+    case BP_INT8: case BP_UINT8: case BP_BOOL: return 1;
+    case BP_INT16: case BP_FLOAT16: case BP_BFLOAT16: return 2;
+    case BP_INT32: case BP_FLOAT32: return 4;
+    case BP_INT64: case BP_FLOAT64: return 8;
+    default: return 0;
+  }
+}
+
+/* Whether a dtype is floating point (float16, bfloat16, float32, float64). */
+static inline bool bp_aux_dtype_is_float(int32_t dt) {
+  return dt == BP_FLOAT32 || dt == BP_FLOAT64 || dt == BP_FLOAT16 || dt == BP_BFLOAT16;
+}
+
+/* The name of a value tag ("Tensor", "int", "None", ...), for messages. */
+static inline const char *bp_aux_tag_name(uint32_t tag) {
+  static const char *const names[BP_TAG_COUNT] = {
+      "None", "Tensor", "int", "float", "bool", "str", "int[]", "float[]", "Tensor[]",
+      "ScalarType", "Device"};
+  return tag < BP_TAG_COUNT ? names[tag] : "an unknown tag";
+}
+
+/*
+ * Storage types: how the kit's dtype switch names an element of each
+ * dtype.  float16 and bfloat16 are their 16 bits and bool its byte, in
+ * structs so that C's _Generic and C++ overloads tell them apart from
+ * uint16_t and uint8_t.  The others are the C types of their width.
+ */
+typedef struct bp_aux_float16 { uint16_t bits; } bp_aux_float16;
+typedef struct bp_aux_bfloat16 { uint16_t bits; } bp_aux_bfloat16;
+typedef struct bp_aux_bool { uint8_t value; } bp_aux_bool; /* 0 or 1 */
+
+/*
+ * BP_AUX_DISPATCH(dt, T, otherwise, body...): a switch over the op set's
+ * ten dtypes that runs the statements `body` with `T` bound (by typedef) to
+ * dt's storage type: int8_t, int16_t, int32_t, int64_t, uint8_t,
+ * bp_aux_float16, float, double, bp_aux_bfloat16 or bp_aux_bool, and the
+ * statement `otherwise` for any other code.  The body comes last, so it
+ * may contain commas.
+ *
+ *     BP_AUX_DISPATCH(v->dtype, T, return bp_aux_unsupported_dtype(ctx, 0, v->dtype),
+ *                     fill((T *)v->data, v->numel));
+ */
+#define BP_AUX_CASE_(code, type, T, ...) \
+  case code: {                           \
+    typedef type T;                      \
+    __VA_ARGS__;                         \
+  } break;
+#define BP_AUX_FLOAT_CASES_(T, ...)                          \
+  BP_AUX_CASE_(BP_FLOAT16, bp_aux_float16, T, __VA_ARGS__)   \
+  BP_AUX_CASE_(BP_FLOAT32, float, T, __VA_ARGS__)            \
+  BP_AUX_CASE_(BP_FLOAT64, double, T, __VA_ARGS__)           \
+  BP_AUX_CASE_(BP_BFLOAT16, bp_aux_bfloat16, T, __VA_ARGS__)
+#define BP_AUX_INT_CASES_(T, ...)                 \
+  BP_AUX_CASE_(BP_INT8, int8_t, T, __VA_ARGS__)   \
+  BP_AUX_CASE_(BP_INT16, int16_t, T, __VA_ARGS__) \
+  BP_AUX_CASE_(BP_INT32, int32_t, T, __VA_ARGS__) \
+  BP_AUX_CASE_(BP_INT64, int64_t, T, __VA_ARGS__) \
+  BP_AUX_CASE_(BP_UINT8, uint8_t, T, __VA_ARGS__)
+#define BP_AUX_DISPATCH(dt, T, otherwise, ...)         \
+  switch (dt) {                                        \
+    BP_AUX_INT_CASES_(T, __VA_ARGS__)                  \
+    BP_AUX_FLOAT_CASES_(T, __VA_ARGS__)                \
+    BP_AUX_CASE_(BP_BOOL, bp_aux_bool, T, __VA_ARGS__) \
+    default: otherwise; break;                         \
+  }
+
+/* ------------------------------------------------------------------------ */
+/* float16 and bfloat16                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * float16 is IEEE binary16 and bfloat16 the top half of a float32.  To
+ * float: exact.  From float: rounded to nearest, ties to even; overflow
+ * gives infinity, subnormal results are correctly rounded, and NaN stays
+ * NaN with its payload's top bits, quieted.  In C, where the compiler has
+ * _Float16, the float16 pair uses it (F16C instructions where the target
+ * has them); elsewhere (C++, older compilers) the portable code gives the
+ * same bits for every input.
+ */
+static inline float bp_aux_bits_to_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static inline uint32_t bp_aux_f32_to_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static inline float bp_aux_bf16_to_f32(uint16_t h) { return bp_aux_bits_to_f32((uint32_t)h << 16); }
+
+static inline uint16_t bp_aux_f32_to_bf16(float f) {
+  uint32_t u = bp_aux_f32_to_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+
+#if defined(__FLT16_MAX__) && !defined(__cplusplus)
+#define BP_AUX_HAVE_FLOAT16_ 1
+#endif
+
+static inline float bp_aux_f16_to_f32(uint16_t h) {
+#ifdef BP_AUX_HAVE_FLOAT16_
+  __extension__ _Float16 x;
+  memcpy(&x, &h, sizeof x);
+  return (float)x;
+#else
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, u;
+  if (exp == 0x1f) {
+    u = sign | 0x7f800000u | (man << 13) | (man ? 0x400000u : 0u); /* inf, or quiet NaN */
+  } else if (exp) {
+    u = sign | ((exp + 112u) << 23) | (man << 13);
+  } else if (man) { /* subnormal: normalise */
+    int e = -1;
+    do {
+      e++;
+      man <<= 1;
+    } while (!(man & 0x400u));
+    u = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3ffu) << 13);
+  } else {
+    u = sign;
+  }
+  return bp_aux_bits_to_f32(u);
+#endif
+}
+
+static inline uint16_t bp_aux_f32_to_f16(float f) {
+#ifdef BP_AUX_HAVE_FLOAT16_
+  __extension__ _Float16 x = (_Float16)f;
+  uint16_t h;
+  memcpy(&h, &x, sizeof h);
+  return h;
+#else
+  uint32_t u = bp_aux_f32_to_bits(f);
+  uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu)); /* NaN */
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);                    /* inf */
+  if (a < 0x38800000u) {                                          /* subnormal or 0 */
+    if (a < 0x33000000u) return (uint16_t)sign;
+    uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, shift = 126u - e;
+    uint32_t half = m >> shift, rem = m & ((1u << shift) - 1u), mid = 1u << (shift - 1u);
+    if (rem > mid || (rem == mid && (half & 1u))) half++;
+    return (uint16_t)(sign | half);
+  }
+  uint32_t r = a - 0x38000000u; /* rebias */
+  r += 0xfffu + ((r >> 13) & 1u);
+  return (uint16_t)(sign | (r >> 13));
+#endif
+}
+
+/*
+ * To float16 and bfloat16 from double and from integers, rounded once.
+ * Going through float32 with round-to-nearest twice can round wrongly (a
+ * value just above a tie becomes the tie).  Rounding to float32 "to odd"
+ * first keeps the information that the value was inexact, and the second
+ * rounding, to 11 or 8 bits, is then correct.
+ */
+static inline float bp_aux_f64_to_f32_odd(double d) {
+  float f = (float)d;
+  if ((double)f == d || d != d) return f;
+  uint32_t u = bp_aux_f32_to_bits(f);
+  double af = f < 0 ? -(double)f : (double)f, ad = d < 0 ? -d : d;
+  if (!(u & 1u)) u = af > ad ? u - 1u : u + 1u; /* the odd neighbour */
+  return bp_aux_bits_to_f32(u);
+}
+
+static inline float bp_aux_i64_to_f32_odd(int64_t v) {
+  uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  if (m < (1u << 24)) return (float)v; /* exact */
+  int shift = 0;                       /* keep the top 24 bits */
+#if defined(__GNUC__)
+  shift = 40 - __builtin_clzll(m);
+#else
+  while ((m >> shift) >= (1u << 24)) shift++;
+#endif
+  uint64_t kept = m >> shift;
+  if (m & ((UINT64_C(1) << shift) - 1)) kept |= 1u;
+  float f = (float)kept * (float)(UINT64_C(1) << shift); /* both exact */
+  return v < 0 ? -f : f;
+}
+
+static inline uint16_t bp_aux_f64_to_f16(double d) {
+  return bp_aux_f32_to_f16(bp_aux_f64_to_f32_odd(d));
+}
+static inline uint16_t bp_aux_f64_to_bf16(double d) {
+  return bp_aux_f32_to_bf16(bp_aux_f64_to_f32_odd(d));
+}
+static inline uint16_t bp_aux_i64_to_f16(int64_t v) {
+  return bp_aux_f32_to_f16(bp_aux_i64_to_f32_odd(v));
+}
+static inline uint16_t bp_aux_i64_to_bf16(int64_t v) {
+  return bp_aux_f32_to_bf16(bp_aux_i64_to_f32_odd(v));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Elements: loads, stores and the conversions of core::cast                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * bp_aux_load(x) gives a stored element (of a storage type above) as the
+ * type it computes in: float for float16, bfloat16 and float32, double for
+ * float64, and uint64_t for the integers and bool (signed values sign
+ * extended), in which +, - and * wrap as the op set's integer results do.
+ * Convert to int64_t to compare signed values.  bp_aux_store(p, v) stores
+ * v, of that compute type, into *p: rounded for the floating types,
+ * truncated to the width for the integers (wrapping), v != 0 for bool.
+ * Type-generic: _Generic in C, overloads in C++.
+ */
+#define BP_AUX_ELEM_(sfx, T, C, load, store)                          \
+  static inline C bp_aux_load_##sfx##_(T x) { return load; }         \
+  static inline void bp_aux_store_##sfx##_(T *p, C v) { store; }
+BP_AUX_ELEM_(f16, bp_aux_float16, float, bp_aux_f16_to_f32(x.bits), p->bits = bp_aux_f32_to_f16(v))
+BP_AUX_ELEM_(bf16, bp_aux_bfloat16, float, bp_aux_bf16_to_f32(x.bits),
+             p->bits = bp_aux_f32_to_bf16(v))
+BP_AUX_ELEM_(f32, float, float, x, *p = v)
+BP_AUX_ELEM_(f64, double, double, x, *p = v)
+BP_AUX_ELEM_(i8, int8_t, uint64_t, (uint64_t)(int64_t)x, *p = (int8_t)(uint8_t)v)
+BP_AUX_ELEM_(i16, int16_t, uint64_t, (uint64_t)(int64_t)x, *p = (int16_t)(uint16_t)v)
+BP_AUX_ELEM_(i32, int32_t, uint64_t, (uint64_t)(int64_t)x, *p = (int32_t)(uint32_t)v)
+BP_AUX_ELEM_(i64, int64_t, uint64_t, (uint64_t)x, *p = (int64_t)v)
+BP_AUX_ELEM_(u8, uint8_t, uint64_t, x, *p = (uint8_t)v)
+BP_AUX_ELEM_(bool, bp_aux_bool, uint64_t, x.value != 0, p->value = v != 0)
+#undef BP_AUX_ELEM_
+
+#ifdef __cplusplus
+} /* extern "C" */
+#define BP_AUX_OVERLOAD_(T, C, sfx)                                       \
+  static inline C bp_aux_load(T x) { return bp_aux_load_##sfx##_(x); } \
+  static inline void bp_aux_store(T *p, C v) { bp_aux_store_##sfx##_(p, v); }
+BP_AUX_OVERLOAD_(bp_aux_float16, float, f16)
+BP_AUX_OVERLOAD_(bp_aux_bfloat16, float, bf16)
+BP_AUX_OVERLOAD_(float, float, f32)
+BP_AUX_OVERLOAD_(double, double, f64)
+BP_AUX_OVERLOAD_(int8_t, uint64_t, i8)
+BP_AUX_OVERLOAD_(int16_t, uint64_t, i16)
+BP_AUX_OVERLOAD_(int32_t, uint64_t, i32)
+BP_AUX_OVERLOAD_(int64_t, uint64_t, i64)
+BP_AUX_OVERLOAD_(uint8_t, uint64_t, u8)
+BP_AUX_OVERLOAD_(bp_aux_bool, uint64_t, bool)
+#undef BP_AUX_OVERLOAD_
+extern "C" {
+#else
+#define bp_aux_load(x)                                                            \
+  _Generic((x), bp_aux_float16: bp_aux_load_f16_, bp_aux_bfloat16: bp_aux_load_bf16_, \
+           float: bp_aux_load_f32_, double: bp_aux_load_f64_, int8_t: bp_aux_load_i8_, \
+           int16_t: bp_aux_load_i16_, int32_t: bp_aux_load_i32_, int64_t: bp_aux_load_i64_, \
+           uint8_t: bp_aux_load_u8_, bp_aux_bool: bp_aux_load_bool_)(x)
+#define bp_aux_store(p, v)                                                           \
+  _Generic((p), bp_aux_float16 *: bp_aux_store_f16_, bp_aux_bfloat16 *: bp_aux_store_bf16_, \
+           float *: bp_aux_store_f32_, double *: bp_aux_store_f64_, int8_t *: bp_aux_store_i8_, \
+           int16_t *: bp_aux_store_i16_, int32_t *: bp_aux_store_i32_,                  \
+           int64_t *: bp_aux_store_i64_, uint8_t *: bp_aux_store_u8_,                   \
+           bp_aux_bool *: bp_aux_store_bool_)(p, v)
+#endif
+
+/*
+ * Converts the element at src (of dtype src_dt, aligned) into dst_dt at
+ * dst by the rules of core::cast: floating to integer truncates toward
+ * zero and saturates, NaN giving 0; to bool is != 0 (NaN is true); the
+ * rest rounds to nearest even, once.  Equal dtypes copy the bits.  False,
+ * writing nothing, for a code outside the op set.  A switch per element:
+ * fast loops dispatch once instead.
+ */
+static inline bool bp_aux_convert(int32_t dst_dt, void *dst, int32_t src_dt, const void *src) {
+  int64_t size = bp_aux_dtype_size(dst_dt);
+  if (size == 0 || bp_aux_dtype_size(src_dt) == 0) return false;
+  if (dst_dt == src_dt) {
+    memcpy(dst, src, (size_t)size);
+    return true;
+  }
+  double d = 0;
+  int64_t i = 0;
+  bool fl = bp_aux_dtype_is_float(src_dt);
+  BP_AUX_DISPATCH(src_dt, T, return false, {
+    T x;
+    memcpy(&x, src, sizeof x);
+    if (fl) d = (double)bp_aux_load(x); else i = (int64_t)bp_aux_load(x);
+  })
+  switch (dst_dt) {
+#define BP_AUX_SAT_(T, LO, HI)                                              \
+  {                                                                         \
+    T r = (T)i;                                                             \
+    if (fl)                                                                 \
+      r = d != d ? (T)0                                                     \
+          : !(d > (double)(LO)-1.0) ? (T)(LO)                               \
+          : !(d < (double)(HI) + 1.0) ? (T)(HI) : (T)d;                     \
+    memcpy(dst, &r, sizeof r);                                              \
+    return true;                                                            \
+  }
+    case BP_INT8: BP_AUX_SAT_(int8_t, INT8_MIN, INT8_MAX)
+    case BP_INT16: BP_AUX_SAT_(int16_t, INT16_MIN, INT16_MAX)
+    case BP_INT32: BP_AUX_SAT_(int32_t, INT32_MIN, INT32_MAX)
+    case BP_INT64: BP_AUX_SAT_(int64_t, INT64_MIN, INT64_MAX)
+    case BP_UINT8: BP_AUX_SAT_(uint8_t, 0, UINT8_MAX)
+#undef BP_AUX_SAT_
+    case BP_BOOL: *(uint8_t *)dst = fl ? d != 0 : i != 0; return true;
+    case BP_FLOAT32: *(float *)dst = fl ? (float)d : (float)i; return true;
+    case BP_FLOAT64: *(double *)dst = fl ? d : (double)i; return true;
+    case BP_FLOAT16: *(uint16_t *)dst = fl ? bp_aux_f64_to_f16(d) : bp_aux_i64_to_f16(i); break;
+    default: *(uint16_t *)dst = fl ? bp_aux_f64_to_bf16(d) : bp_aux_i64_to_bf16(i); break;
+  }
+  return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Arguments                                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Accessors for args[i] (i below the schema's argument count) of a boxed
+ * kernel or meta function.  On success they write *out.  A value of
+ * another tag (None, say) records "OP: argument #i: expected T, got U" and
+ * gives BP_ERR_TYPE; a bad value gives BP_ERR_INVALID_ARGUMENT.
+ */
+static inline bp_status bp_aux_arg_tag_(const bp_kernel_ctx *ctx, const bp_value *args, size_t i,
+                                        uint32_t tag) {
+  if (args[i].tag == tag) return BP_OK;
+  return ctx->host->set_errorf(BP_ERR_TYPE, "%s: argument #%u: expected %s, got %s", ctx->op_name,
+                               (unsigned)i, bp_aux_tag_name(tag), bp_aux_tag_name(args[i].tag));
+}
+
+/* bp_aux_arg_tensor (a `Tensor`), bp_aux_arg_int, bp_aux_arg_bool and
+ * bp_aux_arg_str (borrowed for the call, NUL-terminated). */
+#define BP_AUX_ARG_(name, tag, T, field)                                                       \
+  static inline bp_status bp_aux_arg_##name(const bp_kernel_ctx *ctx, const bp_value *args,    \
+                                            size_t i, T *out) {                                \
+    bp_status st = bp_aux_arg_tag_(ctx, args, i, tag);                                         \
+    if (st == BP_OK) *out = args[i].u.field;                                                   \
+    return st;                                                                                 \
+  }
+BP_AUX_ARG_(tensor, BP_TAG_TENSOR, bp_tensor *, tensor)
+BP_AUX_ARG_(int, BP_TAG_INT, int64_t, i)
+BP_AUX_ARG_(bool, BP_TAG_BOOL, bool, b)
+BP_AUX_ARG_(str, BP_TAG_STR, const char *, str)
+#undef BP_AUX_ARG_
+
+/* A `Tensor?`: *out is NULL for None. */
+static inline bp_status bp_aux_arg_opt_tensor(const bp_kernel_ctx *ctx, const bp_value *args,
+                                              size_t i, bp_tensor **out) {
+  if (args[i].tag != BP_TAG_NONE) return bp_aux_arg_tensor(ctx, args, i, out);
+  *out = NULL;
+  return BP_OK;
+}
+
+/* A `float`; an int is accepted and converted. */
+static inline bp_status bp_aux_arg_float(const bp_kernel_ctx *ctx, const bp_value *args, size_t i,
+                                         double *out) {
+  bool is_int = args[i].tag == BP_TAG_INT;
+  bp_status st = is_int ? BP_OK : bp_aux_arg_tag_(ctx, args, i, BP_TAG_FLOAT);
+  if (st == BP_OK) *out = is_int ? (double)args[i].u.i : args[i].u.f;
+  return st;
+}
+
+/* A `ScalarType`: a dtype of the op set. */
+static inline bp_status bp_aux_arg_dtype(const bp_kernel_ctx *ctx, const bp_value *args, size_t i,
+                                         int32_t *out) {
+  bp_status st = bp_aux_arg_tag_(ctx, args, i, BP_TAG_SCALAR_TYPE);
+  if (st != BP_OK) return st;
+  int64_t v = args[i].u.i;
+  if (v < 0 || v > INT32_MAX || bp_aux_dtype_size((int32_t)v) == 0)
+    return ctx->host->set_errorf(BP_ERR_TYPE, "%s: argument #%u: %lld is not a dtype of the op set",
+                                 ctx->op_name, (unsigned)i, (long long)v);
+  *out = (int32_t)v;
+  return BP_OK;
+}
+
+/* Wraps dimension v (negative counts from the end) of a tensor of ndim
+ * dimensions into [0, max(ndim, 1)), as PyTorch does, or records why not. */
+static inline bp_status bp_aux_dim_(const bp_kernel_ctx *ctx, size_t i, int64_t v, int32_t ndim,
+                                    uint32_t seen, int32_t *out) {
+  int64_t n = ndim > 0 ? ndim : 1, d = v < 0 ? v + n : v;
+  if (d < 0 || d >= n || (seen >> d & 1u))
+    return ctx->host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u: dimension %lld is "
+                                 "%s for a tensor of %d dimensions", ctx->op_name, (unsigned)i,
+                                 (long long)v, d < 0 || d >= n ? "out of range" : "repeated",
+                                 (int)ndim);
+  *out = (int32_t)d;
+  return BP_OK;
+}
+
+/* An `int dim` of a tensor of `ndim` dimensions, wrapped into [0, ndim). */
+static inline bp_status bp_aux_arg_dim(const bp_kernel_ctx *ctx, const bp_value *args, size_t i,
+                                       int32_t ndim, int32_t *out) {
+  bp_status st = bp_aux_arg_tag_(ctx, args, i, BP_TAG_INT);
+  return st != BP_OK ? st : bp_aux_dim_(ctx, i, args[i].u.i, ndim, 0, out);
+}
+
+/* An `int[] dim`: each wrapped as bp_aux_arg_dim does, into dims[0 ..
+ * *count - 1] (room for BP_MAX_NDIM), refusing a dimension given twice. */
+static inline bp_status bp_aux_arg_dims(const bp_kernel_ctx *ctx, const bp_value *args, size_t i,
+                                        int32_t ndim, int32_t *dims, int32_t *count) {
+  bp_status st = bp_aux_arg_tag_(ctx, args, i, BP_TAG_INT_LIST);
+  uint32_t seen = 0;
+  for (uint32_t k = 0; st == BP_OK && k < args[i].len; k++) {
+    st = bp_aux_dim_(ctx, i, args[i].u.ints[k], ndim, seen, &dims[k]);
+    if (st == BP_OK) seen |= 1u << dims[k];
+  }
+  if (st == BP_OK) *count = (int32_t)args[i].len;
+  return st;
+}
+
+/* The dimensions a reduction reduces, as ndim flags in mask: argument #i
+ * is an `int[] dim` (empty: all of them) or an `int? dim` (None: all),
+ * each wrapped as bp_aux_arg_dim does. */
+static inline bp_status bp_aux_arg_reduce_dims(const bp_kernel_ctx *ctx, const bp_value *args,
+                                               size_t i, int32_t ndim, bool *mask) {
+  int32_t dims[BP_MAX_NDIM], count = 0;
+  bp_status st = BP_OK;
+  if (args[i].tag == BP_TAG_INT)
+    st = bp_aux_arg_dim(ctx, args, i, ndim, &dims[count++]);
+  else if (args[i].tag != BP_TAG_NONE)
+    st = bp_aux_arg_dims(ctx, args, i, ndim, dims, &count);
+  for (int32_t d = 0; st == BP_OK && d < ndim; d++) mask[d] = count == 0;
+  for (int32_t k = 0; st == BP_OK && ndim > 0 && k < count; k++) mask[dims[k]] = true;
+  return st;
+}
+
+/* The metadata of a tensor (host-owned, valid while t lives). */
+static inline const bp_tensor_view *bp_aux_view(const bp_kernel_ctx *ctx, const bp_tensor *t) {
+  return ctx->host->tensor_view(t);
+}
+
+/* Records "OP: argument #i: this plugin has no kernel for DTYPE" and
+ * returns BP_ERR_UNSUPPORTED, for a dtype the kernel does not handle. */
+static inline bp_status bp_aux_unsupported_dtype(const bp_kernel_ctx *ctx, size_t i, int32_t dt) {
+  return ctx->host->set_errorf(BP_ERR_UNSUPPORTED, "%s: argument #%u: no kernel for %s",
+                               ctx->op_name, (unsigned)i, bp_aux_dtype_name(dt));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Results and registration                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Allocates the Tensor results of the op being called (ctx->op), sized by
+ * the op's meta function from the kernel's arguments (host->op_meta):
+ * outs[k] receives result k, a new reference, with the meta function's
+ * device, dtype, sizes and strides and uninitialised data.  A result that
+ * is not a Tensor gets NULL.  On failure (bad arguments, as the op set
+ * words them; no memory) nothing stays allocated and the error is
+ * recorded.  At most 8 results.
+ */
+static inline bp_status bp_aux_alloc_outputs(const bp_kernel_ctx *ctx, const bp_value *args,
+                                             size_t nargs, bp_tensor **outs, size_t nouts) {
+  bp_tensor_meta meta[8];
+  if (nouts > 8)
+    return ctx->host->set_errorf(BP_ERR_INTERNAL, "%s: bp_aux_alloc_outputs takes at most 8 "
+                                 "results, not %u", ctx->op_name, (unsigned)nouts);
+  for (size_t k = 0; k < nouts; k++) {
+    meta[k].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+    meta[k].dtype = BP_DTYPE_INVALID;
+  }
+  bp_status st = ctx->host->op_meta(ctx->op, args, nargs, meta, nouts);
+  if (st != BP_OK) return st;
+  for (size_t k = 0; k < nouts; k++) {
+    outs[k] = NULL;
+    if (meta[k].dtype == BP_DTYPE_INVALID) continue;
+    st = ctx->host->tensor_empty_strided(meta[k].device, meta[k].dtype, meta[k].ndim,
+                                         meta[k].sizes, meta[k].strides, &outs[k]);
+    if (st != BP_OK) {
+      while (k--) ctx->host->tensor_release(outs[k]);
+      return st;
+    }
+  }
+  return BP_OK;
+}
+
+/* Runs the op's meta function only to check the arguments, for an op that
+ * writes an argument (fill_, copy_, add.out) instead of allocating. */
+static inline bp_status bp_aux_check_args(const bp_kernel_ctx *ctx, const bp_value *args,
+                                          size_t nargs) {
+  bp_tensor_meta m;
+  m.struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  return ctx->host->op_meta(ctx->op, args, nargs, &m, 1);
+}
+
+/* Puts a Tensor result t (a new reference, passed to the caller) into
+ * rets[0] and returns BP_OK. */
+static inline bp_status bp_aux_return_tensor(bp_value *rets, bp_tensor *t) {
+  rets[0].tag = BP_TAG_TENSOR;
+  rets[0].len = 0;
+  rets[0].u.tensor = t;
+  return BP_OK;
+}
+
+/* Puts a new reference to t into rets[0] and returns BP_OK: for a result
+ * that is an argument (contiguous's self; what fill_, copy_ and add.out
+ * wrote). */
+static inline bp_status bp_aux_return_arg(const bp_kernel_ctx *ctx, bp_value *rets, bp_tensor *t) {
+  return bp_aux_return_tensor(rets, ctx->host->tensor_retain(t));
+}
+
+/* Ends a kernel that allocated the result `out`: on success (st is BP_OK)
+ * puts it into rets[0], else releases it.  Returns st. */
+static inline bp_status bp_aux_finish(const bp_kernel_ctx *ctx, bp_status st, bp_value *rets,
+                                      bp_tensor *out) {
+  if (st == BP_OK) return bp_aux_return_tensor(rets, out);
+  ctx->host->tensor_release(out);
+  return st;
+}
+
+/*
+ * A kernel of an op with one Tensor result, in the manner of PyTorch's
+ * structured kernels: allocates the result with bp_aux_alloc_outputs (so
+ * its shape and dtype, and every argument error, are the meta function's),
+ * calls impl(ctx, args, out) to fill it, and returns it, or releases it
+ * when impl fails.  BP_AUX_STRUCTURED_KERNEL(name, impl) defines `name` as
+ * the boxed kernel that does this.
+ */
+typedef bp_status (*bp_aux_impl_fn)(const bp_kernel_ctx *ctx, const bp_value *args,
+                                    bp_tensor *out);
+static inline bp_status bp_aux_structured(const bp_kernel_ctx *ctx, const bp_value *args,
+                                          size_t nargs, bp_value *rets, bp_aux_impl_fn impl) {
+  bp_tensor *out;
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
+  return st != BP_OK ? st : bp_aux_finish(ctx, impl(ctx, args, out), rets, out);
+}
+#define BP_AUX_STRUCTURED_KERNEL(name, impl)                                           \
+  static bp_status name(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs, \
+                        bp_value *rets, size_t nrets) {                               \
+    (void)nrets;                                                                      \
+    return bp_aux_structured(ctx, args, nargs, rets, impl);                           \
+  }
+
+/* Registers `fn` as the boxed kernel of `op` ("name.overload", in lib's
+ * namespace) for device_type, for every dtype the op allows.  Inside
+ * setup() only, as host->impl(). */
+static inline bp_status bp_aux_impl(const bp_host_api *host, bp_library *lib, const char *op,
+                                    int32_t device_type, bp_boxed_kernel fn,
+                                    const void *user_data) {
+  bp_kernel_def k;
+  memset(&k, 0, sizeof k);
+  k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
+  k.op = op;
+  k.device_type = device_type;
+  k.boxed = fn;
+  k.user_data = (void *)(uintptr_t)user_data;
+  return host->impl(lib, &k);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Strided, broadcasting iteration                                          */
+/* ------------------------------------------------------------------------ */
+
+#define BP_AUX_ITER_MAX_OPS 8
+
+/*
+ * An iteration over up to 8 operands broadcast to one shape, planned once
+ * and walked as 1-D inner loops, as PyTorch's TensorIterator does:
+ *   1. each operand is broadcast to the shape (stride 0 where it is), and
+ *      dimensions of size 1 are dropped;
+ *   2. the dimensions are ordered by stride, operand 0's first (a stride of
+ *      0 tells nothing; the next operand decides), so that a transposed
+ *      operand 0 (usually the output) is walked in memory order;
+ *   3. neighbours that every operand steps through as one are merged, so
+ *      the innermost run is as long as possible.
+ * Strides are in bytes.  A 0-dim iteration has ndim 0 and one element; an
+ * empty one numel 0 and no runs.  The visiting order is row-major in the
+ * planned dimensions, not the tensors': a loop must not depend on it.
+ */
+typedef struct bp_aux_iter {
+  int nops;
+  int ndim;                                           /* planned dimensions */
+  int64_t numel;                                      /* elements in all */
+  int64_t sizes[BP_MAX_NDIM];                         /* innermost last */
+  int64_t strides[BP_AUX_ITER_MAX_OPS][BP_MAX_NDIM];  /* in bytes */
+  int64_t elsize[BP_AUX_ITER_MAX_OPS];                /* bytes per element */
+  char *data[BP_AUX_ITER_MAX_OPS];                    /* first elements */
+} bp_aux_iter;
+
+static inline int64_t bp_aux_abs64_(int64_t v) { return v < 0 ? -v : v; }
+
+/* Whether planned dimension a (outer) should move inwards past b. */
+static inline bool bp_aux_iter_swap_(const bp_aux_iter *it, int a, int b) {
+  for (int i = 0; i < it->nops; i++) {
+    int64_t sa = bp_aux_abs64_(it->strides[i][a]), sb = bp_aux_abs64_(it->strides[i][b]);
+    if (sa == 0 || sb == 0 || sa == sb) continue;
+    return sa < sb;
+  }
+  return false;
+}
+
+/* Plans the iteration of `nops` (<= 8) views over `shape`, to which each
+ * must broadcast (the meta function has checked it).  Cannot fail. */
+static inline void bp_aux_iter_plan(bp_aux_iter *it, int nops, const bp_tensor_view *const *views,
+                                    int32_t ndim, const int64_t *shape) {
+  it->nops = nops;
+  it->ndim = 0;
+  it->numel = 1;
+  for (int i = 0; i < nops; i++) {
+    it->data[i] = (char *)views[i]->data;
+    it->elsize[i] = views[i]->itemsize;
+  }
+  /* An empty iteration does nothing; its other sizes may be so large that
+   * their product, or a stride in bytes, would overflow. */
+  for (int32_t d = 0; d < ndim; d++)
+    if (shape[d] == 0) {
+      it->numel = 0;
+      return;
+    }
+  int n = 0;
+  for (int32_t d = 0; d < ndim; d++) {
+    it->numel *= shape[d];
+    if (shape[d] == 1) continue;
+    it->sizes[n] = shape[d];
+    for (int i = 0; i < nops; i++) {
+      const bp_tensor_view *v = views[i];
+      int32_t dv = d - (ndim - v->ndim);
+      it->strides[i][n] = dv >= 0 && v->sizes[dv] != 1 ? v->strides[dv] * v->itemsize : 0;
+    }
+    n++;
+  }
+  for (int d = 1; d < n; d++) /* a stable insertion sort */
+    for (int e = d; e > 0 && bp_aux_iter_swap_(it, e - 1, e); e--) {
+      int64_t t = it->sizes[e];
+      it->sizes[e] = it->sizes[e - 1];
+      it->sizes[e - 1] = t;
+      for (int i = 0; i < nops; i++) {
+        t = it->strides[i][e];
+        it->strides[i][e] = it->strides[i][e - 1];
+        it->strides[i][e - 1] = t;
+      }
+    }
+  int m = 0;
+  for (int d = 0; d < n; d++) {
+    bool merge = m > 0;
+    for (int i = 0; i < nops && merge; i++)
+      merge = it->strides[i][m - 1] == it->strides[i][d] * it->sizes[d];
+    if (merge) {
+      it->sizes[m - 1] *= it->sizes[d];
+      for (int i = 0; i < nops; i++) it->strides[i][m - 1] = it->strides[i][d];
+      continue;
+    }
+    it->sizes[m] = it->sizes[d];
+    for (int i = 0; i < nops; i++) it->strides[i][m] = it->strides[i][d];
+    m++;
+  }
+  it->ndim = m;
+}
+
+/* Plans the iteration of `nops` views over the shape they broadcast to
+ * (numpy's rules).  BP_ERR_SHAPE when they do not, or when operand 0 (which
+ * is written) does not have that shape; BP_ERR_INVALID_ARGUMENT for more
+ * than 8 operands. */
+static inline bp_status bp_aux_iter_init(const bp_kernel_ctx *ctx, bp_aux_iter *it, int nops,
+                                         const bp_tensor_view *const *views) {
+  int64_t shape[BP_MAX_NDIM];
+  int32_t ndim = 0;
+  memset(it, 0, sizeof *it); /* on failure, an iteration with no elements */
+  if (nops < 1 || nops > BP_AUX_ITER_MAX_OPS)
+    return ctx->host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: %d operands to iterate over "
+                                 "(1 to 8)", ctx->op_name, nops);
+  for (int i = 0; i < nops; i++)
+    if (views[i]->ndim > ndim) ndim = views[i]->ndim;
+  for (int32_t d = 0; d < ndim; d++) shape[d] = 1;
+  for (int i = 0; i < nops; i++)
+    for (int32_t d = 0; d < views[i]->ndim; d++) {
+      int64_t s = views[i]->sizes[d], *t = &shape[d + ndim - views[i]->ndim];
+      if (s != 1 && *t != 1 && s != *t)
+        return ctx->host->set_errorf(BP_ERR_SHAPE, "%s: operand %d does not broadcast with the "
+                                     "others (size %lld against %lld)", ctx->op_name, i,
+                                     (long long)s, (long long)*t);
+      if (s != 1) *t = s;
+    }
+  for (int32_t d = 0; d < ndim; d++)
+    if (views[0]->ndim != ndim || views[0]->sizes[d] != shape[d])
+      return ctx->host->set_errorf(BP_ERR_SHAPE, "%s: operand 0 does not have the broadcast shape "
+                                   "of the others", ctx->op_name);
+  bp_aux_iter_plan(it, nops, views, ndim, shape);
+  return BP_OK;
+}
+
+/*
+ * One 1-D inner loop: n elements, operand i's first at ptrs[i] and the
+ * next strides[i] bytes further on (itemsize when it is contiguous there,
+ * 0 when it is broadcast).  Walk the elements [begin, end) of an iteration
+ * (in its planned order; [0, it->numel) for all) as runs:
+ *
+ *     bp_aux_run r;
+ *     for (bp_aux_iter_start(&it, 0, it.numel, &r); bp_aux_iter_next(&it, &r);)
+ *       for (int64_t k = 0; k < r.n; k++)
+ *         *BP_AUX_AT(float, r, 0, k) = *BP_AUX_AT(float, r, 1, k) * 2;
+ *
+ * Disjoint ranges may be walked on different threads at once.
+ */
+typedef struct bp_aux_run {
+  char *ptrs[BP_AUX_ITER_MAX_OPS];
+  int64_t strides[BP_AUX_ITER_MAX_OPS];
+  int64_t n;
+  int64_t pos_, end_, coord_[BP_MAX_NDIM]; /* private */
+} bp_aux_run;
+
+/* Operand k's element i of a run, as a T *. */
+#define BP_AUX_AT(T, run, k, i) ((T *)(void *)((run).ptrs[k] + (i) * (run).strides[k]))
+
+static inline void bp_aux_iter_start(const bp_aux_iter *it, int64_t begin, int64_t end,
+                                     bp_aux_run *r) {
+  int nd = it->ndim;
+  int64_t rem = begin;
+  r->n = 0;
+  r->pos_ = begin;
+  r->end_ = end < it->numel ? end : it->numel;
+  for (int d = nd - 1; d >= 0; d--) {
+    r->coord_[d] = rem % it->sizes[d];
+    rem /= it->sizes[d];
+  }
+  for (int i = 0; i < it->nops; i++) r->strides[i] = nd > 0 ? it->strides[i][nd - 1] : 0;
+}
+
+/* Moves to the next run; false when the range is done. */
+static inline bool bp_aux_iter_next(const bp_aux_iter *it, bp_aux_run *r) {
+  int nd = it->ndim;
+  if (r->n > 0 && nd > 0) { /* step past the last run */
+    r->coord_[nd - 1] += r->n;
+    for (int d = nd - 1; d > 0 && r->coord_[d] >= it->sizes[d]; d--) {
+      r->coord_[d] = 0;
+      r->coord_[d - 1]++;
+    }
+  }
+  if (r->pos_ >= r->end_) return false;
+  for (int i = 0; i < it->nops; i++) {
+    char *p = it->data[i];
+    for (int d = 0; d < nd; d++) p += r->coord_[d] * it->strides[i][d];
+    r->ptrs[i] = p;
+  }
+  int64_t run = nd > 0 ? it->sizes[nd - 1] - r->coord_[nd - 1] : 1;
+  r->n = run < r->end_ - r->pos_ ? run : r->end_ - r->pos_;
+  r->pos_ += r->n;
+  return true;
+}
+
+/*
+ * src's elements as `dtype` (bp_aux_convert): *out is a new reference to
+ * src when it has that dtype (any strides), else to a new contiguous tensor
+ * on src's device, filled on the calling thread through the data pointers:
+ * the device must be host-visible (the CPU, or BP_DEVICE_HOST_VISIBLE).
+ */
+static inline bp_status bp_aux_to_dtype(const bp_kernel_ctx *ctx, bp_tensor *src, int32_t dtype,
+                                        bp_tensor **out) {
+  const bp_tensor_view *v = ctx->host->tensor_view(src);
+  if (v->dtype == dtype) {
+    *out = ctx->host->tensor_retain(src);
+    return BP_OK;
+  }
+  if (bp_aux_dtype_size(dtype) == 0 || bp_aux_dtype_size(v->dtype) == 0)
+    return ctx->host->set_errorf(BP_ERR_UNSUPPORTED, "%s: cannot convert %s to %s", ctx->op_name,
+                                 bp_aux_dtype_name(v->dtype), bp_aux_dtype_name(dtype));
+  bp_tensor *t;
+  bp_status st = ctx->host->tensor_empty(v->device, dtype, v->ndim, v->sizes, &t);
+  if (st != BP_OK) return st;
+  const bp_tensor_view *views[2] = {ctx->host->tensor_view(t), v};
+  bp_aux_iter it;
+  bp_aux_run r;
+  bp_aux_iter_plan(&it, 2, views, v->ndim, v->sizes);
+  for (bp_aux_iter_start(&it, 0, it.numel, &r); bp_aux_iter_next(&it, &r);)
+    for (int64_t k = 0; k < r.n; k++)
+      bp_aux_convert(dtype, BP_AUX_AT(char, r, 0, k), v->dtype, BP_AUX_AT(const char, r, 1, k));
+  *out = t;
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Overlap                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Whether two views address exactly the same elements in the same order. */
+static inline bool bp_aux_same_view(const bp_tensor_view *a, const bp_tensor_view *b) {
+  if (a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim) return false;
+  for (int32_t d = 0; d < a->ndim; d++)
+    if (a->sizes[d] != b->sizes[d] || (a->sizes[d] > 1 && a->strides[d] != b->strides[d]))
+      return false;
+  return true;
+}
+
+/* The first and one past the last byte of a non-empty view. */
+static inline uintptr_t bp_aux_span_(const bp_tensor_view *v, bool end) {
+  int64_t reach = 0;
+  for (int32_t d = 0; end && d < v->ndim; d++)
+    if (v->sizes[d] > 1) reach += (v->sizes[d] - 1) * v->strides[d];
+  return (uintptr_t)v->data + (uintptr_t)(end ? (reach + 1) * v->itemsize : 0);
+}
+
+/* gcd(g, the byte strides of v's dimensions that are longer than 1). */
+static inline uint64_t bp_aux_gcd_(uint64_t g, const bp_tensor_view *v) {
+  for (int32_t d = 0; d < v->ndim; d++) {
+    uint64_t b = v->sizes[d] > 1 ? (uint64_t)(v->strides[d] * v->itemsize) : 0;
+    while (b) {
+      uint64_t t = g % b;
+      g = b;
+      b = t;
+    }
+  }
+  return g;
+}
+
+/*
+ * Whether two views may share a byte (copy_ from an overlapping source,
+ * add.out into an input).  Views on different devices, or whose byte spans
+ * are apart, do not.  Otherwise an element of a starts a multiple of g (the
+ * gcd of both views' byte strides) plus d away from one of b's, which rules
+ * out interleaved views (the even and odd elements of a buffer); they meet
+ * when d < b's itemsize or g - d < a's.  It may say yes wrongly, never no.
+ */
+static inline bool bp_aux_may_overlap(const bp_tensor_view *a, const bp_tensor_view *b) {
+  if (a->numel == 0 || b->numel == 0) return false;
+  if (a->device.type != b->device.type || a->device.index != b->device.index) return false;
+  uintptr_t alo = bp_aux_span_(a, false), blo = bp_aux_span_(b, false);
+  if (bp_aux_span_(a, true) <= blo || bp_aux_span_(b, true) <= alo) return false;
+  uint64_t g = bp_aux_gcd_(bp_aux_gcd_(0, a), b);
+  if (g == 0) return true; /* two single elements whose spans meet */
+  int64_t diff = (int64_t)((intptr_t)alo - (intptr_t)blo) % (int64_t)g; /* a - b mod g */
+  if (diff < 0) diff += (int64_t)g;
+  return diff < b->itemsize || (int64_t)g - diff < a->itemsize;
+}
+/* For an op that writes its Tensor argument #out (add.out): records
+ * BP_ERR_INVALID_ARGUMENT, naming both, when that tensor may overlap one of
+ * the Tensor arguments #0 .. #nin-1 without being exactly it. */
+static inline bp_status bp_aux_check_out_overlap(const bp_kernel_ctx *ctx, const bp_value *args,
+                                                 size_t out, size_t nin) {
+  const bp_tensor_view *vo = ctx->host->tensor_view(args[out].u.tensor);
+  for (size_t i = 0; i < nin; i++) {
+    if (args[i].tag != BP_TAG_TENSOR) continue;
+    const bp_tensor_view *vi = ctx->host->tensor_view(args[i].u.tensor);
+    if (bp_aux_may_overlap(vo, vi) && !bp_aux_same_view(vo, vi))
+      return ctx->host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u: overlaps argument "
+                                   "#%u in memory (it may only be exactly that tensor)",
+                                   ctx->op_name, (unsigned)out, (unsigned)i);
+  }
+  return BP_OK;
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* BACKPLANE_PLUGIN_AUX_H */
