@@ -154,7 +154,7 @@ else flunk "--no-isolate turns isolation off (status $st)" "$tmp/noiso.txt"; fi
 tuned="$top_builddir/tests/plugins/.libs/tuned.so"
 BP_PLUGIN_PATH= "$info" --no-discover "$cpu" "$tuned" > "$tmp/two.txt" 2>&1
 grep -A4 "^  core::add(" "$tmp/two.txt" > "$tmp/add.txt"
-check "lists both kernels of an op on one device type" "$tmp/add.txt" "kernel cpu .*from cpu (priority 0, next in line)"
+check "lists both kernels of an op on one device type" "$tmp/add.txt" "kernel cpu .*from cpu (priority -100, next in line)"
 check "marks the kernel calls go to as active" "$tmp/add.txt" "kernel cpu .*from tuned (priority 10, active); dtypes: float32$"
 
 n=$((n + 1))

@@ -96,10 +96,11 @@ bp_status cpu_cast_to(const bp_tensor *src, int32_t dtype, bp_tensor **out);
 /* Outputs are allocated with bp_aux_alloc_outputs, sized by the op's meta
  * function, so that every error of bad arguments is the op set's. */
 
-/* Registers `fn` as the boxed CPU kernel of core::<op>. */
+/* Registers `fn` as the boxed CPU kernel of core::<op>, at the
+ * reference priority: a vendor's kernel for the same op wins over it. */
 static inline bp_status cpu_impl(bp_library *lib, const char *op, bp_boxed_kernel fn,
                                  const void *user_data) {
-  return bp_aux_impl(cpu_host, lib, op, BP_DEVICE_CPU, fn, user_data);
+  return bp_aux_impl_at(cpu_host, lib, op, BP_DEVICE_CPU, fn, user_data, BP_PRIORITY_REFERENCE);
 }
 
 /* Each kernel file registers its kernels. */

@@ -83,10 +83,11 @@ bp_status cu_enter(int32_t index, cudaStream_t *out_stream);
  * sized by the op's meta function, and returned with
  * bp_aux_return_tensor. */
 
-/* Registers `fn` as the boxed CUDA kernel of core::<op>. */
+/* Registers `fn` as the boxed CUDA kernel of core::<op>, at the
+ * reference priority: a vendor's kernel for the same op wins over it. */
 static inline bp_status cu_impl(bp_library *lib, const char *op, bp_boxed_kernel fn,
                                 const void *user_data) {
-  return bp_aux_impl(cu_host, lib, op, BP_DEVICE_CUDA, fn, user_data);
+  return bp_aux_impl_at(cu_host, lib, op, BP_DEVICE_CUDA, fn, user_data, BP_PRIORITY_REFERENCE);
 }
 
 static inline const bp_tensor_view *cu_view(const bp_tensor *t) { return cu_host->tensor_view(t); }

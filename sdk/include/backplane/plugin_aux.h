@@ -582,11 +582,12 @@ static inline bp_status bp_aux_structured(const bp_kernel_ctx *ctx, const bp_val
   }
 
 /* Registers `fn` as the boxed kernel of `op` ("name.overload", in lib's
- * namespace) for device_type, for every dtype the op allows.  Inside
- * setup() only, as host->impl(). */
-static inline bp_status bp_aux_impl(const bp_host_api *host, bp_library *lib, const char *op,
-                                    int32_t device_type, bp_boxed_kernel fn,
-                                    const void *user_data) {
+ * namespace) for device_type, for every dtype the op allows, at `priority`
+ * (BP_PRIORITY_*; a host of ABI 1.0 does not read it).  Inside setup()
+ * only, as host->impl(). */
+static inline bp_status bp_aux_impl_at(const bp_host_api *host, bp_library *lib, const char *op,
+                                       int32_t device_type, bp_boxed_kernel fn,
+                                       const void *user_data, int32_t priority) {
   bp_kernel_def k;
   memset(&k, 0, sizeof k);
   k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
@@ -594,7 +595,15 @@ static inline bp_status bp_aux_impl(const bp_host_api *host, bp_library *lib, co
   k.device_type = device_type;
   k.boxed = fn;
   k.user_data = (void *)(uintptr_t)user_data;
+  k.priority = priority;
   return host->impl(lib, &k);
+}
+
+/* The same at BP_PRIORITY_DEFAULT. */
+static inline bp_status bp_aux_impl(const bp_host_api *host, bp_library *lib, const char *op,
+                                    int32_t device_type, bp_boxed_kernel fn,
+                                    const void *user_data) {
+  return bp_aux_impl_at(host, lib, op, device_type, fn, user_data, BP_PRIORITY_DEFAULT);
 }
 
 /* ------------------------------------------------------------------------ */
