@@ -4,7 +4,8 @@ backplaneinclude_HEADERS = \
 	%D%/include/backplane/abi.h \
 	%D%/include/backplane/plugin.h \
 	%D%/include/backplane/host.h \
-	%D%/include/backplane/plugin_aux.h
+	%D%/include/backplane/plugin_aux.h \
+	%D%/include/backplane/plugin_aux_iter.h
 
 pkgconfig_DATA += %D%/backplane-sdk.pc
 EXTRA_DIST += %D%/backplane-sdk.pc.in

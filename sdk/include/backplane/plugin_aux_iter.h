@@ -1,0 +1,234 @@
+/*
+ * backplane/plugin_aux_iter.h - the strided, broadcasting iterator of the
+ * plugin helper kit.  Part of <backplane/plugin_aux.h>, which includes it:
+ * include that header, not this one.
+ */
+#ifndef BACKPLANE_PLUGIN_AUX_ITER_H
+#define BACKPLANE_PLUGIN_AUX_ITER_H
+
+#ifndef BACKPLANE_PLUGIN_AUX_INSIDE
+#error "include <backplane/plugin_aux.h>, which includes this file"
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Strided, broadcasting iteration                                          */
+/* ------------------------------------------------------------------------ */
+
+#define BP_AUX_ITER_MAX_OPS 8
+
+/*
+ * An iteration over up to 8 operands broadcast to one shape, planned once
+ * and walked as 1-D inner loops, as PyTorch's TensorIterator does:
+ *   1. each operand is broadcast to the shape (stride 0 where it is), and
+ *      dimensions of size 1 are dropped;
+ *   2. the dimensions are ordered by stride, operand 0's first (a stride of
+ *      0 tells nothing; the next operand decides), so that a transposed
+ *      operand 0 (usually the output) is walked in memory order;
+ *   3. neighbours that every operand steps through as one are merged, so
+ *      the innermost run is as long as possible.
+ * Strides are in bytes.  A 0-dim iteration has ndim 0 and one element; an
+ * empty one numel 0 and no runs.  The visiting order is row-major in the
+ * planned dimensions, not the tensors': a loop must not depend on it.
+ */
+typedef struct bp_aux_iter {
+  int nops;
+  int ndim;                                           /* planned dimensions */
+  int64_t numel;                                      /* elements in all */
+  int64_t sizes[BP_MAX_NDIM];                         /* innermost last */
+  int64_t strides[BP_AUX_ITER_MAX_OPS][BP_MAX_NDIM];  /* in bytes */
+  int64_t elsize[BP_AUX_ITER_MAX_OPS];                /* bytes per element */
+  char *data[BP_AUX_ITER_MAX_OPS];                    /* first elements */
+} bp_aux_iter;
+
+static inline int64_t bp_aux_abs64_(int64_t v) { return v < 0 ? -v : v; }
+
+/* Whether planned dimension a (outer) should move inwards past b. */
+static inline bool bp_aux_iter_swap_(const bp_aux_iter *it, int a, int b) {
+  for (int i = 0; i < it->nops; i++) {
+    int64_t sa = bp_aux_abs64_(it->strides[i][a]), sb = bp_aux_abs64_(it->strides[i][b]);
+    if (sa == 0 || sb == 0 || sa == sb) continue;
+    return sa < sb;
+  }
+  return false;
+}
+
+/* Plans the iteration of `nops` (<= 8) views over `shape`, to which each
+ * must broadcast (the meta function has checked it).  Cannot fail. */
+static inline void bp_aux_iter_plan(bp_aux_iter *it, int nops, const bp_tensor_view *const *views,
+                                    int32_t ndim, const int64_t *shape) {
+  it->nops = nops;
+  it->ndim = 0;
+  it->numel = 1;
+  for (int i = 0; i < nops; i++) {
+    it->data[i] = (char *)views[i]->data;
+    it->elsize[i] = views[i]->itemsize;
+  }
+  /* An empty iteration does nothing; its other sizes may be so large that
+   * their product, or a stride in bytes, would overflow. */
+  for (int32_t d = 0; d < ndim; d++)
+    if (shape[d] == 0) {
+      it->numel = 0;
+      return;
+    }
+  int n = 0;
+  for (int32_t d = 0; d < ndim; d++) {
+    it->numel *= shape[d];
+    if (shape[d] == 1) continue;
+    it->sizes[n] = shape[d];
+    for (int i = 0; i < nops; i++) {
+      const bp_tensor_view *v = views[i];
+      int32_t dv = d - (ndim - v->ndim);
+      it->strides[i][n] = dv >= 0 && v->sizes[dv] != 1 ? v->strides[dv] * v->itemsize : 0;
+    }
+    n++;
+  }
+  for (int d = 1; d < n; d++) /* a stable insertion sort */
+    for (int e = d; e > 0 && bp_aux_iter_swap_(it, e - 1, e); e--) {
+      int64_t t = it->sizes[e];
+      it->sizes[e] = it->sizes[e - 1];
+      it->sizes[e - 1] = t;
+      for (int i = 0; i < nops; i++) {
+        t = it->strides[i][e];
+        it->strides[i][e] = it->strides[i][e - 1];
+        it->strides[i][e - 1] = t;
+      }
+    }
+  int m = 0;
+  for (int d = 0; d < n; d++) {
+    bool merge = m > 0;
+    for (int i = 0; i < nops && merge; i++)
+      merge = it->strides[i][m - 1] == it->strides[i][d] * it->sizes[d];
+    if (merge) {
+      it->sizes[m - 1] *= it->sizes[d];
+      for (int i = 0; i < nops; i++) it->strides[i][m - 1] = it->strides[i][d];
+      continue;
+    }
+    it->sizes[m] = it->sizes[d];
+    for (int i = 0; i < nops; i++) it->strides[i][m] = it->strides[i][d];
+    m++;
+  }
+  it->ndim = m;
+}
+
+/* Plans the iteration of `nops` views over the shape they broadcast to
+ * (numpy's rules).  BP_ERR_SHAPE when they do not, or when operand 0 (which
+ * is written) does not have that shape; BP_ERR_INVALID_ARGUMENT for more
+ * than 8 operands. */
+static inline bp_status bp_aux_iter_init(const bp_kernel_ctx *ctx, bp_aux_iter *it, int nops,
+                                         const bp_tensor_view *const *views) {
+  int64_t shape[BP_MAX_NDIM];
+  int32_t ndim = 0;
+  memset(it, 0, sizeof *it); /* on failure, an iteration with no elements */
+  if (nops < 1 || nops > BP_AUX_ITER_MAX_OPS)
+    return ctx->host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: %d operands to iterate over "
+                                 "(1 to 8)", ctx->op_name, nops);
+  for (int i = 0; i < nops; i++)
+    if (views[i]->ndim > ndim) ndim = views[i]->ndim;
+  for (int32_t d = 0; d < ndim; d++) shape[d] = 1;
+  for (int i = 0; i < nops; i++)
+    for (int32_t d = 0; d < views[i]->ndim; d++) {
+      int64_t s = views[i]->sizes[d], *t = &shape[d + ndim - views[i]->ndim];
+      if (s != 1 && *t != 1 && s != *t)
+        return ctx->host->set_errorf(BP_ERR_SHAPE, "%s: operand %d does not broadcast with the "
+                                     "others (size %lld against %lld)", ctx->op_name, i,
+                                     (long long)s, (long long)*t);
+      if (s != 1) *t = s;
+    }
+  for (int32_t d = 0; d < ndim; d++)
+    if (views[0]->ndim != ndim || views[0]->sizes[d] != shape[d])
+      return ctx->host->set_errorf(BP_ERR_SHAPE, "%s: operand 0 does not have the broadcast shape "
+                                   "of the others", ctx->op_name);
+  bp_aux_iter_plan(it, nops, views, ndim, shape);
+  return BP_OK;
+}
+
+/*
+ * One 1-D inner loop: n elements, operand i's first at ptrs[i] and the
+ * next strides[i] bytes further on (itemsize when it is contiguous there,
+ * 0 when it is broadcast).  Walk the elements [begin, end) of an iteration
+ * (in its planned order; [0, it->numel) for all) as runs:
+ *
+ *     bp_aux_run r;
+ *     for (bp_aux_iter_start(&it, 0, it.numel, &r); bp_aux_iter_next(&it, &r);)
+ *       for (int64_t k = 0; k < r.n; k++)
+ *         *BP_AUX_AT(float, r, 0, k) = *BP_AUX_AT(float, r, 1, k) * 2;
+ *
+ * Disjoint ranges may be walked on different threads at once.
+ */
+typedef struct bp_aux_run {
+  char *ptrs[BP_AUX_ITER_MAX_OPS];
+  int64_t strides[BP_AUX_ITER_MAX_OPS];
+  int64_t n;
+  int64_t pos_, end_, coord_[BP_MAX_NDIM]; /* private */
+} bp_aux_run;
+
+/* Operand k's element i of a run, as a T *. */
+#define BP_AUX_AT(T, run, k, i) ((T *)(void *)((run).ptrs[k] + (i) * (run).strides[k]))
+
+static inline void bp_aux_iter_start(const bp_aux_iter *it, int64_t begin, int64_t end,
+                                     bp_aux_run *r) {
+  int nd = it->ndim;
+  int64_t rem = begin;
+  r->n = 0;
+  r->pos_ = begin;
+  r->end_ = end < it->numel ? end : it->numel;
+  for (int d = nd - 1; d >= 0; d--) {
+    r->coord_[d] = rem % it->sizes[d];
+    rem /= it->sizes[d];
+  }
+  for (int i = 0; i < it->nops; i++) r->strides[i] = nd > 0 ? it->strides[i][nd - 1] : 0;
+}
+
+/* Moves to the next run; false when the range is done. */
+static inline bool bp_aux_iter_next(const bp_aux_iter *it, bp_aux_run *r) {
+  int nd = it->ndim;
+  if (r->n > 0 && nd > 0) { /* step past the last run */
+    r->coord_[nd - 1] += r->n;
+    for (int d = nd - 1; d > 0 && r->coord_[d] >= it->sizes[d]; d--) {
+      r->coord_[d] = 0;
+      r->coord_[d - 1]++;
+    }
+  }
+  if (r->pos_ >= r->end_) return false;
+  for (int i = 0; i < it->nops; i++) {
+    char *p = it->data[i];
+    for (int d = 0; d < nd; d++) p += r->coord_[d] * it->strides[i][d];
+    r->ptrs[i] = p;
+  }
+  int64_t run = nd > 0 ? it->sizes[nd - 1] - r->coord_[nd - 1] : 1;
+  r->n = run < r->end_ - r->pos_ ? run : r->end_ - r->pos_;
+  r->pos_ += r->n;
+  return true;
+}
+
+/*
+ * src's elements as `dtype` (bp_aux_convert): *out is a new reference to
+ * src when it has that dtype (any strides), else to a new contiguous tensor
+ * on src's device, filled on the calling thread through the data pointers:
+ * the device must be host-visible (the CPU, or BP_DEVICE_HOST_VISIBLE).
+ */
+static inline bp_status bp_aux_to_dtype(const bp_kernel_ctx *ctx, bp_tensor *src, int32_t dtype,
+                                        bp_tensor **out) {
+  const bp_tensor_view *v = ctx->host->tensor_view(src);
+  if (v->dtype == dtype) {
+    *out = ctx->host->tensor_retain(src);
+    return BP_OK;
+  }
+  if (bp_aux_dtype_size(dtype) == 0 || bp_aux_dtype_size(v->dtype) == 0)
+    return ctx->host->set_errorf(BP_ERR_UNSUPPORTED, "%s: cannot convert %s to %s", ctx->op_name,
+                                 bp_aux_dtype_name(v->dtype), bp_aux_dtype_name(dtype));
+  bp_tensor *t;
+  bp_status st = ctx->host->tensor_empty(v->device, dtype, v->ndim, v->sizes, &t);
+  if (st != BP_OK) return st;
+  const bp_tensor_view *views[2] = {ctx->host->tensor_view(t), v};
+  bp_aux_iter it;
+  bp_aux_run r;
+  bp_aux_iter_plan(&it, 2, views, v->ndim, v->sizes);
+  for (bp_aux_iter_start(&it, 0, it.numel, &r); bp_aux_iter_next(&it, &r);)
+    for (int64_t k = 0; k < r.n; k++)
+      bp_aux_convert(dtype, BP_AUX_AT(char, r, 0, k), v->dtype, BP_AUX_AT(const char, r, 1, k));
+  *out = t;
+  return BP_OK;
+}
+
+#endif /* BACKPLANE_PLUGIN_AUX_ITER_H */
