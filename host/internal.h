@@ -422,9 +422,12 @@ int32_t bp__promote(int32_t a, int32_t b);
 bp_status bp__op_meta_args(const bp_op *op, const bp_value *args, size_t nargs,
                            bp_tensor_meta *outs, size_t nouts);
 
-/* The per-op call plan and the fast-path table (call.c). */
+/* The per-op call plan, the fast-path table and the libffi call
+ * (unboxed.c). */
 bp_status bp__op_prepare(bp_op *op);
 bp__fast_fn bp__fast_lookup(int sig);
+bp_status bp__call_ffi(const bp_op *op, const bp__kernel *k, const bp_value *args,
+                       bp_value *rets);
 
 /* The registry (registry.c).  bp__registry_lock guards every mutation. */
 void bp__registry_lock(void);

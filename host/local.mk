@@ -15,6 +15,7 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/precedence.c \
 	%D%/introspect.c \
 	%D%/call.c \
+	%D%/unboxed.c \
 	%D%/loader.c \
 	%D%/plugin_file.c \
 	%D%/hostapi.c \
