@@ -17,7 +17,7 @@
  * there and c_lo corrects the rounding of c.
  */
 #define DEFINE_SUM(name, T)                                                              \
-  CPU_CLONES T name(const T *x, int64_t n, bool squares, T c, T c_lo) {                  \
+  static CPU_CLONES T name(const T *x, int64_t n, bool squares, T c, T c_lo) {           \
     T acc[LANES] = {0};                                                                  \
     int64_t i = 0;                                                                       \
     if (squares) {                                                                       \
@@ -37,25 +37,36 @@
     return acc[0];                                                                       \
   }
 
-DEFINE_SUM(cpu_row_sum_f32, float)
-DEFINE_SUM(cpu_row_sum_f64, double)
+DEFINE_SUM(rows_sum_f32, float)
+DEFINE_SUM(rows_sum_f64, double)
+
+/* The multi-versioned functions are static and called through these plain
+ * ones from the other files: clang 14 names a non-static clone's symbol
+ * "name.ifunc", which callers in other files cannot link to. */
+float cpu_row_sum_f32(const float *x, int64_t n, bool squares, float c, float c_lo) {
+  return rows_sum_f32(x, n, squares, c, c_lo);
+}
+
+double cpu_row_sum_f64(const double *x, int64_t n, bool squares, double c, double c_lo) {
+  return rows_sum_f64(x, n, squares, c, c_lo);
+}
 
 double cpu_row_total_f32(const float *x, int64_t n, bool squares, float c, float c_lo) {
   double s = 0;
   for (int64_t i = 0; i < n; i += CPU_ROW_BLOCK)
-    s += cpu_row_sum_f32(x + i, n - i < CPU_ROW_BLOCK ? n - i : CPU_ROW_BLOCK, squares, c, c_lo);
+    s += rows_sum_f32(x + i, n - i < CPU_ROW_BLOCK ? n - i : CPU_ROW_BLOCK, squares, c, c_lo);
   return s;
 }
 
 double cpu_row_total_f64(const double *x, int64_t n, bool squares, double c) {
   double s = 0;
   for (int64_t i = 0; i < n; i += CPU_ROW_BLOCK)
-    s += cpu_row_sum_f64(x + i, n - i < CPU_ROW_BLOCK ? n - i : CPU_ROW_BLOCK, squares, c, 0);
+    s += rows_sum_f64(x + i, n - i < CPU_ROW_BLOCK ? n - i : CPU_ROW_BLOCK, squares, c, 0);
   return s;
 }
 
 /* Reads n elements of dtype dt (stride in bytes) as floats. */
-CPU_CLONES void cpu_gather_f32(float *dst, const char *src, int64_t stride, int64_t n,
+static CPU_CLONES void rows_gather_f32(float *dst, const char *src, int64_t stride, int64_t n,
                                int32_t dt) {
   switch (dt) {
     case BP_FLOAT32:
@@ -73,8 +84,8 @@ CPU_CLONES void cpu_gather_f32(float *dst, const char *src, int64_t stride, int6
 }
 
 /* Writes n floats as dtype dt (stride in bytes), rounding to nearest even. */
-CPU_CLONES void cpu_scatter_f32(char *dst, int64_t stride, const float *src, int64_t n,
-                                int32_t dt) {
+static CPU_CLONES void rows_scatter_f32(char *dst, int64_t stride, const float *src, int64_t n,
+                                        int32_t dt) {
   switch (dt) {
     case BP_FLOAT32:
       for (int64_t i = 0; i < n; i++) *(float *)(dst + i * stride) = src[i];
@@ -86,6 +97,14 @@ CPU_CLONES void cpu_scatter_f32(char *dst, int64_t stride, const float *src, int
       for (int64_t i = 0; i < n; i++) *(uint16_t *)(dst + i * stride) = bp_aux_f32_to_bf16(src[i]);
       break;
   }
+}
+
+void cpu_gather_f32(float *dst, const char *src, int64_t stride, int64_t n, int32_t dt) {
+  rows_gather_f32(dst, src, stride, n, dt);
+}
+
+void cpu_scatter_f32(char *dst, int64_t stride, const float *src, int64_t n, int32_t dt) {
+  rows_scatter_f32(dst, stride, src, n, dt);
 }
 
 void cpu_gather_f64(double *dst, const char *src, int64_t stride, int64_t n) {
