@@ -428,7 +428,16 @@ __attribute__((always_inline)) static inline bp_status invoke(const bp_op *op, c
     if (BP__UNLIKELY(rets[0].tag != op->ret_tag32[0] ||
                      (rets[0].tag == BP_TAG_TENSOR && !rets[0].u.tensor)))
       return check_results(op, k, rets);
-    stack->values[0] = rets[0];
+    /* Tag and value apart: the kernel stored them separately, and one
+     * 16-byte load of both would wait for the stores to retire (no store
+     * forwarding into a wider load).  A result that is not a list has len
+     * 0, written with the tag as one 8-byte word. */
+    bp_value *v = &stack->values[0];
+    struct {
+      uint32_t tag, len;
+    } tag_len = {rets[0].tag, 0};
+    memcpy(v, &tag_len, sizeof tag_len);
+    v->u.i = rets[0].u.i;
   } else {
     st = check_results(op, k, rets);
     if (st) return st;
