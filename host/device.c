@@ -266,7 +266,7 @@ BP_API bp_status bp_device_type_from_name(const char *name, int32_t *out_type) {
                    "registered", name);
 }
 
-static const char *type_label(int32_t type, char *buf, size_t n) {
+const char *bp__device_type_label(int32_t type, char *buf, size_t n) {
   const char *name = bp_device_type_name(type);
   if (name) return name;
   snprintf(buf, n, "device type %d", (int)type);
@@ -279,7 +279,7 @@ bp_status bp__device_check(bp_device device, const char *what,
   char buf[32];
   if (!dt)
     return bp__error(BP_ERR_DEVICE, "%s: %s is not registered (no plugin provides it)",
-                     what, type_label(device.type, buf, sizeof buf));
+                     what, bp__device_type_label(device.type, buf, sizeof buf));
   int32_t count = slot_counts[bp__device_slot(device.type)];
   if (device.index < 0 || device.index >= count)
     return bp__error(BP_ERR_DEVICE, "%s: device %s:%d does not exist (%d device%s of that type)",
@@ -294,7 +294,7 @@ BP_API bp_status bp_device_count(int32_t type, int32_t *out_count) {
   char buf[32];
   if (!dt)
     return bp__error(BP_ERR_DEVICE, "bp_device_count: %s is not registered",
-                     type_label(type, buf, sizeof buf));
+                     bp__device_type_label(type, buf, sizeof buf));
   *out_count = slot_counts[bp__device_slot(type)];
   return BP_OK;
 }
@@ -306,7 +306,7 @@ static bp_status device_type_flags_in(int32_t type, uint32_t *out_flags) {
   char buf[32];
   if (!dt)
     return bp__error(BP_ERR_DEVICE, "bp_device_type_flags: %s is not registered",
-                     type_label(type, buf, sizeof buf));
+                     bp__device_type_label(type, buf, sizeof buf));
   const bp_device_iface *iface = atomic_load_explicit(&dt->iface, memory_order_acquire);
   if (!iface)
     return bp__error(BP_ERR_DEVICE, "bp_device_type_flags: device type '%s' is being unloaded",
@@ -322,7 +322,7 @@ BP_API bp_status bp_device_memory_in_use(int32_t type, int64_t *out_bytes) {
   char buf[32];
   if (!dt)
     return bp__error(BP_ERR_DEVICE, "bp_device_memory_in_use: %s is not registered",
-                     type_label(type, buf, sizeof buf));
+                     bp__device_type_label(type, buf, sizeof buf));
   *out_bytes = (int64_t)atomic_load_explicit(&dt->live_bytes, memory_order_relaxed);
   return BP_OK;
 }

@@ -87,6 +87,10 @@ static inline int bp__device_slot(int32_t type) {
   return -1;
 }
 
+/* A device type's name for messages, or "device type N" in buf (n bytes)
+ * when the code is unknown. */
+const char *bp__device_type_label(int32_t type, char *buf, size_t n);
+
 /* The entry of a registered (iface != NULL) type, or NULL. */
 bp__device_type *bp__device_lookup(int32_t type);
 

@@ -123,13 +123,6 @@ bp__kernel *bp__precedence_order(const bp_op *op, int s) {
   return n ? v[0] : NULL;
 }
 
-static const char *device_label(int32_t type, char *buf, size_t n) {
-  const char *name = bp_device_type_name(type);
-  if (name) return name;
-  snprintf(buf, n, "device type %d", (int)type);
-  return buf;
-}
-
 BP_API bp_status bp_set_kernel_provider(const bp_op *cop, int32_t device_type,
                                         const char *plugin) {
   bp_op *op = (bp_op *)cop; /* handles are const to callers; the registry owns them */
@@ -137,7 +130,7 @@ BP_API bp_status bp_set_kernel_provider(const bp_op *cop, int32_t device_type,
   char dbuf[32];
   if (slot < 0)
     return bp__error(BP_ERR_DEVICE, "bp_set_kernel_provider: %s cannot have kernels",
-                     device_label(device_type, dbuf, sizeof dbuf));
+                     bp__device_type_label(device_type, dbuf, sizeof dbuf));
   if (plugin && (!*plugin || strlen(plugin) >= sizeof choices[0].plugin))
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_set_kernel_provider: the plugin name is %s",
                      *plugin ? "too long" : "empty");
@@ -150,7 +143,8 @@ BP_API bp_status bp_set_kernel_provider(const bp_op *cop, int32_t device_type,
     if (!found) {
       st = bp__error(BP_ERR_NOT_FOUND,
                      "bp_set_kernel_provider: no loaded plugin named '%s' has a kernel for '%s' "
-                     "on %s", plugin, op->name, device_label(device_type, dbuf, sizeof dbuf));
+                     "on %s", plugin, op->name,
+                     bp__device_type_label(device_type, dbuf, sizeof dbuf));
       goto out;
     }
   }
@@ -201,7 +195,7 @@ BP_API bp_status bp_set_kernel_enabled(const bp_op *cop, int32_t device_type, bo
   bp__registry_unlock();
   if (!any)
     return bp__error(BP_ERR_NOT_FOUND, "bp_set_kernel_enabled: op '%s' has no kernel for %s",
-                     op->name, device_label(device_type, dbuf, sizeof dbuf));
+                     op->name, bp__device_type_label(device_type, dbuf, sizeof dbuf));
   return BP_OK;
 }
 
@@ -264,7 +258,7 @@ size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n) {
     while (k && !(bp__kernel_live(k) && k->enabled)) k = k->next_reg;
     if (!k) continue;
     int w = snprintf(buf + len, n - len, "%s%s", count ? ", " : "",
-                     device_label(k->ctx.device_type, dbuf, sizeof dbuf));
+                     bp__device_type_label(k->ctx.device_type, dbuf, sizeof dbuf));
     if (w > 0 && (size_t)w < n - len) len += (size_t)w;
     count++;
   }

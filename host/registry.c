@@ -559,13 +559,6 @@ static uint32_t dtype_mask(const int32_t *dtypes) {
 /* Registration order of kernels (registry lock). */
 static uint64_t kernel_seq;
 
-static const char *device_label(int32_t type, char *buf, size_t n) {
-  const char *name = bp_device_type_name(type);
-  if (name) return name;
-  snprintf(buf, n, "device type %d", (int)type);
-  return buf;
-}
-
 bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
   bp_status st = check_lib(lib, "impl");
   if (st) return st;
@@ -579,7 +572,7 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
   char name[512], dbuf[32];
   st = qualify(lib, kd->op, name, sizeof name, "impl");
   if (st) return st;
-  const char *dev = device_label(kd->device_type, dbuf, sizeof dbuf);
+  const char *dev = bp__device_type_label(kd->device_type, dbuf, sizeof dbuf);
   if ((kd->boxed == NULL) == (kd->unboxed == NULL))
     return bp__error(BP_ERR_INVALID_ARGUMENT,
                      "plugin '%s': impl '%s' for %s: set exactly one of boxed and unboxed (%s given)",
@@ -646,7 +639,7 @@ bp_status bp__reg_fallback(bp_registrar *reg, const bp_fallback_def *fd) {
                      !fd ? "fallback is NULL"
                          : !fd->fn ? "fn is NULL" : "struct_size is too small");
   int slot = bp__device_slot(fd->device_type);
-  const char *dev = device_label(fd->device_type, dbuf, sizeof dbuf);
+  const char *dev = bp__device_type_label(fd->device_type, dbuf, sizeof dbuf);
   if (slot < 0)
     return bp__error(BP_ERR_DEVICE, "plugin '%s': fallback: %s cannot have a fallback", who, dev);
   bp__kernel *k = kernel_new(reg->plugin, NULL, BP__ENTRY_FALLBACK,

@@ -527,9 +527,10 @@ BP_API bp_status bp_set_kernel_enabled(const bp_op *op, int32_t device_type,
 
 /*
  * Chooses the plugin whose kernel serves `op` (NULL: every op) on a device
- * type, ahead of priorities.  `plugin` is a plugin name; NULL removes the
- * choice.  The choice stays when the plugin unloads and applies again when
- * it comes back; while it provides no kernel, precedence decides.  Fails
+ * type, ahead of priorities.  `plugin` is a plugin name (copied; at most
+ * 64 characters); NULL removes the choice.  The choice stays when the
+ * plugin unloads and applies again when it comes back; while it provides
+ * no kernel, precedence decides.  Fails
  * with BP_ERR_NOT_FOUND when `op` is given and no loaded plugin of that name
  * has a kernel for it on the device type.  Added in ABI 1.1.
  */

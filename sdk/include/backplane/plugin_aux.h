@@ -16,7 +16,9 @@
  * ERRORS: a function that takes a bp_kernel_ctx records its message with
  * ctx->host->set_errorf() and returns that status, so a kernel can return
  * it.  A message names the op and the argument by index ("core::add:
- * argument #1: expected Tensor, got None").  Added with ABI 1.0.
+ * argument #1: expected Tensor, got None").  Added with ABI 1.1; it uses
+ * only ABI 1.0 host slots, and the 1.1 kernel priority that
+ * bp_aux_impl_at() sets is ignored by a 1.0 host.
  */
 #ifndef BACKPLANE_PLUGIN_AUX_H
 #define BACKPLANE_PLUGIN_AUX_H
