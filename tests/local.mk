@@ -66,6 +66,12 @@ check_PROGRAMS += %D%/test-core-init
 %C%_test_core_init_LDADD = $(TEST_LDADD)
 TESTS += %D%/test-core-init
 
+# Schemas mapped to unboxed C signatures (split from test-dispatch).
+check_PROGRAMS += %D%/test-signatures
+%C%_test_signatures_SOURCES = %D%/test-signatures.c %D%/testutil.h
+%C%_test_signatures_LDADD = $(TEST_LDADD)
+TESTS += %D%/test-signatures
+
 # Several kernels for one op and device type; declared dtypes.
 check_PROGRAMS += %D%/test-precedence
 %C%_test_precedence_SOURCES = %D%/test-precedence.c %D%/testutil.h
