@@ -1,6 +1,236 @@
-"""Backplane from Python: load tensor-backend plugins and call their ops."""
+"""Backplane from Python: load tensor-backend plugins and call their ops.
 
-from backplane._backplane import version
+    import numpy as np
+    import backplane
 
-__all__ = ["version"]
+    backplane.load("/usr/local/lib/backplane/plugins/cpu.so")
+    a = np.ones((2, 3), np.float32)
+    r = backplane.ops.core.add(a, a, alpha=2.0)   # a backplane.Tensor
+    r.numpy()                                    # shares r's memory
+
+Ops take backplane Tensors, NumPy arrays, torch tensors and anything that
+speaks DLPack, without copying them.  ``backplane.torch`` makes every
+plugin op a torch op.  See docs/python.md.
+"""
+
+from collections import namedtuple
+
+from backplane import _backplane
+from backplane._backplane import (  # noqa: F401  (re-exported)
+    AlreadyExistsError, BackendError, BusyError, DeviceError, DtypeError,
+    Error, InternalError, InvalidArgumentError, LoadError, NotFoundError,
+    Op, OutOfMemoryError, SchemaError, ShapeError, SizeOverflowError,
+    Tensor, UnsupportedError, VersionError, abi_version, empty, from_dlpack,
+    live_tensor_count, synchronize, version)
+
 __version__ = version()
+
+__all__ = [
+    "AlreadyExistsError", "BackendError", "BusyError", "Device",
+    "DeviceError", "DtypeError", "Error", "InternalError",
+    "InvalidArgumentError", "LoadError", "NotFoundError", "Op",
+    "OutOfMemoryError", "Plugin", "SchemaError", "ShapeError",
+    "SizeOverflowError", "Tensor", "UnsupportedError", "VersionError",
+    "abi_version", "devices", "discover", "empty", "from_dlpack",
+    "live_tensor_count", "load", "ops", "plugins", "synchronize", "unload",
+    "version",
+]
+
+Device = namedtuple(
+    "Device", "device type index name total_memory compute_units arch")
+Device.__doc__ = "A device: its label ('cpu:0'), codes and properties."
+
+
+class Plugin:
+    """A plugin the host knows: loaded, failed to load, or unloaded."""
+
+    __slots__ = ("_index",)
+
+    def __init__(self, index):
+        self._index = index
+
+    def info(self):
+        """Everything the host records about the plugin, as a dict."""
+        return _backplane.plugin_info(self._index)
+
+    def __getattr__(self, key):
+        info = _backplane.plugin_info(self._index)
+        if key in info:
+            return info[key]
+        raise AttributeError(f"Plugin has no attribute {key!r}")
+
+    @property
+    def ops(self):
+        """The names of the ops this plugin defines."""
+        name = self.name
+        return [n for n in _backplane.op_names() if Op(n).info["owner"] == name]
+
+    def __eq__(self, other):
+        return isinstance(other, Plugin) and other._index == self._index
+
+    def __hash__(self):
+        return hash(self._index)
+
+    def __repr__(self):
+        info = self.info()
+        return (f"<backplane.Plugin {info['name'] or '?'} {info['state']} "
+                f"from {info['path']!r}>")
+
+
+def load(path):
+    """Loads the plugin at `path` (a str or os.PathLike); returns it.
+
+    Loading a file that is already loaded returns the same Plugin.  A
+    plugin that fails raises LoadError (or VersionError, ...) with the
+    host's reason.
+    """
+    return Plugin(_backplane.load(path))
+
+
+def discover():
+    """Loads the plugins in BP_PLUGIN_PATH and the installed plugin
+    directory; returns those this call loaded."""
+    before = {p for p in plugins() if p.state == "loaded"}
+    _backplane.discover()
+    return [p for p in plugins() if p.state == "loaded" and p not in before]
+
+
+def plugins():
+    """Every plugin the host knows, in the order first seen."""
+    return [Plugin(i) for i in range(_backplane.plugin_count())]
+
+
+def unload(plugin):
+    """Unloads a plugin (a Plugin, or a loaded plugin's name).
+
+    Raises BusyError while tensors on its devices are alive.
+    """
+    if not isinstance(plugin, Plugin):
+        found = [p for p in plugins()
+                 if p.state == "loaded" and p.name == plugin]
+        if not found:
+            raise NotFoundError(f"unload: no loaded plugin named {plugin!r}")
+        plugin = found[0]
+    _backplane.unload(plugin._index)
+
+
+def devices():
+    """Every device of every registered device type."""
+    return [Device(**d) for d in _backplane.devices()]
+
+
+# ---- ops -------------------------------------------------------------------
+
+def _op_doc(op):
+    info = op.info
+    text = info["schema"] or op.name
+    if info["doc"]:
+        text += "\n\n" + info["doc"]
+    return text
+
+
+class OpOverload(Op):
+    """One overload of an operator, such as ``ops.core.add.out``."""
+
+    __doc__ = property(_op_doc)
+
+    @property
+    def default(self):
+        return self
+
+
+class OpPacket(OpOverload):
+    """An operator's default overload; its other overloads are attributes
+    (``ops.core.add.out``)."""
+
+    def __getattr__(self, overload):
+        if overload.startswith("__"):
+            raise AttributeError(overload)
+        full = f"{self.name}.{overload}"
+        try:
+            op = OpOverload(full)
+        except NotFoundError:
+            raise AttributeError(
+                f"operator {self.name} has no overload {overload!r} "
+                f"(it has: {', '.join(self.overloads()) or 'none'})") from None
+        self.__dict__[overload] = op
+        return op
+
+    def overloads(self):
+        """The names of the op's overloads other than the default."""
+        prefix = self.name + "."
+        return [n[len(prefix):] for n in _backplane.op_names()
+                if n.startswith(prefix)]
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self.overloads()))
+
+
+class _OverloadsOnly:
+    """An operator that has overloads but no default overload."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __getattr__(self, overload):
+        if overload.startswith("__"):
+            raise AttributeError(overload)
+        try:
+            op = OpOverload(f"{self.name}.{overload}")
+        except NotFoundError:
+            raise AttributeError(
+                f"operator {self.name} has no overload {overload!r}") from None
+        setattr(self, overload, op)
+        return op
+
+    def __call__(self, *args, **kwargs):
+        raise NotFoundError(
+            f"{self.name} has no default overload; call one of its "
+            f"overloads, such as ops.{self.name.replace('::', '.')}.<name>")
+
+
+class _Namespace:
+    """The ops of one namespace: ``ops.core.add``."""
+
+    def __init__(self, ns):
+        self._ns = ns
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        full = f"{self._ns}::{name}"
+        names = _backplane.op_names()
+        if full in names:
+            op = OpPacket(full)
+        elif any(n.startswith(full + ".") for n in names):
+            op = _OverloadsOnly(full)
+        else:
+            raise AttributeError(f"no operator {full} (no loaded plugin "
+                                 f"defines it)")
+        setattr(self, name, op)
+        return op
+
+    def __dir__(self):
+        prefix = self._ns + "::"
+        return sorted({n[len(prefix):].split(".")[0]
+                       for n in _backplane.op_names() if n.startswith(prefix)})
+
+    def __repr__(self):
+        return f"<backplane ops namespace {self._ns!r}>"
+
+
+class _Ops:
+    """Every operator, by namespace: ``backplane.ops.core.add(a, b)``."""
+
+    def __getattr__(self, ns):
+        if ns.startswith("__"):
+            raise AttributeError(ns)
+        space = _Namespace(ns)
+        setattr(self, ns, space)
+        return space
+
+    def __dir__(self):
+        return sorted({n.split("::")[0] for n in _backplane.op_names()})
+
+
+ops = _Ops()

@@ -3,8 +3,14 @@
  *
  * The extension is built against CPython's Limited API (Py_LIMITED_API is
  * 0x03090000, set by the build), so that one binary serves every CPython
- * from 3.9 on.  Only functions of the Stable ABI may be used here; the test
- * tests/python/test-stable-abi checks the built module's imports.
+ * from 3.9 on.  Only functions of the Stable ABI as of 3.9 may be used
+ * here; tests/python/test-stable-abi.py checks the built module's imports
+ * against python/stable_abi.txt.
+ *
+ * Files: module.c (the module and its functions), errors.c (one exception
+ * class per bp_status), tensor.c (the Tensor type and DLPack export),
+ * convert.c (Python objects to and from bp values: NumPy, torch, DLPack,
+ * dtypes, devices), op.c (the Op type: binding and calling).
  */
 #ifndef BP_PY_EXT_H
 #define BP_PY_EXT_H
@@ -13,5 +19,114 @@
 #include <Python.h>
 
 #include <backplane/host.h>
+
+/* The symbol that the module exports; everything else is hidden. */
+PyMODINIT_FUNC PyInit__backplane(void);
+
+/* ---- errors.c ----------------------------------------------------------- */
+
+/* Creates backplane's exception classes and adds them to the module. */
+int bpy_errors_init(PyObject *module);
+
+/* Raises the exception class of `status` with the calling thread's last
+ * Backplane error message; returns NULL (for `return bpy_raise(st);`). */
+PyObject *bpy_raise(bp_status status);
+
+/* The exception class of a status (borrowed). */
+PyObject *bpy_error_class(bp_status status);
+
+/* The same with an explicit message. */
+PyObject *bpy_raise_msg(bp_status status, const char *msg);
+
+/* ---- tensor.c ----------------------------------------------------------- */
+
+typedef struct bpy_tensor {
+  PyObject_HEAD
+  bp_tensor *t;  /* owned reference, never NULL once constructed */
+} bpy_tensor;
+
+extern PyTypeObject *bpy_tensor_type;
+
+int bpy_tensor_init_type(PyObject *module);
+
+/* A new Tensor object that takes over the reference `t` (released on
+ * failure too).  NULL with an exception set on failure. */
+PyObject *bpy_tensor_wrap(bp_tensor *t);
+
+/* A DLPack capsule ("dltensor") exporting t; the capsule holds a
+ * reference until it is consumed or collected. */
+PyObject *bpy_tensor_capsule(bp_tensor *t);
+
+static inline int bpy_tensor_check(PyObject *o) {
+  return Py_TYPE(o) == bpy_tensor_type ||
+         PyObject_TypeCheck(o, bpy_tensor_type);
+}
+
+/* ---- convert.c ---------------------------------------------------------- */
+
+/* Finds what the running interpreter offers beyond the 3.9 Limited API. */
+void bpy_convert_init(void);
+
+/* Turns a Backplane Tensor, a NumPy array, a torch tensor or any object
+ * with __dlpack__ into a bp_tensor without copying; *out is a new
+ * reference.  `what` names the argument in error messages (may be NULL).
+ * With `writable`, read-only sources are refused.  0 or -1 (exception
+ * set). */
+int bpy_to_tensor(PyObject *obj, const char *what, int writable,
+                  bp_tensor **out);
+
+/* Imports a DLPack capsule ("dltensor"); renames it "used_dltensor" on
+ * success.  *out is a new reference. */
+int bpy_from_capsule(PyObject *capsule, bp_tensor **out);
+
+/* Reads a dtype given as a name ("float32"), a NumPy dtype or scalar
+ * type, a torch dtype, or a bp dtype code. */
+int bpy_to_dtype(PyObject *obj, int32_t *out);
+
+/* Reads a device given as "cpu", "cuda:1", a (type, index) pair, or a
+ * torch.device. */
+int bpy_to_device(PyObject *obj, bp_device *out);
+
+/* "cpu:0", "cuda:1": a new str. */
+PyObject *bpy_device_str(bp_device d);
+
+/* While set (by Op.meta, on its thread), torch tensors are converted by
+ * their metadata alone: meta and fake tensors have no data. */
+extern _Thread_local int bpy_meta_mode;
+
+/* Set by code that holds the GIL while it releases tensors, so that the
+ * deleters of Python-owned memory need not ask for it (convert.c). */
+extern _Thread_local int bpy_holds_gil;
+
+/* Releases a bp_tensor while holding the GIL. */
+static inline void bpy_release(bp_tensor *t) {
+  int saved = bpy_holds_gil;
+  bpy_holds_gil = 1;
+  bp_tensor_release(t);
+  bpy_holds_gil = saved;
+}
+
+/* Whether `obj` is a torch.Tensor (false until torch was registered). */
+int bpy_is_torch_tensor(PyObject *obj);
+
+/* A torch tensor sharing t's memory (torch must be registered); new ref. */
+PyObject *bpy_tensor_to_torch(bp_tensor *t);
+
+/* The torch dtype object for a bp dtype (borrowed), NULL if none. */
+PyObject *bpy_torch_dtype(int32_t dtype);
+
+/* Registers torch: its Tensor type, {torch dtype: bp code}, and the
+ * function that imports a DLPack capsule.  Module function set_torch. */
+PyObject *bpy_set_torch(PyObject *self, PyObject *args);
+
+/* ---- op.c --------------------------------------------------------------- */
+
+extern PyTypeObject *bpy_op_type;
+
+int bpy_op_init_type(PyObject *module);
+
+/* Bumped by every load, unload and discovery made through the module, so
+ * that ops re-read their schemas. */
+extern unsigned long bpy_registry_generation;
 
 #endif /* BP_PY_EXT_H */

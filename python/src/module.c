@@ -1,7 +1,17 @@
 /*
- * module.c - the _backplane extension module: its methods and its types.
+ * module.c - the _backplane extension module: plugins, devices, ops by
+ * name, tensors from DLPack, and the registration of torch.
+ *
+ * The package backplane (python/backplane/) wraps these in its Python
+ * API; they are not meant to be called directly.
  */
 #include "ext.h"
+
+#include <string.h>
+
+static void registry_changed(void) {
+  bpy_registry_generation++;
+}
 
 static PyObject *py_version(PyObject *self, PyObject *noargs) {
   (void)self;
@@ -9,9 +19,328 @@ static PyObject *py_version(PyObject *self, PyObject *noargs) {
   return PyUnicode_FromString(bp_version());
 }
 
+static PyObject *py_abi_version(PyObject *self, PyObject *noargs) {
+  (void)self;
+  (void)noargs;
+  uint32_t major = 0, minor = 0;
+  bp_abi_version(&major, &minor);
+  return Py_BuildValue("(II)", major, minor);
+}
+
+static PyObject *py_load(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *path_obj;
+  if (!PyArg_ParseTuple(args, "O&:load", PyUnicode_FSConverter, &path_obj))
+    return NULL;
+  bp_plugin *p = NULL;
+  bp_status st;
+  const char *path = PyBytes_AsString(path_obj);
+  Py_BEGIN_ALLOW_THREADS
+  st = bp_plugin_load(path, &p);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(path_obj);
+  registry_changed();
+  if (st != BP_OK)
+    return bpy_raise(st);
+  for (size_t i = 0, n = bp_plugin_count(); i < n; i++)
+    if (bp_plugin_at(i) == p)
+      return PyLong_FromSize_t(i);
+  return bpy_raise_msg(BP_ERR_INTERNAL, "load: the loaded plugin is not "
+                       "among the host's plugins");
+}
+
+static PyObject *py_discover(PyObject *self, PyObject *noargs) {
+  (void)self;
+  (void)noargs;
+  size_t loaded = 0;
+  bp_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = bp_plugin_discover(&loaded);
+  Py_END_ALLOW_THREADS
+  registry_changed();
+  if (st != BP_OK)
+    return bpy_raise(st);
+  return PyLong_FromSize_t(loaded);
+}
+
+static bp_plugin *plugin_arg(PyObject *args, const char *fmt) {
+  Py_ssize_t index;
+  if (!PyArg_ParseTuple(args, fmt, &index))
+    return NULL;
+  bp_plugin *p = index >= 0 ? bp_plugin_at((size_t)index) : NULL;
+  if (!p)
+    PyErr_Format(PyExc_IndexError, "no plugin #%zd (the host knows %zu)",
+                 index, bp_plugin_count());
+  return p;
+}
+
+static PyObject *py_unload(PyObject *self, PyObject *args) {
+  (void)self;
+  bp_plugin *p = plugin_arg(args, "n:unload");
+  if (!p)
+    return NULL;
+  bp_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = bp_plugin_unload(p);
+  Py_END_ALLOW_THREADS
+  registry_changed();
+  if (st != BP_OK)
+    return bpy_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_plugin_count(PyObject *self, PyObject *noargs) {
+  (void)self;
+  (void)noargs;
+  return PyLong_FromSize_t(bp_plugin_count());
+}
+
+static const char *origin_name(int32_t o) {
+  switch (o) {
+    case BP_ORIGIN_EXPLICIT: return "explicit";
+    case BP_ORIGIN_ENV: return "BP_PLUGIN_PATH";
+    case BP_ORIGIN_INSTALLED: return "installed";
+    case BP_ORIGIN_STATIC: return "static";
+    default: return "?";
+  }
+}
+
+static const char *state_name(int32_t s) {
+  switch (s) {
+    case BP_PLUGIN_LOADED: return "loaded";
+    case BP_PLUGIN_FAILED: return "failed";
+    case BP_PLUGIN_UNLOADED: return "unloaded";
+    default: return "?";
+  }
+}
+
+static PyObject *str_or_none(const char *s) {
+  if (!s)
+    Py_RETURN_NONE;
+  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "backslashreplace");
+}
+
+static PyObject *py_plugin_info(PyObject *self, PyObject *args) {
+  (void)self;
+  bp_plugin *p = plugin_arg(args, "n:plugin_info");
+  if (!p)
+    return NULL;
+  bp_plugin_info i = {.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE};
+  bp_status st = bp_plugin_get_info(p, &i);
+  if (st != BP_OK)
+    return bpy_raise(st);
+  PyObject *d = PyDict_New();
+  if (!d)
+    return NULL;
+  struct { const char *k; PyObject *v; } items[] = {
+    {"path", str_or_none(i.path)},
+    {"name", str_or_none(i.name)},
+    {"vendor", str_or_none(i.vendor)},
+    {"version", str_or_none(i.version)},
+    {"abi", Py_BuildValue("(II)", i.abi_major, i.abi_minor)},
+    {"op_set_version", PyLong_FromUnsignedLong(i.op_set_version)},
+    {"origin", PyUnicode_FromString(origin_name(i.origin))},
+    {"state", PyUnicode_FromString(state_name(i.state))},
+    {"status", PyUnicode_FromString(bp_status_str(i.status))},
+    {"error", str_or_none(i.error)},
+  };
+  int ok = 1;
+  for (size_t k = 0; k < sizeof items / sizeof items[0]; k++) {
+    if (!items[k].v || PyDict_SetItemString(d, items[k].k, items[k].v) < 0)
+      ok = 0;
+    Py_XDECREF(items[k].v);
+  }
+  if (!ok) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return d;
+}
+
+static PyObject *device_dict(bp_device dev) {
+  bp_device_props props = {.struct_size = BP_DEVICE_PROPS_STRUCT_SIZE};
+  if (bp_device_properties(dev, &props) != BP_OK)
+    props.name[0] = '\0';
+  props.name[sizeof props.name - 1] = '\0';
+  PyObject *label = bpy_device_str(dev);
+  PyObject *name = str_or_none(props.name);
+  PyObject *d = label && name
+      ? Py_BuildValue("{s:O,s:i,s:i,s:O,s:K,s:L,s:(ii)}", "device", label,
+                      "type", (int)dev.type, "index", (int)dev.index, "name",
+                      name, "total_memory",
+                      (unsigned long long)props.total_memory, "compute_units",
+                      (long long)props.compute_units, "arch",
+                      (int)props.arch_major, (int)props.arch_minor)
+      : NULL;
+  Py_XDECREF(label);
+  Py_XDECREF(name);
+  return d;
+}
+
+static PyObject *py_devices(PyObject *self, PyObject *noargs) {
+  (void)self;
+  (void)noargs;
+  PyObject *list = PyList_New(0);
+  /* Fixed codes, then runtime vendor codes (assigned upwards from
+   * BP_DEVICE_DYNAMIC_FIRST). */
+  for (int32_t type = 1; list && type < BP_DEVICE_DYNAMIC_FIRST + 256;
+       type++) {
+    if (type == BP_DEVICE_MAIA + 1)
+      type = BP_DEVICE_DYNAMIC_FIRST;
+    if (!bp_device_type_name(type))
+      continue;
+    int32_t count = 0;
+    if (bp_device_count(type, &count) != BP_OK)
+      continue;
+    for (int32_t i = 0; list && i < count; i++) {
+      PyObject *d = device_dict(bp_device_make(type, i));
+      if (!d || PyList_Append(list, d) < 0)
+        Py_CLEAR(list);
+      Py_XDECREF(d);
+    }
+  }
+  return list;
+}
+
+static PyObject *py_op_names(PyObject *self, PyObject *noargs) {
+  (void)self;
+  (void)noargs;
+  PyObject *list = PyList_New(0);
+  for (size_t i = 0, n = bp_op_count(); list && i < n; i++) {
+    bp_op_info info = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+    if (bp_op_get_info(bp_op_at(i), &info) != BP_OK || !info.defined)
+      continue;
+    PyObject *s = PyUnicode_FromString(info.name);
+    if (!s || PyList_Append(list, s) < 0)
+      Py_CLEAR(list);
+    Py_XDECREF(s);
+  }
+  return list;
+}
+
+static PyObject *py_live_tensor_count(PyObject *self, PyObject *noargs) {
+  (void)self;
+  (void)noargs;
+  return PyLong_FromLongLong(bp_live_tensor_count());
+}
+
+static PyObject *py_from_dlpack(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *obj;
+  if (!PyArg_ParseTuple(args, "O:from_dlpack", &obj))
+    return NULL;
+  if (bpy_tensor_check(obj)) {
+    Py_INCREF(obj);
+    return obj;
+  }
+  bp_tensor *t = NULL;
+  if (bpy_to_tensor(obj, "from_dlpack", 0, &t) < 0)
+    return NULL;
+  return bpy_tensor_wrap(t);
+}
+
+static PyObject *py_empty(PyObject *self, PyObject *args, PyObject *kw) {
+  (void)self;
+  static char *names[] = {"shape", "dtype", "device", NULL};
+  PyObject *shape, *dtype_obj = NULL, *device_obj = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO:empty", names, &shape,
+                                   &dtype_obj, &device_obj))
+    return NULL;
+  int64_t sizes[BP_MAX_NDIM];
+  Py_ssize_t n = PySequence_Size(shape);
+  if (n < 0)
+    return NULL;
+  if (n > BP_MAX_NDIM)
+    return PyErr_Format(PyExc_ValueError, "empty: %zd dimensions; Backplane "
+                        "allows at most %d", n, BP_MAX_NDIM);
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *x = PySequence_GetItem(shape, i);
+    PyObject *ix = x ? PyNumber_Index(x) : NULL;
+    Py_XDECREF(x);
+    if (!ix)
+      return NULL;
+    sizes[i] = PyLong_AsLongLong(ix);
+    Py_DECREF(ix);
+    if (sizes[i] == -1 && PyErr_Occurred())
+      return NULL;
+  }
+  int32_t dtype = BP_FLOAT32;
+  bp_device dev = BP_CPU;
+  if (dtype_obj && dtype_obj != Py_None && bpy_to_dtype(dtype_obj, &dtype) < 0)
+    return NULL;
+  if (device_obj && device_obj != Py_None &&
+      bpy_to_device(device_obj, &dev) < 0)
+    return NULL;
+  bp_tensor *t = NULL;
+  bp_status st = bp_tensor_empty(dev, dtype, (int32_t)n, n ? sizes : NULL, &t);
+  if (st != BP_OK)
+    return bpy_raise(st);
+  return bpy_tensor_wrap(t);
+}
+
+static PyObject *py_dtype_code(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *obj;
+  int32_t code;
+  if (!PyArg_ParseTuple(args, "O:dtype_code", &obj) ||
+      bpy_to_dtype(obj, &code) < 0)
+    return NULL;
+  return PyLong_FromLong(code);
+}
+
+static PyObject *py_device_synchronize(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *obj;
+  bp_device d;
+  if (!PyArg_ParseTuple(args, "O:synchronize", &obj) ||
+      bpy_to_device(obj, &d) < 0)
+    return NULL;
+  bp_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = bp_device_synchronize(d);
+  Py_END_ALLOW_THREADS
+  if (st != BP_OK)
+    return bpy_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_plugin_dir(PyObject *self, PyObject *noargs) {
+  (void)self;
+  (void)noargs;
+  return PyUnicode_FromString(bp_plugin_dir());
+}
+
 static PyMethodDef module_methods[] = {
-  {"version", py_version, METH_NOARGS,
-   "version() -> str: the version of libbackplane."},
+  {"version", py_version, METH_NOARGS, "The version of libbackplane."},
+  {"abi_version", py_abi_version, METH_NOARGS,
+   "The (major, minor) ABI version libbackplane implements."},
+  {"load", py_load, METH_VARARGS, "load(path) -> plugin index."},
+  {"discover", py_discover, METH_NOARGS,
+   "discover() -> the number of plugins this call loaded."},
+  {"unload", py_unload, METH_VARARGS, "unload(plugin index)."},
+  {"plugin_count", py_plugin_count, METH_NOARGS,
+   "The number of plugins the host knows, loaded or not."},
+  {"plugin_info", py_plugin_info, METH_VARARGS,
+   "plugin_info(index) -> dict."},
+  {"plugin_dir", py_plugin_dir, METH_NOARGS,
+   "The installed plugin directory."},
+  {"devices", py_devices, METH_NOARGS, "Every device, as dicts."},
+  {"op_names", py_op_names, METH_NOARGS, "The names of the defined ops."},
+  {"live_tensor_count", py_live_tensor_count, METH_NOARGS,
+   "The number of live bp_tensor handles in the process."},
+  {"from_dlpack", py_from_dlpack, METH_VARARGS,
+   "from_dlpack(obj) -> Tensor sharing obj's memory."},
+  {"empty", (PyCFunction)(void (*)(void))py_empty,
+   METH_VARARGS | METH_KEYWORDS,
+   "empty(shape, dtype='float32', device='cpu') -> an uninitialised "
+   "contiguous Tensor."},
+  {"dtype_code", py_dtype_code, METH_VARARGS,
+   "dtype_code(dtype) -> the bp_dtype code."},
+  {"synchronize", py_device_synchronize, METH_VARARGS,
+   "synchronize(device): waits for the device's queued work."},
+  {"set_torch", bpy_set_torch, METH_VARARGS,
+   "set_torch(Tensor, {dtype: code}, from_dlpack): used by "
+   "backplane.torch."},
   {NULL, NULL, 0, NULL}
 };
 
@@ -21,8 +350,15 @@ static struct PyModuleDef module_def = {
   module_methods, NULL, NULL, NULL, NULL
 };
 
-PyMODINIT_FUNC PyInit__backplane(void);
-
 PyMODINIT_FUNC PyInit__backplane(void) {
-  return PyModule_Create(&module_def);
+  PyObject *m = PyModule_Create(&module_def);
+  if (!m)
+    return NULL;
+  bpy_convert_init();
+  if (bpy_errors_init(m) < 0 || bpy_tensor_init_type(m) < 0 ||
+      bpy_op_init_type(m) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
 }

@@ -1,0 +1,786 @@
+/*
+ * convert.c - Python objects to and from Backplane values, without copies.
+ *
+ * Tensors come in four ways, fastest first:
+ *   - a backplane.Tensor: a new reference to its bp_tensor;
+ *   - a torch.Tensor (once backplane.torch registered torch): its data
+ *     pointer, sizes, strides, dtype and device are read and wrapped with
+ *     bp_tensor_from_blob, which holds a reference to the torch tensor;
+ *   - anything with __dlpack__ (NumPy arrays, CuPy, JAX, ...): the capsule
+ *     is imported with bp_tensor_from_dlpack, whose deleter is the
+ *     producer's;
+ *   - a read-only NumPy array or a NumPy bool array, which NumPy will not
+ *     export through DLPack: __array_interface__, wrapped like a torch
+ *     tensor.
+ * On CPython 3.11 and later a NumPy array goes through the buffer
+ * protocol instead of DLPack, which costs about half as much: 3.11 made
+ * PyObject_GetBuffer, PyBuffer_Release and the Py_buffer struct part of the
+ * Stable ABI.  This module targets 3.9, whose Limited API lacks them, so
+ * it finds them at run time (dlsym), only on an interpreter whose version
+ * guarantees them, and mirrors the struct below.
+ * In every case the source stays alive while any bp_tensor uses its
+ * memory, and is released when the last one dies (DLPack's deleter rule).
+ */
+#include "ext.h"
+
+#include <dlfcn.h>
+#include <dlpack/dlpack.h>
+#include <stdlib.h>
+#include <string.h>
+
+static PyObject *s_dlpack, *s_data_ptr, *s_shape, *s_stride, *s_dtype;
+static PyObject *s_is_cuda, *s_get_device, *s_array_interface, *s_device;
+static PyObject *s_is_cpu;
+
+_Thread_local int bpy_meta_mode;
+_Thread_local int bpy_holds_gil;
+
+static PyTypeObject *torch_tensor_type;
+static PyObject *torch_dtypes;      /* {torch.dtype: bp code} */
+static PyObject *torch_from_dlpack; /* torch._C._from_dlpack or alike */
+static PyObject *torch_bool;        /* torch.bool, for the uint8 detour */
+
+/* by bp dtype code's index below: the torch dtype object (owned refs) */
+#define NDT 11
+static const int32_t dt_codes[NDT] = {BP_INT8, BP_INT16, BP_INT32, BP_INT64,
+                                      BP_UINT8, BP_FLOAT16, BP_FLOAT32,
+                                      BP_FLOAT64, BP_BFLOAT16, BP_BOOL, 0};
+static PyObject *torch_dtype_of[NDT];
+
+static int intern_names(void) {
+  if (s_dlpack)
+    return 0;
+  s_dlpack = PyUnicode_InternFromString("__dlpack__");
+  s_data_ptr = PyUnicode_InternFromString("data_ptr");
+  s_shape = PyUnicode_InternFromString("shape");
+  s_stride = PyUnicode_InternFromString("stride");
+  s_dtype = PyUnicode_InternFromString("dtype");
+  s_is_cuda = PyUnicode_InternFromString("is_cuda");
+  s_get_device = PyUnicode_InternFromString("get_device");
+  s_array_interface = PyUnicode_InternFromString("__array_interface__");
+  s_device = PyUnicode_InternFromString("device");
+  s_is_cpu = PyUnicode_InternFromString("is_cpu");
+  return s_is_cpu && s_dlpack && s_data_ptr && s_shape && s_stride && s_dtype &&
+                 s_is_cuda && s_get_device && s_array_interface && s_device
+             ? 0 : -1;
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+static const char *type_name(PyObject *o) {
+  /* tp_name is not in the Limited API; __name__ through the type is. */
+  static char buf[96];
+  PyObject *n = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__name__");
+  const char *s = "object";
+  PyObject *b = n ? PyUnicode_AsUTF8String(n) : NULL;
+  if (b) {
+    PyOS_snprintf(buf, sizeof buf, "%s", PyBytes_AsString(b));
+    s = buf;
+  }
+  Py_XDECREF(b);
+  Py_XDECREF(n);
+  PyErr_Clear();
+  return s;
+}
+
+static int arg_error(PyObject *exc, const char *what, const char *msg) {
+  if (what)
+    PyErr_Format(exc, "%s: %s", what, msg);
+  else
+    PyErr_SetString(exc, msg);
+  return -1;
+}
+
+/* ---- sources that keep Python objects alive ----------------------------- */
+
+static void pyobj_deleter(void *ctx, void *data) {
+  (void)data;
+  if (bpy_holds_gil) {
+    Py_DECREF((PyObject *)ctx);
+    return;
+  }
+  if (!Py_IsInitialized())
+    return; /* at exit: leak rather than touch a finalized interpreter */
+  PyGILState_STATE g = PyGILState_Ensure();
+  Py_DECREF((PyObject *)ctx);
+  PyGILState_Release(g);
+}
+
+static int wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
+                     int32_t ndim, const int64_t *sizes,
+                     const int64_t *strides, void *data, const char *what,
+                     bp_tensor **out) {
+  static char dummy;
+  if (!data)
+    data = &dummy; /* an empty tensor's address is never read */
+  Py_INCREF(owner);
+  bp_status st = bp_tensor_from_blob(dev, dtype, ndim, sizes, strides, data,
+                                     pyobj_deleter, owner, out);
+  if (st != BP_OK) {
+    Py_DECREF(owner);
+    if (what) {
+      char msg[640];
+      PyOS_snprintf(msg, sizeof msg, "%s: %s", what, bp_last_error());
+      bpy_raise_msg(st, msg);
+    } else {
+      bpy_raise(st);
+    }
+    return -1;
+  }
+  return 0;
+}
+
+static int read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
+                       const char *what, const char *field) {
+  Py_ssize_t len = PySequence_Size(seq);
+  if (len < 0)
+    return -1;
+  if (len > max) {
+    PyErr_Format(PyExc_ValueError, "%s: %zd dimensions in %s; Backplane "
+                 "allows at most %d", what ? what : "tensor", len, field,
+                 (int)max);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < len; i++) {
+    PyObject *x = PySequence_GetItem(seq, i);
+    if (!x)
+      return -1;
+    dst[i] = PyLong_AsLongLong(x);
+    Py_DECREF(x);
+    if (dst[i] == -1 && PyErr_Occurred())
+      return -1;
+  }
+  *n = (int32_t)len;
+  return 0;
+}
+
+/* ---- torch tensors ------------------------------------------------------ */
+
+int bpy_is_torch_tensor(PyObject *obj) {
+  if (!torch_tensor_type)
+    return 0;
+  return Py_TYPE(obj) == torch_tensor_type ||
+         PyObject_TypeCheck(obj, torch_tensor_type);
+}
+
+static int torch_device_of(PyObject *obj, bp_device *dev, const char *what) {
+  if (bpy_meta_mode) {
+    /* A meta tensor has no device Backplane knows; a fake CUDA tensor
+     * stands for cuda when a plugin drives it, else for the CPU. */
+    PyObject *c = PyObject_GetAttr(obj, s_is_cuda);
+    int cuda = c ? PyObject_IsTrue(c) : -1;
+    Py_XDECREF(c);
+    if (cuda < 0)
+      return -1;
+    int32_t code;
+    *dev = BP_CPU;
+    if (cuda && bp_device_type_from_name("cuda", &code) == BP_OK)
+      *dev = bp_device_make(code, 0);
+    return 0;
+  }
+  PyObject *c = PyObject_GetAttr(obj, s_is_cpu);
+  if (!c)
+    return -1;
+  int cpu = PyObject_IsTrue(c);
+  Py_DECREF(c);
+  if (cpu) {
+    *dev = BP_CPU;
+    return 0;
+  }
+  c = PyObject_GetAttr(obj, s_is_cuda);
+  if (!c)
+    return -1;
+  int cuda = PyObject_IsTrue(c);
+  Py_DECREF(c);
+  if (cuda) {
+    PyObject *i = PyObject_CallMethodObjArgs(obj, s_get_device, NULL);
+    if (!i)
+      return -1;
+    long idx = PyLong_AsLong(i);
+    Py_DECREF(i);
+    if (idx == -1 && PyErr_Occurred())
+      return -1;
+    int32_t code;
+    if (bp_device_type_from_name("cuda", &code) != BP_OK) {
+      PyErr_Format(bpy_error_class(BP_ERR_DEVICE),
+                   "%s: a torch tensor on cuda:%ld, but no loaded plugin "
+                   "drives cuda", what ? what : "tensor", idx);
+      return -1;
+    }
+    *dev = bp_device_make(code, (int32_t)idx);
+    return 0;
+  }
+  PyObject *d = PyObject_GetAttr(obj, s_device);
+  PyObject *s = d ? PyObject_Str(d) : NULL;
+  Py_XDECREF(d);
+  if (!s)
+    return -1;
+  PyErr_Format(bpy_error_class(BP_ERR_DEVICE), "%s: a torch tensor on "
+               "device '%U', which Backplane does not drive (cpu and cuda "
+               "are bridged)", what ? what : "tensor", s);
+  Py_DECREF(s);
+  return -1;
+}
+
+static int from_torch(PyObject *obj, const char *what, bp_tensor **out) {
+  int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM];
+  int32_t ndim = 0, nstrides = 0;
+  PyObject *dt = PyObject_GetAttr(obj, s_dtype);
+  if (!dt)
+    return -1;
+  PyObject *code = PyDict_GetItem(torch_dtypes, dt); /* borrowed */
+  if (!code) {
+    PyObject *s = PyObject_Str(dt);
+    Py_DECREF(dt);
+    if (s) {
+      PyErr_Format(bpy_error_class(BP_ERR_TYPE), "%s: torch dtype %U has no Backplane "
+                   "dtype", what ? what : "tensor", s);
+      Py_DECREF(s);
+    }
+    return -1;
+  }
+  Py_DECREF(dt);
+  int32_t dtype = (int32_t)PyLong_AsLong(code);
+  bp_device dev;
+  if (torch_device_of(obj, &dev, what) < 0)
+    return -1;
+  PyObject *shape = PyObject_GetAttr(obj, s_shape);
+  if (!shape)
+    return -1;
+  int rc = read_int64s(shape, sizes, BP_MAX_NDIM, &ndim, what, "its shape");
+  Py_DECREF(shape);
+  if (rc < 0)
+    return -1;
+  PyObject *st = PyObject_CallMethodObjArgs(obj, s_stride, NULL);
+  if (!st)
+    return -1;
+  rc = read_int64s(st, strides, BP_MAX_NDIM, &nstrides, what, "its strides");
+  Py_DECREF(st);
+  if (rc < 0)
+    return -1;
+  if (bpy_meta_mode)
+    return wrap_blob(obj, dev, dtype, ndim, sizes, strides, NULL, what, out);
+  PyObject *p = PyObject_CallMethodObjArgs(obj, s_data_ptr, NULL);
+  if (!p)
+    return -1;
+  void *data = PyLong_AsVoidPtr(p);
+  Py_DECREF(p);
+  if (!data && PyErr_Occurred())
+    return -1;
+  return wrap_blob(obj, dev, dtype, ndim, sizes, strides, data, what, out);
+}
+
+/* ---- NumPy's __array_interface__ (read-only and bool arrays) ----------- */
+
+static int dtype_from_typestr(const char *ts, int32_t *out) {
+  /* "<f4", "|b1", "=i8": byte order, kind, itemsize */
+  static const struct { char kind; int size; int32_t code; } map[] = {
+    {'b', 1, BP_BOOL}, {'i', 1, BP_INT8}, {'i', 2, BP_INT16},
+    {'i', 4, BP_INT32}, {'i', 8, BP_INT64}, {'u', 1, BP_UINT8},
+    {'f', 2, BP_FLOAT16}, {'f', 4, BP_FLOAT32}, {'f', 8, BP_FLOAT64},
+  };
+  if (strlen(ts) < 3)
+    return -1;
+  int little = 1;
+  const unsigned char *probe = (const unsigned char *)&little;
+  char native = probe[0] ? '<' : '>';
+  if (ts[0] != '|' && ts[0] != '=' && ts[0] != native)
+    return -1;
+  int size = atoi(ts + 2);
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (map[i].kind == ts[1] && map[i].size == size) {
+      *out = map[i].code;
+      return 0;
+    }
+  return -1;
+}
+
+static int from_array_interface(PyObject *obj, PyObject *ai, const char *what,
+                                int writable, bp_tensor **out) {
+  int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM];
+  int32_t ndim = 0, nstrides = 0;
+  if (!PyDict_Check(ai))
+    return arg_error(PyExc_TypeError, what,
+                     "__array_interface__ is not a dict");
+  PyObject *typestr = PyDict_GetItemString(ai, "typestr");
+  PyObject *data = PyDict_GetItemString(ai, "data");
+  PyObject *shape = PyDict_GetItemString(ai, "shape");
+  PyObject *strd = PyDict_GetItemString(ai, "strides");
+  if (!typestr || !data || !shape || !PyTuple_Check(data) ||
+      PyTuple_Size(data) != 2)
+    return arg_error(PyExc_TypeError, what,
+                     "__array_interface__ lacks typestr, data or shape");
+  PyObject *tsb = PyUnicode_AsUTF8String(typestr);
+  if (!tsb)
+    return -1;
+  int32_t dtype = 0;
+  int bad = dtype_from_typestr(PyBytes_AsString(tsb), &dtype);
+  if (bad) {
+    char ts[32];
+    PyOS_snprintf(ts, sizeof ts, "%s", PyBytes_AsString(tsb));
+    Py_DECREF(tsb);
+    PyErr_Format(bpy_error_class(BP_ERR_TYPE), "%s: array element type '%s' has no "
+                 "Backplane dtype (native byte order bool, int8-64, uint8, "
+                 "float16-64 do)", what ? what : "tensor", ts);
+    return -1;
+  }
+  Py_DECREF(tsb);
+  if (writable && PyObject_IsTrue(PyTuple_GetItem(data, 1)))
+    return arg_error(PyExc_ValueError, what,
+                     "the array is read-only, and the op writes it");
+  void *ptr = PyLong_AsVoidPtr(PyTuple_GetItem(data, 0));
+  if (!ptr && PyErr_Occurred())
+    return -1;
+  if (read_int64s(shape, sizes, BP_MAX_NDIM, &ndim, what, "its shape") < 0)
+    return -1;
+  const int64_t *sp = NULL;
+  if (strd && strd != Py_None) {
+    if (read_int64s(strd, strides, BP_MAX_NDIM, &nstrides, what,
+                    "its strides") < 0)
+      return -1;
+    int64_t item = (int64_t)bp_dtype_size(dtype);
+    for (int32_t i = 0; i < nstrides; i++) {
+      if (strides[i] % item != 0 || strides[i] < 0) {
+        char m[160];
+        PyOS_snprintf(m, sizeof m, "the stride of %lld bytes in dimension "
+                      "%d is negative or not a multiple of the item size; "
+                      "copy the array first", (long long)strides[i], (int)i);
+        return arg_error(bpy_error_class(BP_ERR_SHAPE), what, m);
+      }
+      strides[i] /= item;
+    }
+    sp = strides;
+  }
+  return wrap_blob(obj, BP_CPU, dtype, ndim, sizes, sp, ptr, what, out);
+}
+
+/* ---- the buffer protocol (CPython >= 3.11) ------------------------------ */
+
+/* Py_buffer, as the Stable ABI fixed it in 3.11. */
+typedef struct stable_buffer {
+  void *buf;
+  PyObject *obj;
+  Py_ssize_t len;
+  Py_ssize_t itemsize;
+  int readonly;
+  int ndim;
+  char *format;
+  Py_ssize_t *shape;
+  Py_ssize_t *strides;
+  Py_ssize_t *suboffsets;
+  void *internal;
+} stable_buffer;
+
+#define BUF_WRITABLE 0x0001
+#define BUF_RECORDS_RO 0x001c  /* PyBUF_STRIDES | PyBUF_FORMAT */
+
+static int (*get_buffer)(PyObject *, stable_buffer *, int);
+static void (*release_buffer)(stable_buffer *);
+static PyTypeObject *ndarray_type;
+
+void bpy_convert_init(void) {
+  int major = 0, minor = 0;
+  if (sscanf(Py_GetVersion(), "%d.%d", &major, &minor) != 2 ||
+      major * 100 + minor < 311)
+    return;
+  get_buffer = (int (*)(PyObject *, stable_buffer *, int))dlsym(
+      RTLD_DEFAULT, "PyObject_GetBuffer");
+  release_buffer = (void (*)(stable_buffer *))dlsym(RTLD_DEFAULT,
+                                                    "PyBuffer_Release");
+  if (!get_buffer || !release_buffer)
+    get_buffer = NULL;
+}
+
+/* numpy.ndarray once NumPy is imported (it is never imported here). */
+static int is_ndarray(PyObject *obj) {
+  if (!ndarray_type) {
+    PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
+    PyObject *np = mods ? PyDict_GetItemString(mods, "numpy") : NULL;
+    PyObject *t = np ? PyObject_GetAttrString(np, "ndarray") : NULL;
+    if (!t) {
+      PyErr_Clear();
+      return 0;
+    }
+    if (!PyType_Check(t)) {
+      Py_DECREF(t);
+      return 0;
+    }
+    ndarray_type = (PyTypeObject *)t; /* kept for the process */
+  }
+  return Py_TYPE(obj) == ndarray_type;
+}
+
+static void buffer_deleter(void *ctx, void *data) {
+  (void)data;
+  if (bpy_holds_gil) {
+    release_buffer((stable_buffer *)ctx);
+  } else {
+    if (!Py_IsInitialized())
+      return;
+    PyGILState_STATE g = PyGILState_Ensure();
+    release_buffer((stable_buffer *)ctx);
+    PyGILState_Release(g);
+  }
+  free(ctx);
+}
+
+static int dtype_from_format(const char *f, Py_ssize_t itemsize,
+                             int32_t *out) {
+  if (*f == '@' || *f == '=' || *f == '<' ||
+      (*f == '>' && itemsize == 1) || *f == '|')
+    f++;
+  if (f[0] == '\0' || f[1] != '\0')
+    return -1;
+  switch (f[0]) {
+    case '?': *out = BP_BOOL; break;
+    case 'b': *out = BP_INT8; break;
+    case 'B': *out = BP_UINT8; break;
+    case 'e': *out = BP_FLOAT16; break;
+    case 'f': *out = BP_FLOAT32; break;
+    case 'd': *out = BP_FLOAT64; break;
+    case 'h': case 'i': case 'l': case 'q':
+      *out = itemsize == 2 ? BP_INT16 : itemsize == 4 ? BP_INT32
+             : itemsize == 8 ? BP_INT64 : 0;
+      return *out ? 0 : -1;
+    default:
+      return -1;
+  }
+  return (Py_ssize_t)bp_dtype_size(*out) == itemsize ? 0 : -1;
+}
+
+/* 1 when done (or failed, with an exception), 0 to take another way. */
+static int from_buffer(PyObject *obj, int writable, bp_tensor **out,
+                       int *rc) {
+  int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM];
+  stable_buffer *b = malloc(sizeof *b);
+  if (!b)
+    return 0;
+  if (get_buffer(obj, b, BUF_RECORDS_RO | (writable ? BUF_WRITABLE : 0)) <
+      0) {
+    free(b);
+    PyErr_Clear(); /* DLPack or __array_interface__ will say why */
+    return 0;
+  }
+  int32_t dtype = 0;
+  int usable = b->ndim <= BP_MAX_NDIM && b->format &&
+               dtype_from_format(b->format, b->itemsize, &dtype) == 0;
+  for (int i = 0; usable && i < b->ndim; i++) {
+    sizes[i] = b->shape[i];
+    usable = b->strides[i] >= 0 && b->strides[i] % b->itemsize == 0;
+    strides[i] = b->strides[i] / (b->itemsize ? b->itemsize : 1);
+  }
+  if (!usable) {
+    release_buffer(b);
+    free(b);
+    return 0;
+  }
+  static char dummy;
+  bp_status st = bp_tensor_from_blob(BP_CPU, dtype, b->ndim, sizes, strides,
+                                     b->buf ? b->buf : &dummy,
+                                     buffer_deleter, b, out);
+  if (st != BP_OK) {
+    release_buffer(b);
+    free(b);
+    bpy_raise(st);
+    *rc = -1;
+    return 1;
+  }
+  *rc = 0;
+  return 1;
+}
+
+/* ---- DLPack ------------------------------------------------------------- */
+
+int bpy_from_capsule(PyObject *cap, bp_tensor **out) {
+  if (!PyCapsule_IsValid(cap, "dltensor")) {
+    PyErr_SetString(PyExc_ValueError,
+                    "from_dlpack: the capsule is not an unconsumed "
+                    "'dltensor' capsule (each capsule is consumed once)");
+    return -1;
+  }
+  DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+  if (!m)
+    return -1;
+  bp_status st = bp_tensor_from_dlpack(m, out);
+  if (st != BP_OK) {
+    bpy_raise(st);
+    return -1;
+  }
+  if (PyCapsule_SetName(cap, "used_dltensor") < 0) {
+    /* cannot happen for a valid capsule; the tensor owns m now */
+    bp_tensor_release(*out);
+    *out = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+int bpy_to_tensor(PyObject *obj, const char *what, int writable,
+                  bp_tensor **out) {
+  if (intern_names() < 0)
+    return -1;
+  if (bpy_tensor_check(obj)) {
+    *out = bp_tensor_retain(((bpy_tensor *)obj)->t);
+    return 0;
+  }
+  if (bpy_is_torch_tensor(obj))
+    return from_torch(obj, what, out);
+  if (PyCapsule_CheckExact(obj))
+    return bpy_from_capsule(obj, out);
+  int brc;
+  if (get_buffer && is_ndarray(obj) && from_buffer(obj, writable, out, &brc))
+    return brc;
+  PyObject *cap = PyObject_CallMethodObjArgs(obj, s_dlpack, NULL);
+  if (cap) {
+    int rc = bpy_from_capsule(cap, out);
+    Py_DECREF(cap);
+    return rc;
+  }
+  /* NumPy exports neither read-only nor bool arrays through DLPack. */
+  if (PyErr_ExceptionMatches(PyExc_BufferError) ||
+      PyErr_ExceptionMatches(PyExc_AttributeError) ||
+      PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyObject *ai = PyObject_GetAttr(obj, s_array_interface);
+    if (ai) {
+      Py_XDECREF(t);
+      Py_XDECREF(v);
+      Py_XDECREF(tb);
+      int rc = from_array_interface(obj, ai, what, writable, out);
+      Py_DECREF(ai);
+      return rc;
+    }
+    PyErr_Clear();
+    if (t && PyErr_GivenExceptionMatches(t, PyExc_AttributeError)) {
+      Py_XDECREF(t);
+      Py_XDECREF(v);
+      Py_XDECREF(tb);
+      char m[256];
+      PyOS_snprintf(m, sizeof m, "expected a tensor (backplane.Tensor, a "
+                    "NumPy array, a torch tensor, or an object with "
+                    "__dlpack__), got %s", type_name(obj));
+      return arg_error(PyExc_TypeError, what, m);
+    }
+    PyErr_Restore(t, v, tb);
+  }
+  return -1;
+}
+
+/* ---- torch results ------------------------------------------------------ */
+
+PyObject *bpy_tensor_to_torch(bp_tensor *t) {
+  const bp_tensor_view *v = bp_tensor_get_view(t);
+  PyObject *cap = bpy_tensor_capsule(t);
+  if (!cap)
+    return NULL;
+  int is_bool = v->dtype == BP_BOOL;
+  if (is_bool) {
+    /* torch before 2.1 takes no bool through DLPack: import the bytes as
+     * uint8 and view them as bool, which shares them. */
+    DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    m->dl_tensor.dtype.code = kDLUInt;
+  }
+  PyObject *r = PyObject_CallFunctionObjArgs(torch_from_dlpack, cap, NULL);
+  Py_DECREF(cap);
+  if (r && is_bool) {
+    PyObject *b = PyObject_CallMethod(r, "view", "O", torch_bool);
+    Py_DECREF(r);
+    r = b;
+  }
+  return r;
+}
+
+PyObject *bpy_torch_dtype(int32_t dtype) {
+  for (int i = 0; i < NDT; i++)
+    if (dt_codes[i] == dtype)
+      return torch_dtype_of[i];
+  return NULL;
+}
+
+PyObject *bpy_set_torch(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *tensor_type, *dtypes, *from_dlpack;
+  if (!PyArg_ParseTuple(args, "OO!O:set_torch", &tensor_type, &PyDict_Type,
+                        &dtypes, &from_dlpack))
+    return NULL;
+  if (!PyType_Check(tensor_type) || !PyCallable_Check(from_dlpack)) {
+    PyErr_SetString(PyExc_TypeError, "set_torch(Tensor type, {dtype: code}, "
+                    "from_dlpack)");
+    return NULL;
+  }
+  if (intern_names() < 0)
+    return NULL;
+  Py_INCREF(tensor_type);
+  Py_INCREF(dtypes);
+  Py_INCREF(from_dlpack);
+  Py_XDECREF(torch_tensor_type);
+  Py_XDECREF(torch_dtypes);
+  Py_XDECREF(torch_from_dlpack);
+  torch_tensor_type = (PyTypeObject *)tensor_type;
+  torch_dtypes = dtypes;
+  torch_from_dlpack = from_dlpack;
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(dtypes, &pos, &key, &value)) {
+    long code = PyLong_AsLong(value);
+    if (code == -1 && PyErr_Occurred())
+      return NULL;
+    for (int i = 0; i < NDT; i++)
+      if (dt_codes[i] == code) {
+        Py_INCREF(key);
+        Py_XDECREF(torch_dtype_of[i]);
+        torch_dtype_of[i] = key;
+        if (code == BP_BOOL) {
+          Py_INCREF(key);
+          Py_XDECREF(torch_bool);
+          torch_bool = key;
+        }
+      }
+  }
+  Py_RETURN_NONE;
+}
+
+/* ---- dtypes and devices ------------------------------------------------- */
+
+int bpy_to_dtype(PyObject *obj, int32_t *out) {
+  if (PyLong_Check(obj) && !PyBool_Check(obj)) {
+    long c = PyLong_AsLong(obj);
+    if (c == -1 && PyErr_Occurred())
+      return -1;
+    if (!bp_dtype_name((int32_t)c)) {
+      PyErr_Format(bpy_error_class(BP_ERR_TYPE), "%ld is not a Backplane dtype code", c);
+      return -1;
+    }
+    *out = (int32_t)c;
+    return 0;
+  }
+  if (torch_dtypes && !PyUnicode_Check(obj)) {
+    PyObject *code = PyDict_GetItemWithError(torch_dtypes, obj);
+    if (code) {
+      *out = (int32_t)PyLong_AsLong(code);
+      return 0;
+    }
+    if (PyErr_Occurred())
+      PyErr_Clear(); /* unhashable: not a torch dtype */
+  }
+  PyObject *name = NULL;
+  if (PyUnicode_Check(obj)) {
+    name = obj;
+    Py_INCREF(name);
+  } else {
+    /* NumPy: np.float32, np.dtype('float32'), 'f4' ... through np.dtype */
+    PyObject *np = PyImport_ImportModule("numpy");
+    if (np) {
+      PyObject *d = PyObject_CallMethod(np, "dtype", "O", obj);
+      Py_DECREF(np);
+      if (d) {
+        name = PyObject_GetAttrString(d, "name");
+        Py_DECREF(d);
+      }
+    }
+    if (!name) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "expected a dtype (a name such as "
+                   "'float32', a NumPy or torch dtype), got %s",
+                   type_name(obj));
+      return -1;
+    }
+  }
+  PyObject *b = PyUnicode_AsUTF8String(name);
+  Py_DECREF(name);
+  if (!b)
+    return -1;
+  const char *s = PyBytes_AsString(b);
+  if (strncmp(s, "torch.", 6) == 0)
+    s += 6;
+  bp_status st = bp_dtype_from_name(s, out);
+  if (st != BP_OK) {
+    PyErr_Format(bpy_error_class(BP_ERR_TYPE), "unknown dtype '%s' (Backplane has "
+                 "bool, uint8, int8, int16, int32, int64, float16, bfloat16, "
+                 "float32, float64)", s);
+    Py_DECREF(b);
+    return -1;
+  }
+  Py_DECREF(b);
+  return 0;
+}
+
+static int parse_device_str(const char *s, bp_device *out) {
+  char type[64];
+  const char *colon = strchr(s, ':');
+  size_t n = colon ? (size_t)(colon - s) : strlen(s);
+  long index = 0;
+  if (n == 0 || n >= sizeof type)
+    goto bad;
+  memcpy(type, s, n);
+  type[n] = '\0';
+  if (colon) {
+    char *end;
+    if (!colon[1])
+      goto bad;
+    index = strtol(colon + 1, &end, 10);
+    if (*end || index < 0 || index > INT32_MAX)
+      goto bad;
+  }
+  int32_t code;
+  if (bp_device_type_from_name(type, &code) != BP_OK) {
+    PyErr_Format(bpy_error_class(BP_ERR_DEVICE), "unknown device type '%s' in '%s' (no "
+                 "loaded plugin registers it)", type, s);
+    return -1;
+  }
+  *out = bp_device_make(code, (int32_t)index);
+  return 0;
+bad:
+  PyErr_Format(PyExc_ValueError, "'%s' is not a device (expected 'type' or "
+               "'type:index', such as 'cpu' or 'cuda:1')", s);
+  return -1;
+}
+
+int bpy_to_device(PyObject *obj, bp_device *out) {
+  if (PyTuple_Check(obj) && PyTuple_Size(obj) == 2) {
+    PyObject *t = PyTuple_GetItem(obj, 0), *i = PyTuple_GetItem(obj, 1);
+    long idx = PyLong_AsLong(i);
+    if (idx == -1 && PyErr_Occurred())
+      return -1;
+    int32_t code;
+    if (PyUnicode_Check(t)) {
+      PyObject *b = PyUnicode_AsUTF8String(t);
+      if (!b)
+        return -1;
+      bp_status st = bp_device_type_from_name(PyBytes_AsString(b), &code);
+      if (st != BP_OK) {
+        PyErr_Format(bpy_error_class(BP_ERR_DEVICE), "unknown device type '%s'",
+                     PyBytes_AsString(b));
+        Py_DECREF(b);
+        return -1;
+      }
+      Py_DECREF(b);
+    } else {
+      long c = PyLong_AsLong(t);
+      if (c == -1 && PyErr_Occurred())
+        return -1;
+      code = (int32_t)c;
+    }
+    *out = bp_device_make(code, (int32_t)idx);
+    return 0;
+  }
+  PyObject *s = PyUnicode_Check(obj) ? (Py_INCREF(obj), obj)
+                                     : PyObject_Str(obj); /* torch.device */
+  if (!s)
+    return -1;
+  PyObject *b = PyUnicode_AsUTF8String(s);
+  Py_DECREF(s);
+  if (!b)
+    return -1;
+  int rc = parse_device_str(PyBytes_AsString(b), out);
+  Py_DECREF(b);
+  return rc;
+}
+
+PyObject *bpy_device_str(bp_device d) {
+  const char *name = bp_device_type_name(d.type);
+  if (!name)
+    return PyUnicode_FromFormat("device%d:%d", (int)d.type, (int)d.index);
+  return PyUnicode_FromFormat("%s:%d", name, (int)d.index);
+}
