@@ -61,9 +61,15 @@ class Plugin:
 
     @property
     def ops(self):
-        """The names of the ops this plugin defines."""
+        """The names of the ops this plugin defines or has kernels for."""
         name = self.name
-        return [n for n in _backplane.op_names() if Op(n).info["owner"] == name]
+        found = []
+        for n in _backplane.op_names():
+            op = Op(n)
+            if (op.info["owner"] == name
+                    or any(k["plugin"] == name for k in op.kernels)):
+                found.append(n)
+        return found
 
     def __eq__(self, other):
         return isinstance(other, Plugin) and other._index == self._index
@@ -140,8 +146,8 @@ class OpOverload(Op):
 
 
 class OpPacket(OpOverload):
-    """An operator's default overload; its other overloads are attributes
-    (``ops.core.add.out``)."""
+    # An operator's default overload; its other overloads are attributes
+    # (ops.core.add.out).  Its __doc__ is the op's schema and doc.
 
     def __getattr__(self, overload):
         if overload.startswith("__"):
@@ -164,6 +170,9 @@ class OpPacket(OpOverload):
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self.overloads()))
+
+
+OpPacket.__doc__ = property(_op_doc)
 
 
 class _OverloadsOnly:
