@@ -33,12 +33,15 @@ static PyObject *s_is_cuda, *s_get_device, *s_array_interface, *s_device;
 static PyObject *s_is_cpu;
 
 _Thread_local int bpy_meta_mode;
+_Thread_local int bpy_torch_on_cpu;
 _Thread_local int bpy_holds_gil;
 
 static PyTypeObject *torch_tensor_type;
 static PyObject *torch_dtypes;      /* {torch.dtype: bp code} */
 static PyObject *torch_from_dlpack; /* torch._C._from_dlpack or alike */
 static PyObject *torch_bool;        /* torch.bool, for the uint8 detour */
+static PyObject *torch_stride_fn;   /* torch.Tensor.stride, unbound */
+static PyObject *torch_data_ptr_fn; /* torch.Tensor.data_ptr, unbound */
 
 /* by bp dtype code's index below: the torch dtype object (owned refs) */
 #define NDT 11
@@ -132,6 +135,18 @@ static int wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
 
 static int read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
                        const char *what, const char *field) {
+  if (PyTuple_Check(seq)) { /* torch.Size, stride(), NumPy's shape */
+    Py_ssize_t len = PyTuple_Size(seq);
+    if (len <= max) {
+      for (Py_ssize_t i = 0; i < len; i++) {
+        dst[i] = PyLong_AsLongLong(PyTuple_GetItem(seq, i));
+        if (dst[i] == -1 && PyErr_Occurred())
+          return -1;
+      }
+      *n = (int32_t)len;
+      return 0;
+    }
+  }
   Py_ssize_t len = PySequence_Size(seq);
   if (len < 0)
     return -1;
@@ -241,8 +256,8 @@ static int from_torch(PyObject *obj, const char *what, bp_tensor **out) {
   }
   Py_DECREF(dt);
   int32_t dtype = (int32_t)PyLong_AsLong(code);
-  bp_device dev;
-  if (torch_device_of(obj, &dev, what) < 0)
+  bp_device dev = BP_CPU;
+  if (!bpy_torch_on_cpu && torch_device_of(obj, &dev, what) < 0)
     return -1;
   PyObject *shape = PyObject_GetAttr(obj, s_shape);
   if (!shape)
@@ -251,7 +266,12 @@ static int from_torch(PyObject *obj, const char *what, bp_tensor **out) {
   Py_DECREF(shape);
   if (rc < 0)
     return -1;
-  PyObject *st = PyObject_CallMethodObjArgs(obj, s_stride, NULL);
+  /* A plain torch.Tensor's methods are called unbound, which saves making
+   * a bound method; a subclass may override them. */
+  int plain = Py_TYPE(obj) == torch_tensor_type;
+  PyObject *st = plain
+      ? PyObject_CallFunctionObjArgs(torch_stride_fn, obj, NULL)
+      : PyObject_CallMethodObjArgs(obj, s_stride, NULL);
   if (!st)
     return -1;
   rc = read_int64s(st, strides, BP_MAX_NDIM, &nstrides, what, "its strides");
@@ -260,7 +280,9 @@ static int from_torch(PyObject *obj, const char *what, bp_tensor **out) {
     return -1;
   if (bpy_meta_mode)
     return wrap_blob(obj, dev, dtype, ndim, sizes, strides, NULL, what, out);
-  PyObject *p = PyObject_CallMethodObjArgs(obj, s_data_ptr, NULL);
+  PyObject *p = plain
+      ? PyObject_CallFunctionObjArgs(torch_data_ptr_fn, obj, NULL)
+      : PyObject_CallMethodObjArgs(obj, s_data_ptr, NULL);
   if (!p)
     return -1;
   void *data = PyLong_AsVoidPtr(p);
@@ -611,6 +633,17 @@ PyObject *bpy_set_torch(PyObject *self, PyObject *args) {
   }
   if (intern_names() < 0)
     return NULL;
+  PyObject *stride_fn = PyObject_GetAttr(tensor_type, s_stride);
+  PyObject *data_ptr_fn = PyObject_GetAttr(tensor_type, s_data_ptr);
+  if (!stride_fn || !data_ptr_fn) {
+    Py_XDECREF(stride_fn);
+    Py_XDECREF(data_ptr_fn);
+    return NULL;
+  }
+  Py_XDECREF(torch_stride_fn);
+  Py_XDECREF(torch_data_ptr_fn);
+  torch_stride_fn = stride_fn;
+  torch_data_ptr_fn = data_ptr_fn;
   Py_INCREF(tensor_type);
   Py_INCREF(dtypes);
   Py_INCREF(from_dlpack);

@@ -106,6 +106,11 @@ static inline void bpy_release(bp_tensor *t) {
   bpy_holds_gil = saved;
 }
 
+/* While set (by an Op that torch calls for its CPU dispatch key, where
+ * every tensor argument is a dense CPU tensor), torch tensors are taken to
+ * be on the CPU without asking them. */
+extern _Thread_local int bpy_torch_on_cpu;
+
 /* Whether `obj` is a torch.Tensor (false until torch was registered). */
 int bpy_is_torch_tensor(PyObject *obj);
 

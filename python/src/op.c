@@ -38,6 +38,7 @@ typedef struct bpy_op {
   const bp_op *op;
   PyObject *name;        /* "ns::name[.overload]" */
   int torch;             /* results as torch tensors */
+  int torch_cpu;         /* called by torch for its CPU dispatch key */
   unsigned long gen;     /* bpy_registry_generation of the cache, +1 */
   int32_t nargs, nrets, npos;
   arg_desc args[MAX_ARGS];
@@ -425,21 +426,67 @@ static int push_args(bpy_op *self, PyObject **bound, call_state *cs,
   return 0;
 }
 
-/* For a result in a written alias set, the argument object it aliases. */
+static int same_view(const bp_tensor_view *a, const bp_tensor_view *b) {
+  if (a->data != b->data || a->ndim != b->ndim || a->dtype != b->dtype)
+    return 0;
+  for (int32_t d = 0; d < a->ndim; d++)
+    if (a->sizes[d] != b->sizes[d] ||
+        (a->sizes[d] > 1 && a->strides[d] != b->strides[d]))
+      return 0;
+  return 1;
+}
+
+/* A torch view of `arg` (a torch tensor) with res's geometry, for a result
+ * that lies in an argument's storage: torch must know it is a view. */
+static PyObject *torch_view(PyObject *arg, const bp_tensor_view *av,
+                            const bp_tensor_view *rv) {
+  PyObject *off = PyObject_CallMethod(arg, "storage_offset", NULL);
+  if (!off)
+    return NULL;
+  long long base = PyLong_AsLongLong(off);
+  Py_DECREF(off);
+  if (base == -1 && PyErr_Occurred())
+    return NULL;
+  long long delta = ((const char *)rv->data - (const char *)av->data) /
+                    (rv->itemsize ? rv->itemsize : 1);
+  PyObject *sz = PyTuple_New(rv->ndim), *sd = PyTuple_New(rv->ndim);
+  for (int32_t d = 0; sz && sd && d < rv->ndim; d++) {
+    PyTuple_SetItem(sz, d, PyLong_FromLongLong(rv->sizes[d]));
+    PyTuple_SetItem(sd, d, PyLong_FromLongLong(rv->strides[d]));
+  }
+  PyObject *r = sz && sd ? PyObject_CallMethod(arg, "as_strided", "OOL", sz,
+                                               sd, base + delta)
+                         : NULL;
+  Py_XDECREF(sz);
+  Py_XDECREF(sd);
+  return r;
+}
+
+/* For a result in an argument's alias set (`Tensor(a)`, `Tensor(a!)`)
+ * that shares that argument's memory: the argument object itself when the
+ * result is the same view (always, for a written argument), or, for torch,
+ * a torch view of it.  NULL (no exception) when the result is separate. */
 static PyObject *aliased_arg(bpy_op *self, int32_t r, PyObject **bound,
                              const bp_value *args, bp_tensor *res) {
   const bp_arg_info *ri = &self->rets[r].info;
-  if (!ri->alias_set || !(ri->flags & BP_ARG_WRITTEN))
+  if (!ri->alias_set)
     return NULL;
+  const bp_tensor_view *rv = bp_tensor_get_view(res);
   for (int32_t i = 0; i < self->nargs; i++) {
     const bp_arg_info *a = &self->args[i].info;
     if (!bound[i] || !a->alias_set || strcmp(a->alias_set, ri->alias_set) ||
         args[i].tag != BP_TAG_TENSOR)
       continue;
-    if (bp_tensor_get_view(args[i].u.tensor)->data ==
-            bp_tensor_get_view(res)->data &&
-        bp_tensor_numel(args[i].u.tensor) == bp_tensor_numel(res))
+    const bp_tensor_view *av = bp_tensor_get_view(args[i].u.tensor);
+    if (av->storage_base != rv->storage_base)
+      continue;
+    if (same_view(av, rv) ||
+        ((ri->flags & BP_ARG_WRITTEN) && av->data == rv->data)) {
+      Py_INCREF(bound[i]);
       return bound[i];
+    }
+    if (self->torch && bpy_is_torch_tensor(bound[i]))
+      return torch_view(bound[i], av, rv);
   }
   return NULL;
 }
@@ -453,9 +500,8 @@ static PyObject *result_value(bpy_op *self, int32_t r, bp_value *v,
       bp_tensor *t = v->u.tensor;
       v->tag = BP_TAG_NONE; /* the reference moves out of the stack */
       PyObject *same = aliased_arg(self, r, bound, args, t);
-      if (same) {
+      if (same || PyErr_Occurred()) {
         bpy_release(t);
-        Py_INCREF(same);
         return same;
       }
       if (self->torch) {
@@ -521,7 +567,10 @@ static PyObject *op_call(PyObject *o, PyObject *args, PyObject *kwargs) {
   bp_value vals[MAX_ARGS > MAX_RETS ? MAX_ARGS : MAX_RETS];
   bp_value saved[MAX_ARGS];
   PyObject *r = NULL;
-  if (push_args(self, bound, &cs, vals) == 0) {
+  bpy_torch_on_cpu = self->torch_cpu;
+  int pushed = push_args(self, bound, &cs, vals);
+  bpy_torch_on_cpu = 0;
+  if (pushed == 0) {
     memcpy(saved, vals, sizeof(bp_value) * (size_t)self->nargs);
     bp_stack st = BP_STACK_INIT(vals, sizeof vals / sizeof vals[0]);
     st.top = (size_t)self->nargs;
@@ -611,10 +660,11 @@ static PyObject *op_meta(PyObject *o, PyObject *args, PyObject *kwargs) {
 /* ---- construction and attributes ---------------------------------------- */
 
 static PyObject *op_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
-  static char *names[] = {"name", "torch", NULL};
+  static char *names[] = {"name", "torch", "torch_cpu", NULL};
   const char *name;
-  int torch = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|p:Op", names, &name, &torch))
+  int torch = 0, torch_cpu = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|pp:Op", names, &name, &torch,
+                                   &torch_cpu))
     return NULL;
   const bp_op *op = NULL;
   bp_status st = bp_op_find(name, &op);
@@ -625,7 +675,8 @@ static PyObject *op_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
   if (!self)
     return NULL;
   self->op = op;
-  self->torch = torch;
+  self->torch = torch || torch_cpu;
+  self->torch_cpu = torch_cpu;
   self->gen = 0;
   self->nargs = self->nrets = self->npos = 0;
   self->name = PyUnicode_FromString(name);
@@ -777,8 +828,10 @@ static PyType_Slot op_slots[] = {
   {Py_tp_repr, (void *)op_repr},
   {Py_tp_getset, op_getset},
   {Py_tp_methods, op_methods},
-  {Py_tp_doc, (void *)"Op(name, torch=False): an operator overload by its "
-   "full name ('core::add', 'core::add.out'), called like a function."},
+  {Py_tp_doc, (void *)"Op(name, torch=False, torch_cpu=False): an operator overload by its "
+   "full name ('core::add', 'core::add.out'), called like a function.  "
+   "With torch=True it returns torch tensors (backplane.torch); torch_cpu "
+   "is for its CPU dispatch key, where every tensor is on the CPU."},
   {0, NULL}
 };
 

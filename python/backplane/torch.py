@@ -1,0 +1,220 @@
+"""backplane.torch: every Backplane op as a torch op.
+
+    import torch, backplane, backplane.torch
+    cpu = backplane.load(".../cpu.so")
+    backplane.torch.register(cpu)          # defines torch.ops.bp_core.*
+    y = torch.ops.bp_core.layer_norm(x, [512], w, b, 1e-5)
+
+Each op is defined in torch with its own schema text (Backplane's schema
+grammar is a subset of torch's, alias and mutation annotations included),
+through ``torch.library.Library.define`` and ``impl``, which exist from
+torch 1.13 on.  An op gets:
+
+- a CPU implementation, and a CUDA one when a plugin has CUDA kernels for
+  it: the C extension reads torch tensors by their data pointers, calls
+  the op, and hands the results to torch through DLPack, without copies;
+- a Meta implementation computed by the op's meta function (bp_op_meta),
+  so that meta tensors, ``torch.jit.trace`` and, on torch 2.x, fake tensors
+  and ``torch.compile`` work without running a kernel.  Where torch has
+  ``torch.library.register_fake`` (2.4+) or ``impl_abstract`` (2.2, 2.3)
+  the same function is registered there too.
+"""
+
+try:
+    import torch
+    import torch.library
+except ImportError as exc:  # pragma: no cover - depends on the machine
+    raise ImportError(
+        "backplane.torch needs PyTorch with torch.library (1.13 or later), "
+        "which is not installed; backplane itself works without it"
+    ) from exc
+
+if not hasattr(torch.library, "Library"):  # pragma: no cover
+    raise ImportError(
+        f"backplane.torch needs torch.library.Library (torch 1.13 or "
+        f"later); this torch is {torch.__version__}")
+
+import backplane
+from backplane import _backplane
+
+__all__ = ["register", "registered"]
+
+_TORCH_DTYPES = {
+    torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8",
+    torch.int16: "int16", torch.int32: "int32", torch.int64: "int64",
+    torch.float16: "float16", torch.bfloat16: "bfloat16",
+    torch.float32: "float32", torch.float64: "float64",
+}
+_BY_NAME = {name: dt for dt, name in _TORCH_DTYPES.items()}
+
+
+def _from_dlpack():
+    # torch._C._from_dlpack takes a capsule without the checks that
+    # torch.utils.dlpack.from_dlpack makes in Python first.
+    return getattr(torch._C, "_from_dlpack", torch.utils.dlpack.from_dlpack)
+
+
+_backplane.set_torch(
+    torch.Tensor,
+    {dt: _backplane.dtype_code(name) for dt, name in _TORCH_DTYPES.items()},
+    _from_dlpack())
+
+# torch namespace -> torch.library.Library("DEF") (one per namespace, as
+# torch allows), and the ops registered so far.
+_libraries = {}
+_registered = {}  # torch op name ("bp_core::add.out") -> backplane op name
+_keep = []        # the implementations torch holds, kept alive here too
+
+_register_fake = (getattr(torch.library, "register_fake", None)
+                  or getattr(torch.library, "impl_abstract", None))
+
+
+def registered():
+    """{torch op name: Backplane op name} of every op registered so far."""
+    return dict(_registered)
+
+
+def _tensor_device(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, torch.Tensor):
+            return a.device
+        if isinstance(a, (list, tuple)):
+            for e in a:
+                if isinstance(e, torch.Tensor):
+                    return e.device
+    return torch.device("meta")
+
+
+def _meta_impl(op):
+    """The Meta (and fake) implementation of `op`: results made by
+    torch.empty_strided from what bp_op_meta says."""
+    rets = op.info["nrets"]
+
+    def meta(*args, **kwargs):
+        outs = op.meta(*args, **kwargs)
+        device = _tensor_device(args, kwargs)
+        results = []
+        for out in outs:
+            dtype, sizes, strides, _ = out
+            results.append(torch.empty_strided(
+                sizes, strides, dtype=_BY_NAME[dtype], device=device))
+        return results[0] if rets == 1 else tuple(results)
+
+    meta.__name__ = op.name.replace("::", "_").replace(".", "_") + "_meta"
+    return meta
+
+
+def _below_autograd_impl(torch_name):
+    """For AutogradMeta where torch has no fallthrough there (1.13): the
+    call continues below autograd, to the Meta kernel."""
+    ns, rest = torch_name.split("::", 1)
+    name, _, overload = rest.partition(".")
+    target = getattr(getattr(getattr(torch.ops, ns), name),
+                     overload or "default")
+
+    def below_autograd(*args, **kwargs):
+        # In 1.13 the guard is active while the object lives.
+        guard = torch._C._AutoDispatchBelowAutograd()
+        try:
+            return target(*args, **kwargs)
+        finally:
+            del guard
+
+    return below_autograd
+
+
+def _needs_autograd_meta(torch_name):
+    dump = getattr(torch._C, "_dispatch_dump", None)
+    return (dump is not None and "AutogradMeta" not in dump(torch_name)
+            and hasattr(torch._C, "_AutoDispatchBelowAutograd"))
+
+
+def _has_device_kernel(op, device):
+    return any(k["device"] == device and k["enabled"] for k in op.kernels)
+
+
+def _cuda_impl(op):
+    """CUDA calls run on the plugin's current stream.  The ABI has no way
+    to hand a plugin torch's stream, so when torch's current stream is not
+    the default one, its queued work is waited for before the call and the
+    device's after it: ordering is kept, at the cost of a wait."""
+
+    def cuda(*args, **kwargs):
+        stream = torch.cuda.current_stream()
+        if stream.cuda_stream == 0:
+            return op(*args, **kwargs)
+        stream.synchronize()
+        result = op(*args, **kwargs)
+        _backplane.synchronize(str(_tensor_device(args, kwargs)))
+        return result
+
+    return cuda
+
+
+def _ops_of(what):
+    names = _backplane.op_names()
+    if isinstance(what, backplane.Plugin):
+        return what.ops
+    if isinstance(what, str):
+        found = [n for n in names if n.startswith(what + "::")]
+        if not found:
+            loaded = [p for p in backplane.plugins()
+                      if p.state == "loaded" and p.name == what]
+            if loaded:
+                return loaded[0].ops
+            raise backplane.NotFoundError(
+                f"register: no loaded plugin and no op namespace named "
+                f"{what!r}")
+        return found
+    raise TypeError(f"register: expected a backplane.Plugin, a plugin name "
+                    f"or an op namespace, got {type(what).__name__}")
+
+
+def register(plugin_or_namespace, *, prefix="bp_"):
+    """Defines ops in torch: every op of a plugin (a backplane.Plugin or a
+    loaded plugin's name) or of an op namespace ("core").
+
+    Backplane's namespace `ns` becomes torch's `prefix + ns`, so that
+    core::add is torch.ops.bp_core.add.  Registering an op again does
+    nothing.  Returns the torch names of the ops this call defined.
+    """
+    if not isinstance(prefix, str) or not prefix.isidentifier():
+        raise ValueError(f"register: prefix must be an identifier, got "
+                         f"{prefix!r}")
+    defined = []
+    for name in _ops_of(plugin_or_namespace):
+        ns, rest = name.split("::", 1)
+        torch_ns = prefix + ns
+        torch_name = f"{torch_ns}::{rest}"
+        if torch_name in _registered:
+            continue
+        op = backplane.Op(name, torch=True)
+        cpu_op = backplane.Op(name, torch_cpu=True)
+        info = op.info
+        if not info["defined"]:
+            continue
+        lib = _libraries.get(torch_ns)
+        if lib is None:
+            lib = torch.library.Library(torch_ns, "DEF")
+            _libraries[torch_ns] = lib
+        lib.define(info["schema"].split("::", 1)[1])
+        impls = [("CPU", cpu_op)]
+        if _has_device_kernel(op, "cuda"):
+            impls.append(("CUDA", _cuda_impl(op)))
+        if info["has_meta"]:
+            impls.append(("Meta", _meta_impl(op)))
+        for key, fn in impls:
+            lib.impl(rest, fn, key)
+            _keep.append(fn)
+        if info["has_meta"] and _needs_autograd_meta(torch_name):
+            fn = _below_autograd_impl(torch_name)
+            lib.impl(rest, fn, "AutogradMeta")
+            _keep.append(fn)
+        if info["has_meta"] and _register_fake is not None:
+            try:
+                _register_fake(torch_name, impls[-1][1], lib=lib)
+            except (RuntimeError, TypeError):
+                pass  # the Meta kernel serves fake tensors as well
+        _registered[torch_name] = name
+        defined.append(torch_name)
+    return defined
