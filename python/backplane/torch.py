@@ -87,21 +87,44 @@ def _tensor_device(args, kwargs):
 
 def _meta_impl(op):
     """The Meta (and fake) implementation of `op`: results made by
-    torch.empty_strided from what bp_op_meta says."""
-    rets = op.info["nrets"]
+    torch.empty_strided from what bp_op_meta says; a result in a written
+    alias set (`Tensor(a!)`) is that argument, as torch requires, and so is
+    a `Tensor(a)` result with the argument's own geometry."""
+    arguments, returns = op.signature
+    position = {a["name"]: i for i, a in enumerate(arguments)}
+
+    def source(alias, args, kwargs):
+        if alias is None:
+            return None
+        for a in arguments:
+            if a["alias_set"] == alias:
+                i = position[a["name"]]
+                return args[i] if i < len(args) else kwargs.get(a["name"])
+        return None
 
     def meta(*args, **kwargs):
         outs = op.meta(*args, **kwargs)
         device = _tensor_device(args, kwargs)
         results = []
-        for out in outs:
-            dtype, sizes, strides, _ = out
-            results.append(torch.empty_strided(
-                sizes, strides, dtype=_BY_NAME[dtype], device=device))
-        return results[0] if rets == 1 else tuple(results)
+        for ret, (dtype, sizes, strides, _) in zip(returns, outs):
+            src = source(ret["alias_set"], args, kwargs)
+            if isinstance(src, torch.Tensor) and (
+                    ret["written"] or (tuple(src.shape) == tuple(sizes)
+                                       and src.stride() == tuple(strides))):
+                results.append(src)
+            else:
+                results.append(torch.empty_strided(
+                    sizes, strides, dtype=_BY_NAME[dtype], device=device))
+        return results[0] if len(results) == 1 else tuple(results)
 
     meta.__name__ = op.name.replace("::", "_").replace(".", "_") + "_meta"
     return meta
+
+
+def _meta_capable(op):
+    returns = op.signature[1]
+    return (op.info["has_meta"] and returns
+            and all(r["tag"] == "Tensor" for r in returns))
 
 
 def _below_autograd_impl(torch_name):
@@ -198,19 +221,25 @@ def register(plugin_or_namespace, *, prefix="bp_"):
             lib = torch.library.Library(torch_ns, "DEF")
             _libraries[torch_ns] = lib
         lib.define(info["schema"].split("::", 1)[1])
-        impls = [("CPU", cpu_op)]
+        arguments = op.signature[0]
+        if any(a["tag"] in ("Tensor", "Tensor[]") for a in arguments):
+            impls = [("CPU", cpu_op)]
+        else:
+            # No tensor to dispatch on: torch calls the catch-all kernel.
+            impls = [("CompositeExplicitAutograd", op)]
         if _has_device_kernel(op, "cuda"):
             impls.append(("CUDA", _cuda_impl(op)))
-        if info["has_meta"]:
+        has_meta = _meta_capable(op)
+        if has_meta:
             impls.append(("Meta", _meta_impl(op)))
         for key, fn in impls:
             lib.impl(rest, fn, key)
             _keep.append(fn)
-        if info["has_meta"] and _needs_autograd_meta(torch_name):
+        if has_meta and _needs_autograd_meta(torch_name):
             fn = _below_autograd_impl(torch_name)
             lib.impl(rest, fn, "AutogradMeta")
             _keep.append(fn)
-        if info["has_meta"] and _register_fake is not None:
+        if has_meta and _register_fake is not None:
             try:
                 _register_fake(torch_name, impls[-1][1], lib=lib)
             except (RuntimeError, TypeError):

@@ -798,6 +798,81 @@ static PyObject *get_kernels(PyObject *o, void *c) {
   return list;
 }
 
+/* A bp_value default as a Python value. */
+static PyObject *default_value(const bp_value *v) {
+  switch (v->tag) {
+    case BP_TAG_NONE: Py_RETURN_NONE;
+    case BP_TAG_INT: return PyLong_FromLongLong(v->u.i);
+    case BP_TAG_FLOAT: return PyFloat_FromDouble(v->u.f);
+    case BP_TAG_BOOL: return PyBool_FromLong(v->u.b);
+    case BP_TAG_STR: return PyUnicode_FromString(v->u.str);
+    case BP_TAG_SCALAR_TYPE:
+      return PyUnicode_FromString(bp_dtype_name((int32_t)v->u.i));
+    case BP_TAG_DEVICE: return bpy_device_str(v->u.device);
+    case BP_TAG_INT_LIST:
+    case BP_TAG_FLOAT_LIST: {
+      PyObject *l = PyList_New(v->len);
+      for (uint32_t i = 0; l && i < v->len; i++) {
+        PyObject *x = v->tag == BP_TAG_INT_LIST
+                          ? PyLong_FromLongLong(v->u.ints[i])
+                          : PyFloat_FromDouble(v->u.floats[i]);
+        if (!x)
+          Py_CLEAR(l);
+        else
+          PyList_SetItem(l, i, x);
+      }
+      return l;
+    }
+    default:
+      Py_RETURN_NONE;
+  }
+}
+
+static PyObject *describe(const bp_arg_info *a) {
+  PyObject *def = NULL;
+  if (a->flags & BP_ARG_HAS_DEFAULT) {
+    def = default_value(&a->default_value);
+    if (!def)
+      return NULL;
+  }
+  PyObject *d = Py_BuildValue(
+      "{s:s,s:s,s:z,s:s,s:i,s:O,s:O,s:O,s:O,s:O}", "name", a->name, "type",
+      a->type, "alias_set", a->alias_set, "tag", bp_tag_name(a->tag),
+      "list_size", (int)a->list_size, "optional",
+      (a->flags & BP_ARG_OPTIONAL) ? Py_True : Py_False, "kwarg_only",
+      (a->flags & BP_ARG_KWARG_ONLY) ? Py_True : Py_False, "written",
+      (a->flags & BP_ARG_WRITTEN) ? Py_True : Py_False, "has_default",
+      def ? Py_True : Py_False, "default", def ? def : Py_None);
+  Py_XDECREF(def);
+  return d;
+}
+
+static PyObject *get_signature(PyObject *o, void *c) {
+  (void)c;
+  bpy_op *self = (bpy_op *)o;
+  if (refresh(self) < 0)
+    return NULL;
+  PyObject *args = PyList_New(self->nargs), *rets = PyList_New(self->nrets);
+  for (int32_t i = 0; args && rets && i < self->nargs; i++) {
+    PyObject *d = describe(&self->args[i].info);
+    if (!d)
+      Py_CLEAR(args);
+    else
+      PyList_SetItem(args, i, d);
+  }
+  for (int32_t i = 0; args && rets && i < self->nrets; i++) {
+    PyObject *d = describe(&self->rets[i].info);
+    if (!d)
+      Py_CLEAR(rets);
+    else
+      PyList_SetItem(rets, i, d);
+  }
+  PyObject *r = args && rets ? Py_BuildValue("(OO)", args, rets) : NULL;
+  Py_XDECREF(args);
+  Py_XDECREF(rets);
+  return r;
+}
+
 static PyGetSetDef op_getset[] = {
   {"name", get_name, NULL, "The op's full name, 'ns::name[.overload]'.",
    NULL},
@@ -805,6 +880,10 @@ static PyGetSetDef op_getset[] = {
   {"op_doc", get_op_doc, NULL, "The doc string the op was defined with.",
    NULL},
   {"info", get_info, NULL, "The op's description, a dict.", NULL},
+  {"signature", get_signature, NULL,
+   "(arguments, returns): lists of dicts with name, type, alias_set, "
+   "tag, list_size, optional, kwarg_only, written, has_default, default.",
+   NULL},
   {"kernels", get_kernels, NULL,
    "The op's kernels, dicts in precedence order per device type.", NULL},
   {NULL, NULL, NULL, NULL, NULL}

@@ -99,3 +99,10 @@ check_LTLIBRARIES += %D%/escapes.la
 %C%_escapes_la_SOURCES = %D%/escapes.c
 %C%_escapes_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_escapes_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+
+# Ops with every kind of argument and result, for the Python bindings and
+# the torch bridge (tests/python/).
+check_LTLIBRARIES += %D%/sig.la
+%C%_sig_la_SOURCES = %D%/sig.c
+%C%_sig_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_sig_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)

@@ -1,0 +1,268 @@
+"""The torch bridge: every core op as a torch op, against torch's own
+results and against backplane.ops; meta tensors, jit.trace, aliasing,
+zero copy, lifetimes, errors, and every kind of schema (the sig plugin)."""
+
+import gc
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import backplane
+
+try:
+    import torch
+except ImportError:
+    print("1..0 # SKIP torch not installed")
+    sys.exit(0)
+
+import backplane.torch as bt  # noqa: E402
+
+failed = 0
+count = 0
+
+
+def ok(cond, desc, diag=""):
+    global failed, count
+    count += 1
+    print(f"{'ok' if cond else 'not ok'} {count} - {desc}")
+    if not cond:
+        failed += 1
+        for line in str(diag).splitlines():
+            print(f"# {line}")
+
+
+def raises(exc, fn, match=""):
+    try:
+        fn()
+    except exc as e:
+        return match in str(e)
+    except Exception as e:  # noqa: BLE001 - reported as a failure
+        print(f"# raised {type(e).__name__}: {e}")
+        return False
+    return False
+
+
+# ---- without torch --------------------------------------------------------
+probe = ("import sys; sys.modules['torch'] = None\n"
+         "import backplane\n"
+         "try:\n"
+         "    import backplane.torch\n"
+         "except ImportError as e:\n"
+         "    print('ImportError:', e)\n")
+out = subprocess.run([sys.executable, "-c", probe], capture_output=True,
+                     text=True, env=os.environ)
+ok(out.returncode == 0 and "ImportError: backplane.torch needs PyTorch"
+   in out.stdout, "without torch, backplane imports and backplane.torch "
+   "raises a clear ImportError", out.stdout + out.stderr)
+
+# ---- registration ---------------------------------------------------------
+cpu = backplane.load(os.environ["BP_TEST_CPU_PLUGIN"])
+names = bt.register(cpu)
+ok(sorted(names) == sorted("bp_" + n for n in cpu.ops),
+   "register(plugin) defines every op of the plugin", names)
+ok(bt.register(cpu) == [], "registering again defines nothing")
+ok(raises(ValueError, lambda: bt.register(cpu, prefix="no-way")),
+   "a prefix that is not an identifier is refused")
+ok(raises(backplane.NotFoundError, lambda: bt.register("nosuch")),
+   "an unknown plugin or namespace raises NotFoundError")
+bad = []
+for tname, bname in bt.registered().items():
+    ns, rest = tname.split("::")
+    name, _, overload = rest.partition(".")
+    packet = getattr(getattr(torch.ops, ns), name)
+    schema = str(getattr(packet, overload or "default")._schema)
+    # Both printed by torch, which spells numbers its own way (1. for 1.0).
+    ours = str(torch._C.parse_schema("bp_" + backplane.Op(bname).schema))
+    if schema != ours:
+        bad.append((schema, ours))
+ok(not bad, "torch's schema of each op is the op's own schema text", bad)
+
+# ---- every core op against torch ------------------------------------------
+gen = torch.Generator().manual_seed(7)
+
+
+def rand(*shape, lo=-2.0, hi=2.0, dtype=torch.float32):
+    return (torch.rand(*shape, generator=gen) * (hi - lo) + lo).to(dtype)
+
+
+x, y = rand(3, 5), rand(5)
+pos = rand(3, 5, lo=0.1, hi=3.0)
+w, b = rand(5), rand(5)
+F = torch.nn.functional
+CASES = {
+    "add": ((x, y), {"alpha": 2.0}, lambda: torch.add(x, y, alpha=2.0)),
+    "sub": ((x, y), {"alpha": 0.5}, lambda: torch.sub(x, y, alpha=0.5)),
+    "mul": ((x, y), {}, lambda: x * y),
+    "div": ((x, pos), {}, lambda: x / pos),
+    "maximum": ((x, y), {}, lambda: torch.maximum(x, y)),
+    "minimum": ((x, y), {}, lambda: torch.minimum(x, y)),
+    "pow": ((pos, y), {}, lambda: torch.pow(pos, y)),
+    "muladd": ((x, y, 0.25), {}, lambda: x * y + 0.25),
+    "neg": ((x,), {}, lambda: -x),
+    "abs": ((x,), {}, lambda: x.abs()),
+    "exp": ((x,), {}, lambda: x.exp()),
+    "log": ((pos,), {}, lambda: pos.log()),
+    "sqrt": ((pos,), {}, lambda: pos.sqrt()),
+    "rsqrt": ((pos,), {}, lambda: pos.rsqrt()),
+    "relu": ((x,), {}, lambda: F.relu(x)),
+    "sigmoid": ((x,), {}, lambda: x.sigmoid()),
+    "tanh": ((x,), {}, lambda: x.tanh()),
+    "gelu": ((x,), {"approximate": "tanh"},
+             lambda: F.gelu(x, approximate="tanh")),
+    "where": ((x > 0, x, y), {}, lambda: torch.where(x > 0, x, y)),
+    "sum": ((x, [1]), {"keepdim": True}, lambda: x.sum(1, keepdim=True)),
+    "mean": ((x,), {}, lambda: x.mean()),
+    "amax": ((x, [0]), {}, lambda: x.amax(0)),
+    "amin": ((x, [0, 1]), {}, lambda: x.amin((0, 1))),
+    "argmax": ((x,), {"dim": 1}, lambda: x.argmax(1)),
+    "matmul": ((x, rand(5, 4)), {}, None),
+    "softmax": ((x, 1), {}, lambda: x.softmax(1)),
+    "log_softmax": ((x, 0), {}, lambda: x.log_softmax(0)),
+    "layer_norm": ((x, [5], w, b, 1e-5), {},
+                   lambda: F.layer_norm(x, [5], w, b, 1e-5)),
+    "cast": ((x, torch.int32), {}, lambda: x.to(torch.int32)),
+    "contiguous": ((x.t(),), {}, lambda: x.t().contiguous()),
+}
+CASES["matmul"] = (CASES["matmul"][0], {},
+                   lambda: CASES["matmul"][0][0] @ CASES["matmul"][0][1])
+# ops with an out= or in-place form are checked below
+MUTATING = {"add.out", "fill_", "copy_"}
+missing = [n for n in cpu.ops
+           if n.split("::")[1] not in CASES and n.split("::")[1] not in MUTATING]
+ok(not missing, "every op of the CPU plugin has a case here", missing)
+
+
+def close(actual, expected):
+    if actual.dtype != expected.dtype or actual.shape != expected.shape:
+        return False
+    if not actual.dtype.is_floating_point:
+        return torch.equal(actual, expected)
+    return torch.allclose(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+for name, (args, kwargs, ref) in CASES.items():
+    got = getattr(torch.ops.bp_core, name)(*args, **kwargs)
+    expected = ref()
+    np_args = [a.numpy() if isinstance(a, torch.Tensor) else
+               backplane._backplane.dtype_code(str(a)[6:])
+               if isinstance(a, torch.dtype) else a for a in args]
+    direct = torch.from_dlpack(getattr(backplane.ops.core, name)(
+        *np_args, **kwargs)) if name != "where" else None
+    same = direct is None or torch.equal(got, direct)
+    ok(isinstance(got, torch.Tensor) and close(got, expected) and same,
+       f"bp_core.{name} matches torch and backplane.ops",
+       f"got {got}\nexpected {expected}\ndirect {direct}")
+
+# ---- mutation, aliasing and zero copy -------------------------------------
+out = torch.zeros(3, 5)
+r = torch.ops.bp_core.add.out(x, y, out=out)
+ok(r is out and torch.allclose(out, x + y),
+   "add.out writes into out= and returns that very tensor")
+z = torch.empty(4)
+ok(torch.ops.bp_core.fill_(z, 3.0) is z and bool((z == 3).all()),
+   "fill_ fills in place and returns self")
+ok(torch.ops.bp_core.copy_(z, torch.arange(4.0)) is z
+   and torch.equal(z, torch.arange(4.0)), "copy_ copies in place")
+c = x.contiguous()
+ok(torch.ops.bp_core.contiguous(c) is c,
+   "contiguous of a contiguous tensor is that tensor")
+
+sig = backplane.load(os.path.join(os.environ["BP_TEST_PLUGIN_DIR"], "sig.so"))
+bt.register(sig)
+m = torch.arange(6.0).reshape(2, 3)
+f = torch.ops.bp_sig.flip(m)
+ok(f.data_ptr() == m.data_ptr() and f.shape == (3, 2)
+   and f.stride() == (1, 3), "a view result shares the argument's memory")
+g = backplane.ops.sig.flip(m)
+ok(g.data_ptr == m.data_ptr(), "backplane.ops reads a torch tensor without "
+   "copying it (same data pointer)")
+a = np.arange(6, dtype=np.float32).reshape(2, 3)
+ok(backplane.ops.sig.flip(a).data_ptr == a.ctypes.data,
+   "backplane.ops reads a NumPy array without copying it")
+res = torch.ops.bp_core.neg(x)
+ok(backplane.from_dlpack(res).data_ptr == res.data_ptr(),
+   "a bridge result is memory Backplane allocated, handed over as is")
+
+# ---- every kind of schema through torch -----------------------------------
+s = torch.ops.bp_sig
+v = torch.zeros(3)
+ok(s.scalars(1, 2.0, True, "abc", torch.float32, torch.device("cpu"))[:3]
+   == (4, 4.0, False), "int, float, bool, str, ScalarType and Device "
+   "arguments; several scalar results; an op without tensors")
+ok(torch.equal(s.defaults(v), torch.full((3,), 17.25)),
+   "every default is applied")
+ok(torch.equal(s.defaults(v, 1, 1.0, False, "", [], [0, 0], k=0),
+               torch.zeros(3) + 2), "positional arguments override defaults")
+ok(torch.equal(s.defaults(v, h=5, g=torch.int8, k=0),
+               torch.full((3,), 115.25)), "keyword and optional arguments")
+ok(torch.equal(s.lists([v, v + 1], [1, 2], [0.5]), torch.full((3,), 13.5)),
+   "Tensor[], int[2] and float[] arguments")
+ok(torch.equal(s.maybe(None, v + 1), v + 1)
+   and torch.equal(s.maybe(v + 1, v + 1), v + 2), "Tensor? as None and given")
+lo, hi = torch.zeros(3), torch.zeros(3)
+pair = s.split.out(v + 1, lo=lo, hi=hi)
+ok(pair[0] is lo and pair[1] is hi and torch.equal(hi, v + 2),
+   "two written results are the out= tensors themselves")
+ok(s.stats(v + 1) == (3, 3.0, True), "named int, float and bool results")
+
+# ---- meta tensors and tracing ---------------------------------------------
+meta_bad = []
+for name, (args, kwargs, _) in CASES.items():
+    margs = [a.to("meta") if isinstance(a, torch.Tensor) else a for a in args]
+    real = getattr(torch.ops.bp_core, name)(*args, **kwargs)
+    mres = getattr(torch.ops.bp_core, name)(*margs, **kwargs)
+    if (mres.device.type != "meta" or mres.shape != real.shape
+            or mres.dtype != real.dtype or mres.stride() != real.stride()):
+        meta_bad.append((name, mres, real.shape, real.stride()))
+ok(not meta_bad, "every op on meta tensors gives the real result's shape, "
+   "dtype and strides without running a kernel", meta_bad)
+mz = torch.empty(4, device="meta")
+ok(torch.ops.bp_core.fill_(mz, 1.0) is mz, "a mutating op on a meta tensor "
+   "returns that tensor")
+mo = torch.empty(3, 5, device="meta")
+ok(torch.ops.bp_core.add.out(x.to("meta"), y.to("meta"), out=mo) is mo,
+   "an out= op on meta tensors returns out")
+
+
+def block(p, q):
+    return torch.ops.bp_core.relu(torch.ops.bp_core.add(p, q, alpha=0.5))
+
+
+traced = torch.jit.trace(block, (x, x))
+graph = str(traced.graph)
+ok("bp_core::add" in graph and "bp_core::relu" in graph
+   and torch.equal(traced(y, y), block(y, y)),
+   "torch.jit.trace records the ops, and the trace runs them", graph)
+
+# ---- errors and lifetimes -------------------------------------------------
+ok(raises(backplane.ShapeError,
+          lambda: torch.ops.bp_core.add(torch.ones(2), torch.ones(3)),
+          "cannot be broadcast"), "a host error reaches torch's caller as "
+   "the backplane exception, with the host's message")
+ok(raises(backplane.DtypeError, lambda: torch.ops.bp_core.neg(
+    torch.ones(2, dtype=torch.complex64)), "complex64"),
+   "a torch dtype Backplane lacks is refused by name")
+gc.collect()
+base = backplane.live_tensor_count()
+held = torch.ops.bp_core.exp(torch.ones(1000))
+during = backplane.live_tensor_count()
+del held
+gc.collect()
+ok(during == base + 1 and backplane.live_tensor_count() == base,
+   "a torch result holds its Backplane tensor until torch frees it",
+   (base, during, backplane.live_tensor_count()))
+src = torch.arange(5.0)
+view = backplane.ops.sig.flip(src)
+del src
+gc.collect()
+ok(torch.equal(torch.from_dlpack(view), torch.arange(5.0)),
+   "a result stays valid after its torch source is deleted")
+del view
+gc.collect()
+ok(backplane.live_tensor_count() == base, "nothing leaks",
+   (base, backplane.live_tensor_count()))
+
+print(f"1..{count}")
+sys.exit(1 if failed else 0)
