@@ -116,7 +116,8 @@ UNARY = {"neg": (np.negative, "exact"), "abs": (np.abs, "exact"),
          "exp": (np.exp, "ulp"), "log": (np.log, "ulp"),
          "sqrt": (np.sqrt, "exact"),
          "rsqrt": (lambda x: 1 / np.sqrt(x), "ulp"),
-         "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), "ulp"),
+         "sigmoid": (lambda x: np.where(x < 0, np.exp(x) / (1 + np.exp(x)),
+                                        1 / (1 + np.exp(-x))), "ulp"),
          "tanh": (np.tanh, "ulp"), "gelu": (gelu_ref, "ulp")}
 
 
