@@ -321,6 +321,19 @@ BINARY_LOOP(CPU_CLONES, and_b8, uint8_t, uint8_t, ID, ID, NO_SETUP, AND(a, b))
 #define GELU_TANH(C, tn, a)                                                                 \
   ((a) / ((C)1 + EXP_##tn((C)-2 * (C)SQRT_2_OVER_PI * ((a) + (C)0.044715 * (a) * (a) * (a)))))
 
+/* sigmoid with one exp, e = exp(-|a|): 1 / (1 + e) for a >= 0, and e / (1 + e)
+ * below, so that results down to the subnormals keep their value (1 / (1 +
+ * exp(-a)) is 0 as soon as exp(-a) overflows).  NaN takes the second form
+ * and stays NaN. */
+#define X(tn, T, C, LD, ST, S, VEC, CALL)                                                   \
+  static inline C sigmoid1_##tn(C a) {                                                      \
+    C e = EXP_##tn(-MATH(fabs, S)(a));                                                      \
+    C r = (C)1 / ((C)1 + e);                                                                \
+    return a >= (C)0 ? r : e * r;                                                           \
+  }
+FLOAT_TYPES(X)
+#undef X
+
 /* relu: !(a <= 0) is true for NaN, which stays. */
 #define X(tn, T, C, LD, ST, S, VEC, CALL)                                                   \
   UNARY_LOOP(VEC, neg_##tn, T, C, LD, ST, -a)                                               \
@@ -330,7 +343,7 @@ BINARY_LOOP(CPU_CLONES, and_b8, uint8_t, uint8_t, ID, ID, NO_SETUP, AND(a, b))
   UNARY_LOOP(VEC, rsqrt_##tn, T, C, LD, ST, (C)1 / MATH(sqrt, S)(a))                        \
   UNARY_LOOP(TCLONES_##tn, exp_##tn, T, C, LD, ST, EXP_##tn(a))                            \
   UNARY_LOOP(CALL, log_##tn, T, C, LD, ST, MATH(log, S)(a))                                 \
-  UNARY_LOOP(TCLONES_##tn, sigmoid_##tn, T, C, LD, ST, (C)1 / ((C)1 + EXP_##tn(-a)))        \
+  UNARY_LOOP(TCLONES_##tn, sigmoid_##tn, T, C, LD, ST, sigmoid1_##tn(a))                    \
   UNARY_LOOP(TCLONES_##tn, tanh_##tn, T, C, LD, ST, TANH_##tn(a))                           \
   UNARY_LOOP(CALL, gelu_##tn, T, C, LD, ST, GELU(C, S, a))                                  \
   UNARY_LOOP(TCLONES_##tn, gelu_tanh_##tn, T, C, LD, ST, GELU_TANH(C, tn, a))

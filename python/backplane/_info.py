@@ -137,7 +137,7 @@ def _plugins():
 
 def _ops():
     found = []
-    for name in _backplane.op_names():
+    for name in _backplane.op_names(True):
         try:
             op = _backplane.Op(name)
             found.append((name, op.info, op.kernels))
@@ -149,6 +149,20 @@ def _ops():
 def _type_name(device):
     """The device type's name in a label such as 'cpu:0'."""
     return device["device"].rpartition(":")[0]
+
+
+def _device_lines(d):
+    lines = ["  %s:%d  (code %d)  %s\n" % (
+        termsafe(_type_name(d)), d["index"], d["type"], termsafe(d["name"]))]
+    # Zero means "not reported" for each property.
+    if d["total_memory"]:
+        lines.append("      memory         %.1f GiB\n"
+                     % (d["total_memory"] / (1 << 30)))
+    if d["compute_units"]:
+        lines.append("      compute units  %d\n" % d["compute_units"])
+    if d["arch"][0]:
+        lines.append("      architecture   %d.%d\n" % tuple(d["arch"]))
+    return lines
 
 
 # ---- text -------------------------------------------------------------------
@@ -176,18 +190,14 @@ def _text(env):
         elif p["error"]:
             w.append("      note        %s\n" % termsafe(p["error"]))
     w.append("\nDevices:\n")
-    for d in _backplane.devices():
-        w.append("  %s:%d  (code %d)  %s\n" % (
-            termsafe(_type_name(d)), d["index"], d["type"],
-            termsafe(d["name"])))
-        # Zero means "not reported" for each property.
-        if d["total_memory"]:
-            w.append("      memory         %.1f GiB\n"
-                     % (d["total_memory"] / (1 << 30)))
-        if d["compute_units"]:
-            w.append("      compute units  %d\n" % d["compute_units"])
-        if d["arch"][0]:
-            w.append("      architecture   %d.%d\n" % tuple(d["arch"]))
+    devices = _backplane.devices()
+    for code, type_name, count in _backplane.device_types():
+        if count == 0:
+            w.append("  %s  (code %d)  no devices\n" % (termsafe(type_name),
+                                                        code))
+        for d in devices:
+            if d["type"] == code:
+                w.extend(_device_lines(d))
     ops = _ops()
     w.append("\nOperators: %d\n" % len(ops))
     for name, info, kernels in ops:

@@ -68,8 +68,9 @@ static void arg_context(const bpy_op *self, const op_schema *sc, int32_t i) {
 }
 
 static int to_int64(PyObject *o, int64_t *out) {
-  if (PyFloat_Check(o)) {
-    PyErr_SetString(PyExc_TypeError, "expected an int, got a float");
+  if (PyFloat_Check(o) || PyBool_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "expected an int, got a %s",
+                 PyBool_Check(o) ? "bool" : "float");
     return -1;
   }
   PyObject *i = PyNumber_Index(o);
@@ -94,14 +95,23 @@ static int to_double(PyObject *o, double *out) {
 static int to_number_list(call_state *cs, PyObject *o, const bp_arg_info *a,
                           bp_value *v) {
   int ints = a->tag == BP_TAG_INT_LIST;
-  int scalar = PyLong_Check(o) || PyFloat_Check(o) || PyIndex_Check(o);
-  Py_ssize_t n = scalar ? (a->list_size > 0 ? a->list_size : 1)
-                        : PySequence_Size(o);
-  if (n < 0) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "expected a list of %s, got %s",
-                 ints ? "ints" : "floats", "a non-sequence");
+  if (PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "expected a list of %s, got a str",
+                 ints ? "ints" : "floats");
     return -1;
+  }
+  /* A sequence (a list, a tuple, a 1-D NumPy array) is a list; anything
+   * else must be one number. */
+  Py_ssize_t n = PySequence_Check(o) ? PySequence_Size(o) : -1;
+  int scalar = n < 0;
+  if (scalar) {
+    PyErr_Clear();
+    if (!PyLong_Check(o) && !PyFloat_Check(o) && !PyIndex_Check(o)) {
+      PyErr_Format(PyExc_TypeError, "expected a list of %s or one number",
+                   ints ? "ints" : "floats");
+      return -1;
+    }
+    n = a->list_size > 0 ? a->list_size : 1;
   }
   if (a->list_size >= 0 && n != a->list_size) {
     PyErr_Format(bpy_error_class(BP_ERR_INVALID_ARGUMENT),

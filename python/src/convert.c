@@ -171,7 +171,28 @@ static int read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
 
 /* ---- torch tensors ------------------------------------------------------ */
 
+/* Registers torch (backplane.torch does, when imported) once the program
+ * has imported torch itself, so that torch tensors are read by their data
+ * pointers even when backplane.torch was never imported. */
+static void torch_if_imported(void) {
+  static int trying;
+  if (torch_tensor_type || trying)
+    return;
+  PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
+  PyObject *torch = mods ? PyDict_GetItemString(mods, "torch") : NULL;
+  if (!torch || torch == Py_None || !PyObject_HasAttrString(torch, "Tensor"))
+    return;
+  trying = 1;
+  PyObject *m = PyImport_ImportModule("backplane.torch");
+  trying = 0;
+  if (!m)
+    PyErr_Clear(); /* without the bridge, DLPack still works */
+  Py_XDECREF(m);
+}
+
 int bpy_is_torch_tensor(PyObject *obj) {
+  if (!torch_tensor_type)
+    torch_if_imported();
   if (!torch_tensor_type)
     return 0;
   return Py_TYPE(obj) == torch_tensor_type ||
@@ -545,13 +566,15 @@ int bpy_to_tensor(PyObject *obj, const char *what, int writable,
     *out = bp_tensor_retain(((bpy_tensor *)obj)->t);
     return 0;
   }
-  if (bpy_is_torch_tensor(obj))
+  if (torch_tensor_type && bpy_is_torch_tensor(obj))
     return from_torch(obj, what, out);
-  if (PyCapsule_CheckExact(obj))
-    return bpy_from_capsule(obj, out);
   int brc;
   if (get_buffer && is_ndarray(obj) && from_buffer(obj, writable, out, &brc))
     return brc;
+  if (!torch_tensor_type && bpy_is_torch_tensor(obj))
+    return from_torch(obj, what, out);
+  if (PyCapsule_CheckExact(obj))
+    return bpy_from_capsule(obj, out);
   PyObject *cap = PyObject_CallMethodObjArgs(obj, s_dlpack, NULL);
   if (cap) {
     int rc = bpy_from_capsule(cap, out);
@@ -688,6 +711,8 @@ int bpy_to_dtype(PyObject *obj, int32_t *out) {
     *out = (int32_t)c;
     return 0;
   }
+  if (!PyUnicode_Check(obj))
+    torch_if_imported();
   if (torch_dtypes && !PyUnicode_Check(obj)) {
     PyObject *code = PyDict_GetItemWithError(torch_dtypes, obj);
     if (code) {

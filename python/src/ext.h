@@ -38,6 +38,10 @@ PyObject *bpy_error_class(bp_status status);
 /* The same with an explicit message. */
 PyObject *bpy_raise_msg(bp_status status, const char *msg);
 
+/* A str of bytes from the host or a plugin, which may not be UTF-8 (such
+ * bytes come back as \\xNN); None for NULL.  (module.c) */
+PyObject *bpy_str(const char *s);
+
 /* ---- tensor.c ----------------------------------------------------------- */
 
 typedef struct bpy_tensor {

@@ -114,7 +114,7 @@ static const char *state_name(int32_t s) {
   }
 }
 
-static PyObject *str_or_none(const char *s) {
+PyObject *bpy_str(const char *s) {
   if (!s)
     Py_RETURN_NONE;
   return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "backslashreplace");
@@ -133,16 +133,16 @@ static PyObject *py_plugin_info(PyObject *self, PyObject *args) {
   if (!d)
     return NULL;
   struct { const char *k; PyObject *v; } items[] = {
-    {"path", str_or_none(i.path)},
-    {"name", str_or_none(i.name)},
-    {"vendor", str_or_none(i.vendor)},
-    {"version", str_or_none(i.version)},
+    {"path", bpy_str(i.path)},
+    {"name", bpy_str(i.name)},
+    {"vendor", bpy_str(i.vendor)},
+    {"version", bpy_str(i.version)},
     {"abi", Py_BuildValue("(II)", i.abi_major, i.abi_minor)},
     {"op_set_version", PyLong_FromUnsignedLong(i.op_set_version)},
     {"origin", PyUnicode_FromString(origin_name(i.origin))},
     {"state", PyUnicode_FromString(state_name(i.state))},
     {"status", PyUnicode_FromString(bp_status_str(i.status))},
-    {"error", str_or_none(i.error)},
+    {"error", bpy_str(i.error)},
   };
   int ok = 1;
   for (size_t k = 0; k < sizeof items / sizeof items[0]; k++) {
@@ -160,10 +160,10 @@ static PyObject *py_plugin_info(PyObject *self, PyObject *args) {
 static PyObject *device_dict(bp_device dev) {
   bp_device_props props = {.struct_size = BP_DEVICE_PROPS_STRUCT_SIZE};
   if (bp_device_properties(dev, &props) != BP_OK)
-    props.name[0] = '\0';
+    PyOS_snprintf(props.name, sizeof props.name, "(%s)", bp_last_error());
   props.name[sizeof props.name - 1] = '\0';
   PyObject *label = bpy_device_str(dev);
-  PyObject *name = str_or_none(props.name);
+  PyObject *name = bpy_str(props.name);
   PyObject *d = label && name
       ? Py_BuildValue("{s:O,s:i,s:i,s:O,s:K,s:L,s:(ii)}", "device", label,
                       "type", (int)dev.type, "index", (int)dev.index, "name",
@@ -177,18 +177,20 @@ static PyObject *device_dict(bp_device dev) {
   return d;
 }
 
+/* Device-type codes in order: the fixed ones, then runtime vendor codes
+ * (assigned upwards from BP_DEVICE_DYNAMIC_FIRST), as bp-info lists them. */
+static int32_t next_type(int32_t type) {
+  type++;
+  return type == 64 ? BP_DEVICE_DYNAMIC_FIRST : type;
+}
+
+#define LAST_TYPE (BP_DEVICE_DYNAMIC_FIRST + 64)
+
 static PyObject *py_devices(PyObject *self, PyObject *noargs) {
   (void)self;
   (void)noargs;
   PyObject *list = PyList_New(0);
-  /* Fixed codes, then runtime vendor codes (assigned upwards from
-   * BP_DEVICE_DYNAMIC_FIRST). */
-  for (int32_t type = 1; list && type < BP_DEVICE_DYNAMIC_FIRST + 256;
-       type++) {
-    if (type == BP_DEVICE_MAIA + 1)
-      type = BP_DEVICE_DYNAMIC_FIRST;
-    if (!bp_device_type_name(type))
-      continue;
+  for (int32_t type = 1; list && type < LAST_TYPE; type = next_type(type)) {
     int32_t count = 0;
     if (bp_device_count(type, &count) != BP_OK)
       continue;
@@ -202,15 +204,37 @@ static PyObject *py_devices(PyObject *self, PyObject *noargs) {
   return list;
 }
 
-static PyObject *py_op_names(PyObject *self, PyObject *noargs) {
+static PyObject *py_device_types(PyObject *self, PyObject *noargs) {
   (void)self;
   (void)noargs;
   PyObject *list = PyList_New(0);
+  for (int32_t type = 1; list && type < LAST_TYPE; type = next_type(type)) {
+    int32_t count = 0;
+    if (bp_device_count(type, &count) != BP_OK)
+      continue;
+    PyObject *name = bpy_str(bp_device_type_name(type));
+    PyObject *t = name ? Py_BuildValue("(iOi)", (int)type, name, (int)count)
+                       : NULL;
+    Py_XDECREF(name);
+    if (!t || PyList_Append(list, t) < 0)
+      Py_CLEAR(list);
+    Py_XDECREF(t);
+  }
+  return list;
+}
+
+static PyObject *py_op_names(PyObject *self, PyObject *args) {
+  (void)self;
+  int all = 0;
+  if (!PyArg_ParseTuple(args, "|p:op_names", &all))
+    return NULL;
+  PyObject *list = PyList_New(0);
   for (size_t i = 0, n = bp_op_count(); list && i < n; i++) {
     bp_op_info info = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
-    if (bp_op_get_info(bp_op_at(i), &info) != BP_OK || !info.defined)
+    if (bp_op_get_info(bp_op_at(i), &info) != BP_OK ||
+        (!info.defined && !all))
       continue;
-    PyObject *s = PyUnicode_FromString(info.name);
+    PyObject *s = bpy_str(info.name);
     if (!s || PyList_Append(list, s) < 0)
       Py_CLEAR(list);
     Py_XDECREF(s);
@@ -325,7 +349,11 @@ static PyMethodDef module_methods[] = {
   {"plugin_dir", py_plugin_dir, METH_NOARGS,
    "The installed plugin directory."},
   {"devices", py_devices, METH_NOARGS, "Every device, as dicts."},
-  {"op_names", py_op_names, METH_NOARGS, "The names of the defined ops."},
+  {"op_names", py_op_names, METH_VARARGS,
+   "op_names(all=False): the names of the defined ops (all: also those "
+   "whose plugin was unloaded)."},
+  {"device_types", py_device_types, METH_NOARGS,
+   "Every registered device type: (code, name, device count)."},
   {"live_tensor_count", py_live_tensor_count, METH_NOARGS,
    "The number of live bp_tensor handles in the process."},
   {"from_dlpack", py_from_dlpack, METH_VARARGS,

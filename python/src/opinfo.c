@@ -26,9 +26,7 @@ static PyObject *get_schema(PyObject *o, void *c) {
   bp_op_info info;
   if (info_of((bpy_op *)o, &info) < 0)
     return NULL;
-  if (!info.schema)
-    Py_RETURN_NONE;
-  return PyUnicode_FromString(info.schema);
+  return bpy_str(info.schema);
 }
 
 static PyObject *get_op_doc(PyObject *o, void *c) {
@@ -36,7 +34,7 @@ static PyObject *get_op_doc(PyObject *o, void *c) {
   bp_op_info info;
   if (info_of((bpy_op *)o, &info) < 0)
     return NULL;
-  return PyUnicode_FromString(info.doc ? info.doc : "");
+  return bpy_str(info.doc ? info.doc : "");
 }
 
 static PyObject *get_info(PyObject *o, void *c) {
@@ -44,15 +42,22 @@ static PyObject *get_info(PyObject *o, void *c) {
   bp_op_info info;
   if (info_of((bpy_op *)o, &info) < 0)
     return NULL;
-  return Py_BuildValue(
-      "{s:s,s:s,s:s,s:K,s:O,s:O,s:O,s:i,s:i,s:i}", "owner",
-      info.owner ? info.owner : "", "schema", info.schema ? info.schema : "",
-      "doc", info.doc ? info.doc : "", "flags",
-      (unsigned long long)info.flags, "defined",
-      info.defined ? Py_True : Py_False, "has_meta",
-      info.has_meta ? Py_True : Py_False, "has_composite",
-      info.has_composite ? Py_True : Py_False, "nargs", (int)info.nargs,
-      "nrets", (int)info.nrets, "npositional", (int)info.npositional);
+  PyObject *owner = bpy_str(info.owner), *schema = bpy_str(info.schema);
+  PyObject *doc = bpy_str(info.doc ? info.doc : "");
+  PyObject *r = owner && schema && doc
+      ? Py_BuildValue("{s:O,s:O,s:O,s:K,s:O,s:O,s:O,s:i,s:i,s:i}", "owner",
+                      owner, "schema", schema, "doc", doc, "flags",
+                      (unsigned long long)info.flags, "defined",
+                      info.defined ? Py_True : Py_False, "has_meta",
+                      info.has_meta ? Py_True : Py_False, "has_composite",
+                      info.has_composite ? Py_True : Py_False, "nargs",
+                      (int)info.nargs, "nrets", (int)info.nrets,
+                      "npositional", (int)info.npositional)
+      : NULL;
+  Py_XDECREF(owner);
+  Py_XDECREF(schema);
+  Py_XDECREF(doc);
+  return r;
 }
 
 static PyObject *kind_str(int32_t k) {
@@ -77,7 +82,9 @@ static PyObject *get_kernels(PyObject *o, void *c) {
     if (k.dtypes) {
       dts = PyList_New(0);
       for (const int32_t *d = k.dtypes; dts && *d; d++) {
-        PyObject *s = PyUnicode_FromString(bp_dtype_name(*d));
+        const char *dn = bp_dtype_name(*d);
+        PyObject *s = dn ? PyUnicode_FromString(dn)
+                         : PyUnicode_FromFormat("dtype%d", (int)*d);
         if (!s || PyList_Append(dts, s) < 0)
           Py_CLEAR(dts);
         Py_XDECREF(s);
@@ -88,9 +95,12 @@ static PyObject *get_kernels(PyObject *o, void *c) {
     }
     const char *dev = bp_device_type_name(k.device_type);
     PyObject *kind = kind_str(k.kind);
-    PyObject *d = dts && kind
-        ? Py_BuildValue("{s:s,s:s,s:O,s:O,s:i,s:O,s:O}", "plugin",
-                        k.plugin ? k.plugin : "", "device", dev ? dev : "?",
+    PyObject *plugin = bpy_str(k.plugin ? k.plugin : "");
+    PyObject *devname = dev ? bpy_str(dev)
+                            : PyUnicode_FromFormat("type %d", (int)k.device_type);
+    PyObject *d = dts && kind && plugin && devname
+        ? Py_BuildValue("{s:O,s:O,s:i,s:O,s:O,s:i,s:O,s:O}", "plugin", plugin,
+                        "device", devname, "device_type", (int)k.device_type,
                         "kind", kind, "dtypes", dts, "priority",
                         (int)k.priority, "active",
                         k.active ? Py_True : Py_False, "enabled",
@@ -98,6 +108,8 @@ static PyObject *get_kernels(PyObject *o, void *c) {
         : NULL;
     Py_XDECREF(dts);
     Py_XDECREF(kind);
+    Py_XDECREF(plugin);
+    Py_XDECREF(devname);
     if (!d || PyList_Append(list, d) < 0)
       Py_CLEAR(list);
     Py_XDECREF(d);
@@ -112,7 +124,7 @@ static PyObject *default_value(const bp_value *v) {
     case BP_TAG_INT: return PyLong_FromLongLong(v->u.i);
     case BP_TAG_FLOAT: return PyFloat_FromDouble(v->u.f);
     case BP_TAG_BOOL: return PyBool_FromLong(v->u.b);
-    case BP_TAG_STR: return PyUnicode_FromString(v->u.str);
+    case BP_TAG_STR: return bpy_str(v->u.str);
     case BP_TAG_SCALAR_TYPE:
       return PyUnicode_FromString(bp_dtype_name((int32_t)v->u.i));
     case BP_TAG_DEVICE: return bpy_device_str(v->u.device);

@@ -246,7 +246,9 @@ static PyObject *get_array_interface(PyObject *o, void *closure) {
   PyObject *r = NULL;
   if (strides && shape)
     r = Py_BuildValue("{s:i,s:(NO),s:O,s:O,s:s#}", "version", 3, "data",
-                      PyLong_FromVoidPtr(v->data), Py_False, "shape", shape,
+                      /* NumPy refuses NULL, which an empty tensor has */
+                      PyLong_FromVoidPtr(v->data ? v->data : (void *)&one),
+                      Py_False, "shape", shape,
                       "strides", strides, "typestr",
                       (char[4]){order, kind[0],
                                 (char)('0' + (int)v->itemsize), 0},
@@ -280,6 +282,20 @@ static PyObject *tensor_numpy(PyObject *o, PyObject *noargs) {
     return NULL;
   PyObject *r = PyObject_CallMethod(np, "asarray", "O", o);
   Py_DECREF(np);
+  return r;
+}
+
+/* NumPy asks __array__ when __array_interface__ is missing: the same
+ * array, or the reason there is none (not a silent object array). */
+static PyObject *tensor_array(PyObject *o, PyObject *args) {
+  PyObject *dtype = Py_None;
+  if (!PyArg_ParseTuple(args, "|O:__array__", &dtype))
+    return NULL;
+  PyObject *a = tensor_numpy(o, NULL);
+  if (!a || dtype == Py_None)
+    return a;
+  PyObject *r = PyObject_CallMethod(a, "astype", "O", dtype);
+  Py_DECREF(a);
   return r;
 }
 
@@ -342,6 +358,9 @@ static PyMethodDef tensor_methods[] = {
    "The DLPack (device_type, device_id) pair."},
   {"numpy", tensor_numpy, METH_NOARGS,
    "A NumPy array sharing this CPU tensor's memory (no copy)."},
+  {"__array__", tensor_array, METH_VARARGS,
+   "__array__(dtype=None): NumPy's conversion, as numpy() (a copy only "
+   "when dtype differs)."},
   {"to", tensor_to, METH_VARARGS,
    "to(device): this tensor on another device (a copy; self when it is "
    "already there)."},

@@ -56,6 +56,12 @@ def skip(desc, reason):
     sys.stdout.flush()
 
 
+def bail_out(reason):
+    """Stops the file as a failure (TAP "Bail out!")."""
+    print(f"Bail out! {reason}")
+    sys.exit(1)
+
+
 def skip_all(reason):
     """Skips the whole file: only valid before any test point."""
     print(f"1..0 # SKIP {reason}")

@@ -15,7 +15,7 @@ import taplib as t
 try:
     import backplane as bp
 except ImportError as e:
-    t.skip_all(f"the backplane package does not import: {e}")
+    t.bail_out(f"the backplane package does not import: {e}")
 
 CPU = os.environ.get("BP_TEST_CPU_PLUGIN")
 if not CPU:
