@@ -47,7 +47,8 @@ BP_API bp_status bp_dtype_from_name(const char *name, int32_t *out_dtype) {
 }
 
 BP_API size_t bp_dtype_size(int32_t dtype) {
-  return bp_dtype_name(dtype) ? BP_DTYPE_BITS(dtype) / 8 : 0;
+  /* Every tensor made asks this, several times: no table search. */
+  return bp__dtype_bit(dtype) != 1u << 31 ? BP_DTYPE_BITS(dtype) / 8 : 0;
 }
 
 /* ------------------------------------------------------------------------ */

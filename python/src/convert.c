@@ -18,6 +18,7 @@
  * Stable ABI.  This module targets 3.9, whose Limited API lacks them, so
  * it finds them at run time (dlsym), only on an interpreter whose version
  * guarantees them, and mirrors the struct below.
+ * Torch's side is in torchconv.c.
  * In every case the source stays alive while any bp_tensor uses its
  * memory, and is released when the last one dies (DLPack's deleter rule).
  */
@@ -28,44 +29,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static PyObject *s_dlpack, *s_data_ptr, *s_shape, *s_stride, *s_dtype;
-static PyObject *s_is_cuda, *s_get_device, *s_array_interface, *s_device;
-static PyObject *s_is_cpu;
+static PyObject *s_dlpack, *s_array_interface;
 
 _Thread_local int bpy_meta_mode;
 _Thread_local int bpy_torch_on_cpu;
 _Thread_local int bpy_holds_gil;
 
-static PyTypeObject *torch_tensor_type;
-static PyObject *torch_dtypes;      /* {torch.dtype: bp code} */
-static PyObject *torch_from_dlpack; /* torch._C._from_dlpack or alike */
-static PyObject *torch_bool;        /* torch.bool, for the uint8 detour */
-static PyObject *torch_stride_fn;   /* torch.Tensor.stride, unbound */
-static PyObject *torch_data_ptr_fn; /* torch.Tensor.data_ptr, unbound */
-
-/* by bp dtype code's index below: the torch dtype object (owned refs) */
-#define NDT 11
-static const int32_t dt_codes[NDT] = {BP_INT8, BP_INT16, BP_INT32, BP_INT64,
-                                      BP_UINT8, BP_FLOAT16, BP_FLOAT32,
-                                      BP_FLOAT64, BP_BFLOAT16, BP_BOOL, 0};
-static PyObject *torch_dtype_of[NDT];
-
 static int intern_names(void) {
   if (s_dlpack)
     return 0;
   s_dlpack = PyUnicode_InternFromString("__dlpack__");
-  s_data_ptr = PyUnicode_InternFromString("data_ptr");
-  s_shape = PyUnicode_InternFromString("shape");
-  s_stride = PyUnicode_InternFromString("stride");
-  s_dtype = PyUnicode_InternFromString("dtype");
-  s_is_cuda = PyUnicode_InternFromString("is_cuda");
-  s_get_device = PyUnicode_InternFromString("get_device");
   s_array_interface = PyUnicode_InternFromString("__array_interface__");
-  s_device = PyUnicode_InternFromString("device");
-  s_is_cpu = PyUnicode_InternFromString("is_cpu");
-  return s_is_cpu && s_dlpack && s_data_ptr && s_shape && s_stride && s_dtype &&
-                 s_is_cuda && s_get_device && s_array_interface && s_device
-             ? 0 : -1;
+  return s_dlpack && s_array_interface ? 0 : -1;
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -109,10 +84,10 @@ static void pyobj_deleter(void *ctx, void *data) {
   PyGILState_Release(g);
 }
 
-static int wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
-                     int32_t ndim, const int64_t *sizes,
-                     const int64_t *strides, void *data, const char *what,
-                     bp_tensor **out) {
+int bpy_wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
+                  int32_t ndim, const int64_t *sizes,
+                  const int64_t *strides, void *data, const char *what,
+                  bp_tensor **out) {
   static char dummy;
   if (!data)
     data = &dummy; /* an empty tensor's address is never read */
@@ -133,8 +108,8 @@ static int wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
   return 0;
 }
 
-static int read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
-                       const char *what, const char *field) {
+int bpy_read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
+                    const char *what, const char *field) {
   if (PyTuple_Check(seq)) { /* torch.Size, stride(), NumPy's shape */
     Py_ssize_t len = PyTuple_Size(seq);
     if (len <= max) {
@@ -167,150 +142,6 @@ static int read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
   }
   *n = (int32_t)len;
   return 0;
-}
-
-/* ---- torch tensors ------------------------------------------------------ */
-
-/* Registers torch (backplane.torch does, when imported) once the program
- * has imported torch itself, so that torch tensors are read by their data
- * pointers even when backplane.torch was never imported. */
-static void torch_if_imported(void) {
-  static int trying;
-  if (torch_tensor_type || trying)
-    return;
-  PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
-  PyObject *torch = mods ? PyDict_GetItemString(mods, "torch") : NULL;
-  if (!torch || torch == Py_None || !PyObject_HasAttrString(torch, "Tensor"))
-    return;
-  trying = 1;
-  PyObject *m = PyImport_ImportModule("backplane.torch");
-  trying = 0;
-  if (!m)
-    PyErr_Clear(); /* without the bridge, DLPack still works */
-  Py_XDECREF(m);
-}
-
-int bpy_is_torch_tensor(PyObject *obj) {
-  if (!torch_tensor_type)
-    torch_if_imported();
-  if (!torch_tensor_type)
-    return 0;
-  return Py_TYPE(obj) == torch_tensor_type ||
-         PyObject_TypeCheck(obj, torch_tensor_type);
-}
-
-static int torch_device_of(PyObject *obj, bp_device *dev, const char *what) {
-  if (bpy_meta_mode) {
-    /* A meta tensor has no device Backplane knows; a fake CUDA tensor
-     * stands for cuda when a plugin drives it, else for the CPU. */
-    PyObject *c = PyObject_GetAttr(obj, s_is_cuda);
-    int cuda = c ? PyObject_IsTrue(c) : -1;
-    Py_XDECREF(c);
-    if (cuda < 0)
-      return -1;
-    int32_t code;
-    *dev = BP_CPU;
-    if (cuda && bp_device_type_from_name("cuda", &code) == BP_OK)
-      *dev = bp_device_make(code, 0);
-    return 0;
-  }
-  PyObject *c = PyObject_GetAttr(obj, s_is_cpu);
-  if (!c)
-    return -1;
-  int cpu = PyObject_IsTrue(c);
-  Py_DECREF(c);
-  if (cpu) {
-    *dev = BP_CPU;
-    return 0;
-  }
-  c = PyObject_GetAttr(obj, s_is_cuda);
-  if (!c)
-    return -1;
-  int cuda = PyObject_IsTrue(c);
-  Py_DECREF(c);
-  if (cuda) {
-    PyObject *i = PyObject_CallMethodObjArgs(obj, s_get_device, NULL);
-    if (!i)
-      return -1;
-    long idx = PyLong_AsLong(i);
-    Py_DECREF(i);
-    if (idx == -1 && PyErr_Occurred())
-      return -1;
-    int32_t code;
-    if (bp_device_type_from_name("cuda", &code) != BP_OK) {
-      PyErr_Format(bpy_error_class(BP_ERR_DEVICE),
-                   "%s: a torch tensor on cuda:%ld, but no loaded plugin "
-                   "drives cuda", what ? what : "tensor", idx);
-      return -1;
-    }
-    *dev = bp_device_make(code, (int32_t)idx);
-    return 0;
-  }
-  PyObject *d = PyObject_GetAttr(obj, s_device);
-  PyObject *s = d ? PyObject_Str(d) : NULL;
-  Py_XDECREF(d);
-  if (!s)
-    return -1;
-  PyErr_Format(bpy_error_class(BP_ERR_DEVICE), "%s: a torch tensor on "
-               "device '%U', which Backplane does not drive (cpu and cuda "
-               "are bridged)", what ? what : "tensor", s);
-  Py_DECREF(s);
-  return -1;
-}
-
-static int from_torch(PyObject *obj, const char *what, bp_tensor **out) {
-  int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM];
-  int32_t ndim = 0, nstrides = 0;
-  PyObject *dt = PyObject_GetAttr(obj, s_dtype);
-  if (!dt)
-    return -1;
-  PyObject *code = PyDict_GetItem(torch_dtypes, dt); /* borrowed */
-  if (!code) {
-    PyObject *s = PyObject_Str(dt);
-    Py_DECREF(dt);
-    if (s) {
-      PyErr_Format(bpy_error_class(BP_ERR_TYPE), "%s: torch dtype %U has no Backplane "
-                   "dtype", what ? what : "tensor", s);
-      Py_DECREF(s);
-    }
-    return -1;
-  }
-  Py_DECREF(dt);
-  int32_t dtype = (int32_t)PyLong_AsLong(code);
-  bp_device dev = BP_CPU;
-  if (!bpy_torch_on_cpu && torch_device_of(obj, &dev, what) < 0)
-    return -1;
-  PyObject *shape = PyObject_GetAttr(obj, s_shape);
-  if (!shape)
-    return -1;
-  int rc = read_int64s(shape, sizes, BP_MAX_NDIM, &ndim, what, "its shape");
-  Py_DECREF(shape);
-  if (rc < 0)
-    return -1;
-  /* A plain torch.Tensor's methods are called unbound, which saves making
-   * a bound method; a subclass may override them. */
-  int plain = Py_TYPE(obj) == torch_tensor_type;
-  PyObject *st = plain
-      ? PyObject_CallFunctionObjArgs(torch_stride_fn, obj, NULL)
-      : PyObject_CallMethodObjArgs(obj, s_stride, NULL);
-  if (!st)
-    return -1;
-  rc = read_int64s(st, strides, BP_MAX_NDIM, &nstrides, what, "its strides");
-  Py_DECREF(st);
-  if (rc < 0)
-    return -1;
-  if (bpy_meta_mode)
-    return wrap_blob(obj, dev, dtype, ndim, sizes, strides, NULL, what, out);
-  PyObject *p = plain
-      ? PyObject_CallFunctionObjArgs(torch_data_ptr_fn, obj, NULL)
-      : PyObject_CallMethodObjArgs(obj, s_data_ptr, NULL);
-  if (!p)
-    return -1;
-  void *data = PyLong_AsVoidPtr(p);
-  Py_DECREF(p);
-  if (!data && PyErr_Occurred())
-    return -1;
-  return wrap_blob(obj, dev, dtype, ndim, sizes, strides, data, what, out);
 }
 
 /* ---- NumPy's __array_interface__ (read-only and bool arrays) ----------- */
@@ -374,11 +205,11 @@ static int from_array_interface(PyObject *obj, PyObject *ai, const char *what,
   void *ptr = PyLong_AsVoidPtr(PyTuple_GetItem(data, 0));
   if (!ptr && PyErr_Occurred())
     return -1;
-  if (read_int64s(shape, sizes, BP_MAX_NDIM, &ndim, what, "its shape") < 0)
+  if (bpy_read_int64s(shape, sizes, BP_MAX_NDIM, &ndim, what, "its shape") < 0)
     return -1;
   const int64_t *sp = NULL;
   if (strd && strd != Py_None) {
-    if (read_int64s(strd, strides, BP_MAX_NDIM, &nstrides, what,
+    if (bpy_read_int64s(strd, strides, BP_MAX_NDIM, &nstrides, what,
                     "its strides") < 0)
       return -1;
     int64_t item = (int64_t)bp_dtype_size(dtype);
@@ -394,7 +225,7 @@ static int from_array_interface(PyObject *obj, PyObject *ai, const char *what,
     }
     sp = strides;
   }
-  return wrap_blob(obj, BP_CPU, dtype, ndim, sizes, sp, ptr, what, out);
+  return bpy_wrap_blob(obj, BP_CPU, dtype, ndim, sizes, sp, ptr, what, out);
 }
 
 /* ---- the buffer protocol (CPython >= 3.11) ------------------------------ */
@@ -566,13 +397,13 @@ int bpy_to_tensor(PyObject *obj, const char *what, int writable,
     *out = bp_tensor_retain(((bpy_tensor *)obj)->t);
     return 0;
   }
-  if (torch_tensor_type && bpy_is_torch_tensor(obj))
-    return from_torch(obj, what, out);
+  if (bpy_torch_known() && bpy_is_torch_tensor(obj))
+    return bpy_from_torch(obj, what, out);
   int brc;
   if (get_buffer && is_ndarray(obj) && from_buffer(obj, writable, out, &brc))
     return brc;
-  if (!torch_tensor_type && bpy_is_torch_tensor(obj))
-    return from_torch(obj, what, out);
+  if (!bpy_torch_known() && bpy_is_torch_tensor(obj))
+    return bpy_from_torch(obj, what, out);
   if (PyCapsule_CheckExact(obj))
     return bpy_from_capsule(obj, out);
   PyObject *cap = PyObject_CallMethodObjArgs(obj, s_dlpack, NULL);
@@ -612,91 +443,6 @@ int bpy_to_tensor(PyObject *obj, const char *what, int writable,
   return -1;
 }
 
-/* ---- torch results ------------------------------------------------------ */
-
-PyObject *bpy_tensor_to_torch(bp_tensor *t) {
-  const bp_tensor_view *v = bp_tensor_get_view(t);
-  PyObject *cap = bpy_tensor_capsule(t);
-  if (!cap)
-    return NULL;
-  int is_bool = v->dtype == BP_BOOL;
-  if (is_bool) {
-    /* torch before 2.1 takes no bool through DLPack: import the bytes as
-     * uint8 and view them as bool, which shares them. */
-    DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
-    m->dl_tensor.dtype.code = kDLUInt;
-  }
-  PyObject *r = PyObject_CallFunctionObjArgs(torch_from_dlpack, cap, NULL);
-  Py_DECREF(cap);
-  if (r && is_bool) {
-    PyObject *b = PyObject_CallMethod(r, "view", "O", torch_bool);
-    Py_DECREF(r);
-    r = b;
-  }
-  return r;
-}
-
-PyObject *bpy_torch_dtype(int32_t dtype) {
-  for (int i = 0; i < NDT; i++)
-    if (dt_codes[i] == dtype)
-      return torch_dtype_of[i];
-  return NULL;
-}
-
-PyObject *bpy_set_torch(PyObject *self, PyObject *args) {
-  (void)self;
-  PyObject *tensor_type, *dtypes, *from_dlpack;
-  if (!PyArg_ParseTuple(args, "OO!O:set_torch", &tensor_type, &PyDict_Type,
-                        &dtypes, &from_dlpack))
-    return NULL;
-  if (!PyType_Check(tensor_type) || !PyCallable_Check(from_dlpack)) {
-    PyErr_SetString(PyExc_TypeError, "set_torch(Tensor type, {dtype: code}, "
-                    "from_dlpack)");
-    return NULL;
-  }
-  if (intern_names() < 0)
-    return NULL;
-  PyObject *stride_fn = PyObject_GetAttr(tensor_type, s_stride);
-  PyObject *data_ptr_fn = PyObject_GetAttr(tensor_type, s_data_ptr);
-  if (!stride_fn || !data_ptr_fn) {
-    Py_XDECREF(stride_fn);
-    Py_XDECREF(data_ptr_fn);
-    return NULL;
-  }
-  Py_XDECREF(torch_stride_fn);
-  Py_XDECREF(torch_data_ptr_fn);
-  torch_stride_fn = stride_fn;
-  torch_data_ptr_fn = data_ptr_fn;
-  Py_INCREF(tensor_type);
-  Py_INCREF(dtypes);
-  Py_INCREF(from_dlpack);
-  Py_XDECREF(torch_tensor_type);
-  Py_XDECREF(torch_dtypes);
-  Py_XDECREF(torch_from_dlpack);
-  torch_tensor_type = (PyTypeObject *)tensor_type;
-  torch_dtypes = dtypes;
-  torch_from_dlpack = from_dlpack;
-  PyObject *key, *value;
-  Py_ssize_t pos = 0;
-  while (PyDict_Next(dtypes, &pos, &key, &value)) {
-    long code = PyLong_AsLong(value);
-    if (code == -1 && PyErr_Occurred())
-      return NULL;
-    for (int i = 0; i < NDT; i++)
-      if (dt_codes[i] == code) {
-        Py_INCREF(key);
-        Py_XDECREF(torch_dtype_of[i]);
-        torch_dtype_of[i] = key;
-        if (code == BP_BOOL) {
-          Py_INCREF(key);
-          Py_XDECREF(torch_bool);
-          torch_bool = key;
-        }
-      }
-  }
-  Py_RETURN_NONE;
-}
-
 /* ---- dtypes and devices ------------------------------------------------- */
 
 int bpy_to_dtype(PyObject *obj, int32_t *out) {
@@ -711,17 +457,8 @@ int bpy_to_dtype(PyObject *obj, int32_t *out) {
     *out = (int32_t)c;
     return 0;
   }
-  if (!PyUnicode_Check(obj))
-    torch_if_imported();
-  if (torch_dtypes && !PyUnicode_Check(obj)) {
-    PyObject *code = PyDict_GetItemWithError(torch_dtypes, obj);
-    if (code) {
-      *out = (int32_t)PyLong_AsLong(code);
-      return 0;
-    }
-    if (PyErr_Occurred())
-      PyErr_Clear(); /* unhashable: not a torch dtype */
-  }
+  if (!PyUnicode_Check(obj) && bpy_torch_dtype_code(obj, out))
+    return 0;
   PyObject *name = NULL;
   if (PyUnicode_Check(obj)) {
     name = obj;

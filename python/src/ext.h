@@ -115,7 +115,28 @@ static inline void bpy_release(bp_tensor *t) {
  * be on the CPU without asking them. */
 extern _Thread_local int bpy_torch_on_cpu;
 
-/* Whether `obj` is a torch.Tensor (false until torch was registered). */
+/* convert.c, for torchconv.c: wraps memory that `owner` keeps alive (a
+ * reference is held until the last bp_tensor over it dies); reads a
+ * sequence of at most `max` ints. */
+int bpy_wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
+                  int32_t ndim, const int64_t *sizes, const int64_t *strides,
+                  void *data, const char *what, bp_tensor **out);
+int bpy_read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
+                    const char *what, const char *field);
+
+/* ---- torchconv.c -------------------------------------------------------- */
+
+/* Whether torch was registered. */
+int bpy_torch_known(void);
+
+/* A torch tensor as a bp_tensor sharing its memory (*out a new ref). */
+int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out);
+
+/* 1 and *out when obj is a torch dtype, else 0 (no exception). */
+int bpy_torch_dtype_code(PyObject *obj, int32_t *out);
+
+/* Whether `obj` is a torch.Tensor (registering torch first when the
+ * program imported it). */
 int bpy_is_torch_tensor(PyObject *obj);
 
 /* A torch tensor sharing t's memory (torch must be registered); new ref. */
