@@ -196,6 +196,13 @@ int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out) {
 /* ---- results and registration ------------------------------------------ */
 
 PyObject *bpy_tensor_to_torch(bp_tensor *t) {
+  torch_if_imported();
+  if (!torch_from_dlpack || !torch_bool) {
+    PyErr_SetString(PyExc_RuntimeError, "an Op made with torch=True returns "
+                    "torch tensors, but torch is not imported (import "
+                    "backplane.torch)");
+    return NULL;
+  }
   const bp_tensor_view *v = bp_tensor_get_view(t);
   PyObject *cap = bpy_tensor_capsule(t);
   if (!cap)

@@ -50,12 +50,22 @@ probe = ("import sys; sys.modules['torch'] = None\n"
          "try:\n"
          "    import backplane.torch\n"
          "except ImportError as e:\n"
-         "    print('ImportError:', e)\n")
+         "    print('ImportError:', e)\n"
+         "import os, numpy\n"
+         "backplane.load(os.environ['BP_TEST_CPU_PLUGIN'])\n"
+         "neg = backplane.Op('core::neg', torch=True)\n"
+         "try:\n"
+         "    neg(numpy.ones(2, numpy.float32))\n"
+         "except RuntimeError as e:\n"
+         "    print('RuntimeError:', e)\n")
 out = subprocess.run([sys.executable, "-c", probe], capture_output=True,
                      text=True, env=os.environ)
 ok(out.returncode == 0 and "ImportError: backplane.torch needs PyTorch"
    in out.stdout, "without torch, backplane imports and backplane.torch "
    "raises a clear ImportError", out.stdout + out.stderr)
+ok("RuntimeError: an Op made with torch=True returns torch tensors, but "
+   "torch is not imported" in out.stdout, "without torch, an Op that would "
+   "return torch tensors says so", out.stdout + out.stderr)
 
 # ---- registration ---------------------------------------------------------
 cpu = backplane.load(os.environ["BP_TEST_CPU_PLUGIN"])
