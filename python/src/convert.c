@@ -284,20 +284,6 @@ static int is_ndarray(PyObject *obj) {
   return Py_TYPE(obj) == ndarray_type;
 }
 
-static void buffer_deleter(void *ctx, void *data) {
-  (void)data;
-  if (bpy_holds_gil) {
-    release_buffer((stable_buffer *)ctx);
-  } else {
-    if (!Py_IsInitialized())
-      return;
-    PyGILState_STATE g = PyGILState_Ensure();
-    release_buffer((stable_buffer *)ctx);
-    PyGILState_Release(g);
-  }
-  free(ctx);
-}
-
 static int dtype_from_format(const char *f, Py_ssize_t itemsize,
                              int32_t *out) {
   if (*f == '@' || *f == '=' || *f == '<' ||
@@ -326,41 +312,28 @@ static int dtype_from_format(const char *f, Py_ssize_t itemsize,
 static int from_buffer(PyObject *obj, int writable, bp_tensor **out,
                        int *rc) {
   int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM];
-  stable_buffer *b = malloc(sizeof *b);
-  if (!b)
-    return 0;
-  if (get_buffer(obj, b, BUF_RECORDS_RO | (writable ? BUF_WRITABLE : 0)) <
+  stable_buffer b;
+  if (get_buffer(obj, &b, BUF_RECORDS_RO | (writable ? BUF_WRITABLE : 0)) <
       0) {
-    free(b);
     PyErr_Clear(); /* DLPack or __array_interface__ will say why */
     return 0;
   }
   int32_t dtype = 0;
-  int usable = b->ndim <= BP_MAX_NDIM && b->format &&
-               dtype_from_format(b->format, b->itemsize, &dtype) == 0;
-  for (int i = 0; usable && i < b->ndim; i++) {
-    sizes[i] = b->shape[i];
-    usable = b->strides[i] >= 0 && b->strides[i] % b->itemsize == 0;
-    strides[i] = b->strides[i] / (b->itemsize ? b->itemsize : 1);
+  int usable = b.ndim <= BP_MAX_NDIM && b.format &&
+               dtype_from_format(b.format, b.itemsize, &dtype) == 0;
+  for (int i = 0; usable && i < b.ndim; i++) {
+    sizes[i] = b.shape[i];
+    usable = b.strides[i] >= 0 && b.strides[i] % b.itemsize == 0;
+    strides[i] = b.strides[i] / (b.itemsize ? b.itemsize : 1);
   }
-  if (!usable) {
-    release_buffer(b);
-    free(b);
-    return 0;
-  }
-  static char dummy;
-  bp_status st = bp_tensor_from_blob(BP_CPU, dtype, b->ndim, sizes, strides,
-                                     b->buf ? b->buf : &dummy,
-                                     buffer_deleter, b, out);
-  if (st != BP_OK) {
-    release_buffer(b);
-    free(b);
-    bpy_raise(st);
-    *rc = -1;
-    return 1;
-  }
-  *rc = 0;
-  return 1;
+  /* The tensor keeps the array itself alive, as the DLPack path does; the
+   * buffer view is only the way to read its layout.  (NumPy refuses to
+   * resize an array that other objects reference.) */
+  if (usable)
+    *rc = bpy_wrap_blob(obj, BP_CPU, dtype, b.ndim, sizes, strides, b.buf,
+                        NULL, out);
+  release_buffer(&b);
+  return usable;
 }
 
 /* ---- DLPack ------------------------------------------------------------- */
