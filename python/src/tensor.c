@@ -1,0 +1,2 @@
+#include "ext.h"
+/* placeholder */
