@@ -8,12 +8,23 @@
 #   BP_TEST_VERSION                   Backplane's version, from configure
 #   BP_PYTHON_NUMPY, BP_PYTHON_TORCH  their versions as configure saw them,
 #                                     or "no"
+#   BP_TEST_PRELOAD                   what LD_PRELOAD must hold for another
+#                                     Python process that imports backplane
+#                                     (empty unless a sanitizer build)
 # The test prints TAP.  Without Python support every test is a skip.
 #
 # A sanitizer build's extension and libbackplane are instrumented while
 # the interpreter is not: the sanitizer's runtime must be loaded first, so
-# it comes in through LD_PRELOAD.  ASan's leak check is off there, since
-# the interpreter keeps its memory at exit by design.
+# it comes in through LD_PRELOAD.
+# - ASan (with UBSan): its leak check is off, since the interpreter keeps
+#   its memory at exit by design.
+# - TSan: LD_PRELOAD reaches the interpreter only, not the programs a test
+#   starts, because TSan's setjmp interceptor crashes preloaded shells
+#   (sh and bash call setjmp at start; so the libtool wrappers of the
+#   tools would crash).  OMP_NUM_THREADS=1: TSan does not see the
+#   synchronisation of the uninstrumented OpenMP runtime that torch's
+#   threads use, and reports their memcpy and memset calls as races; on
+#   one thread torch's ops run where TSan sees every access.
 test=$1
 if [ -z "$test" ]; then
   echo "usage: run.sh TEST.py" >&2
@@ -54,6 +65,7 @@ runtime() {
   esac
 }
 
+BP_TEST_PRELOAD=
 case ${BP_SANITIZER:-no} in
   no) ;;
   address)
@@ -62,22 +74,32 @@ case ${BP_SANITIZER:-no} in
       exit 0
     }
     ubsan=$(runtime libubsan.so) || ubsan=
-    LD_PRELOAD="$asan${ubsan:+ $ubsan}${LD_PRELOAD:+ $LD_PRELOAD}"
+    BP_TEST_PRELOAD="$asan${ubsan:+ $ubsan}"
+    LD_PRELOAD="$BP_TEST_PRELOAD${LD_PRELOAD:+ $LD_PRELOAD}"
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=0
     export LD_PRELOAD ASAN_OPTIONS
     ;;
   thread)
-    tsan=$(runtime libtsan.so) || {
+    BP_TEST_PRELOAD=$(runtime libtsan.so) || {
       echo "1..0 # SKIP ${CC:-cc} -print-file-name=libtsan.so finds no shared TSan runtime to preload into the uninstrumented $BP_PYTHON"
       exit 0
     }
-    LD_PRELOAD="$tsan${LD_PRELOAD:+ $LD_PRELOAD}"
-    export LD_PRELOAD
+    OMP_NUM_THREADS=1
+    export BP_TEST_PRELOAD OMP_NUM_THREADS
+    # The interpreter drops LD_PRELOAD from its environment, then runs
+    # the test as python TEST.py would.
+    LD_PRELOAD="$BP_TEST_PRELOAD${LD_PRELOAD:+ $LD_PRELOAD}" exec "$BP_PYTHON" -c '
+import os, runpy, sys
+os.environ.pop("LD_PRELOAD", None)
+sys.argv = sys.argv[1:]
+sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+runpy.run_path(sys.argv[0], run_name="__main__")' "$test"
     ;;
   *)
     echo "Bail out! BP_SANITIZER=$BP_SANITIZER: expected no, address or thread"
     exit 1
     ;;
 esac
+export BP_TEST_PRELOAD
 
 exec "$BP_PYTHON" "$test"
