@@ -16,24 +16,27 @@ Usage: PYTHON configure-probe.py QUESTION [ARGS]
                          expanded, is on this interpreter's sys.path
   module NAME            exit 0 and print NAME's version if NAME imports
 
-It runs under any Python 3 and uses the standard library only.
+It uses the standard library only, and runs under Python 2.7 too, far
+enough to say that it is too old.
 """
 
+from __future__ import print_function
+
 import importlib
-import importlib.machinery
 import os
 import sys
 import sysconfig
 
 
 def check():
+    if sys.version_info < (3, 9):
+        print("Python %d.%d is older than 3.9" % sys.version_info[:2])
+        return 1
     if sys.implementation.name != "cpython":
         print("%s is not CPython: the extension is built for CPython's "
               "Stable ABI" % sys.implementation.name)
         return 1
-    if sys.version_info < (3, 9):
-        print("CPython %d.%d is older than 3.9" % sys.version_info[:2])
-        return 1
+    import importlib.machinery  # not in Python 2
     if ".abi3.so" not in importlib.machinery.EXTENSION_SUFFIXES:
         print("this CPython does not load .abi3.so extensions (%s)"
               % " ".join(importlib.machinery.EXTENSION_SUFFIXES))
