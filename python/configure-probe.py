@@ -2,9 +2,9 @@
 
 Usage: PYTHON configure-probe.py QUESTION [ARGS]
 
-  check                  exit 0 and print the version if this is CPython
-                         3.9 or later that loads .abi3.so extensions; else
-                         exit 1 and print why not
+  check MIN              exit 0 and print the version if this is CPython
+                         MIN (3.9, say) or later that loads .abi3.so
+                         extensions; else exit 1 and print why not
   include                the directories of Python.h and pyconfig.h
   sitedir PREFIX EXEC_PREFIX
                          where `make install` puts the package, written
@@ -28,9 +28,11 @@ import sys
 import sysconfig
 
 
-def check():
-    if sys.version_info < (3, 9):
-        print("Python %d.%d is older than 3.9" % sys.version_info[:2])
+def check(minimum):
+    wanted = tuple(int(part) for part in minimum.split("."))
+    if sys.version_info[:len(wanted)] < wanted:
+        print("Python %d.%d is older than %s"
+              % (sys.version_info[0], sys.version_info[1], minimum))
         return 1
     if sys.implementation.name != "cpython":
         print("%s is not CPython: the extension is built for CPython's "
@@ -118,8 +120,8 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     question, args = argv[1], argv[2:]
-    if question == "check" and not args:
-        return check()
+    if question == "check" and len(args) == 1:
+        return check(args[0])
     if question == "include" and not args:
         return include()
     if question == "sitedir" and len(args) == 2:

@@ -11,9 +11,8 @@
 BP_PYTHON_FILES = \
 	%D%/backplane/__init__.py
 
-# The Stable ABI version the extension targets (Py_LIMITED_API); the test
-# tests/python/test-stable-abi.py checks the module's imports against it.
-BP_PY_LIMITED_API = 0x03090000
+# The Stable ABI version the extension targets, BP_PY_LIMITED_API, comes
+# from configure.
 
 BP_PYTHON_STAGE = %D%/stage/backplane
 
