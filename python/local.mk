@@ -11,9 +11,6 @@
 BP_PYTHON_FILES = \
 	%D%/backplane/__init__.py
 
-# The Stable ABI version the extension targets, BP_PY_LIMITED_API, comes
-# from configure.
-
 BP_PYTHON_STAGE = %D%/stage/backplane
 
 if HAVE_PYTHON
@@ -32,9 +29,14 @@ endif
 	%D%/src/tensor.c \
 	%D%/src/convert.c \
 	%D%/src/op.c
+# BP_PY_LIMITED_API, the Stable ABI version targeted, comes from configure;
+# BP_PYTHON_CPPFLAGS names the Python headers with -isystem.
 %C%__backplane_abi3_la_CPPFLAGS = $(AM_CPPFLAGS) -DPy_LIMITED_API=$(BP_PY_LIMITED_API) \
 	$(BP_PYTHON_CPPFLAGS)
 %C%__backplane_abi3_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS)
+# The run path is a DT_RUNPATH (--enable-new-dtags), which LD_LIBRARY_PATH
+# overrides: the tests load the build tree's libbackplane even where one is
+# installed in $(libdir).
 %C%__backplane_abi3_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-Wl,-rpath,$(libdir) -Wl,--enable-new-dtags
 %C%__backplane_abi3_la_LIBADD = host/libbackplane.la
