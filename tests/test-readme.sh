@@ -1,6 +1,7 @@
 #!/bin/sh
 # README.md's commands run on a fresh machine as they are written: the
-# Quick start is exactly two commands, and no command starts with sudo,
+# Quick start is exactly two commands, the first of which installs what it
+# built (the Python package with it), and no command starts with sudo,
 # which a fresh Debian image run as root does not have
 # (tools/install-deps.sh runs itself through sudo when it is not root).
 top_srcdir=${top_srcdir:-.}
@@ -17,7 +18,7 @@ result() { # result STATUS DESCRIPTION [FILE]
     fail=1
   fi
 }
-echo "1..4"
+echo "1..5"
 # Every line of every ```sh block; and those of the Quick start's first.
 awk '/^```sh/ { on = 1; next } /^```/ { on = 0 } on' "$readme" > "$tmp/commands"
 awk '/^## Quick start/ { q = 1 } q && /^```sh/ { on = 1; next } on && /^```/ { exit } on' \
@@ -26,6 +27,9 @@ awk '/^## Quick start/ { q = 1 } q && /^```sh/ { on = 1; next } on && /^```/ { e
 result $? "the Quick start is two commands" "$tmp/quick"
 head -n 1 "$tmp/quick" | grep -q '^tools/install-deps\.sh && '
 result $? "the first one installs the dependencies, without sudo" "$tmp/quick"
+head -n 1 "$tmp/quick" | grep -Eq '(^|&& )make install( &&|$)' &&
+  ! head -n 1 "$tmp/quick" | grep -q -- '--without-python'
+result $? "the first one installs Backplane and its Python package (make install)" "$tmp/quick"
 ! grep -En '^[[:space:]]*sudo[[:space:]]|(&&|;|\|)[[:space:]]*sudo[[:space:]]' "$tmp/commands" > "$tmp/sudo"
 result $? "no command in README.md runs sudo" "$tmp/sudo"
 grep -q '^ *exec sudo "\$0"' "$top_srcdir/tools/install-deps.sh"
