@@ -22,6 +22,8 @@ if not CPU or not PLUGINS or not SRCDIR:
     t.skip_all("BP_TEST_CPU_PLUGIN, BP_TEST_PLUGIN_DIR or BP_TEST_SRCDIR "
                "is not set")
 bp.load(CPU)
+# sig defines ops with every kind of argument, T[N] lists included.
+bp.load(os.path.join(PLUGINS, "sig.so"))
 core = bp.ops.core
 BASE = bp.live_tensor_count()
 A = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -98,15 +100,25 @@ def binding():
        match=r"core::add\.out\(\): argument 'out'.*read-only",
        desc="a read-only out= array")
     fixed = list(_fixed_list_args())
-    if not fixed:
-        t.skip("a list of the wrong length for T[N]",
-               "no loaded op has a fixed-size list argument")
+    t.ok(fixed, "the loaded ops have a fixed-size list argument to test")
     for op, (name, n, kind) in fixed:
         value = [A] * (n + 1) if kind == "Tensor" else [1] * (n + 1)
-        cr(bp.InvalidArgumentError, op, **{name: value},
+        others = _required(op, name)
+        cr(bp.InvalidArgumentError, op, **others, **{name: value},
            match=rf"{re.escape(op.name)}\(\): argument '{name}'.*expected "
            f"{n} ", desc=f"{op.name}'s {name} with {n + 1} elements")
     t.is_eq(bp.live_tensor_count(), BASE, "no tensor leaked by the errors")
+
+
+_SAMPLE = {"Tensor": A, "Tensor[]": [A], "int": 1, "float": 1.0,
+           "bool": True, "str": "x", "int[]": [1], "float[]": [1.0],
+           "ScalarType": "float32", "Device": "cpu"}
+
+
+def _required(op, but):
+    """A valid value for each argument of op without a default, but one."""
+    return {a["name"]: _SAMPLE[a["tag"]] for a in op.signature[0]
+            if not a["has_default"] and a["name"] != but}
 
 
 def _read_only(shape):
