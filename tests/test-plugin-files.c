@@ -218,7 +218,10 @@ static void discovery_survives(void) {
   if (setenv("BP_PLUGIN_PATH", dir, 1) != 0) ok(0);
   size_t loaded = 99;
   is_status(bp_plugin_discover(&loaded), BP_OK);
-  is_int((long long)loaded, 1);
+  /* Discovery also loads what is in the installed plugin directory (after
+   * make install): of this directory's files, one loads. */
+  ok(loaded >= 1 && loaded != 99);
+  size_t here = 0;
   struct {
     const char *file, *why;
     bool seen;
@@ -234,6 +237,7 @@ static void discovery_survives(void) {
     for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
       if (strcmp(base, want[w].file) != 0) continue;
       want[w].seen = true;
+      if (info.state == BP_PLUGIN_LOADED) here++;
       if (want[w].why) {
         is_int(info.state, BP_PLUGIN_FAILED);
         is_int(info.status, BP_ERR_LOAD);
@@ -248,6 +252,7 @@ static void discovery_survives(void) {
     if (!want[w].seen) tap_diag("%s was not recorded", want[w].file);
     ok(want[w].seen);
   }
+  is_int((long long)here, 1);
   remove_dir();
 }
 
