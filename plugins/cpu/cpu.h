@@ -11,8 +11,9 @@
  *   plugin.c       entry point, descriptor, setup
  *   pool.c         the thread pool (cpu_parallel_for)
  *   iter.c         strided, broadcasting iteration (cpu_iter)
- *   elementwise.c  binary, unary, where, muladd, cast, contiguous, fill_,
- *                  copy_, add.out
+ *   elementwise.h  dtype machinery elementwise.c and cast.c share
+ *   elementwise.c  binary, unary, where, muladd, add.out
+ *   cast.c         cast, contiguous, fill_, copy_; cpu_cast_to
  *   reduce.c       sum, mean, amax, amin, argmax
  *   softmax.c      softmax, log_softmax
  *   layer_norm.c   layer_norm
@@ -105,6 +106,7 @@ static inline bp_status cpu_impl(bp_library *lib, const char *op, bp_boxed_kerne
 
 /* Each kernel file registers its kernels. */
 bp_status cpu_register_elementwise(bp_library *lib);
+bp_status cpu_register_cast(bp_library *lib);
 bp_status cpu_register_reduce(bp_library *lib);
 bp_status cpu_register_softmax(bp_library *lib);
 bp_status cpu_register_layer_norm(bp_library *lib);

@@ -1,6 +1,7 @@
 /*
- * plugins/cpu/elementwise.c - binary, unary, where, muladd, cast,
- * contiguous, fill_, copy_ and add.out.
+ * plugins/cpu/elementwise.c - binary, unary, where, muladd and add.out
+ * (cast.c holds cast, contiguous, fill_ and copy_; elementwise.h the
+ * dtype machinery both use).
  *
  * Every kernel is an inner loop over one run of elements (cpu_loop_fn),
  * driven by cpu_iter, which broadcasts, coalesces and parallelises.  The
@@ -13,78 +14,20 @@
  * an output that is exactly an input while keeping the vector loop.
  *
  * Type promotion: the op's meta function gives the result dtype; an input
- * of another dtype is first converted to it in a contiguous temporary, so
- * the loops see operands of one dtype.  float16 and bfloat16 are computed in
- * float32 and rounded back; integers compute in unsigned arithmetic of at
- * least 32 bits, so that overflow wraps instead of being undefined.
+ * of another dtype is first converted to it in a contiguous temporary
+ * (cpu_cast_copy, in cast.c), so the loops see operands of one dtype.
+ * float16 and bfloat16 are computed in float32 and rounded back; integers
+ * compute in unsigned arithmetic of at least 32 bits, so that overflow
+ * wraps instead of being undefined.
  */
 #include <math.h>
 
-#include "cpu.h"
+#include "elementwise.h"
 #include "vmath.h"
 
 /* ------------------------------------------------------------------------ */
-/* Dtypes                                                                   */
+/* Math functions per dtype                                                 */
 /* ------------------------------------------------------------------------ */
-
-/* Dense indices of the op set's dtypes, for the loop tables. */
-enum { DT_f32, DT_f64, DT_f16, DT_bf16, DT_i8, DT_i16, DT_i32, DT_i64, DT_u8, DT_b8, NDT };
-
-static int dt_index(int32_t dt) {
-  switch (dt) {
-    case BP_FLOAT32: return DT_f32;
-    case BP_FLOAT64: return DT_f64;
-    case BP_FLOAT16: return DT_f16;
-    case BP_BFLOAT16: return DT_bf16;
-    case BP_INT8: return DT_i8;
-    case BP_INT16: return DT_i16;
-    case BP_INT32: return DT_i32;
-    case BP_INT64: return DT_i64;
-    case BP_UINT8: return DT_u8;
-    case BP_BOOL: return DT_b8;
-    default: return -1;
-  }
-}
-
-/* Every dtype with its storage type. */
-#define ALL_TYPES(X)                                                                        \
-  X(f32, float) X(f64, double) X(f16, uint16_t) X(bf16, uint16_t) X(i8, int8_t)             \
-  X(i16, int16_t) X(i32, int32_t) X(i64, int64_t) X(u8, uint8_t) X(b8, uint8_t)
-
-/*
- * Loops that vectorise are compiled once per vector ISA (CPU_CLONES).
- * float16 loops are cloned for x86-64-v4 and -v3 instead: those levels
- * include F16C, without which GCC converts each _Float16 (bp_aux_f16_to_f32,
- * bp_aux_f32_to_f16) through a libgcc call (float16 add ran 20x slower).  Loops
- * that call a library function per element (pow, log, erfc, ...) gain
- * nothing from a vector ISA and are compiled once, except for float16.
- * exp, sigmoid, tanh and gelu's tanh form compute in float32 through
- * vmath.h's branch-free vm_exp_f32 and vm_tanh_f32, which vectorise; in
- * float64 they call libm (see EXP_<tn> below).
- */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define F16_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define F16_CLONES
-#endif
-#define NO_CLONES
-
-/* Floating dtypes: name, storage type, compute type, load to and store
- * from the compute type, the suffix of the <math.h> functions for the
- * compute type, and the clones of vectorising and of calling loops. */
-#define ID(x) (x)
-#define FLOAT_TYPES(X)                                                                      \
-  X(f32, float, float, ID, ID, f, CPU_CLONES, NO_CLONES)                                    \
-  X(f64, double, double, ID, ID, , CPU_CLONES, NO_CLONES)                                   \
-  X(f16, uint16_t, float, bp_aux_f16_to_f32, bp_aux_f32_to_f16, f, F16_CLONES, F16_CLONES)        \
-  X(bf16, uint16_t, float, bp_aux_bf16_to_f32, bp_aux_f32_to_bf16, f, CPU_CLONES, NO_CLONES)
-
-/* Integer dtypes: name, type, and the unsigned type (at least 32 bits, so
- * that no operand is promoted to a signed int) that arithmetic wraps in. */
-#define SIGNED_TYPES(X)                                                                     \
-  X(i8, int8_t, uint32_t) X(i16, int16_t, uint32_t) X(i32, int32_t, uint32_t)               \
-  X(i64, int64_t, uint64_t)
-#define INT_TYPES(X) SIGNED_TYPES(X) X(u8, uint8_t, uint32_t)
 
 /* fn##S names the float or double variant of a <math.h> function. */
 #define MATH(fn, S) fn##S
@@ -108,75 +51,9 @@ static int dt_index(int32_t dt) {
 #define TCLONES_f16 F16_CLONES CONTRACT
 #define TCLONES_f64 NO_CLONES
 
-/* One value of any dtype, in its storage type (fill_'s value). */
-typedef union scalar {
-#define X(tn, T) T tn;
-  ALL_TYPES(X)
-#undef X
-} scalar;
-
 /* ------------------------------------------------------------------------ */
-/* Conversions (the rules of core::cast)                                    */
+/* Binary loops                                                             */
 /* ------------------------------------------------------------------------ */
-
-/* Float to integer: truncates toward zero, saturates, NaN gives 0.  The
- * range checks come first because C leaves out-of-range conversions
- * undefined.  MIN - 1 and MAX + 1 are exact doubles for every width but
- * 64 bits, where they round to -2^63 and 2^63, which still bound the
- * values that convert. */
-#define X(tn, T, LO, HI)                                                                    \
-  static inline T sat_##tn(double d) {                                                      \
-    if (d != d) return 0;                                                                   \
-    if (!(d > (double)(LO)-1.0)) return LO;                                                 \
-    if (!(d < (double)(HI) + 1.0)) return HI;                                               \
-    return (T)d;                                                                            \
-  }                                                                                         \
-  static inline T wrap_##tn(int64_t v) { return (T)v; }
-X(i8, int8_t, INT8_MIN, INT8_MAX)
-X(i16, int16_t, INT16_MIN, INT16_MAX)
-X(i32, int32_t, INT32_MIN, INT32_MAX)
-X(i64, int64_t, INT64_MIN, INT64_MAX)
-X(u8, uint8_t, 0, UINT8_MAX)
-#undef X
-
-/* CV_<dst>(v): converts a loaded value v (float, double or an integer) to
- * dst's storage type. */
-#define CV_f32(v) ((float)(v))
-#define CV_f64(v) ((double)(v))
-/* Double and integers go to float16 and bfloat16 rounded once (through
- * float32 rounded to odd; see plugin_aux.h). */
-#define CV_f16(v)                                                                           \
-  _Generic((v), float: bp_aux_f32_to_f16, double: bp_aux_f64_to_f16, default: bp_aux_i64_to_f16)(v)
-#define CV_bf16(v)                                                                          \
-  _Generic((v), float: bp_aux_f32_to_bf16, double: bp_aux_f64_to_bf16,                      \
-           default: bp_aux_i64_to_bf16)(v)
-#define CV_INT(tn, v) _Generic((v), float: sat_##tn, double: sat_##tn, default: wrap_##tn)(v)
-#define CV_i8(v) CV_INT(i8, v)
-#define CV_i16(v) CV_INT(i16, v)
-#define CV_i32(v) CV_INT(i32, v)
-#define CV_i64(v) CV_INT(i64, v)
-#define CV_u8(v) CV_INT(u8, v)
-#define CV_b8(v) ((uint8_t)((v) != 0))
-
-/* LD_<src>(x): loads a stored value as float, double or an integer. */
-#define LD_f32(x) (x)
-#define LD_f64(x) (x)
-#define LD_f16(x) bp_aux_f16_to_f32(x)
-#define LD_bf16(x) bp_aux_bf16_to_f32(x)
-#define LD_i8(x) (x)
-#define LD_i16(x) (x)
-#define LD_i32(x) (x)
-#define LD_i64(x) (x)
-#define LD_u8(x) (x)
-#define LD_b8(x) ((uint8_t)((x) != 0))
-
-/* ------------------------------------------------------------------------ */
-/* Loop generators                                                          */
-/* ------------------------------------------------------------------------ */
-
-/* Pointer casts through void *, as tensor data is addressed in bytes. */
-#define PTR(T, p) ((T *)(void *)(p))
-#define CPTR(T, p) ((const T *)(const void *)(p))
 
 /*
  * A binary loop over (out, a, b), all of storage type T, compiled with the
@@ -221,32 +98,6 @@ X(u8, uint8_t, 0, UINT8_MAX)
       }                                                                                     \
     }                                                                                       \
   }
-
-/* A unary loop over (out, a). */
-#define UNARY_LOOP(CLONES, name, T, C, LD, ST, EXPR)                                        \
-  CLONES static void name(char **p, const int64_t *s, int64_t n, void *ctx) {               \
-    (void)ctx;                                                                              \
-    const int64_t w = (int64_t)sizeof(T);                                                   \
-    if (s[0] == w && s[1] == w) {                                                           \
-      T *o = PTR(T, p[0]);                                                                  \
-      const T *x = CPTR(T, p[1]);                                                           \
-      for (int64_t i = 0; i < n; i++) {                                                     \
-        const C a = LD(x[i]);                                                               \
-        o[i] = ST(EXPR);                                                                    \
-      }                                                                                     \
-    } else {                                                                                \
-      char *po = p[0];                                                                      \
-      const char *px = p[1];                                                                \
-      for (int64_t i = 0; i < n; i++, po += s[0], px += s[1]) {                             \
-        const C a = LD(*CPTR(T, px));                                                       \
-        *PTR(T, po) = ST(EXPR);                                                             \
-      }                                                                                     \
-    }                                                                                       \
-  }
-
-/* ------------------------------------------------------------------------ */
-/* Binary loops                                                             */
-/* ------------------------------------------------------------------------ */
 
 /* ctx of a binary loop: alpha (or muladd's c), converted per dtype. */
 #define NO_SETUP (void)ctx
@@ -362,89 +213,8 @@ UNARY_LOOP(CPU_CLONES, abs_u8, uint8_t, uint8_t, ID, ID, a)
 UNARY_LOOP(CPU_CLONES, relu_u8, uint8_t, uint8_t, ID, ID, a)
 
 /* ------------------------------------------------------------------------ */
-/* Data movement: copy, conversion, fill, where                             */
+/* Where loops                                                              */
 /* ------------------------------------------------------------------------ */
-
-/* copy_<tn>: (out, in) of one dtype. */
-#define X(tn, T) UNARY_LOOP(CPU_CLONES, copy_##tn, T, T, ID, ID, a)
-ALL_TYPES(X)
-#undef X
-
-/* cast_<src>_<dst>: (out of dst, in of src).  Compiled once, as the
- * conversions mostly serve another kernel, except that loops converting
- * float16 need F16C (see F16_CLONES). */
-#define CAST_CLONES_f32 NO_CLONES
-#define CAST_CLONES_f64 NO_CLONES
-#define CAST_CLONES_f16 F16_CLONES
-#define CAST_CLONES_bf16 NO_CLONES
-#define CAST_CLONES_i8 NO_CLONES
-#define CAST_CLONES_i16 NO_CLONES
-#define CAST_CLONES_i32 NO_CLONES
-#define CAST_CLONES_i64 NO_CLONES
-#define CAST_CLONES_u8 NO_CLONES
-#define CAST_CLONES_b8 NO_CLONES
-#define CAST_LOOP(CLONES, sn, ST_, dn, DT_)                                                 \
-  CLONES static void cast_##sn##_##dn(char **p, const int64_t *s, int64_t n, void *ctx) {   \
-    (void)ctx;                                                                              \
-    if (s[0] == (int64_t)sizeof(DT_) && s[1] == (int64_t)sizeof(ST_)) {                     \
-      DT_ *o = PTR(DT_, p[0]);                                                              \
-      const ST_ *x = CPTR(ST_, p[1]);                                                       \
-      for (int64_t i = 0; i < n; i++) o[i] = CV_##dn(LD_##sn(x[i]));                        \
-    } else {                                                                                \
-      char *po = p[0];                                                                      \
-      const char *px = p[1];                                                                \
-      for (int64_t i = 0; i < n; i++, po += s[0], px += s[1])                               \
-        *PTR(DT_, po) = CV_##dn(LD_##sn(*CPTR(ST_, px)));                                   \
-    }                                                                                       \
-  }
-#define CAST_FROM(sn, ST_)                                                                  \
-  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, f32, float)                                          \
-  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, f64, double)                                         \
-  CAST_LOOP(F16_CLONES, sn, ST_, f16, uint16_t)                                             \
-  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, bf16, uint16_t)                                      \
-  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, i8, int8_t)                                          \
-  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, i16, int16_t)                                        \
-  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, i32, int32_t)                                        \
-  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, i64, int64_t)                                        \
-  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, u8, uint8_t)                                         \
-  CAST_LOOP(CAST_CLONES_##sn, sn, ST_, b8, uint8_t)
-ALL_TYPES(CAST_FROM)
-
-#define CAST_ROW(sn, ST_)                                                                   \
-  [DT_##sn] = {cast_##sn##_f32, cast_##sn##_f64, cast_##sn##_f16, cast_##sn##_bf16,         \
-               cast_##sn##_i8,  cast_##sn##_i16, cast_##sn##_i32, cast_##sn##_i64,          \
-               cast_##sn##_u8,  cast_##sn##_b8},
-static const cpu_loop_fn cast_loops[NDT][NDT] = {ALL_TYPES(CAST_ROW)};
-
-static const cpu_loop_fn copy_loops[NDT] = {
-#define X(tn, T) [DT_##tn] = copy_##tn,
-    ALL_TYPES(X)
-#undef X
-};
-
-/* The loop that converts src elements into dst elements, or NULL for an
- * unknown dtype.  Equal dtypes copy the bits (a float16 NaN keeps its
- * payload). */
-static cpu_loop_fn convert_loop(int32_t src, int32_t dst) {
-  int si = dt_index(src), di = dt_index(dst);
-  if (si < 0 || di < 0) return NULL;
-  return si == di ? copy_loops[si] : cast_loops[si][di];
-}
-
-/* fill_<tn>: (out), ctx is the value (a scalar union). */
-#define X(tn, T)                                                                            \
-  CPU_CLONES static void fill_##tn(char **p, const int64_t *s, int64_t n, void *ctx) {      \
-    const T v = ((const scalar *)ctx)->tn;                                                  \
-    if (s[0] == (int64_t)sizeof(T)) {                                                       \
-      T *o = PTR(T, p[0]);                                                                  \
-      for (int64_t i = 0; i < n; i++) o[i] = v;                                             \
-    } else {                                                                                \
-      char *po = p[0];                                                                      \
-      for (int64_t i = 0; i < n; i++, po += s[0]) *PTR(T, po) = v;                          \
-    }                                                                                       \
-  }
-ALL_TYPES(X)
-#undef X
 
 /* where_<tn>: (out, condition, a, b). */
 #define X(tn, T)                                                                            \
@@ -513,55 +283,8 @@ static const unary_op op_gelu = {"gelu", {FLOAT_ROW(gelu)}};
 static const unary_op op_gelu_tanh = {"gelu", {FLOAT_ROW(gelu_tanh)}};
 
 /* ------------------------------------------------------------------------ */
-/* Helpers                                                                  */
+/* Inputs                                                                   */
 /* ------------------------------------------------------------------------ */
-
-static inline const bp_tensor_view *view_of(const bp_tensor *t) {
-  return cpu_host->tensor_view(t);
-}
-
-/* The loop of `dt` in `loops`, or NULL. */
-static cpu_loop_fn loop_for(const cpu_loop_fn *loops, int32_t dt) {
-  int i = dt_index(dt);
-  return i < 0 ? NULL : loops[i];
-}
-
-/* A dtype the meta function let through but no loop handles. */
-static bp_status unsupported(const bp_kernel_ctx *ctx, int argi, const char *arg, int32_t dt) {
-  return CPU_ERR(BP_ERR_UNSUPPORTED, "%s: argument #%d '%s': the CPU plugin has no kernel for %s",
-                 ctx->op_name, argi, arg, bp_aux_dtype_name(dt));
-}
-
-/* Runs `loop` over `nops` operands broadcast to views[0]'s shape. */
-static void run(cpu_loop_fn loop, int nops, const bp_tensor_view *const *views, void *ctx) {
-  cpu_iter it;
-  cpu_iter_init(&it, nops, views, views[0]->ndim, views[0]->sizes);
-  cpu_iter_run(&it, loop, ctx);
-}
-
-/* A contiguous copy of v converted to dtype, always a new tensor. */
-static bp_status cast_copy(const bp_tensor_view *v, int32_t dtype, bp_tensor **out) {
-  cpu_loop_fn loop = convert_loop(v->dtype, dtype);
-  if (!loop)
-    return CPU_ERR(BP_ERR_UNSUPPORTED, "cpu: cannot convert %s to %s", bp_aux_dtype_name(v->dtype),
-                   bp_aux_dtype_name(dtype));
-  bp_tensor *t;
-  bp_status st = cpu_host->tensor_empty(v->device, dtype, v->ndim, v->sizes, &t);
-  if (st) return st;
-  const bp_tensor_view *views[2] = {view_of(t), v};
-  run(loop, 2, views, NULL);
-  *out = t;
-  return BP_OK;
-}
-
-bp_status cpu_cast_to(const bp_tensor *src, int32_t dtype, bp_tensor **out) {
-  const bp_tensor_view *v = view_of(src);
-  if (v->dtype == dtype && (v->flags & BP_VIEW_CONTIGUOUS)) {
-    *out = cpu_host->tensor_retain((bp_tensor *)src);
-    return BP_OK;
-  }
-  return cast_copy(v, dtype, out);
-}
 
 /*
  * Inputs converted to the computation's dtype: an input that has it is
@@ -586,7 +309,7 @@ static bp_status inputs_init(inputs *in, const bp_tensor_view *out, int first, b
   for (int i = first; i < first + n; i++) {
     const bp_tensor_view *v = view_of(ts[i - first]);
     if (v->dtype != dtype) {
-      bp_status st = cast_copy(v, dtype, &in->temps[i]);
+      bp_status st = cpu_cast_copy(v, dtype, &in->temps[i]);
       if (st) {
         inputs_release(in);
         return st;
@@ -687,105 +410,6 @@ static bp_status where_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_t
 }
 BP_AUX_STRUCTURED_KERNEL(where_kernel, where_impl)
 
-static bp_status cast_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                             bp_value *rets, size_t nrets) {
-  (void)nrets;
-  const bp_tensor_view *vs = view_of(args[0].u.tensor);
-  int64_t dt = args[1].u.i;
-  cpu_loop_fn loop = dt >= INT32_MIN && dt <= INT32_MAX ? convert_loop(vs->dtype, (int32_t)dt)
-                                                        : NULL;
-  if (!loop)
-    return CPU_ERR(BP_ERR_TYPE, "%s: argument #1 'dtype': %lld is not a dtype of the op set",
-                   ctx->op_name, (long long)dt);
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
-  const bp_tensor_view *views[2] = {view_of(out), vs};
-  run(loop, 2, views, NULL);
-  return bp_aux_return_tensor(rets, out);
-}
-
-static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                                   bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *self = args[0].u.tensor;
-  const bp_tensor_view *vs = view_of(self);
-  if (vs->flags & BP_VIEW_CONTIGUOUS)
-    return bp_aux_return_arg(ctx, rets, self);
-  cpu_loop_fn loop = loop_for(copy_loops, vs->dtype);
-  if (!loop) return unsupported(ctx, 0, "self", vs->dtype);
-  bp_tensor *out;
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
-  if (st) return st;
-  const bp_tensor_view *views[2] = {view_of(out), vs};
-  run(loop, 2, views, NULL);
-  return bp_aux_return_tensor(rets, out);
-}
-
-static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                             bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_status st = bp_aux_check_args(ctx, args, nargs);
-  if (st) return st;
-  bp_tensor *self = args[0].u.tensor;
-  const bp_tensor_view *vs = view_of(self);
-  double value = args[1].u.f;
-  scalar v;
-  cpu_loop_fn loop;
-  switch (dt_index(vs->dtype)) {
-#define X(tn, T)                                                                            \
-  case DT_##tn:                                                                             \
-    v.tn = CV_##tn(value);                                                                  \
-    loop = fill_##tn;                                                                       \
-    break;
-    ALL_TYPES(X)
-#undef X
-    default: return unsupported(ctx, 0, "self", vs->dtype);
-  }
-  /* An expanded self (stride 0) repeats elements: fill each one once, so
-   * that no two threads write the same memory. */
-  int64_t sizes[BP_MAX_NDIM];
-  bp_tensor_view distinct = *vs;
-  for (int32_t d = 0; d < vs->ndim; d++)
-    sizes[d] = vs->strides[d] == 0 && vs->sizes[d] > 1 ? 1 : vs->sizes[d];
-  distinct.sizes = sizes;
-  const bp_tensor_view *views[1] = {&distinct};
-  run(loop, 1, views, &v);
-  return bp_aux_return_arg(ctx, rets, self);
-}
-
-static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                             bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_status st = bp_aux_check_args(ctx, args, nargs);
-  if (st) return st;
-  bp_tensor *self = args[0].u.tensor, *src = args[1].u.tensor, *tmp = NULL;
-  const bp_tensor_view *vs = view_of(self), *vr = view_of(src);
-  cpu_loop_fn loop = convert_loop(vr->dtype, vs->dtype);
-  if (!loop)
-    return dt_index(vs->dtype) < 0 ? unsupported(ctx, 0, "self", vs->dtype)
-                                   : unsupported(ctx, 1, "src", vr->dtype);
-  if (vr->device.type != BP_DEVICE_CPU) {
-    /* Bring src into host memory through the devices' interfaces. */
-    st = cpu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
-    if (!st) st = cpu_host->tensor_copy(tmp, src);
-  } else if (bp_aux_same_view(vs, vr)) {
-    return bp_aux_return_arg(ctx, rets, self); /* copying onto itself */
-  } else if (bp_aux_may_overlap(vs, vr)) {
-    /* Read all of src before writing any of self. */
-    st = cast_copy(vr, vs->dtype, &tmp);
-    loop = loop_for(copy_loops, vs->dtype);
-  }
-  if (st) {
-    cpu_host->tensor_release(tmp);
-    return st;
-  }
-  const bp_tensor_view *views[2] = {vs, tmp ? view_of(tmp) : vr};
-  run(loop, 2, views, NULL);
-  cpu_host->tensor_release(tmp);
-  return bp_aux_return_arg(ctx, rets, self);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Registration                                                             */
 /* ------------------------------------------------------------------------ */
@@ -801,8 +425,7 @@ bp_status cpu_register_elementwise(bp_library *lib) {
   static const struct {
     const char *op;
     bp_boxed_kernel fn;
-  } own[] = {{"add.out", add_out_kernel},       {"where", where_kernel}, {"cast", cast_kernel},
-             {"contiguous", contiguous_kernel}, {"fill_", fill_kernel}, {"copy_", copy_kernel}};
+  } own[] = {{"add.out", add_out_kernel}, {"where", where_kernel}};
   bp_status st = BP_OK;
   for (size_t i = 0; !st && i < sizeof binary / sizeof binary[0]; i++)
     st = cpu_impl(lib, binary[i]->name, binary_kernel, binary[i]);

@@ -9,7 +9,9 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/plugin.c \
 	%D%/pool.c \
 	%D%/iter.c \
+	%D%/elementwise.h \
 	%D%/elementwise.c \
+	%D%/cast.c \
 	%D%/reduce.c \
 	%D%/rows.c \
 	%D%/softmax.h \
