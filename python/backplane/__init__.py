@@ -13,6 +13,7 @@ speaks DLPack, without copying them.  ``backplane.torch`` makes every
 plugin op a torch op.  See docs/python.md.
 """
 
+import types
 from collections import namedtuple
 
 from backplane import _backplane
@@ -198,16 +199,17 @@ class _OverloadsOnly:
             f"overloads, such as ops.{self.name.replace('::', '.')}.<name>")
 
 
-class _Namespace:
-    """The ops of one namespace: ``ops.core.add``."""
+def _namespace(ns):
+    """The ops of one namespace, ``ops.core``: a module object, so that an
+    op once looked up is a plain attribute (module __getattr__, PEP 562,
+    runs only for names not seen yet)."""
+    space = types.ModuleType(f"backplane.ops.{ns}",
+                             f"The operators of namespace {ns!r}.")
 
-    def __init__(self, ns):
-        self._ns = ns
-
-    def __getattr__(self, name):
+    def lookup(name):
         if name.startswith("__"):
             raise AttributeError(name)
-        full = f"{self._ns}::{name}"
+        full = f"{ns}::{name}"
         names = _backplane.op_names()
         if full in names:
             op = OpPacket(full)
@@ -216,30 +218,34 @@ class _Namespace:
         else:
             raise AttributeError(f"no operator {full} (no loaded plugin "
                                  f"defines it)")
-        setattr(self, name, op)
+        setattr(space, name, op)
         return op
 
-    def __dir__(self):
-        prefix = self._ns + "::"
+    def names():
+        prefix = ns + "::"
         return sorted({n[len(prefix):].split(".")[0]
                        for n in _backplane.op_names() if n.startswith(prefix)})
 
-    def __repr__(self):
-        return f"<backplane ops namespace {self._ns!r}>"
+    space.__getattr__ = lookup
+    space.__dir__ = names
+    return space
 
 
-class _Ops:
+def _ops():
     """Every operator, by namespace: ``backplane.ops.core.add(a, b)``."""
+    space = types.ModuleType("backplane.ops", _ops.__doc__)
 
-    def __getattr__(self, ns):
+    def lookup(ns):
         if ns.startswith("__"):
             raise AttributeError(ns)
-        space = _Namespace(ns)
-        setattr(self, ns, space)
-        return space
+        found = _namespace(ns)
+        setattr(space, ns, found)
+        return found
 
-    def __dir__(self):
-        return sorted({n.split("::")[0] for n in _backplane.op_names()})
+    space.__getattr__ = lookup
+    space.__dir__ = lambda: sorted({n.split("::")[0]
+                                    for n in _backplane.op_names()})
+    return space
 
 
-ops = _Ops()
+ops = _ops()
