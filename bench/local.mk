@@ -25,6 +25,15 @@ EXTRA_PROGRAMS += %D%/kernels
 %C%_kernels_LDADD = host/libbackplane.la $(BP_DL_LIBS) $(BP_PTHREAD_LIBS) -lm
 CLEANFILES += %D%/kernels$(EXEEXT)
 
+# core::add through bp_call on N float32 elements: the C baseline of
+# bench/python.py, which runs it beside the Python package's calls
+# (bench/README.md, "Python and PyTorch", has the command).
+EXTRA_PROGRAMS += %D%/add
+%C%_add_SOURCES = %D%/add.c
+%C%_add_LDADD = host/libbackplane.la
+CLEANFILES += %D%/add$(EXEEXT)
+EXTRA_DIST += %D%/python.py
+
 # The CUDA benchmark (bench/cuda.cu), built by nvcc and linked by libtool
 # against libbackplane, the static CUDA runtime and libstdc++ (CUB's
 # headers use it); `make bench` runs it
@@ -46,11 +55,11 @@ endif
 # `make bench-programs` builds the benchmarks without running them (CI does,
 # so that they keep compiling).
 bench-programs: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) %D%/discover$(EXEEXT) \
-	%D%/many_plugin.la $(bench_cuda_deps)
+	%D%/add$(EXEEXT) %D%/many_plugin.la $(bench_cuda_deps)
 .PHONY: bench-programs
 
-bench: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) %D%/discover$(EXEEXT) %D%/many_plugin.la \
-	plugins/cpu/cpu.la $(bench_cuda_deps)
+bench: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) %D%/discover$(EXEEXT) %D%/add$(EXEEXT) \
+	%D%/many_plugin.la plugins/cpu/cpu.la $(bench_cuda_deps)
 	$(builddir)/%D%/dispatch
 	LIBTOOL='$(LIBTOOL)' $(SHELL) $(srcdir)/%D%/dispatch-callgrind.sh $(builddir)/%D%/dispatch
 	$(builddir)/%D%/kernels $(top_builddir)/plugins/cpu/.libs/cpu.so
