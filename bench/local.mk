@@ -68,4 +68,23 @@ bench: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) %D%/discover$(EXEEXT) %D%/add$
 	  echo '$(builddir)/%D%/cuda-bench $(top_builddir)/plugins/cuda/.libs/cuda.so'; \
 	  $(builddir)/%D%/cuda-bench $(top_builddir)/plugins/cuda/.libs/cuda.so; \
 	fi
+	@if test -n '$(PYTHON_IF_CONFIGURED)' && test '$(BP_PYTHON_NUMPY)' != no; then \
+	  $(MAKE) $(AM_MAKEFLAGS) bench-python; \
+	else \
+	  echo "bench-python: skipped (it needs the Python package, configure --with-python, and NumPy)"; \
+	fi
 .PHONY: bench
+
+# `make bench-python`: bench/python.py with the staged package, the CPU
+# plugin and bench/add of this build tree.  It needs NumPy; torch's rows
+# are left out without torch.
+bench-python: %D%/add$(EXEEXT) plugins/cpu/cpu.la python-stage
+if HAVE_PYTHON
+	PYTHONPATH='$(abs_top_builddir)/python/stage' \
+	LD_LIBRARY_PATH='$(abs_top_builddir)/host/.libs' \
+	  $(PYTHON) $(srcdir)/%D%/python.py --plugin $(top_builddir)/plugins/cpu/.libs/cpu.so \
+	  --add $(builddir)/%D%/add$(EXEEXT)
+else
+	@echo "bench-python: the Python package is not configured (configure --with-python)"; exit 1
+endif
+.PHONY: bench-python
