@@ -7,4 +7,5 @@ dist_doc_DATA = \
 	%D%/certification.md \
 	%D%/vendor-guide.md \
 	%D%/host-guide.md \
-	%D%/abi-policy.md
+	%D%/abi-policy.md \
+	%D%/python.md

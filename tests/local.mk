@@ -130,5 +130,10 @@ dist_check_SCRIPTS += %D%/test-readme.sh
 TESTS += %D%/test-doc-plugins.sh
 dist_check_SCRIPTS += %D%/test-doc-plugins.sh
 
+# The examples of docs/python.md run with the package staged in the build
+# tree (a skip without Python support).
+TESTS += %D%/test-doc-python.sh
+dist_check_SCRIPTS += %D%/test-doc-python.sh
+
 # libFuzzer targets, run by hand (tests/fuzz/README.md).
 EXTRA_DIST += %D%/fuzz/README.md %D%/fuzz/run.sh %D%/fuzz/fuzz-schema.c %D%/fuzz/fuzz-npy.c
