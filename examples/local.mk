@@ -3,6 +3,8 @@
 #   core-op-plugin  vmul, core::mul for the CPU with <backplane/plugin_aux.h>
 #   hostmem-device  hostmem, a vendor device type backed by host memory
 #   host            a program that embeds libbackplane
+#   python          the Python package from NumPy alone and through torch
+#                   (run by tests/python/test-examples.py, not installed)
 #
 # `make installcheck` (and so `make distcheck`) builds them from the
 # installed tree, as a vendor or an embedding program would: through
@@ -21,6 +23,8 @@ EXTRA_DIST += \
 	%D%/hostmem-device/hostmem.c \
 	%D%/host/Makefile \
 	%D%/host/host.c \
+	%D%/python/numpy_only.py \
+	%D%/python/transformer_block.py \
 	tests/run-doc.sh
 
 # Scratch directories, one per rule, since make -j runs the rules at once.
