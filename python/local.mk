@@ -131,7 +131,8 @@ PYTHON_TESTS = \
 	tests/python/test-errors.py \
 	tests/python/test-threads.py \
 	tests/python/test-torch.py \
-	tests/python/test-cli.py
+	tests/python/test-cli.py \
+	tests/python/test-examples.py
 TESTS += $(PYTHON_TESTS)
 EXTRA_DIST += $(PYTHON_TESTS) tests/python/run.sh tests/python/taplib.py \
 	tests/python/opref.py

@@ -82,8 +82,9 @@ static int to_int64(PyObject *o, int64_t *out) {
 }
 
 static int to_double(PyObject *o, double *out) {
-  if (PyUnicode_Check(o) || PyBytes_Check(o)) {
-    PyErr_SetString(PyExc_TypeError, "expected a float, got a str");
+  if (PyUnicode_Check(o) || PyBytes_Check(o) || PyBool_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "expected a float, got a %s",
+                 PyBool_Check(o) ? "bool" : "str");
     return -1;
   }
   *out = PyFloat_AsDouble(o);

@@ -200,7 +200,7 @@ static int from_array_interface(PyObject *obj, PyObject *ai, const char *what,
   }
   Py_DECREF(tsb);
   if (writable && PyObject_IsTrue(PyTuple_GetItem(data, 1)))
-    return arg_error(PyExc_ValueError, what,
+    return arg_error(bpy_error_class(BP_ERR_INVALID_ARGUMENT), what,
                      "the array is read-only, and the op writes it");
   void *ptr = PyLong_AsVoidPtr(PyTuple_GetItem(data, 0));
   if (!ptr && PyErr_Occurred())
