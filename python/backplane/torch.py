@@ -54,10 +54,14 @@ def _from_dlpack():
     return getattr(torch._C, "_from_dlpack", torch.utils.dlpack.from_dlpack)
 
 
+# Before 2.1 torch has no autograd fallback: an op without a derivative
+# silently gives results that do not require grad, so the bridge warns.
 _backplane.set_torch(
     torch.Tensor,
     {dt: _backplane.dtype_code(name) for dt, name in _TORCH_DTYPES.items()},
-    _from_dlpack())
+    _from_dlpack(),
+    None if hasattr(torch._C, "_set_autograd_fallback_mode")
+    else torch.is_grad_enabled)
 
 # torch namespace -> torch.library.Library("DEF") (one per namespace, as
 # torch allows), and the ops registered so far.

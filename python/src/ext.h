@@ -132,6 +132,12 @@ int bpy_torch_known(void);
 /* A torch tensor as a bp_tensor sharing its memory (*out a new ref). */
 int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out);
 
+/* Set by bpy_from_torch when a torch tensor requires grad and torch has
+ * no autograd fallback; bpy_torch_grad_warning() then warns (when grad
+ * mode is on) and clears it.  -1 if the warning became an exception. */
+extern _Thread_local int bpy_grad_inputs;
+int bpy_torch_grad_warning(PyObject *op_name);
+
 /* 1 and *out when obj is a torch dtype, else 0 (no exception). */
 int bpy_torch_dtype_code(PyObject *obj, int32_t *out);
 

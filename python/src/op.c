@@ -152,8 +152,11 @@ static PyObject *op_call(PyObject *o, PyObject *args, PyObject *kwargs) {
   bp_value vals[MAX_ARGS > MAX_RETS ? MAX_ARGS : MAX_RETS];
   bp_value saved[MAX_ARGS];
   bpy_torch_on_cpu = self->torch_cpu;
+  bpy_grad_inputs = 0;
   int pushed = bpy_push_args(self, sc, bound, &cs, vals);
   bpy_torch_on_cpu = 0;
+  if (pushed == 0 && self->torch && bpy_torch_grad_warning(self->name) < 0)
+    pushed = -1;
   if (pushed == 0) {
     memcpy(saved, vals, sizeof(bp_value) * (size_t)sc->nargs);
     bp_stack st = BP_STACK_INIT(vals, sizeof vals / sizeof vals[0]);

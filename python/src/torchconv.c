@@ -29,6 +29,12 @@ static const int32_t dt_codes[NDT] = {BP_INT8, BP_INT16, BP_INT32, BP_INT64,
                                       BP_FLOAT64, BP_BFLOAT16, BP_BOOL, 0};
 static PyObject *torch_dtype_of[NDT];
 
+/* torch.is_grad_enabled where torch has no autograd fallback for ops
+ * without derivatives (before 2.1): there the bridge warns instead. */
+static PyObject *torch_grad_enabled_fn;
+static PyObject *s_requires_grad;
+_Thread_local int bpy_grad_inputs;
+
 static int intern_names(void) {
   if (s_data_ptr)
     return 0;
@@ -40,7 +46,8 @@ static int intern_names(void) {
   s_get_device = PyUnicode_InternFromString("get_device");
   s_device = PyUnicode_InternFromString("device");
   s_is_cpu = PyUnicode_InternFromString("is_cpu");
-  return s_data_ptr && s_shape && s_stride && s_dtype && s_is_cuda &&
+  s_requires_grad = PyUnicode_InternFromString("requires_grad");
+  return s_requires_grad && s_data_ptr && s_shape && s_stride && s_dtype && s_is_cuda &&
                  s_get_device && s_device && s_is_cpu
              ? 0 : -1;
 }
@@ -149,8 +156,9 @@ int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out) {
     PyObject *s = PyObject_Str(dt);
     Py_DECREF(dt);
     if (s) {
-      PyErr_Format(bpy_error_class(BP_ERR_TYPE), "%s: torch dtype %U has no Backplane "
-                   "dtype", what ? what : "tensor", s);
+      PyErr_Format(bpy_error_class(BP_ERR_TYPE),
+                   "%s: torch dtype %U has no Backplane dtype",
+                   what ? what : "tensor", s);
       Py_DECREF(s);
     }
     return -1;
@@ -181,6 +189,13 @@ int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out) {
     return -1;
   if (bpy_meta_mode)
     return bpy_wrap_blob(obj, dev, dtype, ndim, sizes, strides, NULL, what, out);
+  if (torch_grad_enabled_fn && !bpy_grad_inputs) {
+    PyObject *g = PyObject_GetAttr(obj, s_requires_grad);
+    if (!g)
+      return -1;
+    bpy_grad_inputs = g == Py_True;
+    Py_DECREF(g);
+  }
   PyObject *p = plain
       ? PyObject_CallFunctionObjArgs(torch_data_ptr_fn, obj, NULL)
       : PyObject_CallMethodObjArgs(obj, s_data_ptr, NULL);
@@ -233,9 +248,9 @@ PyObject *bpy_torch_dtype(int32_t dtype) {
 
 PyObject *bpy_set_torch(PyObject *self, PyObject *args) {
   (void)self;
-  PyObject *tensor_type, *dtypes, *from_dlpack;
-  if (!PyArg_ParseTuple(args, "OO!O:set_torch", &tensor_type, &PyDict_Type,
-                        &dtypes, &from_dlpack))
+  PyObject *tensor_type, *dtypes, *from_dlpack, *grad_enabled = Py_None;
+  if (!PyArg_ParseTuple(args, "OO!O|O:set_torch", &tensor_type, &PyDict_Type,
+                        &dtypes, &from_dlpack, &grad_enabled))
     return NULL;
   if (!PyType_Check(tensor_type) || !PyCallable_Check(from_dlpack)) {
     PyErr_SetString(PyExc_TypeError, "set_torch(Tensor type, {dtype: code}, "
@@ -250,6 +265,12 @@ PyObject *bpy_set_torch(PyObject *self, PyObject *args) {
     Py_XDECREF(stride_fn);
     Py_XDECREF(data_ptr_fn);
     return NULL;
+  }
+  Py_XDECREF(torch_grad_enabled_fn);
+  torch_grad_enabled_fn = NULL;
+  if (grad_enabled != Py_None) {
+    Py_INCREF(grad_enabled);
+    torch_grad_enabled_fn = grad_enabled;
   }
   Py_XDECREF(torch_stride_fn);
   Py_XDECREF(torch_data_ptr_fn);
@@ -296,4 +317,22 @@ int bpy_torch_dtype_code(PyObject *obj, int32_t *out) {
   }
   *out = (int32_t)PyLong_AsLong(code);
   return 1;
+}
+
+int bpy_torch_grad_warning(PyObject *op_name) {
+  int had = bpy_grad_inputs;
+  bpy_grad_inputs = 0;
+  if (!had || !torch_grad_enabled_fn)
+    return 0;
+  PyObject *on = PyObject_CallFunctionObjArgs(torch_grad_enabled_fn, NULL);
+  if (!on)
+    return -1;
+  int enabled = PyObject_IsTrue(on);
+  Py_DECREF(on);
+  if (enabled <= 0)
+    return enabled;
+  return PyErr_WarnFormat(PyExc_UserWarning, 1, "%U has no derivative: its "
+                          "results do not require grad although an input "
+                          "does, and no gradient flows through it (use "
+                          "torch.no_grad() or detach() to say so)", op_name);
 }

@@ -246,6 +246,27 @@ ok("bp_core::add" in graph and "bp_core::relu" in graph
    and torch.equal(traced(y, y), block(y, y)),
    "torch.jit.trace records the ops, and the trace runs them", graph)
 
+# ---- autograd ---------------------------------------------------------------
+import warnings  # noqa: E402
+
+needs = torch.ones(3, requires_grad=True)
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    prod = torch.ops.bp_core.mul(needs, needs)
+    with torch.no_grad():
+        torch.ops.bp_core.mul(needs, needs)
+    torch.ops.bp_core.mul(needs.detach(), needs)
+fallback = hasattr(torch._C, "_set_autograd_fallback_mode")
+texts = [str(w.message) for w in seen]
+if fallback:
+    ok(not texts, "torch has an autograd fallback: the bridge adds no "
+       "warning", texts)
+else:
+    ok(len(texts) == 2 and "core::mul has no derivative" in texts[0]
+       and not prod.requires_grad, "without torch's autograd fallback, an "
+       "input that requires grad gets a warning, except under no_grad",
+       texts)
+
 # ---- errors and lifetimes -------------------------------------------------
 ok(raises(backplane.ShapeError,
           lambda: torch.ops.bp_core.add(torch.ones(2), torch.ones(3)),
