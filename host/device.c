@@ -206,7 +206,7 @@ static const bp_device_iface cpu_iface = {
 /* The registry                                                             */
 /* ------------------------------------------------------------------------ */
 
-static bp__device_type cpu_type = {
+bp__device_type bp__cpu_type = {
     .type = BP_DEVICE_CPU,
     .name = "cpu",
     .iface = &cpu_iface,
@@ -228,7 +228,7 @@ static const char *const fixed_names[] = {
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(bp__device_type *) slots[BP__DEVICE_SLOTS] = {
-    [BP_DEVICE_CPU] = &cpu_type,
+    [BP_DEVICE_CPU] = &bp__cpu_type,
 };
 /* Device counts, cached at registration: the count does not change while
  * a type stays registered, and the allocation path checks indices. */

@@ -94,6 +94,10 @@ const char *bp__device_type_label(int32_t type, char *buf, size_t n);
 /* The entry of a registered (iface != NULL) type, or NULL. */
 bp__device_type *bp__device_lookup(int32_t type);
 
+/* The host CPU's device type, {BP_DEVICE_CPU, 0} only: built in, owned by
+ * no plugin, never hidden or replaced. */
+extern bp__device_type bp__cpu_type;
+
 /* Streams and events alive on the device types `owner` registered; the
  * name of one such type in *out_name. */
 int64_t bp__device_handles_for_owner(struct bp_plugin *owner, const char **out_name);

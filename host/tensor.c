@@ -156,13 +156,12 @@ static void contiguous_strides(int32_t ndim, const int64_t *sizes, int64_t *stri
 static void fill_view(bp_tensor *t, int32_t dtype, int32_t ndim, const int64_t *sizes,
                       const int64_t *strides, int64_t offset, int64_t numel) {
   size_t item = bp_dtype_size(dtype);
-  if (ndim > 0) {
-    memcpy(t->sizes, sizes, (size_t)ndim * sizeof *sizes);
-    if (strides)
-      memcpy(t->strides, strides, (size_t)ndim * sizeof *strides);
-    else
-      contiguous_strides(ndim, sizes, t->strides);
-  }
+  /* Loops, not memcpy: ndim is small, and a call costs more. */
+  for (int32_t d = 0; d < ndim; d++) t->sizes[d] = sizes[d];
+  if (strides)
+    for (int32_t d = 0; d < ndim; d++) t->strides[d] = strides[d];
+  else
+    contiguous_strides(ndim, sizes, t->strides);
   bp_tensor_view *v = &t->view;
   v->struct_size = BP_TENSOR_VIEW_STRUCT_SIZE;
   v->device = t->storage->device;
@@ -214,14 +213,21 @@ static bp_status tensor_new(const char *fn, bp_device device, int32_t dtype, int
   /* Finding the device and counting the tensor against it happen inside a
    * read section, so that an unload, which hides the device and then waits
    * for read sections to end, sees every tensor made on it. */
-  bool nested = false;
-  bp__reader *r = bp__read_enter(&nested);
-  if (!r) return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   bp__device_type *dt;
-  st = bp__device_check(device, fn, &dt);
-  bp_tensor *t = st ? NULL : tensor_block(dt);
-  bp__read_exit(r, nested);
-  if (st) return st;
+  bp_tensor *t;
+  if (device.type == BP_DEVICE_CPU && device.index == 0) {
+    /* The host CPU is never unloaded: no read section. */
+    dt = &bp__cpu_type;
+    t = tensor_block(dt);
+  } else {
+    bool nested = false;
+    bp__reader *r = bp__read_enter(&nested);
+    if (!r) return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    st = bp__device_check(device, fn, &dt);
+    t = st ? NULL : tensor_block(dt);
+    bp__read_exit(r, nested);
+    if (st) return st;
+  }
   if (!t) return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   bp__storage *s = &t->own_storage;
   atomic_init(&s->refcount, 1);
