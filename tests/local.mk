@@ -47,12 +47,14 @@ dist_check_SCRIPTS += %D%/test-headers.sh
 
 # The loader and its behaviour under concurrent calls; both load the test
 # plugins of tests/plugins/.
-check_PROGRAMS += %D%/test-loader %D%/test-concurrency
-%C%_test_loader_SOURCES = %D%/test-loader.c %D%/testutil.h
+check_PROGRAMS += %D%/test-loader %D%/test-unload %D%/test-concurrency
+%C%_test_loader_SOURCES = %D%/test-loader.c %D%/loaderutil.h %D%/testutil.h
 %C%_test_loader_LDADD = $(TEST_LDADD)
+%C%_test_unload_SOURCES = %D%/test-unload.c %D%/loaderutil.h %D%/testutil.h
+%C%_test_unload_LDADD = $(TEST_LDADD) -lpthread
 %C%_test_concurrency_SOURCES = %D%/test-concurrency.c %D%/testutil.h
 %C%_test_concurrency_LDADD = $(TEST_LDADD) -lpthread
-TESTS += %D%/test-loader %D%/test-concurrency
+TESTS += %D%/test-loader %D%/test-unload %D%/test-concurrency
 
 # Files in a plugin directory that are not loadable plugins.
 check_PROGRAMS += %D%/test-plugin-files
