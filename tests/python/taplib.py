@@ -10,6 +10,7 @@ A test point may carry `todo="why"`: it is reported `# TODO why`, and its
 failure does not fail the file (the TAP driver counts it as expected).
 """
 
+import os
 import re
 import sys
 import traceback
@@ -54,6 +55,18 @@ def skip(desc, reason):
     _count += 1
     print(f"ok {_count} - {desc} # SKIP {reason}")
     sys.stdout.flush()
+
+
+def child_env():
+    """The environment for a Python child process that imports backplane:
+    under ThreadSanitizer the runtime must be preloaded into it too
+    (tests/python/run.sh keeps LD_PRELOAD out of the test's environment,
+    because the shells of libtool wrappers do not survive it)."""
+    env = dict(os.environ)
+    preload = env.get("BP_TEST_PRELOAD")
+    if preload and "LD_PRELOAD" not in env:
+        env["LD_PRELOAD"] = preload
+    return env
 
 
 def bail_out(reason):

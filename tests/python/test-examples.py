@@ -34,7 +34,8 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 def run(args):
     proc = subprocess.run([sys.executable] + args, capture_output=True,
-                          text=True, timeout=TIMEOUT, check=False)
+                          text=True, timeout=TIMEOUT, check=False,
+                          env=t.child_env())
     return proc.returncode, proc.stdout, proc.stdout + proc.stderr
 
 

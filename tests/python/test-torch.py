@@ -58,8 +58,11 @@ probe = ("import sys; sys.modules['torch'] = None\n"
          "    neg(numpy.ones(2, numpy.float32))\n"
          "except RuntimeError as e:\n"
          "    print('RuntimeError:', e)\n")
+child = dict(os.environ)
+if os.environ.get("BP_TEST_PRELOAD") and "LD_PRELOAD" not in child:
+    child["LD_PRELOAD"] = os.environ["BP_TEST_PRELOAD"]  # ThreadSanitizer
 out = subprocess.run([sys.executable, "-c", probe], capture_output=True,
-                     text=True, env=os.environ)
+                     text=True, env=child)
 ok(out.returncode == 0 and "ImportError: backplane.torch needs PyTorch"
    in out.stdout, "without torch, backplane imports and backplane.torch "
    "raises a clear ImportError", out.stdout + out.stderr)
