@@ -12,6 +12,7 @@ check_PROGRAMS += \
 	%D%/test-device \
 	%D%/test-schema \
 	%D%/test-dispatch \
+	%D%/test-arguments \
 	%D%/test-core-meta \
 	%D%/test-cxx
 %C%_test_errors_LDADD = $(TEST_LDADD)
@@ -27,6 +28,8 @@ check_PROGRAMS += \
 %C%_test_schema_LDADD = %D%/libtap.la -lm
 %C%_test_dispatch_SOURCES = %D%/test-dispatch.c %D%/testutil.h
 %C%_test_dispatch_LDADD = $(TEST_LDADD) -lpthread
+%C%_test_arguments_SOURCES = %D%/test-arguments.c %D%/testutil.h
+%C%_test_arguments_LDADD = $(TEST_LDADD)
 %C%_test_core_meta_SOURCES = %D%/test-core-meta.c %D%/testutil.h
 %C%_test_core_meta_LDADD = $(TEST_LDADD)
 %C%_test_cxx_SOURCES = %D%/test-cxx.cc
@@ -40,6 +43,7 @@ TESTS += \
 	%D%/test-device \
 	%D%/test-schema \
 	%D%/test-dispatch \
+	%D%/test-arguments \
 	%D%/test-core-meta \
 	%D%/test-cxx \
 	%D%/test-headers.sh

@@ -56,4 +56,17 @@ static inline const float *f32data(const bp_tensor *t) {
   return (const float *)bp_tensor_get_view(t)->data;
 }
 
+/* Calls op with the stack's values and returns the single Tensor result
+ * (owned), or NULL after a diagnostic. */
+static inline bp_tensor *call_for_tensor(const bp_op *op, bp_stack *s) {
+  bp_status st = bp_call(op, s);
+  if (st != BP_OK) {
+    tap_diag("call failed: %s: %s", bp_status_str(st), bp_last_error());
+    return NULL;
+  }
+  bp_tensor *t = NULL;
+  if (bp_stack_get_tensor(s, 0, &t) != BP_OK) tap_diag("%s", bp_last_error());
+  return t;
+}
+
 #endif /* BP_TESTS_TESTUTIL_H */
