@@ -351,11 +351,8 @@ static PyObject *torch_view(PyObject *arg, const bp_tensor_view *av,
     return NULL;
   long long delta = ((const char *)rv->data - (const char *)av->data) /
                     (rv->itemsize ? rv->itemsize : 1);
-  PyObject *sz = PyTuple_New(rv->ndim), *sd = PyTuple_New(rv->ndim);
-  for (int32_t d = 0; sz && sd && d < rv->ndim; d++) {
-    PyTuple_SetItem(sz, d, PyLong_FromLongLong(rv->sizes[d]));
-    PyTuple_SetItem(sd, d, PyLong_FromLongLong(rv->strides[d]));
-  }
+  PyObject *sz = bpy_int_tuple(rv->sizes, rv->ndim);
+  PyObject *sd = bpy_int_tuple(rv->strides, rv->ndim);
   PyObject *r = sz && sd ? PyObject_CallMethod(arg, "as_strided", "OOL", sz,
                                                sd, base + delta)
                          : NULL;

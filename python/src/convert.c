@@ -108,16 +108,28 @@ int bpy_wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
   return 0;
 }
 
+/* An int, or anything with __index__ (a NumPy integer); never a float. */
+static int index_value(PyObject *x, int64_t *out) {
+  if (PyLong_CheckExact(x)) {
+    *out = PyLong_AsLongLong(x);
+  } else {
+    PyObject *ix = PyNumber_Index(x);
+    if (!ix)
+      return -1;
+    *out = PyLong_AsLongLong(ix);
+    Py_DECREF(ix);
+  }
+  return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
 int bpy_read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
                     const char *what, const char *field) {
   if (PyTuple_Check(seq)) { /* torch.Size, stride(), NumPy's shape */
     Py_ssize_t len = PyTuple_Size(seq);
     if (len <= max) {
-      for (Py_ssize_t i = 0; i < len; i++) {
-        dst[i] = PyLong_AsLongLong(PyTuple_GetItem(seq, i));
-        if (dst[i] == -1 && PyErr_Occurred())
+      for (Py_ssize_t i = 0; i < len; i++)
+        if (index_value(PyTuple_GetItem(seq, i), &dst[i]) < 0)
           return -1;
-      }
       *n = (int32_t)len;
       return 0;
     }
@@ -135,9 +147,9 @@ int bpy_read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
     PyObject *x = PySequence_GetItem(seq, i);
     if (!x)
       return -1;
-    dst[i] = PyLong_AsLongLong(x);
+    int rc = index_value(x, &dst[i]);
     Py_DECREF(x);
-    if (dst[i] == -1 && PyErr_Occurred())
+    if (rc < 0)
       return -1;
   }
   *n = (int32_t)len;

@@ -57,6 +57,19 @@ int bpy_tensor_init_type(PyObject *module);
  * failure too).  NULL with an exception set on failure. */
 PyObject *bpy_tensor_wrap(bp_tensor *t);
 
+/* A tuple of the n ints of v; NULL with an exception set on failure. */
+PyObject *bpy_int_tuple(const int64_t *v, int32_t n);
+
+/* Appends item to list and drops the reference to item; -1 (exception
+ * set) when item is NULL or the append fails. */
+static inline int bpy_list_add(PyObject *list, PyObject *item) {
+  if (!item)
+    return -1;
+  int rc = PyList_Append(list, item);
+  Py_DECREF(item);
+  return rc;
+}
+
 /* A DLPack capsule ("dltensor") exporting t; the capsule holds a
  * reference until it is consumed or collected. */
 PyObject *bpy_tensor_capsule(bp_tensor *t);

@@ -196,9 +196,8 @@ static PyObject *py_devices(PyObject *self, PyObject *noargs) {
       continue;
     for (int32_t i = 0; list && i < count; i++) {
       PyObject *d = device_dict(bp_device_make(type, i));
-      if (!d || PyList_Append(list, d) < 0)
+      if (bpy_list_add(list, d) < 0)
         Py_CLEAR(list);
-      Py_XDECREF(d);
     }
   }
   return list;
@@ -216,9 +215,8 @@ static PyObject *py_device_types(PyObject *self, PyObject *noargs) {
     PyObject *t = name ? Py_BuildValue("(iOi)", (int)type, name, (int)count)
                        : NULL;
     Py_XDECREF(name);
-    if (!t || PyList_Append(list, t) < 0)
+    if (bpy_list_add(list, t) < 0)
       Py_CLEAR(list);
-    Py_XDECREF(t);
   }
   return list;
 }
@@ -235,9 +233,8 @@ static PyObject *py_op_names(PyObject *self, PyObject *args) {
         (!info.defined && !all))
       continue;
     PyObject *s = bpy_str(info.name);
-    if (!s || PyList_Append(list, s) < 0)
+    if (bpy_list_add(list, s) < 0)
       Py_CLEAR(list);
-    Py_XDECREF(s);
   }
   return list;
 }
@@ -271,23 +268,9 @@ static PyObject *py_empty(PyObject *self, PyObject *args, PyObject *kw) {
                                    &dtype_obj, &device_obj))
     return NULL;
   int64_t sizes[BP_MAX_NDIM];
-  Py_ssize_t n = PySequence_Size(shape);
-  if (n < 0)
+  int32_t n = 0;
+  if (bpy_read_int64s(shape, sizes, BP_MAX_NDIM, &n, "empty", "shape") < 0)
     return NULL;
-  if (n > BP_MAX_NDIM)
-    return PyErr_Format(PyExc_ValueError, "empty: %zd dimensions; Backplane "
-                        "allows at most %d", n, BP_MAX_NDIM);
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *x = PySequence_GetItem(shape, i);
-    PyObject *ix = x ? PyNumber_Index(x) : NULL;
-    Py_XDECREF(x);
-    if (!ix)
-      return NULL;
-    sizes[i] = PyLong_AsLongLong(ix);
-    Py_DECREF(ix);
-    if (sizes[i] == -1 && PyErr_Occurred())
-      return NULL;
-  }
   int32_t dtype = BP_FLOAT32;
   bp_device dev = BP_CPU;
   if (dtype_obj && dtype_obj != Py_None && bpy_to_dtype(dtype_obj, &dtype) < 0)
@@ -296,7 +279,7 @@ static PyObject *py_empty(PyObject *self, PyObject *args, PyObject *kw) {
       bpy_to_device(device_obj, &dev) < 0)
     return NULL;
   bp_tensor *t = NULL;
-  bp_status st = bp_tensor_empty(dev, dtype, (int32_t)n, n ? sizes : NULL, &t);
+  bp_status st = bp_tensor_empty(dev, dtype, n, n ? sizes : NULL, &t);
   if (st != BP_OK)
     return bpy_raise(st);
   return bpy_tensor_wrap(t);

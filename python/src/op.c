@@ -109,6 +109,7 @@ static op_schema *load_schema(bpy_op *self) {
       goto fail;
     }
     sc->nrets = i + 1;
+    sc->alias_rets |= r->alias_set != NULL;
     if (own_strings(sc, r) < 0)
       goto fail;
   }
@@ -136,17 +137,25 @@ op_schema *bpy_op_schema(bpy_op *self) {
 
 /* ---- calls ---------------------------------------------------------------- */
 
+/* The schema for a call (a reference) with args/kwargs bound to it, or
+ * NULL with an exception set. */
+static op_schema *bind_call(bpy_op *self, PyObject *args, PyObject *kwargs,
+                            PyObject **bound) {
+  op_schema *sc = bpy_op_schema(self);
+  if (sc && bpy_bind(self, sc, args, kwargs, bound) < 0) {
+    bpy_schema_release(sc);
+    sc = NULL;
+  }
+  return sc;
+}
+
 static PyObject *op_call(PyObject *o, PyObject *args, PyObject *kwargs) {
   bpy_op *self = (bpy_op *)o;
-  op_schema *sc = bpy_op_schema(self);
+  PyObject *bound[MAX_ARGS];
+  op_schema *sc = bind_call(self, args, kwargs, bound);
   if (!sc)
     return NULL;
-  PyObject *bound[MAX_ARGS];
   PyObject *r = NULL;
-  if (bpy_bind(self, sc, args, kwargs, bound) < 0) {
-    bpy_schema_release(sc);
-    return NULL;
-  }
   call_state cs;
   bpy_call_state_init(&cs);
   bp_value vals[MAX_ARGS > MAX_RETS ? MAX_ARGS : MAX_RETS];
@@ -158,7 +167,10 @@ static PyObject *op_call(PyObject *o, PyObject *args, PyObject *kwargs) {
   if (pushed == 0 && self->torch && bpy_torch_grad_warning(self->name) < 0)
     pushed = -1;
   if (pushed == 0) {
-    memcpy(saved, vals, sizeof(bp_value) * (size_t)sc->nargs);
+    /* The results overwrite the arguments; a result in an alias set is
+     * matched against them afterwards (args.c). */
+    if (sc->alias_rets)
+      memcpy(saved, vals, sizeof(bp_value) * (size_t)sc->nargs);
     bp_stack st = BP_STACK_INIT(vals, sizeof vals / sizeof vals[0]);
     st.top = (size_t)sc->nargs;
     bp_status rc;
@@ -183,11 +195,8 @@ static PyObject *op_call(PyObject *o, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *meta_result(const bp_tensor_meta *m) {
-  PyObject *sz = PyTuple_New(m->ndim), *sd = PyTuple_New(m->ndim);
-  for (int32_t d = 0; sz && sd && d < m->ndim; d++) {
-    PyTuple_SetItem(sz, d, PyLong_FromLongLong(m->sizes[d]));
-    PyTuple_SetItem(sd, d, PyLong_FromLongLong(m->strides[d]));
-  }
+  PyObject *sz = bpy_int_tuple(m->sizes, m->ndim);
+  PyObject *sd = bpy_int_tuple(m->strides, m->ndim);
   PyObject *dev = bpy_device_str(m->device);
   const char *dt = bp_dtype_name(m->dtype);
   PyObject *x = sz && sd && dev
@@ -205,15 +214,11 @@ static PyObject *meta_result(const bp_tensor_meta *m) {
  * fake tensors, which have no data. */
 static PyObject *op_meta(PyObject *o, PyObject *args, PyObject *kwargs) {
   bpy_op *self = (bpy_op *)o;
-  op_schema *sc = bpy_op_schema(self);
+  PyObject *bound[MAX_ARGS];
+  op_schema *sc = bind_call(self, args, kwargs, bound);
   if (!sc)
     return NULL;
-  PyObject *bound[MAX_ARGS];
   PyObject *r = NULL;
-  if (bpy_bind(self, sc, args, kwargs, bound) < 0) {
-    bpy_schema_release(sc);
-    return NULL;
-  }
   call_state cs;
   bpy_call_state_init(&cs);
   bp_value vals[MAX_ARGS];

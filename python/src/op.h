@@ -30,6 +30,7 @@ typedef struct op_arg {
 typedef struct op_schema {
   long refs;
   int32_t nargs, nrets, npos;
+  int alias_rets;        /* some result has an alias set */
   op_arg args[MAX_ARGS];
   op_arg rets[MAX_RETS];
   void *owned[(MAX_ARGS + MAX_RETS) * 4];  /* the copies, PyMem blocks */

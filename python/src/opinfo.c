@@ -85,9 +85,8 @@ static PyObject *get_kernels(PyObject *o, void *c) {
         const char *dn = bp_dtype_name(*d);
         PyObject *s = dn ? PyUnicode_FromString(dn)
                          : PyUnicode_FromFormat("dtype%d", (int)*d);
-        if (!s || PyList_Append(dts, s) < 0)
+        if (bpy_list_add(dts, s) < 0)
           Py_CLEAR(dts);
-        Py_XDECREF(s);
       }
     } else {
       Py_INCREF(Py_None);
@@ -110,9 +109,8 @@ static PyObject *get_kernels(PyObject *o, void *c) {
     Py_XDECREF(kind);
     Py_XDECREF(plugin);
     Py_XDECREF(devname);
-    if (!d || PyList_Append(list, d) < 0)
+    if (bpy_list_add(list, d) < 0)
       Py_CLEAR(list);
-    Py_XDECREF(d);
   }
   return list;
 }

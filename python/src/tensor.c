@@ -39,7 +39,7 @@ static const bp_tensor_view *view_of(PyObject *o) {
   return bp_tensor_get_view(((bpy_tensor *)o)->t);
 }
 
-static PyObject *int_tuple(const int64_t *v, int32_t n) {
+PyObject *bpy_int_tuple(const int64_t *v, int32_t n) {
   PyObject *tup = PyTuple_New(n);
   if (!tup)
     return NULL;
@@ -57,13 +57,13 @@ static PyObject *int_tuple(const int64_t *v, int32_t n) {
 static PyObject *get_shape(PyObject *o, void *closure) {
   (void)closure;
   const bp_tensor_view *v = view_of(o);
-  return int_tuple(v->sizes, v->ndim);
+  return bpy_int_tuple(v->sizes, v->ndim);
 }
 
 static PyObject *get_strides(PyObject *o, void *closure) {
   (void)closure;
   const bp_tensor_view *v = view_of(o);
-  return int_tuple(v->strides, v->ndim);
+  return bpy_int_tuple(v->strides, v->ndim);
 }
 
 static PyObject *get_dtype(PyObject *o, void *closure) {
@@ -238,11 +238,11 @@ static PyObject *get_array_interface(PyObject *o, void *closure) {
   }
   int one = 1;
   char order = v->itemsize == 1 ? '|' : *(const char *)&one ? '<' : '>';
-  PyObject *strides = PyTuple_New(v->ndim);
+  int64_t bytes[BP_MAX_NDIM];
+  for (int32_t i = 0; i < v->ndim; i++)
+    bytes[i] = v->strides[i] * v->itemsize;
+  PyObject *strides = bpy_int_tuple(bytes, v->ndim);
   PyObject *shape = get_shape(o, NULL);
-  for (int32_t i = 0; strides && i < v->ndim; i++)
-    PyTuple_SetItem(strides, i,
-                    PyLong_FromLongLong(v->strides[i] * v->itemsize));
   PyObject *r = NULL;
   if (strides && shape)
     r = Py_BuildValue("{s:i,s:(NO),s:O,s:O,s:s#}", "version", 3, "data",
