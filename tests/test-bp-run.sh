@@ -140,12 +140,33 @@ expect "--help documents the exit status" 0 "1 when the call or a file failed, 2
 bprun core::softmax "$tmp/i.npy" 0
 expect_error "a call that fails exits with 1" "core::softmax: argument #0 'self'"
 
-# Numbers follow the schema grammar: no hex, inf, nan, '+' or spaces;
-# underflow is fine, overflow is not.
-for v in 0x1p3 0x10 inf -inf nan infinity +1 ' 1' '1 ' 1e 1.2.3; do
+# Floats take what strtod and Python's float() take, less hex and spaces:
+# nan and inf in any case, with a sign; underflow is fine, an overflowing
+# literal is not.
+for v in 0x1p3 0x10 ' 1' '1 ' 1e 1.2.3 nanx infinit in ++1 -+1 '' .; do
   bprun core::add "$tmp/a.npy" "$tmp/b.npy" alpha="$v"
   expect_usage "float alpha='$v' is refused" "argument #3 'alpha': expected a float, got '$v'"
 done
+"$run" --write "$tmp/f.npy" float32 4 1,2,3,4 > /dev/null 2>&1
+for v in nan NaN +nan NAN; do
+  bprun core::fill_ "$tmp/f.npy" "$v"
+  expect "core::fill_ takes the value '$v'" 0 '^  nan nan nan nan$'
+done
+bprun core::fill_ "$tmp/f.npy" -nan
+expect "core::fill_ takes the value '-nan' (a NaN with its sign bit set)" 0 '^  -nan -nan -nan -nan$'
+for v in inf Inf +inf infinity INFINITY; do
+  bprun core::fill_ "$tmp/f.npy" "$v"
+  expect "core::fill_ takes the value '$v'" 0 '^  inf inf inf inf$'
+done
+for v in -inf -Infinity; do
+  bprun core::fill_ "$tmp/f.npy" "$v"
+  expect "core::fill_ takes the value '$v'" 0 '^  -inf -inf -inf -inf$'
+done
+bprun core::add "$tmp/a.npy" "$tmp/b.npy" alpha=+1.5
+expect "a float with a '+' sign" 0 '^  4 5 6 7$'
+"$run" --write "$tmp/w.npy" float32 3 'inf,-inf,nan' > "$tmp/out" 2>&1 &&
+  "$run" --show "$tmp/w.npy" > "$tmp/out" 2>&1; st=$?
+expect "--write takes inf, -inf and nan for float32" 0 '^  inf -inf nan$'
 for v in 0x1 +1 ' 1' 1.0 9223372036854775808; do
   bprun core::softmax "$tmp/a.npy" "$v"
   expect_usage "int dim='$v' is refused" "argument #2 'dim': expected an int, got '$v'"

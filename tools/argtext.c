@@ -25,9 +25,20 @@ int argtext_int(const char *s, int64_t *out) {
   return ARGTEXT_OK;
 }
 
-/* -?( D+ ( "." D* )? | "." D+ ) ( [eE] [+-]? D+ )?, the schema grammar's. */
+/* Case-insensitive equality of s and lower-case word. */
+static int same_word(const char *s, const char *word) {
+  for (; *word; s++, word++)
+    if ((*s | 0x20) != *word) return 0;
+  return *s == '\0';
+}
+
+/* [+-]? ( D+ ( "." D* )? | "." D+ ) ( [eE] [+-]? D+ )?, or [+-]? followed
+ * by inf, infinity or nan in any case: what both strtod and Python's
+ * float() take, less hex and spaces. */
 static int is_float_text(const char *s) {
-  size_t i = s[0] == '-' ? 1 : 0, d = 0;
+  size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0, d = 0;
+  if (same_word(s + i, "inf") || same_word(s + i, "infinity") || same_word(s + i, "nan"))
+    return 1;
   while (is_digit(s[i])) i++, d++;
   if (s[i] == '.') {
     i++;
@@ -48,7 +59,12 @@ int argtext_float(const char *s, double *out) {
   if (!is_float_text(s)) return ARGTEXT_SYNTAX;
   errno = 0;
   double v = strtod(s, NULL);
+  /* An overflowing literal is refused; "inf" itself is not one. */
   if (errno == ERANGE && isinf(v)) return ARGTEXT_RANGE;
+  /* strtod's NaN may carry either sign bit: a plain "nan" is the
+   * positive quiet NaN, as Python's float("nan") is, and "-nan" the
+   * negative one. */
+  if (isnan(v)) v = s[0] == '-' ? -NAN : NAN;
   *out = v;
   return ARGTEXT_OK;
 }

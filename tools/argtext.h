@@ -1,14 +1,16 @@
 /*
  * tools/argtext.h - the text of bp-run's command line: numbers and lists
- * read from arguments.  Numbers follow the schema grammar (docs/schemas.md), so
- * that a value means the same on the command line as in a default:
+ * read from arguments.  Ints follow the schema grammar (docs/schemas.md);
+ * floats take what both strtod and Python's float() take, as a user
+ * types them, less hex and spaces:
  *
  *   int     -?[0-9]+                                   (int64)
- *   float   -?( D+ ( "." D* )? | "." D+ ) ( [eE] [+-]? D+ )?
+ *   float   [+-]?( D+ ( "." D* )? | "." D+ ) ( [eE] [+-]? D+ )?
+ *           [+-]?( inf | infinity | nan )              (any case)
  *
- * with no sign '+', no hex, no inf or nan and no spaces.  A float that
- * overflows a double is refused; one that underflows reads as a subnormal
- * or zero.  Nothing here prints or exits.
+ * The schema grammar for defaults stays narrower (no sign '+', no inf or
+ * nan).  A literal that overflows a double (1e400) is refused; one that
+ * underflows reads as a subnormal or zero.  Nothing here prints or exits.
  */
 #ifndef BP_TOOLS_ARGTEXT_H
 #define BP_TOOLS_ARGTEXT_H

@@ -315,7 +315,7 @@ static void store_value(unsigned char *p, int64_t i, int32_t dtype, const char *
             dname, range_note(r));
       /* A float that is finite as a double but not as a float32 would be
        * stored as an infinity. */
-      if (dtype == BP_FLOAT32 && isinf((float)f))
+      if (dtype == BP_FLOAT32 && isinf((float)f) && !isinf(f))
         die(EXIT_USAGE, "--write: value #%" PRId64 " (%s) is out of range for float32 (the largest "
             "finite float32 is %.9g)", i, text, (double)FLT_MAX);
       if (dtype == BP_FLOAT32)
@@ -548,7 +548,11 @@ typedef struct options {
 
 /* Whether a is an option: "--x", or "-x" with x a letter (so that "-1"
  * and "-.5" stay values). */
+/* An option begins with '-' and a letter, or is "--..."; a negative
+ * number ("-1", "-.5", "-inf", "-nan") is an argument. */
 static int is_option(const char *a) {
+  double f;
+  if (a[0] == '-' && a[1] != '-' && argtext_float(a, &f) != ARGTEXT_SYNTAX) return 0;
   return a[0] == '-' && ((a[1] == '-') || (a[1] >= 'a' && a[1] <= 'z') || (a[1] >= 'A' && a[1] <= 'Z'));
 }
 
