@@ -43,6 +43,8 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/device.c \
 	%D%/checks/process.c \
 	%D%/checks/teardown.c \
+	%D%/budget.c \
+	%D%/budget.h \
 	%D%/elfsha.h \
 	%D%/elfsyms.c \
 	%D%/sha256.c \

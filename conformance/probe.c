@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <backplane/host.h>
 
+#include "budget.h"
 #include "cert.h"
 
 /* ------------------------------------------------------------------------ */
@@ -132,7 +134,8 @@ static void probe_child(void) {
   fclose(f);
 }
 
-/* Runs probe_child in a child, under alarm() there and a deadline here;
+/* Runs probe_child in a child, under a CPU-time timer there and a budget
+ * here (budget.h: --timeout of CPU time, or of wall time without any);
  * fills cx.probe. */
 void run_probe(void) {
   int fds[2];
@@ -149,15 +152,21 @@ void run_probe(void) {
     close(fds[0]);
     cx.chan.fd = fds[1];
     dup2(STDERR_FILENO, STDOUT_FILENO);
-    alarm((unsigned)ceil(cx.opt.timeout));
+    /* SIGPROF ends the process once it has used --timeout of CPU time. */
+    struct itimerval cpu_limit = {{0, 0}, {(time_t)cx.opt.timeout,
+                                           (suseconds_t)(fmod(cx.opt.timeout, 1.0) * 1e6)}};
+    setitimer(ITIMER_PROF, &cpu_limit, NULL);
     probe_child();
     _exit(0);
   }
   close(fds[1]);
-  /* The parent's own watchdog: the child's alarm() is no use against a
-   * plugin that ignores SIGALRM, and a process the plugin started may
-   * hold the pipe open after the probe has ended. */
-  double deadline = now() + cx.opt.timeout;
+  /* The parent's own watchdog: the child's timer is no use against a
+   * plugin that ignores SIGPROF or one that hangs asleep, and a process
+   * the plugin started may hold the pipe open after the probe has ended. */
+  cert_budget budget;
+  cert_budget_start(&budget, pid);
+  char spent[160];
+  bool over = false;
   size_t cap = 4096, n = 0;
   char *buf = malloc(cap);
   for (;;) {
@@ -167,10 +176,9 @@ void run_probe(void) {
       if (!g) break;
       buf = g;
     }
-    double left = deadline - now();
-    if (left <= 0) break;
+    if ((over = cert_budget_spent(&budget, cx.opt.timeout, spent, sizeof spent))) break;
     struct pollfd p = {fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, left < 0.05 ? (int)(left * 1000) + 1 : 50);
+    int ready = poll(&p, 1, 50);
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) {
       int wst;
@@ -187,13 +195,13 @@ void run_probe(void) {
   }
   close(fds[0]);
   int wst = 0;
-  bool timed_out = pid > 0 && now() >= deadline;
+  bool timed_out = pid > 0 && over;
   if (pid > 0) {
     kill(pid, SIGKILL); /* harmless when it has already ended */
     waitpid(pid, &wst, 0);
   }
-  /* The child's own alarm() may beat the deadline here. */
-  if (WIFSIGNALED(wst) && WTERMSIG(wst) == SIGALRM) timed_out = true;
+  /* The child's own timer may beat the budget here. */
+  if (WIFSIGNALED(wst) && WTERMSIG(wst) == SIGPROF) timed_out = true;
   if (!buf) {
     snprintf(cx.probe.why, sizeof cx.probe.why, "certifier error: out of memory");
     return;

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "cert.h"
 #include "termsafe.h"
 #include "devtensor.h"
@@ -118,6 +119,7 @@ typedef struct slot {
   size_t wcases;    /* cases it has finished */
   size_t wlast;     /* the last of them, when wcases > 0 */
   double wt0;       /* when it started; once its socket closed, when that was */
+  cert_budget wb;   /* its time to load the plugin, or, socket closed, to end */
   char wbuf[4096];  /* what it sent that is not yet used */
   size_t wn;
   bool busy;        /* a case is running */
@@ -126,6 +128,7 @@ typedef struct slot {
   pid_t cpid;
   int cfd;          /* -1 at EOF */
   double t0;        /* when the case began */
+  cert_budget cb;   /* the case's time limit (in the worker or the child) */
   char cbuf[2048];
   size_t cn;
 } slot;
@@ -288,6 +291,7 @@ static void start_child(slot *s, size_t ci) {
     _exit(0);
   }
   close(fds[1]);
+  cert_budget_start(&s->cb, pid);
   s->busy = true;
   s->child = true;
   s->cpid = pid;
@@ -322,6 +326,7 @@ static bool start_worker(slot *s) {
   s->ready = false;
   s->wcases = 0;
   s->wt0 = now();
+  cert_budget_start(&s->wb, pid);
   s->wn = 0;
   s->wbuf[0] = '\0';
   cx.run.nworkers++;
@@ -356,6 +361,7 @@ static void schedule(slot *s, size_t *next) {
   s->ci = *next;
   s->child = false;
   s->t0 = now();
+  cert_budget_start(&s->cb, s->wpid);
   /* What ran in this worker before, should the case fail only there. */
   cx.cases.v[*next].worker_after = s->wcases;
   cx.cases.v[*next].worker_prev = s->wcases ? s->wlast : 0;
@@ -409,6 +415,7 @@ static void service_worker(slot *s) {
     close(s->wfd);
     s->wfd = -1;
     s->wt0 = now();
+    cert_budget_start(&s->wb, s->wpid);
     /* A last line cut short still counts. */
     if (s->wn && s->wbuf[s->wn - 1] != '\n' && s->wn + 1 < sizeof s->wbuf) {
       s->wbuf[s->wn++] = '\n';
@@ -456,7 +463,8 @@ static void service_worker(slot *s) {
     /* Its socket closed: it is ending, by a crash or an exit. */
     int wst = 0;
     pid_t w = waitpid(s->wpid, &wst, WNOHANG);
-    if (w == 0 && now() - s->wt0 < 2.0) return;
+    char why[160];
+    if (w == 0 && !cert_budget_spent(&s->wb, 2.0, why, sizeof why)) return;
     if (w == 0) {
       kill(s->wpid, SIGKILL);
       waitpid(s->wpid, &wst, 0);
@@ -464,13 +472,12 @@ static void service_worker(slot *s) {
     worker_ended(s, wst);
     return;
   }
-  if (in_case && now() - s->t0 > cx.opt.timeout) {
+  char detail[160];
+  if (in_case && cert_budget_spent(&s->cb, cx.opt.timeout, detail, sizeof detail)) {
     kill_worker(s);
     s->busy = false;
-    char detail[64];
-    snprintf(detail, sizeof detail, "TIMEOUT after %g s", cx.opt.timeout);
     set_verdict(s->ci, true, ST_TIMEOUT, detail, now() - s->t0);
-  } else if (!s->ready && now() - s->wt0 > cx.opt.timeout) {
+  } else if (!s->ready && cert_budget_spent(&s->wb, cx.opt.timeout, detail, sizeof detail)) {
     kill_worker(s);
     fallback("a worker did not load the plugin within %g s", cx.opt.timeout);
   }
@@ -482,7 +489,8 @@ static void service_child(slot *s) {
     s->cfd = -1;
   }
   int wst = 0;
-  bool timed_out = now() - s->t0 > cx.opt.timeout;
+  char spent[160];
+  bool timed_out = cert_budget_spent(&s->cb, cx.opt.timeout, spent, sizeof spent);
   pid_t w = s->cfd < 0 ? waitpid(s->cpid, &wst, WNOHANG) : 0;
   if (w == 0 && !timed_out) return;
   if (w == 0) {
@@ -495,7 +503,7 @@ static void service_child(slot *s) {
   double seconds = now() - s->t0;
   char detail[1024];
   if (w == 0) {
-    snprintf(detail, sizeof detail, "TIMEOUT after %g s", cx.opt.timeout);
+    snprintf(detail, sizeof detail, "%s", spent);
     set_verdict(s->ci, false, ST_TIMEOUT, detail, seconds);
     return;
   }

@@ -30,7 +30,8 @@
  * cache that fills up), a fault that no single case sees but a
  * long-lived process does; with
  * BP_FAULTY_INIT_ABORT=1, its initialisation aborts; with
- * BP_FAULTY_INIT_HANG=1, it ignores SIGALRM and never returns; with
+ * BP_FAULTY_INIT_HANG=1, it ignores SIGALRM and SIGPROF and never returns
+ * (asleep); with
  * BP_FAULTY_ENV_WEAR_OUT=N, the same wear as BP_FAULTY_WEAR_OUT=N, but
  * counted in its process's environment (BP_FAULTY_ENV_CALLS), which a
  * worker that puts its environment back before each case resets; and
@@ -467,7 +468,8 @@ static void instruments(void) {
   if (ab && strcmp(ab, "1") == 0) abort();
   const char *hang = getenv("BP_FAULTY_INIT_HANG");
   if (hang && strcmp(hang, "1") == 0) {
-    signal(SIGALRM, SIG_IGN); /* an alarm() watchdog cannot end it */
+    signal(SIGALRM, SIG_IGN); /* an alarm() watchdog cannot end it, */
+    signal(SIGPROF, SIG_IGN); /* nor a CPU-time one */
     for (;;) pause();
   }
   /* The first load on a machine is slow, the later ones fast, as a GPU
