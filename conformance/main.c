@@ -26,6 +26,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,13 @@ int main(int argc, char **argv) {
   /* Every device block libbackplane allocates, in every process of the
    * run, gets canaries that are checked when it is freed (host/guard.c). */
   setenv("BP_ALLOC_GUARD", "1", 1);
+  /* Every process of the run starts from the same signal dispositions,
+   * whoever started the certifier: a shell ignores SIGINT and SIGQUIT in
+   * the commands it runs in the background, which would hide a plugin
+   * that ignores them (the process check compares the dispositions
+   * before and after). */
+  signal(SIGINT, SIG_DFL);
+  signal(SIGQUIT, SIG_DFL);
   /* The probe needs a loaded plugin only for what it registered; a plugin
    * that does not load gets the handshake and registration cases, and
    * registration/probe fails. */

@@ -96,6 +96,9 @@ static int t_ftz_at_load(char *why, size_t len) {
 
 static int disposition_at_load(int sig, char *why, size_t len) {
   struct sigaction a, b;
+  /* From the default, whatever this process inherited (a shell ignores
+   * SIGINT in the commands it runs in the background). */
+  signal(sig, SIG_DFL);
   sigaction(sig, NULL, &a);
   if (bp_plugin_load(plugin_path, &plugin) != BP_OK) return -1;
   sigaction(sig, NULL, &b);
