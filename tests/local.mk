@@ -128,9 +128,10 @@ TESTS += %D%/test-npy %D%/test-termsafe
 TESTS += %D%/test-escapes.sh
 dist_check_SCRIPTS += %D%/test-escapes.sh
 
-# README.md's commands need no sudo, and the Quick start is two commands.
-TESTS += %D%/test-readme.sh
-dist_check_SCRIPTS += %D%/test-readme.sh
+# README.md's commands need no sudo, and the Quick start is two commands;
+# tools/install-deps.sh serves a user without root or sudo.
+TESTS += %D%/test-readme.sh %D%/test-install-deps.sh
+dist_check_SCRIPTS += %D%/test-readme.sh %D%/test-install-deps.sh
 
 # The commands shown in the plugin pages of docs/ run in the build tree.
 TESTS += %D%/test-doc-plugins.sh
