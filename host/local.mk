@@ -35,3 +35,22 @@ if HAVE_NODELETE
 endif
 EXTRA_DIST += %D%/libbackplane.map %D%/backplane.pc.in
 pkgconfig_DATA += %D%/backplane.pc
+
+# Installed as root into the live system (no DESTDIR), the tools and the
+# Python package must find libbackplane at once: the dynamic linker's
+# cache is refreshed, as libraries' install hooks do, so that a $(libdir)
+# named in /etc/ld.so.conf (Debian's /usr/local/lib) serves the new
+# SONAME.  A packager's staged install (DESTDIR) leaves that to the
+# package's own trigger; a $(libdir) the linker does not search by default
+# is in the programs' run path (libtool adds it when it relinks them).
+install-exec-hook: install-ldconfig-hook
+uninstall-hook: uninstall-ldconfig-hook
+install-ldconfig-hook uninstall-ldconfig-hook:
+	@if test -z '$(DESTDIR)' && test "`id -u`" = 0; then \
+	  ldconfig=`PATH="$$PATH:/sbin:/usr/sbin" command -v ldconfig`; \
+	  if test -n "$$ldconfig"; then \
+	    echo " $$ldconfig (refreshes the dynamic linker's cache for $(libdir))"; \
+	    "$$ldconfig" || echo "WARNING: $$ldconfig failed: run it as root before using the installed tools" >&2; \
+	  fi; \
+	fi
+.PHONY: install-ldconfig-hook uninstall-ldconfig-hook

@@ -77,6 +77,7 @@ install-data-hook: install-python-hook
 install-python-hook:
 if HAVE_PYTHON
 	rm -f "$(DESTDIR)$(bppythondir)/_backplane.abi3.la"
+	@if test -n '$(BP_PYTHON_OFF_PATH)'; then echo 'WARNING: $(BP_PYTHON_OFF_PATH)' >&2; fi
 endif
 uninstall-hook: uninstall-python-hook
 uninstall-python-hook:
@@ -132,7 +133,8 @@ PYTHON_TESTS = \
 	tests/python/test-threads.py \
 	tests/python/test-torch.py \
 	tests/python/test-cli.py \
-	tests/python/test-examples.py
+	tests/python/test-examples.py \
+	tests/python/test-nodeps.sh
 TESTS += $(PYTHON_TESTS)
 EXTRA_DIST += $(PYTHON_TESTS) tests/python/run.sh tests/python/taplib.py \
 	tests/python/opref.py

@@ -4,6 +4,7 @@
     t.ok(1 + 1 == 2, "addition")
     t.is_eq(len("ab"), 2, "len")
     t.check_raises(ValueError, int, "x", match="invalid literal")
+    np = t.require("numpy")   # or skips the file: "1..0 # SKIP numpy is ..."
     t.done()            # prints the plan; exits 1 if anything failed
 
 A test point may carry `todo="why"`: it is reported `# TODO why`, and its
@@ -79,6 +80,34 @@ def skip_all(reason):
     """Skips the whole file: only valid before any test point."""
     print(f"1..0 # SKIP {reason}")
     sys.exit(0)
+
+
+def importable(name):
+    """The module `name` if this interpreter can import it, else None: the
+    one test every Python test makes for an optional dependency."""
+    import importlib
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def not_importable(name):
+    """Why a test needing module `name` does not run."""
+    return f"{name} is not importable by {sys.executable}"
+
+
+def require(*names):
+    """Imports each module of `names` and returns the first; the first one
+    that does not import skips the whole file (only valid before any test
+    point): `1..0 # SKIP numpy is not importable by /usr/bin/python3`."""
+    mods = []
+    for name in names:
+        mod = importable(name)
+        if mod is None:
+            skip_all(not_importable(name))
+        mods.append(mod)
+    return mods[0] if len(mods) == 1 else tuple(mods)
 
 
 def check_raises(exc_type, fn, *args, match=None, desc=None, todo=None,

@@ -6,9 +6,9 @@ import gc
 import os
 import re
 
-import numpy as np
-
 import taplib as t
+
+np = t.require("numpy")
 
 try:
     import backplane as bp

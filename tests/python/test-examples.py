@@ -7,7 +7,6 @@ runs a second time with torch made unimportable, which proves that it
 needs NumPy alone.
 """
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -54,13 +53,13 @@ def check_example(name, verdict, prefix_args=()):
 def main():
     if not os.environ.get("BP_TEST_CPU_PLUGIN"):
         t.skip_all("BP_TEST_CPU_PLUGIN is not set")
-    if importlib.util.find_spec("numpy") is None:
-        t.skip("numpy_only.py", "NumPy not installed")
+    if t.importable("numpy") is None:
+        t.skip("numpy_only.py", t.not_importable("numpy"))
     else:
         check_example("numpy_only.py", "PASS: the MLP's output matches")
         check_example("numpy_only.py", "PASS", ["-c", NO_TORCH])
-    if importlib.util.find_spec("torch") is None:
-        t.skip("transformer_block.py", "torch not installed")
+    if t.importable("torch") is None:
+        t.skip("transformer_block.py", t.not_importable("torch"))
     else:
         out = check_example("transformer_block.py", "PASS: the largest")
         diff = re.search(r"^max abs difference: (\S+)$", out, re.M)

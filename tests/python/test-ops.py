@@ -5,20 +5,18 @@ same call on backplane Tensors gives the same bits."""
 
 import os
 
-import numpy as np
-
 import taplib as t
-from opref import (F64, FLOATS, TOL, UNARY, bin_ref, cast_ref, compare,
-                   gelu_ref, layer_norm_ref, promote, softmax_ref, vals)
+
+np = t.require("numpy")
+from opref import (F64, FLOATS, TOL, UNARY, bin_ref,  # noqa: E402
+                   cast_ref, compare, gelu_ref, layer_norm_ref, promote,
+                   softmax_ref, vals)
 
 try:
     import backplane as bp
 except ImportError as e:
     t.bail_out(f"the backplane package does not import: {e}")
-try:
-    import torch
-except ImportError:
-    torch = None
+torch = t.importable("torch")
 
 CPU = os.environ.get("BP_TEST_CPU_PLUGIN")
 if not CPU:
@@ -276,7 +274,7 @@ def nn():
     refuses(bp.ShapeError, core.layer_norm, x, [5], match="normalized_shape")
     refuses(bp.InvalidArgumentError, core.softmax, x, 2, match="out of range")
     if torch is None:
-        t.skip("torch agrees with the references", "torch not installed")
+        t.skip("torch agrees with the references", t.not_importable("torch"))
         return
     y = vals("float64", (3, 8), -4, 4)
     ty = torch.from_numpy(y)
@@ -329,7 +327,7 @@ def memory():
 
 def bfloat16():
     if torch is None:
-        t.skip("bfloat16 through torch tensors", "torch not installed")
+        t.skip("bfloat16 through torch tensors", t.not_importable("torch"))
         return
     x, y = torch.randn(4, 5).bfloat16(), torch.randn(5).bfloat16()
     r = torch.from_dlpack(core.mul(x, y))

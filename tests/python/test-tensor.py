@@ -6,25 +6,22 @@ import gc
 import os
 import sys
 
-import numpy as np
-
 import taplib as t
+
+np = t.require("numpy")
 
 try:
     import backplane as bp
 except ImportError as e:
     t.bail_out(f"the backplane package does not import: {e}")
-try:
-    import torch
-except ImportError:
-    torch = None
+torch = t.importable("torch")
 
 CPU = os.environ.get("BP_TEST_CPU_PLUGIN")
 if not CPU:
     t.skip_all("BP_TEST_CPU_PLUGIN is not set")
 bp.load(CPU)
 core = bp.ops.core
-NO_TORCH = "torch not installed"
+NO_TORCH = t.not_importable("torch")
 BASE = bp.live_tensor_count()
 
 

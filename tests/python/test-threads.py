@@ -8,9 +8,9 @@ import sys
 import threading
 import time
 
-import numpy as np
-
 import taplib as t
+
+np = t.require("numpy")
 
 try:
     import backplane as bp

@@ -7,16 +7,11 @@ import os
 import subprocess
 import sys
 
-import numpy as np
+import taplib
 
-import backplane
+np, torch = taplib.require("numpy", "torch")
 
-try:
-    import torch
-except ImportError:
-    print("1..0 # SKIP torch not installed")
-    sys.exit(0)
-
+import backplane  # noqa: E402
 import backplane.torch as bt  # noqa: E402
 
 failed = 0
