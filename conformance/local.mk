@@ -43,28 +43,31 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/device.c \
 	%D%/checks/process.c \
 	%D%/checks/teardown.c \
-	%D%/budget.c \
-	%D%/budget.h \
 	%D%/elfsha.h \
 	%D%/elfsyms.c \
 	%D%/sha256.c \
 	host/schema.h \
 	host/schema.c \
 	tools/termsafe.h \
-	tools/termsafe.c
+	tools/termsafe.c \
+	tools/budget.h \
+	tools/budget.c
 %C%_bp_certify_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/cpu -I$(top_srcdir)/tools
 %C%_bp_certify_LDADD = tests/cpu/libbpref.la host/libbackplane.la $(BP_PTHREAD_LIBS) -lm
 
-# Certifies the CPU plugin (both profiles, and the device path) and the
-# faulty plugins, each of which must fail the check that names its fault;
-# runs every command of docs/certification.md.
+# Certifies the CPU plugin (both profiles, through every command of
+# docs/certification.md, and the device path) and the faulty plugins, each
+# of which must fail the check that names its fault.
 TESTS += %D%/tests/test-certify.sh %D%/tests/test-certify-faulty.sh \
-	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-corpus.sh \
-	%D%/tests/test-certify-doc.sh
+	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-corpus.sh
 dist_check_SCRIPTS += %D%/tests/test-certify.sh %D%/tests/test-certify-faulty.sh \
-	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-corpus.sh \
-	%D%/tests/test-certify-doc.sh
+	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-corpus.sh
 EXTRA_DIST += %D%/tests/certify-lib.sh
+# make check-long: both whole profiles in both isolations; the corpus's
+# races with their catch rates, and every fault and good plugin on ten
+# seeds.
+LONG_TESTS += %D%/tests/long/test-certify.sh %D%/tests/long/test-certify-corpus.sh
+EXTRA_DIST += %D%/tests/long/test-certify.sh %D%/tests/long/test-certify-corpus.sh
 
 # One small plugin per fault class (conformance/tests/faulty/faulty.c).
 check_LTLIBRARIES += \

@@ -163,9 +163,8 @@ void run_probe(void) {
   /* The parent's own watchdog: the child's timer is no use against a
    * plugin that ignores SIGPROF or one that hangs asleep, and a process
    * the plugin started may hold the pipe open after the probe has ended. */
-  cert_budget budget;
-  cert_budget_start(&budget, pid);
-  char spent[160];
+  proc_budget budget;
+  budget_start(&budget, pid);
   bool over = false;
   size_t cap = 4096, n = 0;
   char *buf = malloc(cap);
@@ -176,7 +175,7 @@ void run_probe(void) {
       if (!g) break;
       buf = g;
     }
-    if ((over = cert_budget_spent(&budget, cx.opt.timeout, spent, sizeof spent))) break;
+    if ((over = budget_spent(&budget, cx.opt.timeout) != BUDGET_LEFT)) break;
     struct pollfd p = {fds[0], POLLIN, 0};
     int ready = poll(&p, 1, 50);
     if (ready < 0 && errno != EINTR) break;

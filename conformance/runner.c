@@ -119,7 +119,7 @@ typedef struct slot {
   size_t wcases;    /* cases it has finished */
   size_t wlast;     /* the last of them, when wcases > 0 */
   double wt0;       /* when it started; once its socket closed, when that was */
-  cert_budget wb;   /* its time to load the plugin, or, socket closed, to end */
+  proc_budget wb;   /* its time to load the plugin, or, socket closed, to end */
   char wbuf[4096];  /* what it sent that is not yet used */
   size_t wn;
   bool busy;        /* a case is running */
@@ -128,7 +128,7 @@ typedef struct slot {
   pid_t cpid;
   int cfd;          /* -1 at EOF */
   double t0;        /* when the case began */
-  cert_budget cb;   /* the case's time limit (in the worker or the child) */
+  proc_budget cb;   /* the case's time limit (in the worker or the child) */
   char cbuf[2048];
   size_t cn;
 } slot;
@@ -291,7 +291,7 @@ static void start_child(slot *s, size_t ci) {
     _exit(0);
   }
   close(fds[1]);
-  cert_budget_start(&s->cb, pid);
+  budget_start(&s->cb, pid);
   s->busy = true;
   s->child = true;
   s->cpid = pid;
@@ -326,7 +326,7 @@ static bool start_worker(slot *s) {
   s->ready = false;
   s->wcases = 0;
   s->wt0 = now();
-  cert_budget_start(&s->wb, pid);
+  budget_start(&s->wb, pid);
   s->wn = 0;
   s->wbuf[0] = '\0';
   cx.run.nworkers++;
@@ -361,7 +361,7 @@ static void schedule(slot *s, size_t *next) {
   s->ci = *next;
   s->child = false;
   s->t0 = now();
-  cert_budget_start(&s->cb, s->wpid);
+  budget_start(&s->cb, s->wpid);
   /* What ran in this worker before, should the case fail only there. */
   cx.cases.v[*next].worker_after = s->wcases;
   cx.cases.v[*next].worker_prev = s->wcases ? s->wlast : 0;
@@ -415,7 +415,7 @@ static void service_worker(slot *s) {
     close(s->wfd);
     s->wfd = -1;
     s->wt0 = now();
-    cert_budget_start(&s->wb, s->wpid);
+    budget_start(&s->wb, s->wpid);
     /* A last line cut short still counts. */
     if (s->wn && s->wbuf[s->wn - 1] != '\n' && s->wn + 1 < sizeof s->wbuf) {
       s->wbuf[s->wn++] = '\n';
@@ -463,8 +463,7 @@ static void service_worker(slot *s) {
     /* Its socket closed: it is ending, by a crash or an exit. */
     int wst = 0;
     pid_t w = waitpid(s->wpid, &wst, WNOHANG);
-    char why[160];
-    if (w == 0 && !cert_budget_spent(&s->wb, 2.0, why, sizeof why)) return;
+    if (w == 0 && budget_spent(&s->wb, 2.0) == BUDGET_LEFT) return;
     if (w == 0) {
       kill(s->wpid, SIGKILL);
       waitpid(s->wpid, &wst, 0);
@@ -473,11 +472,13 @@ static void service_worker(slot *s) {
     return;
   }
   char detail[160];
-  if (in_case && cert_budget_spent(&s->cb, cx.opt.timeout, detail, sizeof detail)) {
+  int how;
+  if (in_case && (how = budget_spent(&s->cb, cx.opt.timeout)) != BUDGET_LEFT) {
+    snprintf(detail, sizeof detail, "TIMEOUT after %g s%s", cx.opt.timeout, budget_how(how));
     kill_worker(s);
     s->busy = false;
     set_verdict(s->ci, true, ST_TIMEOUT, detail, now() - s->t0);
-  } else if (!s->ready && cert_budget_spent(&s->wb, cx.opt.timeout, detail, sizeof detail)) {
+  } else if (!s->ready && budget_spent(&s->wb, cx.opt.timeout) != BUDGET_LEFT) {
     kill_worker(s);
     fallback("a worker did not load the plugin within %g s", cx.opt.timeout);
   }
@@ -489,8 +490,8 @@ static void service_child(slot *s) {
     s->cfd = -1;
   }
   int wst = 0;
-  char spent[160];
-  bool timed_out = cert_budget_spent(&s->cb, cx.opt.timeout, spent, sizeof spent);
+  int how = budget_spent(&s->cb, cx.opt.timeout);
+  bool timed_out = how != BUDGET_LEFT;
   pid_t w = s->cfd < 0 ? waitpid(s->cpid, &wst, WNOHANG) : 0;
   if (w == 0 && !timed_out) return;
   if (w == 0) {
@@ -503,7 +504,7 @@ static void service_child(slot *s) {
   double seconds = now() - s->t0;
   char detail[1024];
   if (w == 0) {
-    snprintf(detail, sizeof detail, "%s", spent);
+    snprintf(detail, sizeof detail, "TIMEOUT after %g s%s", cx.opt.timeout, budget_how(how));
     set_verdict(s->ci, false, ST_TIMEOUT, detail, seconds);
     return;
   }

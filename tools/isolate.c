@@ -7,6 +7,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "isolate.h"
 
+#include "budget.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
@@ -79,12 +81,6 @@ static _Noreturn void child(const char *path) {
   _exit(0);
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static const char *stage_name(char stage) {
   switch (stage) {
     case STAGE_INIT: return "init";
@@ -132,15 +128,18 @@ int isolate_probe(const char *path, double timeout_s, char *why, size_t len) {
    * started have ended) or the child itself has ended, or time is up. */
   char last = 0;
   int wst = 0, ended = 0;
-  double deadline = now() + timeout_s;
+  /* The limit is the child's CPU time, or wall time in which it uses
+   * none (budget.h): a busy machine does not make a slow load a hang. */
+  proc_budget budget;
+  budget_start(&budget, pid);
+  int spent = BUDGET_LEFT;
   int eof = 0;
   for (;;) {
-    double left = deadline - now();
-    if (left <= 0) break;
+    if ((spent = budget_spent(&budget, timeout_s)) != BUDGET_LEFT) break;
     /* After the end of file only the child's end is awaited (the plugin
      * may have closed the pipe and gone on). */
     struct pollfd p = {eof ? -1 : fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, left < 0.01 ? (int)(left * 1000) + 1 : eof ? 10 : 50);
+    int ready = poll(&p, 1, eof ? 10 : 50);
     if (ready < 0 && errno != EINTR) break;
     if (ready > 0) {
       char buf[16];
@@ -163,7 +162,8 @@ int isolate_probe(const char *path, double timeout_s, char *why, size_t len) {
     kill(pid, SIGKILL);
     waitpid(pid, &wst, 0);
     if (last != STAGE_DONE) {
-      snprintf(why, len, "timed out after %g s in %s", timeout_s, stage_name(last));
+      snprintf(why, len, "timed out after %g s in %s%s", timeout_s, stage_name(last),
+               spent == BUDGET_CPU ? " (of CPU time)" : spent == BUDGET_STALL ? " (asleep or blocked)" : "");
       return 1;
     }
   }

@@ -1,6 +1,6 @@
 /*
- * conformance/budget.c - time limits that the machine's load does not
- * move (budget.h).
+ * tools/budget.c - time limits that the machine's load does not move
+ * (budget.h), for bp-certify's cases and bp-info's isolated loads.
  *
  * A wall-clock limit fails a correct plugin on a busy machine: a case
  * that takes 1 s alone takes 10 s beside eight other busy processes.  So
@@ -17,13 +17,19 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "cert.h"
+/* Seconds on the monotonic clock. */
+static double mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 /* The CPU time of process pid, all its threads (live and ended), in
  * seconds; false where the system does not say. */
-bool cert_budget_cpu(pid_t pid, double *seconds) {
+bool budget_cpu(pid_t pid, double *seconds) {
   char path[64], buf[1024];
   snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
   FILE *f = fopen(path, "r");
@@ -44,36 +50,33 @@ bool cert_budget_cpu(pid_t pid, double *seconds) {
   return true;
 }
 
-void cert_budget_start(cert_budget *b, pid_t pid) {
+void budget_start(proc_budget *b, pid_t pid) {
   b->pid = pid;
-  b->t0 = b->t_moved = now();
-  b->have_cpu = cert_budget_cpu(pid, &b->cpu0);
+  b->t0 = b->t_moved = mono();
+  b->have_cpu = budget_cpu(pid, &b->cpu0);
   b->cpu_seen = b->cpu0;
 }
 
-bool cert_budget_spent(cert_budget *b, double limit, char *why, size_t n) {
-  double t = now(), cpu;
-  if (!b->have_cpu || !cert_budget_cpu(b->pid, &cpu)) {
+int budget_spent(proc_budget *b, double limit) {
+  double t = mono(), cpu;
+  if (!b->have_cpu || !budget_cpu(b->pid, &cpu)) {
     /* No CPU time to read (another system, or the process is gone and
      * its end is the caller's to see): wall time. */
-    if (t - b->t0 <= limit) return false;
-    snprintf(why, n, "TIMEOUT after %g s", limit);
-    return true;
+    return t - b->t0 > limit ? BUDGET_WALL : BUDGET_LEFT;
   }
   if (cpu > b->cpu_seen) {
     b->cpu_seen = cpu;
     b->t_moved = t;
   }
-  if (cpu - b->cpu0 > limit) {
-    snprintf(why, n, "TIMEOUT after %g s of CPU time", limit);
-    return true;
+  if (cpu - b->cpu0 > limit) return BUDGET_CPU;
+  if (t - b->t_moved > limit) return BUDGET_STALL;
+  return BUDGET_LEFT;
+}
+
+const char *budget_how(int how) {
+  switch (how) {
+    case BUDGET_CPU: return " of CPU time";
+    case BUDGET_STALL: return " without progress (no CPU time used in that time: asleep or blocked)";
+    default: return "";
   }
-  if (t - b->t_moved > limit) {
-    snprintf(why, n,
-             "TIMEOUT after %g s without progress (no CPU time used in that time: asleep or "
-             "blocked)",
-             limit);
-    return true;
-  }
-  return false;
 }
