@@ -14,12 +14,14 @@
  * joining them, because the assertion macros are not thread-safe.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -431,6 +433,31 @@ static int32_t npu_a_code(void) {
 
 /* Waits until the process's live tensor count is `want`: the host changes
  * it before it calls the device's alloc() or free(). */
+/* The pipe on which vendor_a says that a delayed device call is inside
+ * it (VENDOR_ENTERED_FD): set up before the call starts, read once it
+ * has, so that no case depends on how soon a thread gets a CPU. */
+static int entered[2] = {-1, -1};
+
+static bool expect_entry(void) {
+  if (pipe(entered) != 0) return false;
+  char fd[16];
+  snprintf(fd, sizeof fd, "%d", entered[1]);
+  return setenv("VENDOR_ENTERED_FD", fd, 1) == 0;
+}
+
+/* Waits until the delayed call is inside vendor_a. */
+static bool wait_entry(void) {
+  char b;
+  ssize_t r;
+  while ((r = read(entered[0], &b, 1)) < 0 && errno == EINTR) {
+  }
+  unsetenv("VENDOR_ENTERED_FD");
+  close(entered[0]);
+  close(entered[1]);
+  entered[0] = entered[1] = -1;
+  return r == 1;
+}
+
 static bool wait_live_count(int64_t want) {
   double deadline = now_s() + 10;
   while (bp_live_tensor_count() != want) {
@@ -447,6 +474,7 @@ static bool wait_live_count(int64_t want) {
  * running teardown or dlclose() first makes vendor_a abort, or crashes. */
 static void unload_during_device_free(void) {
   ok(setenv("VENDOR_FREE_DELAY_US", "500000", 1) == 0);
+  ok(expect_entry());
   bp_plugin *va = must_load("vendor_a");
   if (!va) return;
   device_job j = {.type = npu_a_code()};
@@ -456,7 +484,7 @@ static void unload_during_device_free(void) {
   pthread_t tid;
   ok(pthread_create(&tid, NULL, release_job, &j) == 0);
   ok(wait_live_count(0)); /* the release has begun */
-  sleep_us(20000);        /* and is inside vendor_a's free() */
+  ok(wait_entry());       /* and is inside vendor_a's free() */
   ok(!atomic_load(&j.done));
   bp_status st = bp_plugin_unload(va);
   if (st == BP_ERR_BUSY) {
@@ -476,13 +504,14 @@ static void unload_during_device_free(void) {
  * alive, so unload must refuse, and the tensor must come out usable. */
 static void unload_during_device_alloc(void) {
   ok(setenv("VENDOR_ALLOC_DELAY_US", "500000", 1) == 0);
+  ok(expect_entry());
   bp_plugin *va = must_load("vendor_a");
   if (!va) return;
   device_job j = {.type = npu_a_code()};
   pthread_t tid;
   ok(pthread_create(&tid, NULL, create_job, &j) == 0);
   ok(wait_live_count(1)); /* the creation has begun */
-  sleep_us(20000);        /* and is inside vendor_a's alloc() */
+  ok(wait_entry());       /* and is inside vendor_a's alloc() */
   ok(!atomic_load(&j.done));
   is_status(bp_plugin_unload(va), BP_ERR_BUSY);
   has_str(bp_last_error(), "npu_a");
@@ -516,12 +545,13 @@ static void *sync_job(void *arg) {
  * the call returns into unmapped code. */
 static void unload_during_device_synchronize(void) {
   ok(setenv("VENDOR_SYNC_DELAY_US", "300000", 1) == 0);
+  ok(expect_entry());
   bp_plugin *va = must_load("vendor_a");
   if (!va) return;
   device_job j = {.type = npu_a_code()};
   pthread_t tid;
   ok(pthread_create(&tid, NULL, sync_job, &j) == 0);
-  sleep_us(50000); /* inside vendor_a's synchronize() */
+  ok(wait_entry()); /* inside vendor_a's synchronize() */
   ok(!atomic_load(&j.done));
   is_status(bp_plugin_unload(va), BP_OK);
   ok(atomic_load(&j.done)); /* the unload waited for it */

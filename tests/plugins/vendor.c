@@ -20,7 +20,10 @@
  * refusing to unload while tensors live on the device, that all device
  * memory is back.  If VENDOR_ALLOC_DELAY_US or VENDOR_FREE_DELAY_US is
  * set, the device's alloc() or free() sleeps that long, so that a test can
- * unload while one of them is running.
+ * unload while one of them is running (VENDOR_SYNC_DELAY_US: its
+ * synchronize()); with VENDOR_ENTERED_FD=N, each such delayed call first
+ * writes one byte to file descriptor N, so that the test knows the call is
+ * inside the plugin however busy the machine is.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
@@ -28,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <backplane/plugin.h>
 
@@ -52,10 +56,16 @@ static void sleep_us(long us) {
   }
 }
 
-/* Sleeps for the microseconds the environment variable `var` names. */
+/* Sleeps for the microseconds the environment variable `var` names,
+ * after saying so on VENDOR_ENTERED_FD when that is set. */
 static void delay_from_env(const char *var) {
-  const char *v = getenv(var);
-  if (v && *v) sleep_us(strtol(v, NULL, 10));
+  const char *v = getenv(var), *fd = getenv("VENDOR_ENTERED_FD");
+  if (!v || !*v) return;
+  if (fd && *fd) {
+    ssize_t w = write((int)strtol(fd, NULL, 10), "e", 1);
+    (void)w;
+  }
+  sleep_us(strtol(v, NULL, 10));
 }
 
 /* ------------------------------------------------------------------------ */
