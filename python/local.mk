@@ -110,7 +110,6 @@ endif
 # The Python tests run through tests/python/run.sh, which gives them the
 # staged package, the build tree's libbackplane and the paths of the
 # plugins; without Python support each one is a skip.
-TEST_EXTENSIONS = .py
 PY_LOG_DRIVER = $(LOG_DRIVER)
 PY_LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/python/run.sh
 AM_TESTS_ENVIRONMENT += \

@@ -108,9 +108,12 @@ dist_check_SCRIPTS += %D%/test-setuid.sh
 TESTS += %D%/test-bp-info.sh
 dist_check_SCRIPTS += %D%/test-bp-info.sh
 
-# bp-run on .npy files written by the test itself.
+# bp-run on .npy files written by the test itself; make check-long adds
+# 300 mutated headers (tests/test-npy mutates every byte in-process).
 TESTS += %D%/test-bp-run.sh
 dist_check_SCRIPTS += %D%/test-bp-run.sh
+LONG_TESTS += %D%/long/test-bp-run.sh
+EXTRA_DIST += %D%/long/test-bp-run.sh
 
 # The tools' own modules: the .npy reader and writer (with the libFuzzer
 # target, fed mutated files) and the escaping of text from plugins.

@@ -265,21 +265,27 @@ expect "huge dimensions next to a zero one make an empty tensor" 0 \
 # Mutated headers: every one is read or refused with one line, and nothing
 # crashes (the sanitizer build runs this too).  Each mutation puts a byte,
 # often a token of the header's syntax, at a pseudo-random place in the
-# first 128 bytes, or cuts the file there.
+# first 128 bytes, or cuts the file there.  The reader itself is mutated
+# byte by byte in-process by tests/test-npy; here a few files check the
+# command's one-line rule, and make check-long (BP_TEST_TIER=long) runs
+# 300.
+# The fast tier's six of the 300: two cuts, one arbitrary byte and three
+# syntax tokens.
+picks="46 69 10 7 12 33"
+[ "${BP_TEST_TIER:-fast}" = long ] && picks=$(seq 1 300)
+mutations=$(echo $picks | wc -w | tr -d " ")
 mknpy "$tmp/base.npy" '<f4' '(2, 2)' "$f1234"
 bad_runs=0
 read_ok=0
-i=0
-while [ $i -lt 300 ]; do
-  i=$((i + 1))
-  off=$(( (i * 7919 + i * i * 31) % 128 ))
-  case $(( i % 5 )) in
-    0) byte=$(( (i * 37) % 255 + 1 )) ;;
-    *) tok="(),:{}'-9 0T1F<>|"; k=$(( (i * 13) % ${#tok} ))
-       byte=$(printf '%s' "$tok" | cut -c $((k + 1)) | od -An -tu1 | tr -d ' ') ;;
+for k in $picks; do
+  off=$(( (k * 7919 + k * k * 31) % 128 ))
+  case $(( k % 5 )) in
+    0) byte=$(( (k * 37) % 255 + 1 )) ;;
+    *) tok="(),:{}'-9 0T1F<>|"; t=$(( (k * 13) % ${#tok} ))
+       byte=$(printf '%s' "$tok" | cut -c $((t + 1)) | od -An -tu1 | tr -d ' ') ;;
   esac
   cp "$tmp/base.npy" "$tmp/mut.npy"
-  if [ $(( i % 23 )) -eq 0 ]; then
+  if [ $(( k % 23 )) -eq 0 ]; then
     head -c "$off" "$tmp/base.npy" > "$tmp/mut.npy"
   else
     printf "\\$(printf %03o "$byte")" | dd of="$tmp/mut.npy" bs=1 seek="$off" conv=notrunc 2> /dev/null
@@ -289,12 +295,12 @@ while [ $i -lt 300 ]; do
   if [ $st -gt 1 ] || grep -q -e 'runtime error' -e 'Sanitizer' "$tmp/out" ||
      { [ $st -eq 1 ] && [ "$(wc -l < "$tmp/out")" -ne 1 ]; }; then
     bad_runs=$((bad_runs + 1))
-    [ $bad_runs -le 3 ] && { echo "# mutation $i (byte $byte at $off): status $st"; sed 's/^/#   /' "$tmp/out" | head -5; }
+    [ $bad_runs -le 3 ] && { echo "# mutation $k (byte $byte at $off): status $st"; sed 's/^/#   /' "$tmp/out" | head -5; }
   fi
 done
-echo "# $read_ok of the 300 mutated files were read, the others refused"
+echo "# $read_ok of the $mutations mutated files were read, the others refused"
 echo "all good" > "$tmp/out"
-if [ $bad_runs -eq 0 ]; then ok "300 mutated headers are each read or refused with one line"
-else bad "300 mutated headers are each read or refused with one line ($bad_runs were not)"; fi
+if [ $bad_runs -eq 0 ]; then ok "$mutations mutated headers are each read or refused with one line"
+else bad "$mutations mutated headers are each read or refused with one line ($bad_runs were not)"; fi
 echo "1..$n"
 exit $fail

@@ -55,3 +55,50 @@ loading() {
 }
 # reruns NAME: the cases rerun alone after failing in a shared worker.
 reruns() { sed -n 's/^# \([0-9]*\) case(s) that did not pass in a shared worker.*/\1/p' "$tmp/$1.tap" | grep . || echo 0; }
+# run_doc DOC: runs every command of DOC's ```sh blocks, one a line, as
+# a test point each: from a copy of the build tree's layout ($tmp/work),
+# with conformance/ on the PATH, it must exit as the doc says (0, or the N
+# of a trailing "# exits N"), and the files its --json and --html name must
+# be written.  Command K's output stays in $tmp/doc/K.out and its line in
+# $tmp/doc/K.cmd; doc_output PATTERN prints the output file of the first
+# command that matches PATTERN (a grep regex).
+run_doc() {
+  mkdir -p "$tmp/doc" "$tmp/work" || return 1
+  build=$(cd "$top_builddir" && pwd) || return 1
+  for d in plugins conformance tools; do
+    [ -e "$tmp/work/$d" ] || ln -s "$build/$d" "$tmp/work/$d"
+  done
+  awk '/^```sh$/ { on = 1; next } /^```/ { on = 0 } on && NF' "$1" > "$tmp/doc/commands"
+  if [ ! -s "$tmp/doc/commands" ]; then
+    result 1 "$1 has sh blocks"
+    return 1
+  fi
+  k=0
+  while IFS= read -r cmd; do
+    k=$((k + 1))
+    want=0
+    case $cmd in
+      *"# exits "[0-9]*) want=${cmd##*# exits } ;;
+    esac
+    printf '%s\n' "$cmd" > "$tmp/doc/$k.cmd"
+    (cd "$tmp/work" && PATH="$build/conformance:$PATH" && eval "$cmd") > "$tmp/doc/$k.out" 2>&1
+    got=$?
+    missing=""
+    for f in $(printf '%s\n' "$cmd" | grep -o -- '--\(json\|html\) [^ ]*' | cut -d' ' -f2); do
+      [ -s "$tmp/work/$f" ] || missing="$missing $f"
+    done
+    desc="docs: ${cmd%%  # exits*}"
+    [ "$want" = 0 ] || desc="$desc (exits $want)"
+    if [ "$got" = "$want" ] && [ -z "$missing" ]; then
+      result 0 "$desc"
+    else
+      echo "#   exit $got, expected $want${missing:+; not written:$missing}" > "$tmp/doc/$k.why"
+      grep -v '^ok ' "$tmp/doc/$k.out" >> "$tmp/doc/$k.why"
+      result 1 "$desc" "$tmp/doc/$k.why"
+    fi
+  done < "$tmp/doc/commands"
+}
+doc_output() {
+  k=$(grep -n -- "$1" "$tmp/doc/commands" | head -n 1 | cut -d: -f1)
+  [ -n "$k" ] && echo "$tmp/doc/$k.out"
+}

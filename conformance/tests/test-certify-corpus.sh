@@ -5,8 +5,18 @@
 # manifest line names, and every failing test point matches the line's
 # regex, the checks that name the fault.  The correct plugins of
 # conformance/tests/good/, written differently from the reference,
-# conform on two seeds (the closing measurements use ten).
+# conform.
+#
+# The fast tier (make check) runs every fault on seed 1, except the races,
+# which show only when threads meet and so are left to the long tier; the
+# good plugins conform on seed 1.  The long tier (BP_TEST_TIER=long, make
+# check-long) runs each race on seeds 1 to 8 and says its catch rate, and
+# when none of the 8 caught it goes on to seed 40 until one does (a busy
+# machine gives the threads fewer chances to meet); every other fault must
+# be caught on seeds 2 and 3 too, and the good plugins conform on seeds 2
+# to 10.
 . "$(dirname "$0")/certify-lib.sh"
+tier=${BP_TEST_TIER:-fast}
 top_srcdir=${top_srcdir:-$(dirname "$0")/../..}
 manifest="$top_srcdir/conformance/tests/faulty/corpus.tsv"
 good="$top_builddir/conformance/tests/good/.libs"
@@ -42,29 +52,53 @@ while IFS="$tab" read -r name category expected profile description; do
   # The op the fault is in, when the regex names one: only its cases run
   # (with the plugin-wide ones), which keeps the corpus quick.
   op=$(printf '%s\n' "$expected" | grep -o 'core::[a-z_.]*' | head -n 1)
-  # A race shows only when the threads meet it: a race is given up to eight
-  # runs (a seed each), and one that catches it is enough.
-  tries=1
-  [ "$category" = races ] && tries=8
-  seed=1
-  while :; do
-    if [ -n "$op" ]; then
-      run "$name" "$faulty/$name.so" --jobs 2 --profile "$profile" --ops "$op" --seed "$seed"
-    else
-      run "$name" "$faulty/$name.so" --jobs 2 --profile "$profile" --seed "$seed"
-    fi
-    has "$tmp/$name.tap" "^exit 1$" || [ "$seed" -ge "$tries" ] || { seed=$((seed + 1)); continue; }
-    break
-  done
-  if has "$tmp/$name.tap" "^exit 1$" && only "$name" "$expected"; then
-    result 0 "$name ($category, $profile): caught by $expected"
-  else
-    result 1 "$name ($category, $profile): caught by $expected" "$tmp/$name.tap"
+  if [ "$category" = races ] && [ "$tier" != long ]; then
+    n=$((n + 1))
+    echo "ok $n - $name ($category, $profile) # SKIP a race shows only when threads meet: make check-long runs it with its catch rate"
+    continue
   fi
+  # catch SEED: certifies the plugin on SEED; 0 when it fails (exit 1) on
+  # the checks that name its fault, and on nothing else.
+  catch() {
+    if [ -n "$op" ]; then
+      run "$name" "$faulty/$name.so" --jobs 2 --profile "$profile" --ops "$op" --seed "$1"
+    else
+      run "$name" "$faulty/$name.so" --jobs 2 --profile "$profile" --seed "$1"
+    fi
+    has "$tmp/$name.tap" "^exit 1$" && only "$name" "$expected"
+  }
+  if [ "$category" = races ]; then
+    # A race is caught by chance: eight tries give its catch rate, and
+    # more follow (to 40) only while none has caught it.
+    caught=0
+    tries=0
+    first=
+    while [ $tries -lt 8 ] || { [ $caught -eq 0 ] && [ $tries -lt 40 ]; }; do
+      tries=$((tries + 1))
+      if catch $tries; then
+        caught=$((caught + 1))
+        [ -n "$first" ] || { first=$tries; cp "$tmp/$name.tap" "$tmp/$name.caught"; }
+      fi
+    done
+    echo "# $name: caught in $caught of $tries tries (seeds 1 to $tries)"
+    [ $caught -gt 0 ]
+    result $? "$name ($category, $profile): caught by $expected in $caught of $tries tries" "$tmp/$name.tap"
+    continue
+  fi
+  seeds=1
+  [ "$tier" = long ] && seeds="2 3"
+  missed=
+  for seed in $seeds; do
+    catch "$seed" || { missed=$seed; break; }
+  done
+  [ -z "$missed" ]
+  result $? "$name ($category, $profile): caught by $expected (seed${missed:+ $missed missed:} ${missed:-$seeds})" "$tmp/$name.tap"
 done < "$tmp/corpus"
 
+seeds=1
+[ "$tier" = long ] && seeds="2 3 4 5 6 7 8 9 10"
 for p in naive strided vendoronly; do
-  for seed in 1 2; do
+  for seed in $seeds; do
     # (naive.so's scalar matmul is slow by design: under a sanitizer its
     # concurrency case needs more than the default 10 s)
     run "good-$p-$seed" "$good/$p.so" --jobs 2 --profile full --seed "$seed" --timeout 120
