@@ -85,5 +85,40 @@ run whole "$cpu" --profile full --ops 'handshake/*' --json "$tmp/whole.json"
 has "$tmp/whole.json" '"complete": false'
 result $? "--ops makes even a full-profile run incomplete" "$tmp/whole.json"
 
+# --timeout counts the CPU time of the process running the case, or wall
+# time in which it uses none: a correct case made slow by a busy machine
+# is no TIMEOUT, and a hang is one whether it spins or sleeps.  Here eight
+# busy loops share one CPU with the certifier, so 0.3 s of computing per
+# call takes several seconds of wall time, past a 1.5 s --timeout that a
+# wall clock would have spent.
+if command -v taskset > /dev/null 2>&1 && taskset -c 0 true 2> /dev/null; then
+  hogs=
+  for i in 1 2 3 4 5 6 7 8; do
+    taskset -c 0 sh -c 'while :; do :; done' &
+    hogs="$hogs $!"
+  done
+  t0=$(date +%s)
+  BP_FAULTY_SPIN_MS=300 taskset -c 0 "$certify" "$inst" --ops 'core::add/float32/sizes' --timeout 1.5 \
+    > "$tmp/busy.tap" 2>&1
+  echo "exit $?" >> "$tmp/busy.tap"
+  took=$(( $(date +%s) - t0 ))
+  # shellcheck disable=SC2086
+  kill $hogs 2> /dev/null
+  wait 2> /dev/null
+  if has "$tmp/busy.tap" "^exit 0$" && has "$tmp/busy.tap" "^ok [0-9]* - core::add/float32/sizes$" &&
+     [ "$took" -ge 3 ]; then
+    result 0 "a slow case on a busy CPU passes: its CPU time counts, not the $took s of wall time"
+  else
+    echo "# took $took s" >> "$tmp/busy.tap"
+    result 1 "a slow case on a busy CPU passes: its CPU time counts, not the wall time" "$tmp/busy.tap"
+  fi
+else
+  skip "a slow case on a busy CPU passes" "taskset cannot pin a process to CPU 0 here"
+fi
+BP_FAULTY_SPIN_MS=100000 run spin "$inst" --ops 'core::add/float32/sizes' --timeout 1
+has "$tmp/spin.tap" "^exit 1$" &&
+  has "$tmp/spin.tap" "^not ok [0-9]* - core::add/float32/sizes # TIMEOUT after 1 s of CPU time$"
+result $? "a hang that spins is a TIMEOUT after --timeout of CPU time" "$tmp/spin.tap"
+
 echo "1..$n"
 exit $fail

@@ -38,7 +38,10 @@
  * BP_FAULTY_VENDOR replaces its vendor string (any bytes: tabs, newlines,
  * quotes, invalid UTF-8), which the certificate must still carry; and
  * BP_FAULTY_SLOW_ONCE=FILE makes the first initialisation that finds no
- * FILE create it and take 3 s (a cold cache), the later ones fast.
+ * FILE create it and take 3 s (a cold cache), the later ones fast; and
+ * BP_FAULTY_SPIN_MS=N makes its core::add of 37 elements compute for N
+ * milliseconds of its thread's CPU time first (a slow kernel, or with a
+ * large N a hang that spins).
  *
  * Every plugin of the corpus appends the pid of its process to the file
  * that BP_FAULTY_LOAD_LOG names, each time it is initialised, and its
@@ -186,6 +189,21 @@ static bp_status ret_tensor(bp_value *rets, bp_tensor *t) {
 static float partial[PARTIAL_MAX];
 #endif
 
+#if defined(FAULT_NONE)
+static long spin_ms; /* BP_FAULTY_SPIN_MS */
+
+/* Computes until this thread has used ms milliseconds of CPU time. */
+static void spin_cpu(long ms) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  volatile double x = 1;
+  do {
+    for (int i = 0; i < 10000; i++) x = x * 1.0000001 + 1e-9;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+#endif
+
 static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                             bp_value *rets, size_t nrets) {
   (void)nrets;
@@ -211,6 +229,8 @@ static bp_status add_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size
 #if defined(FAULT_CRASH)
   /* The bug: a store through a field of a NULL pointer (address 16). */
   if (a->numel == 0) *(volatile int *)null_field = 1;
+#elif defined(FAULT_NONE)
+  if (a->numel == 37 && spin_ms > 0) spin_cpu(spin_ms);
 #elif defined(FAULT_HANG)
   if (a->numel == 37)
     for (;;) {
@@ -464,6 +484,8 @@ static void instruments(void) {
   wear_out = w ? strtol(w, NULL, 10) : 0;
   const char *ew = getenv("BP_FAULTY_ENV_WEAR_OUT");
   env_wear_out = ew ? strtol(ew, NULL, 10) : 0;
+  const char *spin = getenv("BP_FAULTY_SPIN_MS");
+  spin_ms = spin ? strtol(spin, NULL, 10) : 0;
   const char *ab = getenv("BP_FAULTY_INIT_ABORT");
   if (ab && strcmp(ab, "1") == 0) abort();
   const char *hang = getenv("BP_FAULTY_INIT_HANG");
