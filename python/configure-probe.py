@@ -69,7 +69,8 @@ def survey(minimum):
         inc = paths.get("include") or ""
         if not os.path.isfile(os.path.join(inc, "Python.h")):
             status = 1
-            why = "it has no Python.h in %s (install its headers: python3-dev)" % (inc or "its include directory")
+            why = ("it has no Python.h in %s (install its headers: "
+                   "python3-dev)" % (inc or "its include directory"))
     print("yes" if status == 0 else "no")
     print(why)
     print(sys.prefix)
@@ -133,7 +134,8 @@ def sitedir(prefix, exec_prefix):
     # The first directory this interpreter searches that lies under the
     # configured exec_prefix or prefix.
     for d in searched():
-        for base, name in ((exec_prefix, "${exec_prefix}"), (prefix, "${prefix}")):
+        for base, name in ((exec_prefix, "${exec_prefix}"),
+                           (prefix, "${prefix}")):
             rest = under(d, base)
             if rest is not None:
                 print(name + rest)
