@@ -49,8 +49,17 @@ static bp_status check_args(const bp_op *op, bp_value *args) {
         v->tag = BP_TAG_FLOAT;
         continue;
       }
+      /* A Scalar is an int, a float or a bool, as its own tag says. */
+      if (want == BP_TAG_SCALAR &&
+          (v->tag == BP_TAG_INT || v->tag == BP_TAG_FLOAT || v->tag == BP_TAG_BOOL))
+        continue;
       return bad_tag(op, i, v);
     }
+    if (BP__UNLIKELY(want == BP_TAG_SCALAR))
+      return bp__error(BP_ERR_TYPE, "%s: argument #%u '%s': expected Scalar, got the tag "
+                       "BP_TAG_SCALAR, which only describes argument types (a Scalar value "
+                       "carries BP_TAG_INT, BP_TAG_FLOAT or BP_TAG_BOOL)",
+                       op->name, i, arg_name(op, i));
     if (BP__UNLIKELY(want == BP_TAG_TENSOR && !v->u.tensor))
       return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u '%s': the tensor is NULL",
                        op->name, i, arg_name(op, i));

@@ -552,28 +552,29 @@ typedef struct core_def {
   intptr_t data;
   uint64_t flags;
   const char *doc;
+  uint32_t since; /* the op-set version that added it */
 } core_def;
 
 #define BIN(name, kind, doc)                                                               \
-  {#name "(Tensor self, Tensor other) -> Tensor", meta_binary, kind, 0, doc}
-#define UN(name, rule, doc) {#name "(Tensor self) -> Tensor", meta_unary, rule, 0, doc}
+  {#name "(Tensor self, Tensor other) -> Tensor", meta_binary, kind, 0, doc, 1}
+#define UN(name, rule, doc) {#name "(Tensor self) -> Tensor", meta_unary, rule, 0, doc, 1}
 #define RED(name, kind, doc)                                                                   \
-  {#name "(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", meta_reduce, kind, 0, doc}
+  {#name "(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", meta_reduce, kind, 0, doc, 1}
 
 static const core_def core_defs[] = {
     {"add(Tensor self, Tensor other, *, float alpha=1.0) -> Tensor", meta_binary, OP_ADD, 0,
-     "self + alpha * other, broadcast"},
+     "self + alpha * other, broadcast", 1},
     {"add.out(Tensor self, Tensor other, *, float alpha=1.0, Tensor(a!) out) -> Tensor(a!)",
-     meta_add_out, OP_ADD, 0, "add into out"},
+     meta_add_out, OP_ADD, 0, "add into out", 1},
     {"sub(Tensor self, Tensor other, *, float alpha=1.0) -> Tensor", meta_binary, OP_SUB, 0,
-     "self - alpha * other, broadcast"},
+     "self - alpha * other, broadcast", 1},
     BIN(mul, OP_MUL, "self * other, broadcast"),
     BIN(div, OP_DIV, "self / other (true division), broadcast"),
     BIN(maximum, OP_MAXIMUM, "elementwise maximum; NaN propagates"),
     BIN(minimum, OP_MINIMUM, "elementwise minimum; NaN propagates"),
     {"pow(Tensor self, Tensor exponent) -> Tensor", meta_binary, OP_POW, 0,
-     "self ** exponent, broadcast"},
-    {"muladd(Tensor a, Tensor b, float c) -> Tensor", meta_muladd, 0, 0, "a * b + c, broadcast"},
+     "self ** exponent, broadcast", 1},
+    {"muladd(Tensor a, Tensor b, float c) -> Tensor", meta_muladd, 0, 0, "a * b + c, broadcast", 1},
     UN(neg, U_SAME_NO_BOOL, "-self"),
     UN(abs, U_SAME_NO_BOOL, "|self|"),
     UN(exp, U_FLOAT, "e ** self"),
@@ -584,29 +585,29 @@ static const core_def core_defs[] = {
     UN(sigmoid, U_FLOAT, "1 / (1 + e ** -self)"),
     UN(tanh, U_FLOAT, "hyperbolic tangent"),
     {"gelu(Tensor self, *, str approximate=\"none\") -> Tensor", meta_gelu, U_FLOAT, 0,
-     "Gaussian error linear unit (erf form, or tanh approximation)"},
+     "Gaussian error linear unit (erf form, or tanh approximation)", 1},
     {"where(Tensor condition, Tensor self, Tensor other) -> Tensor", meta_where, 0, 0,
-     "condition ? self : other, broadcast"},
+     "condition ? self : other, broadcast", 1},
     {"sum(Tensor self, int[] dim=[], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-     meta_reduce, R_SUM, 0, "sum over dims (all when dim is empty)"},
+     meta_reduce, R_SUM, 0, "sum over dims (all when dim is empty)", 1},
     RED(mean, R_MEAN, "mean over dims (all when dim is empty)"),
     RED(amax, R_MINMAX, "maximum over dims (all when dim is empty)"),
     RED(amin, R_MINMAX, "minimum over dims (all when dim is empty)"),
     {"argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", meta_argmax, 0, 0,
-     "index of the first maximum along dim (of the flattened tensor when dim is None)"},
+     "index of the first maximum along dim (of the flattened tensor when dim is None)", 1},
     {"matmul(Tensor self, Tensor other) -> Tensor", meta_matmul, 0, 0,
-     "matrix product, batched with broadcasting"},
-    {"softmax(Tensor self, int dim) -> Tensor", meta_softmax, 0, 0, "softmax along dim"},
-    {"log_softmax(Tensor self, int dim) -> Tensor", meta_softmax, 1, 0, "log of softmax along dim"},
+     "matrix product, batched with broadcasting", 1},
+    {"softmax(Tensor self, int dim) -> Tensor", meta_softmax, 0, 0, "softmax along dim", 1},
+    {"log_softmax(Tensor self, int dim) -> Tensor", meta_softmax, 1, 0, "log of softmax along dim", 1},
     {"layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
      "float eps=1e-05) -> Tensor",
-     meta_layer_norm, 0, 0, "layer normalisation over the trailing normalized_shape dims"},
-    {"cast(Tensor self, ScalarType dtype) -> Tensor", meta_cast, 0, 0, "convert to dtype"},
+     meta_layer_norm, 0, 0, "layer normalisation over the trailing normalized_shape dims", 1},
+    {"cast(Tensor self, ScalarType dtype) -> Tensor", meta_cast, 0, 0, "convert to dtype", 1},
     {"contiguous(Tensor(a) self) -> Tensor(a)", meta_contiguous, 0, 0,
-     "self if contiguous, else a contiguous copy"},
-    {"fill_(Tensor(a!) self, float value) -> Tensor(a!)", meta_fill, 0, 0, "set every element"},
+     "self if contiguous, else a contiguous copy", 1},
+    {"fill_(Tensor(a!) self, float value) -> Tensor(a!)", meta_fill, 0, 0, "set every element", 1},
     {"copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", meta_copy, 0, BP_OP_MIXED_DEVICES,
-     "copy src (broadcast, converted, from any device) into self"},
+     "copy src (broadcast, converted, from any device) into self", 1},
 };
 
 static pthread_once_t core_once = PTHREAD_ONCE_INIT;
@@ -629,6 +630,7 @@ static bp_status core_setup(const bp_host_api *h, bp_registrar *reg) {
     d.flags = c->flags;
     d.user_data = (void *)c->data;
     d.doc = c->doc;
+    d.op_set_version = c->since;
     st = h->def(lib, &d);
   }
   return st;

@@ -350,7 +350,8 @@ enum {
   BP__M_OPT_BOOL,
   BP__M_OPT_I32,
   BP__M_DEVICE,      /* const bp_device *, NULL for None */
-  BP__M_LIST         /* pointer, size_t */
+  BP__M_LIST,        /* pointer, size_t */
+  BP__M_SCALAR       /* const bp_value *, NULL for None (ABI 1.2) */
 };
 
 struct bp_op {
@@ -362,6 +363,7 @@ struct bp_op {
   char *schema_text;          /* canonical, with namespace */
   char *doc;
   uint64_t flags;
+  uint32_t op_set_version;    /* a core op's op-set version; 0 for others */
   bp_meta_fn meta;
   bp_kernel_ctx meta_ctx;
   bp__kernel *composite;

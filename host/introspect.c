@@ -51,6 +51,7 @@ BP_API bp_status bp_op_get_info(const bp_op *op, bp_op_info *out) {
     info.nargs = (int32_t)op->nargs;
     info.nrets = (int32_t)op->nrets;
     info.npositional = (int32_t)op->npositional;
+    info.op_set_version = op->op_set_version;
   }
   bp__registry_unlock();
   size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;

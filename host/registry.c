@@ -407,6 +407,17 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
   bp_boxed_kernel composite = BP_HAS_FIELD(def, bp_op_def, composite) ? def->composite : NULL;
   void *ud = BP_HAS_FIELD(def, bp_op_def, user_data) ? def->user_data : NULL;
   const char *doc = BP_HAS_FIELD(def, bp_op_def, doc) ? def->doc : NULL;
+  uint32_t since = BP_HAS_FIELD(def, bp_op_def, op_set_version) ? def->op_set_version : 0;
+  /* Only the host's own core library says which op-set version an op
+   * belongs to: a plugin cannot make its op a core op. */
+  if (since && !(p == &bp__host_plugin && strcmp(lib->ns, "core") == 0))
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': def '%s': op_set_version is %u, but only the host's core "
+                     "library sets it (leave it 0)", who, def->schema, since);
+  if (since > BP_CORE_OP_SET_VERSION)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': def '%s': op_set_version %u is past this host's core op set %d",
+                     who, def->schema, since, BP_CORE_OP_SET_VERSION);
   if (flags & ~(uint64_t)(BP_OP_NONDETERMINISTIC | BP_OP_MIXED_DEVICES))
     return bp__error(BP_ERR_INVALID_ARGUMENT, "plugin '%s': def '%s': unknown flags 0x%llx", who,
                      def->schema, (unsigned long long)flags);
@@ -506,6 +517,7 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
   free(op->doc);
   op->doc = doc_copy;
   op->flags = flags;
+  op->op_set_version = since;
   op->meta = meta;
   op->meta_ctx.struct_size = BP_KERNEL_CTX_STRUCT_SIZE;
   op->meta_ctx.host = &bp__host_api;

@@ -49,15 +49,16 @@ static const struct {
     {"SymInt", BP__T_INT},    {"float", BP__T_FLOAT},
     {"bool", BP__T_BOOL},     {"str", BP__T_STR},
     {"ScalarType", BP__T_SCALAR_TYPE}, {"Device", BP__T_DEVICE},
+    {"Scalar", BP__T_SCALAR},
 };
 
 #define SUPPORTED_TYPES \
-  "Tensor, int, SymInt, float, bool, str, ScalarType, Device"
+  "Tensor, int, SymInt, float, bool, str, ScalarType, Device, Scalar"
 
 /* PyTorch types this subset leaves out.  They get "not supported" rather
  * than "unknown", so that a schema copied from PyTorch fails clearly. */
 static const char *const pytorch_only_types[] = {
-    "Scalar", "Layout", "MemoryFormat", "Generator", "Dimname", "Storage",
+    "Layout", "MemoryFormat", "Generator", "Dimname", "Storage",
     "Stream", "QScheme", "complex", "SymFloat", "SymBool", "Any", "number",
 };
 
@@ -87,6 +88,7 @@ static const char *type_spelling(int type) {
   case BP__T_STR: return "str";
   case BP__T_SCALAR_TYPE: return "ScalarType";
   case BP__T_DEVICE: return "Device";
+  case BP__T_SCALAR: return "Scalar";
   default: return "?";
   }
 }
@@ -107,6 +109,7 @@ static int32_t value_tag_of(const bp__arg *a) {
   case BP__T_STR: return BP_TAG_STR;
   case BP__T_SCALAR_TYPE: return BP_TAG_SCALAR_TYPE;
   case BP__T_DEVICE: return BP_TAG_DEVICE;
+  case BP__T_SCALAR: return BP_TAG_SCALAR;
   default: return BP_TAG_NONE;
   }
 }
@@ -660,6 +663,7 @@ static const char *scalar_what(int type) {
   case BP__T_BOOL: return "True or False";
   case BP__T_STR: return "a string";
   case BP__T_SCALAR_TYPE: return "a dtype name (" DTYPE_LIST ")";
+  case BP__T_SCALAR: return "a number, True or False";
   default: return "None";
   }
 }
@@ -703,6 +707,21 @@ static bool parse_scalar(parser *p, const bp__arg *a, bp_value *v,
     v->u.str = str;
     return true;
   }
+  case BP__T_SCALAR:
+    /* The literal says which kind of number: 1 is an int, 1.0 a float. */
+    if (at_word(p, "True") || at_word(p, "False")) {
+      v->tag = BP_TAG_BOOL;
+      v->u.b = at_word(p, "True");
+      return true;
+    }
+    if (p->tok.kind != TK_NUMBER) break;
+    if (is_int_text(s, n)) {
+      v->tag = BP_TAG_INT;
+      return token_to_int(p, &v->u.i);
+    }
+    if (!is_float_text(s, n)) break;
+    v->tag = BP_TAG_FLOAT;
+    return token_to_double(p, &v->u.f);
   case BP__T_SCALAR_TYPE:
     for (size_t i = 0; i < NELEMS(dtype_names); i++)
       if (at_word(p, dtype_names[i].name)) {
@@ -917,7 +936,7 @@ static bool parse_return(parser *p, bp__schema *s, size_t *cap,
   if (!parse_type(p, r, expected)) return false;
   /* The unboxed calling convention has out-parameters for these only. */
   if (r->is_list || r->optional || r->type == BP__T_STR ||
-      r->type == BP__T_DEVICE) {
+      r->type == BP__T_DEVICE || r->type == BP__T_SCALAR) {
     char ty[64];
     bp__arg_type_format(r, ty, sizeof ty);
     return fail_at(p, col, "return type '%s' is not supported (a return "

@@ -22,7 +22,8 @@ typedef enum bp__type {
   BP__T_BOOL = 4,         /* bool */
   BP__T_STR = 5,          /* str */
   BP__T_SCALAR_TYPE = 6,  /* ScalarType */
-  BP__T_DEVICE = 7        /* Device */
+  BP__T_DEVICE = 7,       /* Device */
+  BP__T_SCALAR = 8        /* Scalar: an int, a float or a bool (ABI 1.2) */
 } bp__type;
 
 /* One argument or return. */
@@ -44,7 +45,9 @@ typedef struct bp__arg {
    */
   bp_value default_value;
   int32_t value_tag;     /* the bp_tag a present value has: BP_TAG_TENSOR for
-                            Tensor and Tensor?, BP_TAG_INT_LIST for int[] ... */
+                            Tensor and Tensor?, BP_TAG_INT_LIST for int[] ...;
+                            BP_TAG_SCALAR for Scalar, whose value has
+                            BP_TAG_INT, BP_TAG_FLOAT or BP_TAG_BOOL */
 } bp__arg;
 
 typedef struct bp__schema {

@@ -9,7 +9,7 @@ static const char *const tag_names[BP_TAG_COUNT] = {
     [BP_TAG_BOOL] = "bool",        [BP_TAG_STR] = "str",
     [BP_TAG_INT_LIST] = "int[]",   [BP_TAG_FLOAT_LIST] = "float[]",
     [BP_TAG_TENSOR_LIST] = "Tensor[]", [BP_TAG_SCALAR_TYPE] = "ScalarType",
-    [BP_TAG_DEVICE] = "Device",
+    [BP_TAG_DEVICE] = "Device",    [BP_TAG_SCALAR] = "Scalar",
 };
 
 BP_API const char *bp_tag_name(int32_t tag) {

@@ -148,6 +148,7 @@ bp_status bp__op_prepare(bp_op *op) {
         case BP__T_SCALAR_TYPE: m = a->optional ? BP__M_OPT_I32 : BP__M_I32; break;
         case BP__T_STR: m = BP__M_STR; break;
         case BP__T_DEVICE: m = BP__M_DEVICE; break;
+        case BP__T_SCALAR: m = BP__M_SCALAR; break;
         default: return bp__error(BP_ERR_INTERNAL, "op '%s': argument #%zu has unknown type %d",
                                   op->name, i, a->type);
       }
@@ -184,8 +185,10 @@ bp_status bp__op_prepare(bp_op *op) {
   op->min_args = (uint32_t)s->nargs;
   while (op->min_args > 0 && s->args[op->min_args - 1].has_default) op->min_args--;
   bool scan_ok = op->ntensor_args > 0;
+  /* The scan compares each tag with the schema's; a Scalar's value has
+   * one of three tags, which the general path checks. */
   for (size_t i = 0; i < s->nargs; i++)
-    if (s->args[i].is_list) scan_ok = false;
+    if (s->args[i].is_list || s->args[i].type == BP__T_SCALAR) scan_ok = false;
   /* The fast path relies on a stack that holds the arguments holding the
    * results too. */
   if (s->nrets > s->nargs) scan_ok = false;
@@ -288,6 +291,11 @@ bp_status bp__call_ffi(const bp_op *op, const bp__kernel *k, const bp_value *arg
       case BP__M_OPT_BOOL:
       case BP__M_DEVICE:
         vals[n].p = none ? NULL : (void *)&v->u;
+        avalues[n] = &vals[n];
+        break;
+      case BP__M_SCALAR:
+        /* The value itself: its tag says int, float or bool. */
+        vals[n].p = none ? NULL : (void *)v;
         avalues[n] = &vals[n];
         break;
       case BP__M_OPT_I32:

@@ -56,7 +56,7 @@ extern "C" {
 
 /* The ABI version this header describes.  See VERSIONING above. */
 #define BP_ABI_VERSION_MAJOR 1
-#define BP_ABI_VERSION_MINOR 1
+#define BP_ABI_VERSION_MINOR 2
 
 /* The version of the `core` op set these headers describe (docs/op-set.md).
  * A plugin states the version it implements in bp_plugin_desc. */
@@ -283,6 +283,11 @@ BP_ASSERT_LAST_FIELD(bp_tensor_view, storage_nbytes);
  * Value tags.  Codes never change; new tags are appended in minor versions.
  * An optional argument (`Tensor?`, `int?`, ...) holds either its tag or
  * BP_TAG_NONE.
+ *
+ * A `Scalar` argument (ABI 1.2) is a number: its value carries
+ * BP_TAG_INT, BP_TAG_FLOAT or BP_TAG_BOOL, which says which kind of number
+ * it is (a `Scalar?` may also be BP_TAG_NONE).  BP_TAG_SCALAR itself never
+ * tags a value: it names the argument type in bp_arg_info.tag.
  */
 typedef enum bp_tag {
   BP_TAG_NONE = 0,
@@ -295,11 +300,13 @@ typedef enum bp_tag {
   BP_TAG_FLOAT_LIST = 7,   /* u.floats, len elements */
   BP_TAG_TENSOR_LIST = 8,  /* u.tensors, len elements, none NULL */
   BP_TAG_SCALAR_TYPE = 9,  /* u.i holds a bp_dtype code */
-  BP_TAG_DEVICE = 10       /* u.device */
+  BP_TAG_DEVICE = 10,      /* u.device */
+  /* Added in ABI 1.2. */
+  BP_TAG_SCALAR = 11       /* describes a Scalar argument; no value has it */
 } bp_tag;
 
 /* One past the largest tag of this version. */
-#define BP_TAG_COUNT 11
+#define BP_TAG_COUNT 12
 
 /*
  * A tagged value: one slot of the boxed stack.  A frozen value type: 16

@@ -565,10 +565,17 @@ typedef struct bp_op_info {
   int32_t nrets;           /* results: bp_op_get_ret(0 .. nrets-1) */
   int32_t npositional;     /* arguments before the schema's `*` */
   int32_t reserved;        /* zero */
+  /* Added in ABI 1.2. */
+  uint32_t op_set_version; /* for an op of the `core` op set, the version
+                              of the op set that added it (1, 2, ...): a
+                              plugin that implements op set N has kernels
+                              for every core op of version <= N; 0 for
+                              every other op */
+  uint32_t reserved2;      /* zero */
 } bp_op_info;
 
-BP_ASSERT_LAST_FIELD(bp_op_info, reserved);
-#define BP_OP_INFO_STRUCT_SIZE BP_STRUCT_SIZE(bp_op_info, reserved)
+BP_ASSERT_LAST_FIELD(bp_op_info, reserved2);
+#define BP_OP_INFO_STRUCT_SIZE BP_STRUCT_SIZE(bp_op_info, reserved2)
 
 /* A description of one kernel of an operator. */
 typedef struct bp_kernel_info {

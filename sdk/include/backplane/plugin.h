@@ -115,6 +115,8 @@ typedef bp_status (*bp_boxed_kernel)(const bp_kernel_ctx *ctx,
  *     str          const char *           str?         const char * (NULL=None)
  *     ScalarType   int32_t (bp_dtype)     ScalarType?  const int32_t *
  *     Device       const bp_device *      Device?      const bp_device *
+ *     Scalar       const bp_value *       Scalar?      const bp_value * (NULL=None)
+ *                  (tagged BP_TAG_INT, BP_TAG_FLOAT or BP_TAG_BOOL; ABI 1.2)
  *     int[]        const int64_t *, size_t
  *     float[]      const double *, size_t
  *     Tensor[]     bp_tensor *const *, size_t
@@ -202,10 +204,17 @@ typedef struct bp_op_def {
   void *user_data;             /* passed to meta and composite in ctx */
   const char *doc;             /* one line of documentation, or NULL; copied */
   const bp_extension *ext;
+  /* Added in ABI 1.2. */
+  uint32_t op_set_version;     /* the version of the `core` op set that
+                                  added this op, for the host's own
+                                  definitions of core ops (bp_op_info); any
+                                  other definition must leave it 0, or it
+                                  is refused */
+  uint32_t reserved;           /* zero */
 } bp_op_def;
 
-BP_ASSERT_LAST_FIELD(bp_op_def, ext);
-#define BP_OP_DEF_STRUCT_SIZE BP_STRUCT_SIZE(bp_op_def, ext)
+BP_ASSERT_LAST_FIELD(bp_op_def, reserved);
+#define BP_OP_DEF_STRUCT_SIZE BP_STRUCT_SIZE(bp_op_def, reserved)
 
 /* Kernel priorities (bp_kernel_def.priority, ABI 1.1).  Several plugins
  * may implement one op for one device type; calls go to the kernel of the
@@ -280,7 +289,9 @@ typedef struct bp_arg_info {
                               "Tensor(a!)", "int[2]", "ScalarType?" */
   const char *alias_set;   /* "a" for Tensor(a) or Tensor(a!), else NULL */
   int32_t tag;             /* the bp_tag of a value of this type (for an
-                              optional, of a value that is not None) */
+                              optional, of a value that is not None);
+                              BP_TAG_SCALAR for Scalar, whose value carries
+                              BP_TAG_INT, BP_TAG_FLOAT or BP_TAG_BOOL */
   int32_t list_size;       /* N of `T[N]`, else -1 */
   uint32_t flags;          /* BP_ARG_* */
   int32_t reserved;        /* zero */
