@@ -117,6 +117,7 @@ static void collect(void) {
   CODE("bp_tag", BP_TAG_TENSOR_LIST);
   CODE("bp_tag", BP_TAG_SCALAR_TYPE);
   CODE("bp_tag", BP_TAG_DEVICE);
+  CODE("bp_tag", BP_TAG_SCALAR);
   CODE("bp_tag", BP_TAG_COUNT);
 
   CODE("flags", BP_VIEW_CONTIGUOUS);
@@ -224,6 +225,8 @@ static void collect(void) {
   FIELD(bp_op_def, user_data);
   FIELD(bp_op_def, doc);
   FIELD(bp_op_def, ext);
+  FIELD(bp_op_def, op_set_version);
+  FIELD(bp_op_def, reserved);
 
   STRUCT(bp_kernel_def);
   FIELD(bp_kernel_def, struct_size);
@@ -348,6 +351,8 @@ static void collect(void) {
   FIELD(bp_op_info, nrets);
   FIELD(bp_op_info, npositional);
   FIELD(bp_op_info, reserved);
+  FIELD(bp_op_info, op_set_version);
+  FIELD(bp_op_info, reserved2);
 
   STRUCT(bp_kernel_info);
   FIELD(bp_kernel_info, struct_size);
@@ -400,13 +405,14 @@ static int load_baseline(const char *path) {
 }
 
 /* For --compatible: a struct that grew (same alignment), or a minor
- * version that rose; every other change breaks compatibility. */
+ * version or a count of codes (BP_TAG_COUNT, one past the largest tag)
+ * that rose; every other change breaks compatibility. */
 static bool grown(const entry *old, const entry *now_) {
   unsigned long a1, a2, s1, s2;
   if (sscanf(old->value, "size %lu align %lu", &s1, &a1) == 2 &&
       sscanf(now_->value, "size %lu align %lu", &s2, &a2) == 2)
     return s2 >= s1 && a1 == a2;
-  if (strcmp(old->key, "BP_ABI_VERSION_MINOR") == 0 &&
+  if ((strcmp(old->key, "BP_ABI_VERSION_MINOR") == 0 || strcmp(old->key, "BP_TAG_COUNT") == 0) &&
       sscanf(old->value, "value %lu", &s1) == 1 && sscanf(now_->value, "value %lu", &s2) == 1)
     return s2 >= s1;
   return false;

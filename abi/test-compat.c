@@ -9,10 +9,15 @@
  *     descriptor, abi_minor + 1), loads into today's host, which is older
  *     than it; the plugin sees that the slot appended in its version is
  *     missing and does without it.
- *   - compat_1_1, a plugin of today's minor that uses 1.1 slots after
- *     BP_HOST_HAS(), loads into today's host and uses them, and loads into
- *     a host that reports ABI 1.0 (simulated: its table handed over with
- *     1.0's struct_size and minor) and does without them.
+ *   - compat_1_1, built against the frozen ABI 1.1 headers in abi/sdk-1.1/,
+ *     uses 1.1 slots after BP_HOST_HAS(): it loads into today's host and
+ *     uses them, and loads into a host that reports ABI 1.0 (simulated:
+ *     its table handed over with 1.0's struct_size and minor) and does
+ *     without them.
+ *   - compat_1_2, a plugin of today's minor, defines an op with a Scalar
+ *     argument (1.2) when the host's minor allows: in today's host it is
+ *     called with an int, a float and a bool, and described as Scalar; in
+ *     a host that reports ABI 1.1 it leaves that op out.
  *   - The same plugin's bp_plugin_init, given hand-made host tables, tells
  *     a table that has the appended slot from one whose struct_size stops
  *     before it or whose slot is NULL, and refuses a table too small for a
@@ -260,12 +265,109 @@ static void plugin_1_1_in_a_1_0_host(void) {
   }
 }
 
+/* compat12::scale(a, s) on [1.5, -2] with a Scalar pushed as value v. */
+static void check_scale(bp_value v, float factor) {
+  const float x[2] = {1.5f, -2};
+  float want[2] = {1.5f * factor, -2 * factor};
+  bp_tensor *t = vec(x, 2);
+  const bp_op *op = NULL;
+  is_status(bp_op_find("compat12::scale", &op), BP_OK);
+  bp_value slots[2];
+  bp_stack st = BP_STACK_INIT(slots, 2);
+  bp_stack_push_tensor(&st, t);
+  slots[st.top++] = v;
+  is_status(op ? bp_call(op, &st) : BP_ERR_NOT_FOUND, BP_OK);
+  if (st.top == 1 && slots[0].tag == BP_TAG_TENSOR) {
+    const bp_tensor_view *r = bp_tensor_get_view(slots[0].u.tensor);
+    for (int64_t i = 0; i < 2 && i < r->numel; i++) is_double(((const float *)r->data)[i], want[i], 0);
+    bp_stack_release(&st);
+  }
+  bp_tensor_release(t);
+}
+
+static void plugin_1_2_in_todays_host(void) {
+  bp_plugin *p = NULL;
+  is_status(bp_plugin_load(compat_plugin("compat_1_2"), &p), BP_OK);
+  if (!p) return;
+  is_str(note_of(p), "1.2 host");
+  check_scale((bp_value){.tag = BP_TAG_INT, .u.i = 3}, 3);
+  check_scale((bp_value){.tag = BP_TAG_FLOAT, .u.f = 0.5}, 0.5f);
+  check_scale((bp_value){.tag = BP_TAG_BOOL, .u.b = true}, 1);
+  /* A string is no Scalar, and neither is the descriptive tag itself. */
+  const bp_op *op = NULL;
+  is_status(bp_op_find("compat12::scale", &op), BP_OK);
+  bp_tensor *t = vec((const float[]){1}, 1);
+  bp_value slots[2];
+  bp_stack st = BP_STACK_INIT(slots, 2);
+  bp_stack_push_tensor(&st, t);
+  bp_stack_push_str(&st, "2");
+  is_status(bp_call(op, &st), BP_ERR_TYPE);
+  has_str(bp_last_error(), "argument #1 's': expected Scalar, got str");
+  st.top = 1;
+  slots[st.top++] = (bp_value){.tag = BP_TAG_SCALAR, .u.i = 2};
+  is_status(bp_call(op, &st), BP_ERR_TYPE);
+  has_str(bp_last_error(), "only describes argument types");
+  bp_tensor_release(t);
+  /* Described as Scalar; not a core op. */
+  bp_arg_info a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = BP_ARG_INFO_STRUCT_SIZE;
+  is_status(bp_op_get_arg(op, 1, &a), BP_OK);
+  is_int(a.tag, BP_TAG_SCALAR);
+  is_str(a.type, "Scalar");
+  bp_op_info oi;
+  memset(&oi, 0, sizeof oi);
+  oi.struct_size = BP_OP_INFO_STRUCT_SIZE;
+  is_status(bp_op_get_info(op, &oi), BP_OK);
+  is_int(oi.op_set_version, 0);
+  is_status(bp_op_find("core::add", &op), BP_OK);
+  is_status(bp_op_get_info(op, &oi), BP_OK);
+  is_int(oi.op_set_version, 1);
+  is_status(bp_plugin_unload(p), BP_OK);
+}
+
+/* A host that reports ABI 1.1: the real table, with 1.1's minor. */
+static bp_host_api table_1_1;
+static void *compat_1_2_handle;
+
+static const bp_plugin_desc *init_as_1_1_host(const bp_host_api *host) {
+  table_1_1 = *host;
+  table_1_1.abi_minor = 1;
+  bp_plugin_init_fn init =
+      (bp_plugin_init_fn)(void (*)(void))dlsym(compat_1_2_handle, BP_PLUGIN_ENTRY_SYMBOL);
+  return init ? init(&table_1_1) : NULL;
+}
+
+static void plugin_1_2_in_a_1_1_host(void) {
+  compat_1_2_handle = dlopen(compat_plugin("compat_1_2"), RTLD_NOW | RTLD_LOCAL);
+  if (!compat_1_2_handle) {
+    tap_diag("dlopen: %s", dlerror());
+    ok(0);
+    return;
+  }
+  bp_plugin *p = NULL;
+  is_status(bp_plugin_register(init_as_1_1_host, "compat_1_2 in a 1.1 host", &p), BP_OK);
+  if (!p) return;
+  is_str(note_of(p), "1.1 host");
+  const bp_op *op = NULL;
+  is_status(bp_op_find("compat12::ones", &op), BP_OK);
+  /* Never defined here (an earlier case's definition went with its
+   * unload). */
+  bp_op_info oi;
+  memset(&oi, 0, sizeof oi);
+  oi.struct_size = BP_OP_INFO_STRUCT_SIZE;
+  ok(bp_op_find("compat12::scale", &op) != BP_OK ||
+     (bp_op_get_info(op, &oi) == BP_OK && !oi.defined));
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(old_plugin_in_todays_host),
       TAP_CASE(newer_plugin_in_older_host),
       TAP_CASE(plugin_1_1_in_todays_host),
       TAP_CASE(plugin_1_1_in_a_1_0_host),
+      TAP_CASE(plugin_1_2_in_todays_host),
+      TAP_CASE(plugin_1_2_in_a_1_1_host),
       TAP_CASE(struct_size_rules_in_init),
   };
   return tap_main(cases, TAP_NCASES(cases));

@@ -5,17 +5,28 @@
 # baseline compatibly (its fields and codes unchanged, structs only grown).
 layout="${top_builddir:-.}/abi/layout"
 abi="${top_srcdir:-.}/abi"
+current=1.2
+earlier="1.1 1.0"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-"$layout" "$abi/layout-1.1.txt" > "$tmp/now" || fail=1
-"$layout" --compatible "$abi/layout-1.0.txt" > "$tmp/old" || fail=1
-# One TAP stream: the two plans added, the points renumbered.
-n1=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$tmp/now")
-n2=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$tmp/old")
-echo "1..$((n1 + n2))"
-grep -v '^1\.\.' "$tmp/now"
-grep -v '^1\.\.' "$tmp/old" | awk -v off="$n1" '
-  /^(not )?ok [0-9]+/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { $i += off; break } }
-  { print }'
+"$layout" "$abi/layout-$current.txt" > "$tmp/0" || fail=1
+k=0
+for v in $earlier; do
+  k=$((k + 1))
+  "$layout" --compatible "$abi/layout-$v.txt" > "$tmp/$k" || fail=1
+done
+# One TAP stream: the plans added, the points renumbered.
+total=0
+for f in $(seq 0 $k); do
+  total=$((total + $(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$tmp/$f")))
+done
+echo "1..$total"
+off=0
+for f in $(seq 0 $k); do
+  grep -v '^1\.\.' "$tmp/$f" | awk -v off="$off" '
+    /^(not )?ok [0-9]+/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { $i += off; break } }
+    { print }'
+  off=$((off + $(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$tmp/$f")))
+done
 exit $fail

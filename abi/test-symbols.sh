@@ -1,15 +1,15 @@
 #!/bin/sh
 # Compares libbackplane's exported symbols with the checked-in list of this
-# minor version, ABI 1.1 (abi/symbols-1.1.txt): a removed symbol, a symbol
+# minor version, ABI 1.2 (abi/symbols-1.2.txt): a removed symbol, a symbol
 # outside a version node and a symbol that is not in the list fail, each
-# named.  Every symbol of ABI 1.0 (abi/symbols-1.0.txt) must still be
-# exported, in its 1.0 node.  Also checks that the SONAME follows
-# abi/libtool-version.
+# named.  Every symbol of ABI 1.0 and 1.1 (abi/symbols-1.0.txt,
+# abi/symbols-1.1.txt) must still be exported, in its own node.  Also
+# checks that the SONAME follows abi/libtool-version.
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
 lib="$top_builddir/host/.libs/libbackplane.so"
-base="$top_srcdir/abi/symbols-1.1.txt"
-old="$top_srcdir/abi/symbols-1.0.txt"
+base="$top_srcdir/abi/symbols-1.2.txt"
+earlier="1.0 1.1"
 if [ ! -f "$lib" ]; then echo "1..0 # SKIP no shared libbackplane.so was built"; exit 0; fi
 if ! command -v nm > /dev/null 2>&1; then echo "1..0 # SKIP nm is not installed"; exit 0; fi
 tmp=$(mktemp -d) || exit 1
@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 "$top_srcdir/abi/symbols.sh" "$lib" > "$tmp/now"
 grep -v '^#' "$base" | LC_ALL=C sort > "$tmp/base"
-echo "1..5"
+echo "1..$((4 + $(echo $earlier | wc -w)))"
 
 LC_ALL=C comm -23 "$tmp/base" "$tmp/now" > "$tmp/removed"
 if [ -s "$tmp/removed" ]; then
@@ -62,13 +62,17 @@ else
   echo "# SONAME is $soname, abi/libtool-version $current:$revision:$age gives $want"
   fail=1
 fi
-grep -v '^#' "$old" | LC_ALL=C sort > "$tmp/old"
-LC_ALL=C comm -23 "$tmp/old" "$tmp/now" > "$tmp/lost"
-if [ -s "$tmp/lost" ]; then
-  echo "not ok 5 - every symbol of ABI 1.0 is still exported in its 1.0 node"
-  sed 's/^/# missing or moved: /' "$tmp/lost"
-  fail=1
-else
-  echo "ok 5 - every symbol of ABI 1.0 is still exported in its 1.0 node ($(wc -l < "$tmp/old") symbols)"
-fi
+k=4
+for v in $earlier; do
+  k=$((k + 1))
+  grep -v '^#' "$top_srcdir/abi/symbols-$v.txt" | LC_ALL=C sort > "$tmp/old"
+  LC_ALL=C comm -23 "$tmp/old" "$tmp/now" > "$tmp/lost"
+  if [ -s "$tmp/lost" ]; then
+    echo "not ok $k - every symbol of ABI $v is still exported in its own node"
+    sed 's/^/# missing or moved: /' "$tmp/lost"
+    fail=1
+  else
+    echo "ok $k - every symbol of ABI $v is still exported in its own node ($(wc -l < "$tmp/old") symbols)"
+  fi
+done
 exit $fail
