@@ -322,6 +322,8 @@ static bool generic(const schema_info *si, int32_t nd, const int64_t *sh, int la
       add_bool(s, false);
     } else if (strcmp(t, "ScalarType") == 0) {
       add_dtype(s, BP_FLOAT32);
+    } else if (strcmp(t, "Scalar") == 0) {
+      add_float(s, 0.5); /* a Scalar that is a float */
     } else if (t[strlen(t) - 1] == '?') {
       add_none(s);
     } else {

@@ -281,6 +281,20 @@ static void parse_value(const param *a, size_t index, const char *text, bp_value
     out->tag = BP_TAG_STR;
     out->u.str = text;
     out->len = (uint32_t)strlen(text);
+  } else if (!strcmp(a->base, "Scalar")) {
+    /* A number as written: 2 is an int, 2.0 (or nan, inf) a float, and
+     * true or false a bool. */
+    if (!strcmp(text, "true") || !strcmp(text, "True") || !strcmp(text, "false") ||
+        !strcmp(text, "False")) {
+      out->tag = BP_TAG_BOOL;
+      out->u.b = text[0] == 't' || text[0] == 'T';
+    } else if ((r = argtext_int(text, &out->u.i)) == ARGTEXT_OK) {
+      out->tag = BP_TAG_INT;
+    } else if (r == ARGTEXT_SYNTAX && (r = argtext_float(text, &out->u.f)) == ARGTEXT_OK) {
+      out->tag = BP_TAG_FLOAT;
+    } else {
+      what = "a number, true or false";
+    }
   } else if (!strcmp(a->base, "ScalarType")) {
     int32_t dt;
     out->tag = BP_TAG_SCALAR_TYPE;
@@ -463,6 +477,7 @@ static const char *base_of(int32_t tag) {
     case BP_TAG_STR: return "str";
     case BP_TAG_SCALAR_TYPE: return "ScalarType";
     case BP_TAG_DEVICE: return "Device";
+    case BP_TAG_SCALAR: return "Scalar";
     default: return "?";
   }
 }

@@ -91,6 +91,66 @@ static int to_double(PyObject *o, double *out) {
   return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
 }
 
+/* A Scalar argument (ABI 1.2), as torch reads a Python number: a bool is a
+ * bool, an int an int, a float a float; a NumPy scalar (or 0-d array) by
+ * its dtype's kind.  The value's tag says which. */
+static int to_scalar(PyObject *o, bp_value *v) {
+  static const char want[] = "expected a number (int, float or bool)";
+  if (PyBool_Check(o)) {
+    v->tag = BP_TAG_BOOL;
+    v->u.b = o == Py_True;
+    return 0;
+  }
+  if (PyLong_Check(o)) {
+    v->tag = BP_TAG_INT;
+    return to_int64(o, &v->u.i);
+  }
+  if (PyFloat_Check(o)) {
+    v->tag = BP_TAG_FLOAT;
+    v->u.f = PyFloat_AsDouble(o);
+    return 0;
+  }
+  if (PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s, got a str", want);
+    return -1;
+  }
+  /* NumPy: a scalar or a 0-d array, by its dtype's kind. */
+  PyObject *dt = PyObject_GetAttrString(o, "dtype");
+  PyObject *kind = dt ? PyObject_GetAttrString(dt, "kind") : NULL;
+  PyObject *nd = kind ? PyObject_GetAttrString(o, "ndim") : NULL;
+  Py_XDECREF(dt);
+  PyErr_Clear();
+  long ndim = nd ? PyLong_AsLong(nd) : -1;
+  Py_XDECREF(nd);
+  PyErr_Clear();
+  char k = 0;
+  if (kind && PyUnicode_Check(kind) && PyUnicode_GetLength(kind) == 1)
+    k = (char)PyUnicode_ReadChar(kind, 0);
+  Py_XDECREF(kind);
+  if (!k || ndim != 0) {
+    PyErr_Format(PyExc_TypeError, "%s%s", want,
+                 k && ndim > 0 ? ", got an array with dimensions" : "");
+    return -1;
+  }
+  int r = 0;
+  if (k == 'b') {
+    int t = PyObject_IsTrue(o);
+    v->tag = BP_TAG_BOOL;
+    v->u.b = t > 0;
+    r = t < 0 ? -1 : 0;
+  } else if (k == 'i' || k == 'u') {
+    v->tag = BP_TAG_INT;
+    r = to_int64(o, &v->u.i);
+  } else if (k == 'f') {
+    v->tag = BP_TAG_FLOAT;
+    r = to_double(o, &v->u.f);
+  } else {
+    PyErr_Format(PyExc_TypeError, "%s, got a NumPy scalar of kind '%c'", want, k);
+    return -1;
+  }
+  return r;
+}
+
 /* A number list argument: a sequence, or one number for `T[N]` (repeated
  * N times) and `T[]` (a list of one), as torch takes them. */
 static int to_number_list(call_state *cs, PyObject *o, const bp_arg_info *a,
@@ -255,6 +315,8 @@ static int to_value(call_state *cs, PyObject *o, const bp_arg_info *a,
     }
     case BP_TAG_DEVICE:
       return bpy_to_device(o, &v->u.device);
+    case BP_TAG_SCALAR:
+      return to_scalar(o, v);
     default:
       PyErr_Format(PyExc_TypeError, "the argument's type (tag %d) is not "
                    "supported from Python", (int)a->tag);

@@ -73,7 +73,7 @@ static inline bool bp_aux_dtype_is_float(int32_t dt) {
 static inline const char *bp_aux_tag_name(uint32_t tag) {
   static const char *const names[BP_TAG_COUNT] = {
       "None", "Tensor", "int", "float", "bool", "str", "int[]", "float[]", "Tensor[]",
-      "ScalarType", "Device"};
+      "ScalarType", "Device", "Scalar"};
   return tag < BP_TAG_COUNT ? names[tag] : "an unknown tag";
 }
 
@@ -410,6 +410,21 @@ static inline bp_status bp_aux_arg_float(const bp_kernel_ctx *ctx, const bp_valu
   bp_status st = is_int ? BP_OK : bp_aux_arg_tag_(ctx, args, i, BP_TAG_FLOAT);
   if (st == BP_OK) *out = is_int ? (double)args[i].u.i : args[i].u.f;
   return st;
+}
+
+/* A `Scalar` (ABI 1.2): its value as a double, and which kind of number
+ * it is in *tag (BP_TAG_INT, BP_TAG_FLOAT or BP_TAG_BOOL; tag may be NULL).
+ * An int of more than 53 bits loses precision as a double: read u.i when
+ * *tag is BP_TAG_INT to keep it exact. */
+static inline bp_status bp_aux_arg_scalar(const bp_kernel_ctx *ctx, const bp_value *args,
+                                          size_t i, double *out, uint32_t *tag) {
+  const bp_value *v = &args[i];
+  if (v->tag != BP_TAG_INT && v->tag != BP_TAG_FLOAT && v->tag != BP_TAG_BOOL)
+    return ctx->host->set_errorf(BP_ERR_TYPE, "%s: argument #%zu: expected Scalar, got %s",
+                                 ctx->op_name, i, bp_aux_tag_name(v->tag));
+  *out = v->tag == BP_TAG_INT ? (double)v->u.i : v->tag == BP_TAG_FLOAT ? v->u.f : v->u.b ? 1 : 0;
+  if (tag) *tag = v->tag;
+  return BP_OK;
 }
 
 /* A `ScalarType`: a dtype of the op set. */
