@@ -180,6 +180,18 @@ expect "a float with no leading digit and an exponent" 0 '^  0.899999976 1.89999
 bprun core::add "$tmp/a.npy" "$tmp/b.npy" alpha=1e400
 expect_usage "a float that overflows is refused" "expected a float, got '1e400' (out of range)"
 
+# A Scalar argument (tests/plugins/sig.c's kinds, which says the kind of
+# each of its four Scalars: 1 int, 2 float, 3 bool, 0 None) is a number as
+# written, or true or false.
+sig="$top_builddir/tests/plugins/.libs/sig.so"
+bpsig() { BP_PLUGIN_PATH= "$run" --no-discover -p "$sig" "$@" > "$tmp/out" 2>&1; st=$?; }
+bpsig sig::kinds 2 0.5 true
+expect "Scalar arguments: 2 is an int, 0.5 a float, true a bool" 0 ': int 1232$'
+bpsig sig::kinds -1 nan c=7 d=1e3
+expect "Scalar arguments: -1, nan, a keyword int and 1e3 (a float)" 0 ': int 1212$'
+bpsig sig::kinds 1 x
+expect_usage "a Scalar that is no number is refused" "argument #2 'b': expected a number, true or false, got 'x'"
+
 # Lists with spaces around items and brackets.
 bprun core::sum "$tmp/m.npy" '[0, 1 ]'
 expect "a list with a space before ']'" 0 '^  10$'

@@ -260,7 +260,13 @@ static const invalid_case invalid_semantic[] = {
     {"f(int[] x=None) -> ()", 11, "None is not a valid default for 'int[] x'"},
     {"f(Foo a) -> ()", 3, "unknown type 'Foo'"},
     {"f(tensor a) -> ()", 3, "unknown type 'tensor'"},
-    {"f(Scalar a) -> ()", 3, "type 'Scalar' is not supported"},
+    {"f(Generator g) -> ()", 3, "type 'Generator' is not supported"},
+    {"f(Scalar[] a) -> ()", 3, "lists of 'Scalar' are not supported"},
+    {"f(Tensor a) -> Scalar", 16, "return type 'Scalar' is not supported"},
+    {"f(Scalar a=None) -> ()", 12, "None is not a valid default for 'Scalar a'"},
+    {"f(Scalar a=\"1\") -> ()", 12,
+     "expected a number, True or False as the default of 'Scalar a'"},
+    {"f(Scalar a=float32) -> ()", 12, "expected a number, True or False"},
     {"f(Tensor a) -> Layout", 16, "type 'Layout' is not supported"},
     {"f(bool[] a) -> ()", 3, "lists of 'bool' are not supported"},
     {"f(str[] a) -> ()", 3, "lists of 'str' are not supported"},
@@ -771,6 +777,39 @@ static void detail_returns(void) {
   bp__schema_free(s);
 }
 
+/* Scalar (ABI 1.2): its value's tag says which kind of number it is, in a
+ * default as in a call; the canonical text keeps the kind (1 vs 1.0). */
+static void detail_scalar(void) {
+  bp__schema *s = parse_ok(
+      "add.Scalar(Tensor self, Scalar other, Scalar alpha=1, Scalar? lo=None, "
+      "Scalar f=-2.5, Scalar b=True, Scalar e=1e3, Scalar? m=0.0) -> Tensor");
+  if (!s) return;
+  is_int(s->nargs, 8);
+  const bp__arg *a = s->args;
+  check_arg(&a[1], "other", BP__T_SCALAR, BP_TAG_SCALAR, false, false);
+  check_no_default(&a[1]);
+  check_arg(&a[2], "alpha", BP__T_SCALAR, BP_TAG_SCALAR, false, false);
+  check_default_tag(&a[2], BP_TAG_INT);
+  is_int(a[2].default_value.u.i, 1);
+  check_arg(&a[3], "lo", BP__T_SCALAR, BP_TAG_SCALAR, true, false);
+  check_default_tag(&a[3], BP_TAG_NONE);
+  check_default_tag(&a[4], BP_TAG_FLOAT);
+  is_double(a[4].default_value.u.f, -2.5, 0);
+  check_default_tag(&a[5], BP_TAG_BOOL);
+  ok(a[5].default_value.u.b);
+  check_default_tag(&a[6], BP_TAG_FLOAT);
+  is_double(a[6].default_value.u.f, 1000, 0);
+  check_default_tag(&a[7], BP_TAG_FLOAT);
+  char buf[256];
+  bp__schema_format(s, false, buf, sizeof buf);
+  is_str(buf, "add.Scalar(Tensor self, Scalar other, Scalar alpha=1, Scalar? lo=None, "
+              "Scalar f=-2.5, Scalar b=True, Scalar e=1000.0, Scalar? m=0.0) -> Tensor");
+  char ty[32];
+  bp__arg_type_format(&a[3], ty, sizeof ty);
+  is_str(ty, "Scalar?");
+  bp__schema_free(s);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Cases: printing and the error buffer                                     */
 /* ------------------------------------------------------------------------ */
@@ -1147,6 +1186,7 @@ static const tap_case cases[] = {
     TAP_CASE(detail_defaults),
     TAP_CASE(detail_alias),
     TAP_CASE(detail_returns),
+    TAP_CASE(detail_scalar),
     TAP_CASE(format_buffers),
     TAP_CASE(format_canonical),
     TAP_CASE(error_buffer),

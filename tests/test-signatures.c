@@ -126,6 +126,36 @@ static bp_status sigs_optlist(const bp_kernel_ctx *ctx, bp_tensor *x, const int6
   return st;
 }
 
+/* sigs::scalars(Tensor x, Scalar s, Scalar? t=None, Scalar u=2.5) -> Tensor:
+ * float64 [kinds, s, t, u], kinds = 100 kind(s) + 10 kind(t) + kind(u)
+ * with kind 0 for None (a NULL pointer), 1 int, 2 float, 3 bool, and each
+ * value as a double (-1 for None). */
+static double scalar_value(const bp_value *v, int *kind) {
+  if (!v) return *kind = 0, -1;
+  switch (v->tag) {
+    case BP_TAG_INT: return *kind = 1, (double)v->u.i;
+    case BP_TAG_FLOAT: return *kind = 2, v->u.f;
+    case BP_TAG_BOOL: return *kind = 3, v->u.b ? 1.0 : 0.0;
+    default: return *kind = 9, -9;
+  }
+}
+
+static bp_status sigs_scalars(const bp_kernel_ctx *ctx, bp_tensor *x, const bp_value *s,
+                              const bp_value *t, const bp_value *u, bp_tensor **out) {
+  (void)ctx;
+  (void)x;
+  int64_t four = 4;
+  bp_status st = sigs_host->tensor_empty(BP_CPU, BP_FLOAT64, 1, &four, out);
+  if (st) return st;
+  double *r = sigs_host->tensor_view(*out)->data;
+  int ks, kt, ku;
+  r[1] = scalar_value(s, &ks);
+  r[2] = scalar_value(t, &kt);
+  r[3] = scalar_value(u, &ku);
+  r[0] = 100.0 * ks + 10.0 * kt + ku;
+  return BP_OK;
+}
+
 static bp_status sigs_setup(const bp_host_api *host, bp_registrar *reg) {
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "sigs", BP_LIBRARY_DEF, 0};
   bp_library *lib;
@@ -160,6 +190,11 @@ static bp_status sigs_setup(const bp_host_api *host, bp_registrar *reg) {
   k.op = "optlist";
   k.device_type = BP_DEVICE_CPU;
   k.unboxed = (bp_unboxed_kernel)(void (*)(void))sigs_optlist;
+  if ((st = host->impl(lib, &k))) return st;
+  d.schema = "scalars(Tensor x, Scalar s, Scalar? t=None, Scalar u=2.5) -> Tensor";
+  if ((st = host->def(lib, &d))) return st;
+  k.op = "scalars";
+  k.unboxed = (bp_unboxed_kernel)(void (*)(void))sigs_scalars;
   return host->impl(lib, &k);
 }
 
@@ -254,11 +289,60 @@ static void optional_lists_unboxed(void) {
   bp_tensor_release(x);
 }
 
+/* docs/schemas.md: a Scalar is passed as a pointer to its value, whose tag
+ * says int, float or bool; a Scalar? None as NULL; defaults keep their
+ * kind. */
+static void scalars_unboxed(void) {
+  if (!ok(bp_plugin_register(sigs_init, "sigs", NULL) == BP_OK)) return;
+  const float xv[1] = {1};
+  bp_tensor *x = f32(xv, 1);
+  const bp_op *op = must_find("sigs::scalars");
+  struct {
+    bp_value s, t;
+    int nargs;
+    double want[4];
+  } cases[] = {
+      {{.tag = BP_TAG_INT, .u.i = 3}, {.tag = BP_TAG_NONE}, 2, {102, 3, -1, 2.5}},
+      {{.tag = BP_TAG_FLOAT, .u.f = 0.5}, {.tag = BP_TAG_BOOL, .u.b = true}, 3, {232, 0.5, 1, 2.5}},
+      {{.tag = BP_TAG_BOOL, .u.b = false}, {.tag = BP_TAG_INT, .u.i = -7}, 3, {312, 0, -7, 2.5}},
+      {{.tag = BP_TAG_INT, .u.i = INT64_C(1) << 40}, {.tag = BP_TAG_NONE}, 3,
+       {102, 1099511627776.0, -1, 2.5}},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    bp_value slots[4];
+    bp_stack s = BP_STACK_INIT(slots, 4);
+    bp_stack_push_tensor(&s, x);
+    slots[s.top++] = cases[c].s;
+    if (cases[c].nargs == 3) slots[s.top++] = cases[c].t;
+    is_status(bp_call(op, &s), BP_OK);
+    bp_tensor *r = NULL;
+    if (bp_stack_get_tensor(&s, 0, &r) == BP_OK) {
+      const double *v = bp_tensor_get_view(r)->data;
+      for (int i = 0; i < 4; i++) is_double(v[i], cases[c].want[i], 0);
+    }
+    bp_stack_release(&s);
+  }
+  /* A str, a tensor or None is not a Scalar. */
+  bp_value slots[2];
+  bp_stack s = BP_STACK_INIT(slots, 2);
+  bp_stack_push_tensor(&s, x);
+  bp_stack_push_none(&s);
+  is_status(bp_call(op, &s), BP_ERR_TYPE);
+  has_str(bp_last_error(), "sigs::scalars: argument #1 's': expected Scalar, got None");
+  s.top = 1;
+  bp_stack_push_tensor(&s, x);
+  is_status(bp_call(op, &s), BP_ERR_TYPE);
+  has_str(bp_last_error(), "expected Scalar, got Tensor");
+  bp_tensor_release(x);
+  is_int(bp_live_tensor_count(), 0);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(unmappable_schemas_are_refused),
       TAP_CASE(four_argument_signatures),
       TAP_CASE(optional_lists_unboxed),
+      TAP_CASE(scalars_unboxed),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }

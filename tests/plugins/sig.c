@@ -63,6 +63,35 @@ static bp_status scalars(const bp_kernel_ctx *ctx, const bp_value *a, size_t na,
   return BP_OK;
 }
 
+/* kinds(Scalar a, Scalar b, Scalar? c=None, Scalar d=2.5) -> (int, float):
+ * the kinds 1000 kind(a) + 100 kind(b) + 10 kind(c) + kind(d), with kind
+ * 0 None, 1 int, 2 float, 3 bool; and the sum of their values (ABI 1.2). */
+static double number(const bp_value *v, int *kind) {
+  switch (v->tag) {
+    case BP_TAG_INT: return *kind = 1, (double)v->u.i;
+    case BP_TAG_FLOAT: return *kind = 2, v->u.f;
+    case BP_TAG_BOOL: return *kind = 3, v->u.b ? 1.0 : 0.0;
+    default: return *kind = 0, 0.0;
+  }
+}
+
+static bp_status kinds(const bp_kernel_ctx *ctx, const bp_value *a, size_t na, bp_value *r,
+                       size_t nr) {
+  (void)ctx;
+  (void)na;
+  (void)nr;
+  int64_t code = 0;
+  double sum = 0;
+  for (int i = 0; i < 4; i++) {
+    int k;
+    sum += number(&a[i], &k);
+    code = code * 10 + k;
+  }
+  r[0] = (bp_value){.tag = BP_TAG_INT, .u.i = code};
+  r[1] = (bp_value){.tag = BP_TAG_FLOAT, .u.f = sum};
+  return BP_OK;
+}
+
 /* defaults(...) -> x + a + b + c + strlen(d) + sum(e) + sum(f)
  *                    + (g is None ? 0 : 100) + (h is None ? 0 : h) + k */
 static bp_status defaults(const bp_kernel_ctx *ctx, const bp_value *a, size_t na, bp_value *r,
@@ -254,6 +283,7 @@ static const op ops[] = {
      split_out, meta_first},
     {"stats(Tensor x) -> (int numel, float sum, bool any)", stats, NULL},
     {"flip(Tensor(a) self) -> Tensor(a)", flip, meta_flip},
+    {"kinds(Scalar a, Scalar b, Scalar? c=None, Scalar d=2.5) -> (int, float)", kinds, NULL},
 };
 
 static bp_status setup(const bp_host_api *host, bp_registrar *reg) {

@@ -78,6 +78,10 @@ def binding():
         ("Tensor", core.add, (A, 3.0), {}, "other",
          "expected a tensor.*float"),
         ("ScalarType", core.cast, (A, 3.5), {}, "dtype", "expected a dtype"),
+        ("Scalar", bp.ops.sig.kinds, ("1", 2), {}, "a",
+         "expected a number .*got a str"),
+        ("Scalar", bp.ops.sig.kinds, (1, [2]), {}, "b", "expected a number"),
+        ("Scalar", bp.ops.sig.kinds, (1, A), {}, "b", "expected a number"),
     ]
     for kind, op, args, kw, arg, msg in wrong:
         cr(TypeError, op, *args, **kw,
@@ -112,7 +116,7 @@ def binding():
 
 _SAMPLE = {"Tensor": A, "Tensor[]": [A], "int": 1, "float": 1.0,
            "bool": True, "str": "x", "int[]": [1], "float[]": [1.0],
-           "ScalarType": "float32", "Device": "cpu"}
+           "ScalarType": "float32", "Device": "cpu", "Scalar": 1}
 
 
 def _required(op, but):

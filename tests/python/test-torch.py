@@ -205,6 +205,19 @@ ok(torch.equal(s.defaults(v, 1, 1.0, False, "", [], [0, 0], k=0),
                torch.zeros(3) + 2), "positional arguments override defaults")
 ok(torch.equal(s.defaults(v, h=5, g=torch.int8, k=0),
                torch.full((3,), 115.25)), "keyword and optional arguments")
+ok(tuple(s.kinds(1, 2.0)) == (1202, 5.5)
+   and tuple(s.kinds(-3.0, 7, 0.25, 4)) == (2121, 8.25),
+   "Scalar arguments through torch: a Python int and float keep their kind")
+# torch's own dispatcher hands a bool Scalar on as an int (torch 1.13).
+ok(tuple(backplane.ops.sig.kinds(True, 2.0, False)) == (3232, 5.5),
+   "Scalar arguments: a Python bool keeps its kind in backplane.ops")
+ok(tuple(backplane.ops.sig.kinds(np.int32(2), np.float32(0.5),
+                                 np.bool_(True))) == (1232, 6.0),
+   "Scalar arguments from NumPy scalars keep their kind")
+ok(tuple(backplane.ops.sig.kinds(7, torch.tensor(1.5).item())) == (1202, 11.0)
+   and backplane.ops.sig.kinds.schema.endswith(
+       "kinds(Scalar a, Scalar b, Scalar? c=None, Scalar d=2.5) -> (int, float)"),
+   "a Scalar? left out is None, and the schema says Scalar")
 ok(torch.equal(s.lists([v, v + 1], [1, 2], [0.5]), torch.full((3,), 13.5)),
    "Tensor[], int[2] and float[] arguments")
 ok(torch.equal(s.maybe(None, v + 1), v + 1)
