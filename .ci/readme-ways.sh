@@ -5,9 +5,11 @@
 #   other-python   as root, with another python3 first in PATH: pyenv's
 #                  where the machine has one, else a venv's (made here,
 #                  without pip), neither of which can import numpy;
-#   debian-python  as root, with Debian's /usr/bin/python3 the only one;
+#   debian-python  as root, with a fresh Debian machine's PATH, where
+#                  /usr/bin/python3 is the only python3 (and there is no
+#                  CUDA Toolkit);
 #   user           as a user without root (made here with useradd), with
-#                  the prefix the README gives such a user.
+#                  that PATH and the prefix the README gives such a user.
 #
 #   .ci/readme-ways.sh DIR [WAY...]
 #
@@ -43,24 +45,17 @@ second=$(printf '%s\n' "$quick" | sed -n 2p)
 # found through ccache's directory first in PATH.
 cache_path=
 if [ -d /usr/lib/ccache ]; then
-  export CCACHE_DIR="$top/ccache" CCACHE_UMASK=000
+  # The clones lie in different directories: paths are hashed relative to
+  # the directory make runs in, so the same file compiles to a hit in each.
+  export CCACHE_DIR="$top/ccache" CCACHE_UMASK=000 CCACHE_BASEDIR=/ CCACHE_NOHASHDIR=1
   mkdir -p "$CCACHE_DIR"
   chmod 1777 "$CCACHE_DIR"
   cache_path=/usr/lib/ccache:
 fi
 
-# PATH less every directory whose python3 is not Debian's.
-debian_path() {
-  local out= d IFS=:
-  for d in $PATH; do
-    if [ -x "$d/python3" ] && [ "$(readlink -f "$d/python3")" != "$(readlink -f /usr/bin/python3)" ]; then
-      continue
-    fi
-    out=${out:+$out:}$d
-  done
-  case ":$out:" in *:/usr/bin:*) ;; *) out=$out:/usr/bin:/bin ;; esac
-  echo "$out"
-}
+# A fresh Debian machine's PATH (root's; a user's has no sbin, which does
+# not matter here).
+debian_path() { echo /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; }
 
 fail() { # fail WHAT LOG
   echo "readme-ways: $way: $1" >&2
@@ -144,6 +139,7 @@ sys.exit(0 if backplane._backplane.__file__.startswith("/usr/local/") else 1)') 
       path=$(debian_path)
       run_user() { runuser -u "$user" -- env -i HOME="$home" USER="$user" LOGNAME="$user" \
                      PATH="$cache_path$path" CCACHE_DIR="${CCACHE_DIR:-}" CCACHE_UMASK=000 \
+                     CCACHE_BASEDIR=/ CCACHE_NOHASHDIR=1 \
                      bash -c "cd ~/backplane && $1"; }
       run_user "$userfirst" > "$top/user-first.log" 2>&1 ||
         fail "the first command failed" "$top/user-first.log"
