@@ -100,15 +100,16 @@ check "names the file that crashed in setup()" "$tmp/cs.txt" "error       crashe
 check "goes on to load and list the other plugins" "$tmp/crash.txt" "^Operators: 33$"
 check "says on stderr which file was left out" "$tmp/crash.err" \
   "^bp-info: .*/crash_init.so: $segv; it was left out$"
-start=$(date +%s)
+# (The limit is the child's CPU time, or wall time in which it uses none:
+# a hang that sleeps is stopped after 1 s without progress, however busy
+# the machine, and the message says which limit it was.)
 BP_PLUGIN_PATH= "$info" --no-discover --timeout 1 "$plugins/hang_setup.so" "$cpu" > "$tmp/hang.txt" 2>&1
 st=$?
-took=$(( $(date +%s) - start ))
 grep -A3 "^  .*/hang_setup.so$" "$tmp/hang.txt" > "$tmp/hs.txt"
-check "a plugin that hangs in setup() times out" "$tmp/hs.txt" "error       timed out after 1 s in setup"
-if [ $st -eq 1 ] && [ $took -le 5 ] && grep -q "^Operators: 33$" "$tmp/hang.txt"; then
-  pass "the timeout is --timeout's, and the others are listed ($took s)"
-else flunk "the timeout is --timeout's, and the others are listed (status $st, $took s)" "$tmp/hang.txt"; fi
+check "a plugin that hangs in setup() times out" "$tmp/hs.txt" "error       timed out after 1 s in setup (asleep or blocked)"
+if [ $st -eq 1 ] && grep -q "^Operators: 33$" "$tmp/hang.txt"; then
+  pass "the timeout is --timeout's, and the others are listed"
+else flunk "the timeout is --timeout's, and the others are listed (status $st)" "$tmp/hang.txt"; fi
 # Discovery isolates by default: a crashing plugin in BP_PLUGIN_PATH.
 mkdir "$tmp/path"
 ln -s "$(cd "$plugins" && pwd)/crash_init.so" "$tmp/path/a_crash.so"

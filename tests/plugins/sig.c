@@ -6,7 +6,11 @@
  * take contiguous float32 tensors; what each computes is written next to
  * its schema, so that a test can predict it.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <backplane/plugin.h>
 
@@ -89,6 +93,29 @@ static bp_status kinds(const bp_kernel_ctx *ctx, const bp_value *a, size_t na, b
   }
   r[0] = (bp_value){.tag = BP_TAG_INT, .u.i = code};
   r[1] = (bp_value){.tag = BP_TAG_FLOAT, .u.f = sum};
+  return BP_OK;
+}
+
+/* gate(Tensor x, int inside_fd, int wait_fd, int timeout_ms) -> bool:
+ * writes one byte to inside_fd (it is running), then waits up to
+ * timeout_ms for a byte on wait_fd; true when one came.  A Python test
+ * learns from it, with no clock involved, whether another Python thread
+ * ran while this call was in flight: that thread can answer only if the
+ * call released the GIL. */
+static bp_status gate(const bp_kernel_ctx *ctx, const bp_value *a, size_t na, bp_value *r,
+                      size_t nr) {
+  (void)na;
+  (void)nr;
+  char b = 'i';
+  if (write((int)a[1].u.i, &b, 1) != 1)
+    return H->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: cannot write to fd %lld", ctx->op_name,
+                         (long long)a[1].u.i);
+  struct pollfd p = {(int)a[2].u.i, POLLIN, 0};
+  int ready;
+  while ((ready = poll(&p, 1, (int)a[3].u.i)) < 0 && errno == EINTR) {
+  }
+  bool came = ready > 0 && read((int)a[2].u.i, &b, 1) == 1;
+  r[0] = (bp_value){.tag = BP_TAG_BOOL, .u.b = came};
   return BP_OK;
 }
 
@@ -284,6 +311,7 @@ static const op ops[] = {
     {"stats(Tensor x) -> (int numel, float sum, bool any)", stats, NULL},
     {"flip(Tensor(a) self) -> Tensor(a)", flip, meta_flip},
     {"kinds(Scalar a, Scalar b, Scalar? c=None, Scalar d=2.5) -> (int, float)", kinds, NULL},
+    {"gate(Tensor x, int inside_fd, int wait_fd, int timeout_ms) -> bool", gate, NULL},
 };
 
 static bp_status setup(const bp_host_api *host, bp_registrar *reg) {

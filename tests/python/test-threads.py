@@ -129,77 +129,39 @@ def tensors_across_threads():
 
 # ---- the GIL is released during a long op ----------------------------------
 
-def stall_during(fn):
-    """Runs fn() while a second Python thread counts; returns (seconds fn
-    took, the longest stretch of it in which the counter did not move, the
-    counts made meanwhile)."""
-    state = {"stop": False, "count": 0, "gaps": []}
-    ready = threading.Event()
+def gate_call(x, timeout_ms):
+    """Calls sig::gate(x, ...) in a second Python thread while this one
+    waits for the call to say it is running and then answers it; returns
+    whether the answer reached the call.  No clock decides anything: this
+    thread can run (read the pipe's byte and write its answer) while the
+    call is in flight only if the call released the GIL; if it did not,
+    the answer comes only after the call has given up waiting."""
+    inside_r, inside_w = os.pipe()
+    answer_r, answer_w = os.pipe()
+    result = {}
 
-    def spin():
-        last = time.perf_counter()
-        ready.set()
-        while not state["stop"]:
-            now = time.perf_counter()
-            if now - last > 0.002:
-                state["gaps"].append((last, now))
-            last = now
-            state["count"] += 1
+    def call():
+        result["came"] = bp.ops.sig.gate(x, inside_w, answer_r, timeout_ms)
 
-    th = threading.Thread(target=spin)
+    th = threading.Thread(target=call)
     th.start()
-    ready.wait()
-    time.sleep(0.01)
-    c0, t0 = state["count"], time.perf_counter()
-    fn()
-    t1, c1 = time.perf_counter(), state["count"]
-    state["stop"] = True
+    os.read(inside_r, 1)    # the call is running
+    os.write(answer_w, b"a")
     th.join()
-    longest = max([min(e, t1) - max(s, t0) for s, e in state["gaps"]
-                   if e > t0 and s < t1] + [0.0])
-    return t1 - t0, longest, c1 - c0
-
-
-def long_matmul():
-    """A matmul that takes 0.15 s or more here (None if none does)."""
-    n = 256
-    while n <= 4096:
-        a = np.ones((n, n), np.float32)
-        start = time.perf_counter()
-        core.matmul(a, a)
-        if time.perf_counter() - start >= 0.15:
-            return a
-        n *= 2
-    return None
+    for fd in (inside_r, inside_w, answer_r, answer_w):
+        os.close(fd)
+    return result.get("came")
 
 
 def gil_released():
-    a = long_matmul()
-    if a is None:
-        t.skip("a long op lets another thread run", "no matmul is slow here")
-        return
-    t.diag(f"a {a.shape[0]} x {a.shape[0]} matmul")
-    # Control: sum(range(...)) runs in C holding the GIL, as a kernel would
-    # if the GIL were held: the counter must stand still for most of it.
-    n = 10 ** 6
-    while stall_during(lambda: sum(range(n)))[0] < 0.15:
-        n *= 2
-    results = []
-    for attempt in range(3):  # a loaded machine may stall the counter
-        took, longest, count = stall_during(lambda: core.matmul(a, a))
-        held, held_longest, _ = stall_during(lambda: sum(range(n)))
-        results.append((took, longest, count, held, held_longest))
-        if longest < took / 2 and count > 0 and held_longest > held / 2:
-            break
-    for took, longest, count, held, held_longest in results:
-        t.diag(f"matmul {took * 1e3:.0f} ms: counter stalled at most "
-               f"{longest * 1e3:.0f} ms, {count} counts; sum(range) "
-               f"{held * 1e3:.0f} ms: stalled {held_longest * 1e3:.0f} ms")
-    took, longest, count, held, held_longest = results[-1]
-    t.ok(held_longest > held / 2, "the control: a call holding the GIL "
-         "stops the counting thread")
-    t.ok(longest < took / 2 and count > 0, "during a long op, another "
-         "Python thread keeps running (the GIL is released)")
+    sig = os.path.join(os.environ["BP_TEST_PLUGIN_DIR"], "sig.so")
+    bp.load(sig)
+    big = np.zeros(4096, np.float32)      # the size from which calls
+    small = np.zeros(16, np.float32)      # release the GIL (python.md)
+    t.ok(gate_call(big, 600_000) is True, "during a call on 4096 elements "
+         "another Python thread runs (the GIL is released)")
+    t.ok(gate_call(small, 200) is False, "the control: a call on 16 "
+         "elements keeps the GIL, and the other thread waits for it")
     t.is_eq(live(), 0, "live_tensor_count is back to its start value")
 
 
