@@ -50,6 +50,18 @@ while IFS="$tab" read -r name category expected profile description; do
     echo "ok $n - $name ($category, $profile) # SKIP ThreadSanitizer reports the race itself"
     continue
   fi
+  # Under ThreadSanitizer each certification takes many seconds: one fault
+  # of each category runs there (what this build adds is TSan watching the
+  # certifier's and the host's own threads, not other verdicts), and the
+  # release and ASan builds run them all.
+  if [ "$san" = thread ]; then
+    if grep -qx "$category" "$tmp/tsan-categories" 2> /dev/null; then
+      n=$((n + 1))
+      echo "ok $n - $name ($category, $profile) # SKIP under ThreadSanitizer one fault of each category runs, and the other builds run every one"
+      continue
+    fi
+    echo "$category" >> "$tmp/tsan-categories"
+  fi
   # The op the fault is in: the one the regex names, else the op the
   # description starts with ("rsqrt: ...", "log_softmax keeps ..."); a
   # fault of the whole plugin
