@@ -10,6 +10,8 @@
  *                                            on every host
  *
  * Its setup note (bp_plugin_info.error) says "1.2 host" or "1.1 host".
+ * On a 1.2 host its setup also fails unless the host refuses its def of
+ * compat12::claims with an op_set_version (only core ops have one).
  */
 #include <string.h>
 
@@ -85,6 +87,20 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   bp_status st;
   if ((st = H->library(reg, &ld, &lib))) return st;
   if ((st = define(lib, "ones(Tensor a) -> Tensor", ones, NULL, "ones"))) return st;
+  /* Only the host's core library may say an op belongs to an op-set
+   * version: a plugin that claims one for its own op is refused. */
+  if (H->abi_minor >= 2) {
+    bp_op_def c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = BP_OP_DEF_STRUCT_SIZE;
+    c.schema = "claims(Tensor a) -> Tensor";
+    c.op_set_version = 1;
+    st = H->def(lib, &c);
+    if (st != BP_ERR_INVALID_ARGUMENT ||
+        !strstr(H->last_error(), "only the host's core library sets it"))
+      return H->set_errorf(BP_ERR_INTERNAL, "compat_1_2: a def with op_set_version 1 gave "
+                           "status %d: %s", (int)st, H->last_error());
+  }
   /* A host before 1.2 refuses `Scalar` in a schema: ask its minor. */
   bool scalar = H->abi_major == 1 && H->abi_minor >= 2;
   if (scalar &&
