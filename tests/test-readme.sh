@@ -20,7 +20,7 @@ result() { # result STATUS DESCRIPTION [FILE]
     fail=1
   fi
 }
-echo "1..4"
+echo "1..5"
 # Every line of every ```sh block; and those of the Quick start's first.
 awk '/^```sh/ { on = 1; next } /^```/ { on = 0 } on' "$readme" > "$tmp/commands"
 awk '/^## Quick start/ { q = 1 } q && /^```sh/ { on = 1; next } on && /^```/ { exit } on' \
@@ -34,4 +34,6 @@ head -n 1 "$tmp/quick" | grep -Eq '(^|&& )make install( &&|$)' &&
 result $? "the first one installs Backplane and its Python package (make install)" "$tmp/quick"
 ! grep -En '^[[:space:]]*sudo[[:space:]]|(&&|;|\|)[[:space:]]*sudo[[:space:]]' "$tmp/commands" > "$tmp/sudo"
 result $? "no command in README.md runs sudo" "$tmp/sudo"
+sed -n 2p "$tmp/quick" | grep -Eqx 'make( -j"\$\(nproc\)")? check'
+result $? "the second one runs the fast tier (make check, one job a core)" "$tmp/quick"
 exit $fail
