@@ -148,6 +148,9 @@ static void collect(void) {
   CODE("flags", BP_ARG_KWARG_ONLY);
   CODE("flags", BP_ARG_HAS_DEFAULT);
   CODE("flags", BP_ARG_WRITTEN);
+  /* ABI 1.2 */
+  CODE("flags", BP_KERNEL_STRUCTURED);
+  CODE("flags", BP_KERNEL_DEF_STRUCTURED);
 
   STRUCT(bp_device);
   FIELD(bp_device, type);

@@ -21,7 +21,7 @@ count() {
 printf '\nInstructions per call (callgrind, %s vs %s iterations)\n\n' "$n" "$((2 * n))"
 printf '%-11s %12s %12s\n' variant instr/call "over floor"
 floor=
-for v in direct raw_ffi boxed ffi fast push_boxed find; do
+for v in direct raw_ffi boxed ffi fast push_boxed alloc_boxed structured find; do
   a=$(count "$v" "$n")
   b=$(count "$v" "$((2 * n))")
   per=$(( (b - a) / n ))

@@ -17,6 +17,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ffi.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,53 @@ static bp_status trivial_boxed(const bp_kernel_ctx *ctx, const bp_value *args, s
   return BP_OK;
 }
 
-/* Registers ns::boxed and ns::unboxed with the schema above. */
+/* ns::alloc_* have a meta function (a's shape and dtype) and allocate
+ * their result: a boxed kernel that sizes it through the host table, as
+ * a plugin of ABI 1.1 must, and a structured kernel (ABI 1.2), which the
+ * host hands the result it allocated. */
+static bp_status same_meta(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                           bp_tensor_meta *outs, size_t nouts) {
+  (void)ctx;
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *v = H->tensor_view(args[0].u.tensor);
+  outs[0].device = v->device;
+  outs[0].dtype = v->dtype;
+  outs[0].ndim = v->ndim;
+  for (int32_t d = 0; d < v->ndim; d++) {
+    outs[0].sizes[d] = v->sizes[d];
+    outs[0].strides[d] = v->strides[d];
+  }
+  return BP_OK;
+}
+
+static bp_status alloc_boxed(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor_meta m;
+  m.struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  bp_status st = H->op_meta(ctx->op, args, nargs, &m, 1);
+  if (st) return st;
+  bp_tensor *t;
+  st = H->tensor_empty_strided(m.device, m.dtype, m.ndim, m.sizes, m.strides, &t);
+  if (st) return st;
+  rets[0].tag = BP_TAG_TENSOR;
+  rets[0].u.tensor = t;
+  return BP_OK;
+}
+
+static bp_status alloc_fill(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                            bp_value *rets, size_t nrets) {
+  (void)ctx;
+  (void)args;
+  (void)nargs;
+  (void)rets;
+  (void)nrets;
+  return BP_OK;
+}
+
+/* Registers ns::boxed and ns::unboxed with the schema above, and
+ * ns::alloc_boxed and ns::alloc_structured. */
 static bp_status setup_ns(bp_registrar *reg, const char *ns) {
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, ns, BP_LIBRARY_DEF, 0};
   bp_library *lib;
@@ -71,6 +118,23 @@ static bp_status setup_ns(bp_registrar *reg, const char *ns) {
   k.op = "unboxed";
   k.boxed = NULL;
   k.unboxed = (bp_unboxed_kernel)(void (*)(void))trivial_unboxed;
+  if (!st) st = H->impl(lib, &k);
+  const char *alloc[] = {"alloc_boxed(Tensor a, Tensor b, float c) -> Tensor",
+                         "alloc_structured(Tensor a, Tensor b, float c) -> Tensor"};
+  for (int i = 0; i < 2 && !st; i++) {
+    bp_op_def d = {0};
+    d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+    d.schema = alloc[i];
+    d.meta = same_meta;
+    st = H->def(lib, &d);
+  }
+  k.unboxed = NULL;
+  k.op = "alloc_boxed";
+  k.boxed = alloc_boxed;
+  if (!st) st = H->impl(lib, &k);
+  k.op = "alloc_structured";
+  k.boxed = alloc_fill;
+  k.flags = BP_KERNEL_DEF_STRUCTURED;
   if (!st) st = H->impl(lib, &k);
   return st;
 }
@@ -106,7 +170,7 @@ typedef bp_status (*unboxed_fn)(const bp_kernel_ctx *, bp_tensor *, bp_tensor *,
                                 bp_tensor **);
 
 static bp_tensor *ta, *tb;
-static const bp_op *op_boxed, *op_ffi, *op_fast;
+static const bp_op *op_boxed, *op_ffi, *op_fast, *op_alloc_boxed, *op_alloc_structured;
 static bp_kernel_ctx direct_ctx;
 static unboxed_fn volatile direct_fn = trivial_unboxed;
 static ffi_cif raw_cif;
@@ -134,8 +198,9 @@ static void run_raw_ffi(long n) {
 }
 
 /* bp_call with the arguments written straight into the stack's slots (the
- * call replaced them with its result). */
-static void run_call(const bp_op *op, long n) {
+ * call replaced them with its result, which is released when `release`:
+ * the result of an op that allocates it). */
+static void run_calls(const bp_op *op, long n, bool release) {
   bp_value slots[3];
   bp_stack s = BP_STACK_INIT(slots, 3);
   for (long i = 0; i < n; i++) {
@@ -152,9 +217,11 @@ static void run_call(const bp_op *op, long n) {
       fprintf(stderr, "dispatch: %s\n", bp_last_error());
       exit(1);
     }
+    if (release) bp_tensor_release(slots[0].u.tensor);
   }
   sink += (long)s.top;
 }
+static void run_call(const bp_op *op, long n) { run_calls(op, n, false); }
 
 /* The same with the three pushes a host would write. */
 static void run_push_call(const bp_op *op, long n) {
@@ -171,6 +238,8 @@ static void run_push_call(const bp_op *op, long n) {
 }
 
 static void run_boxed(long n) { run_call(op_boxed, n); }
+static void run_alloc_boxed(long n) { run_calls(op_alloc_boxed, n, true); }
+static void run_alloc_structured(long n) { run_calls(op_alloc_structured, n, true); }
 static void run_ffi(long n) { run_call(op_ffi, n); }
 static void run_fast(long n) { run_call(op_fast, n); }
 static void run_push_boxed(long n) { run_push_call(op_boxed, n); }
@@ -196,6 +265,10 @@ static const variant variants[] = {
     {"ffi", "bp_call, unboxed kernel through libffi", run_ffi},
     {"fast", "bp_call, unboxed kernel through the fast path", run_fast},
     {"push_boxed", "3 pushes + bp_call, boxed kernel", run_push_boxed},
+    {"alloc_boxed", "bp_call + release, boxed kernel that allocates its result (op_meta, "
+                    "tensor_empty_strided)", run_alloc_boxed},
+    {"structured", "bp_call + release, structured kernel (the host allocates the result)",
+     run_alloc_structured},
     {"find", "bp_op_find by name", run_find},
 };
 #define NVARIANTS (sizeof variants / sizeof variants[0])
@@ -225,7 +298,9 @@ static void setup(void) {
   unsetenv("BP_DISABLE_FASTPATH");
   if (bp_plugin_register(init_fast, "bench_fast", NULL)) goto fail;
   if (bp_op_find("fast::boxed", &op_boxed) || bp_op_find("ffi::unboxed", &op_ffi) ||
-      bp_op_find("fast::unboxed", &op_fast))
+      bp_op_find("fast::unboxed", &op_fast) ||
+      bp_op_find("fast::alloc_boxed", &op_alloc_boxed) ||
+      bp_op_find("fast::alloc_structured", &op_alloc_structured))
     goto fail;
   int64_t n = 1;
   if (bp_tensor_empty(BP_CPU, BP_FLOAT32, 1, &n, &ta) ||

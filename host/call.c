@@ -390,6 +390,67 @@ __attribute__((noinline, cold)) static bp_status bad_call(const bp_op *op, bp_st
 }
 
 /*
+ * A structured kernel (BP_KERNEL_DEF_STRUCTURED): the host runs the meta
+ * function, allocates each result as it says, and the kernel fills them.
+ * On success rets[] holds the new references; on failure nothing stays
+ * allocated.
+ */
+__attribute__((noinline)) static bp_status call_structured(const bp_op *op, const bp__kernel *k,
+                                                           const bp_value *args, bp_value *rets,
+                                                           uint32_t nrets) {
+  bp_tensor_meta m[BP__MAX_RETS];
+  bp_tensor *t[BP__MAX_RETS];
+  bp_status st;
+  if (BP__LIKELY(nrets == 1)) {
+    /* The common case, without the loops. */
+    m[0].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+    st = run_meta(op, args, m, 1);
+    if (BP__LIKELY(st == BP_OK))
+      st = bp_tensor_empty_strided(m[0].device, m[0].dtype, m[0].ndim, m[0].sizes, m[0].strides,
+                                   &t[0]);
+    if (BP__UNLIKELY(st != BP_OK)) return st;
+    rets[0].tag = BP_TAG_TENSOR;
+    rets[0].len = 0;
+    rets[0].u.tensor = t[0];
+    st = k->boxed(&k->ctx, args, op->nargs, rets, 1);
+    if (BP__LIKELY(st == BP_OK && rets[0].tag == BP_TAG_TENSOR && rets[0].u.tensor == t[0]))
+      return BP_OK;
+    bp_tensor_release(t[0]);
+    if (st) return st;
+    return bp__error(BP_ERR_INTERNAL,
+                     "%s: the structured kernel (plugin '%s') replaced result #0, which the host "
+                     "allocated for it to fill", op->name, k->owner->name ? k->owner->name : "?");
+  }
+  for (uint32_t j = 0; j < nrets; j++) m[j].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  st = run_meta(op, args, m, nrets);
+  if (st) return st;
+  for (uint32_t j = 0; j < nrets; j++) {
+    st = bp_tensor_empty_strided(m[j].device, m[j].dtype, m[j].ndim, m[j].sizes, m[j].strides,
+                                 &t[j]);
+    if (st) {
+      char why[256];
+      snprintf(why, sizeof why, "%s", bp_last_error());
+      for (uint32_t r = 0; r < j; r++) bp_tensor_release(t[r]);
+      return bp__error(st, "%s: result #%u could not be allocated: %s", op->name, j, why);
+    }
+    rets[j].tag = BP_TAG_TENSOR;
+    rets[j].len = 0;
+    rets[j].u.tensor = t[j];
+  }
+  st = k->boxed(&k->ctx, args, op->nargs, rets, nrets);
+  uint32_t changed = nrets;
+  for (uint32_t j = 0; j < nrets && changed == nrets; j++)
+    if (rets[j].tag != BP_TAG_TENSOR || rets[j].u.tensor != t[j]) changed = j;
+  if (BP__LIKELY(st == BP_OK && changed == nrets)) return BP_OK;
+  for (uint32_t j = 0; j < nrets; j++) bp_tensor_release(t[j]);
+  if (st) return st;
+  return bp__error(BP_ERR_INTERNAL,
+                   "%s: the structured kernel (plugin '%s') replaced result #%u, which the host "
+                   "allocated for it to fill", op->name, k->owner->name ? k->owner->name : "?",
+                   changed);
+}
+
+/*
  * The one dispatcher: calls entry k (a kernel of any kind, a fallback or a
  * composite) with checked arguments and moves its results onto the stack.
  * Every kind leaves each result's tag, len and value in rets[], so that
@@ -419,6 +480,8 @@ __attribute__((always_inline)) static inline bp_status invoke(const bp_op *op, c
     rets[0].len = rets[1].len = 0;
     rets[0].u.tensor = o[0];
     rets[1].u.tensor = o[1];
+  } else if (k->kind == BP_KERNEL_STRUCTURED) {
+    st = call_structured(op, k, args, rets, nrets);
   } else if (k->kind == BP_KERNEL_UNBOXED) {
     st = bp__call_ffi(op, k, args, rets);
   } else if (k->kind == BP__ENTRY_COMPOSITE) {

@@ -571,6 +571,29 @@ static uint32_t dtype_mask(const int32_t *dtypes) {
 /* Registration order of kernels (registry lock). */
 static uint64_t kernel_seq;
 
+/* Whether op can have a structured kernel: a meta function, and results
+ * that are all plain Tensors (no alias, list or optional).  Else says why
+ * into why. */
+static bool structured_ok(const bp_op *op, char *why, size_t n) {
+  if (!op->meta) {
+    snprintf(why, n, "'%s' has none", op->name);
+    return false;
+  }
+  if (op->nrets == 0) {
+    snprintf(why, n, "'%s' returns nothing", op->name);
+    return false;
+  }
+  for (size_t j = 0; j < op->schema->nrets; j++) {
+    const bp__arg *r = &op->schema->rets[j];
+    if (r->type != BP__T_TENSOR || r->is_list || r->optional || r->alias_set) {
+      snprintf(why, n, "result #%zu of '%s' is not (%s)", j, op->schema_text,
+               r->alias_set ? "it aliases an argument" : "it is not a plain Tensor");
+      return false;
+    }
+  }
+  return true;
+}
+
 bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
   bp_status st = check_lib(lib, "impl");
   if (st) return st;
@@ -592,6 +615,19 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
   int slot = bp__device_slot(kd->device_type);
   if (slot < 0)
     return bp__error(BP_ERR_DEVICE, "plugin '%s': impl '%s': %s cannot have kernels", who, name, dev);
+  /* Flags: a plugin built before ABI 1.2 could not know any, so what it
+   * left there is ignored, as its host did. */
+  uint32_t kflags = p->abi_minor >= 2 ? kd->flags : 0;
+  if (kflags & ~(uint32_t)BP_KERNEL_DEF_STRUCTURED)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': impl '%s' for %s: unknown flags 0x%x (this host knows 0x%x)", who,
+                     name, dev, (unsigned)(kflags & ~(uint32_t)BP_KERNEL_DEF_STRUCTURED),
+                     (unsigned)BP_KERNEL_DEF_STRUCTURED);
+  bool structured = (kflags & BP_KERNEL_DEF_STRUCTURED) != 0;
+  if (structured && !kd->boxed)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "plugin '%s': impl '%s' for %s: BP_KERNEL_DEF_STRUCTURED is for boxed kernels, "
+                     "and this one is unboxed", who, name, dev);
   int32_t *dtypes = NULL;
   st = copy_dtypes(BP_HAS_FIELD(kd, bp_kernel_def, dtypes) ? kd->dtypes : NULL, &dtypes, who, name);
   if (st) return st;
@@ -599,6 +635,7 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
   pthread_mutex_lock(&reg_lock);
   bp_op *op = op_lookup_n(name, strlen(name));
   bp__kernel *k = NULL;
+  char why[160];
   if (!op || !op->def_owner) {
     st = bp__error(BP_ERR_NOT_FOUND,
                    "plugin '%s': impl '%s' for %s: the op is not defined (define it first, or load "
@@ -607,12 +644,19 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
     st = bp__error(BP_ERR_ALREADY_EXISTS,
                    "plugin '%s': impl '%s' for %s: the plugin registered a kernel for it already "
                    "(only this second kernel is refused)", who, name, dev);
+  } else if (structured && !structured_ok(op, why, sizeof why)) {
+    st = bp__error(BP_ERR_INVALID_ARGUMENT,
+                   "plugin '%s': impl '%s' for %s: BP_KERNEL_DEF_STRUCTURED needs an op with a meta "
+                   "function whose results are all plain Tensors, and %s", who, name, dev, why);
   } else if (kd->unboxed && !op->cif_ok) {
     st = bp__error(BP_ERR_UNSUPPORTED,
                    "plugin '%s': impl '%s': the schema '%s' cannot be called unboxed; register a "
                    "boxed kernel", who, name, op->schema_text);
-  } else if (!(k = kernel_new(p, op, kd->boxed ? BP_KERNEL_BOXED : BP_KERNEL_UNBOXED, kd->user_data,
-                              kd->device_type))) {
+  } else if (!(k = kernel_new(p, op,
+                              structured  ? BP_KERNEL_STRUCTURED
+                              : kd->boxed ? BP_KERNEL_BOXED
+                                          : BP_KERNEL_UNBOXED,
+                              kd->user_data, kd->device_type))) {
     st = bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': impl '%s': out of memory", who, name);
   }
   if (st) {

@@ -78,6 +78,12 @@ check_PROGRAMS += %D%/test-signatures
 %C%_test_signatures_LDADD = $(TEST_LDADD)
 TESTS += %D%/test-signatures
 
+# Structured kernels: the host allocates the results the kernel fills.
+check_PROGRAMS += %D%/test-structured
+%C%_test_structured_SOURCES = %D%/test-structured.c %D%/testutil.h
+%C%_test_structured_LDADD = $(TEST_LDADD)
+TESTS += %D%/test-structured
+
 # Several kernels for one op and device type; declared dtypes.
 check_PROGRAMS += %D%/test-precedence
 %C%_test_precedence_SOURCES = %D%/test-precedence.c %D%/testutil.h

@@ -84,6 +84,7 @@ static const char *kind_name(int32_t k) {
     case BP_KERNEL_BOXED: return "boxed";
     case BP_KERNEL_UNBOXED: return "unboxed (libffi)";
     case BP_KERNEL_UNBOXED_FAST: return "unboxed (fast path)";
+    case BP_KERNEL_STRUCTURED: return "structured";
     default: return "?";
   }
 }

@@ -43,7 +43,10 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   bp_library *lib;
   bp_status st = host->library(reg, &def, &lib);
   if (st != BP_OK) return st;
-  return bp_aux_impl(host, lib, "mul", BP_DEVICE_CPU, mul_kernel, NULL);
+  /* Structured on a 1.2 host (mul_kernel_fill fills the result the host
+   * allocated), self-allocating on an older one (mul_kernel). */
+  return bp_aux_impl_structured(host, lib, "mul", BP_DEVICE_CPU, mul_kernel, mul_kernel_fill,
+                                NULL, BP_PRIORITY_DEFAULT);
 }
 
 static const bp_plugin_desc desc = {

@@ -104,6 +104,13 @@ static inline bp_status cpu_impl(bp_library *lib, const char *op, bp_boxed_kerne
   return bp_aux_impl_at(cpu_host, lib, op, BP_DEVICE_CPU, fn, user_data, BP_PRIORITY_REFERENCE);
 }
 
+/* Registers a kernel of BP_AUX_STRUCTURED_KERNEL(name, impl) as the CPU
+ * kernel of core::<op>, at the reference priority: structured (the host
+ * sizes and allocates the result) on a host of ABI 1.2 or later. */
+#define CPU_IMPL_STRUCTURED(lib, op, name, user_data)                                      \
+  bp_aux_impl_structured(cpu_host, (lib), (op), BP_DEVICE_CPU, name, name##_fill, (user_data), \
+                         BP_PRIORITY_REFERENCE)
+
 /* Each kernel file registers its kernels. */
 bp_status cpu_register_elementwise(bp_library *lib);
 bp_status cpu_register_cast(bp_library *lib);

@@ -425,13 +425,14 @@ bp_status cpu_register_elementwise(bp_library *lib) {
   static const struct {
     const char *op;
     bp_boxed_kernel fn;
-  } own[] = {{"add.out", add_out_kernel}, {"where", where_kernel}};
+  } own[] = {{"add.out", add_out_kernel}};
   bp_status st = BP_OK;
   for (size_t i = 0; !st && i < sizeof binary / sizeof binary[0]; i++)
-    st = cpu_impl(lib, binary[i]->name, binary_kernel, binary[i]);
+    st = CPU_IMPL_STRUCTURED(lib, binary[i]->name, binary_kernel, binary[i]);
   for (size_t i = 0; !st && i < sizeof unary / sizeof unary[0]; i++)
-    st = cpu_impl(lib, unary[i]->name, unary_kernel, unary[i]);
+    st = CPU_IMPL_STRUCTURED(lib, unary[i]->name, unary_kernel, unary[i]);
   for (size_t i = 0; !st && i < sizeof own / sizeof own[0]; i++)
     st = cpu_impl(lib, own[i].op, own[i].fn, NULL);
+  if (!st) st = CPU_IMPL_STRUCTURED(lib, "where", where_kernel, NULL);
   return st;
 }

@@ -442,5 +442,5 @@ static bp_status layer_norm_impl(const bp_kernel_ctx *ctx, const bp_value *args,
 }
 BP_AUX_STRUCTURED_KERNEL(layer_norm_kernel, layer_norm_impl)
 bp_status cpu_register_layer_norm(bp_library *lib) {
-  return cpu_impl(lib, "layer_norm", layer_norm_kernel, NULL);
+  return CPU_IMPL_STRUCTURED(lib, "layer_norm", layer_norm_kernel, NULL);
 }

@@ -675,5 +675,5 @@ static bp_status matmul_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
 BP_AUX_STRUCTURED_KERNEL(matmul_kernel, matmul_impl)
 
 bp_status cpu_register_matmul(bp_library *lib) {
-  return cpu_impl(lib, "matmul", matmul_kernel, NULL);
+  return CPU_IMPL_STRUCTURED(lib, "matmul", matmul_kernel, NULL);
 }

@@ -825,6 +825,6 @@ bp_status cpu_register_reduce(bp_library *lib) {
                                       [OP_AMIN] = "amin", [OP_ARGMAX] = "argmax"};
   bp_status st = BP_OK;
   for (int op = OP_SUM; !st && op <= OP_ARGMAX; op++)
-    st = cpu_impl(lib, names[op], reduce_kernel, (void *)(intptr_t)op);
+    st = CPU_IMPL_STRUCTURED(lib, names[op], reduce_kernel, (void *)(intptr_t)op);
   return st;
 }

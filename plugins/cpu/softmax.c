@@ -294,7 +294,7 @@ static bp_status softmax_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp
 BP_AUX_STRUCTURED_KERNEL(softmax_kernel, softmax_impl)
 
 bp_status cpu_register_softmax(bp_library *lib) {
-  bp_status st = cpu_impl(lib, "softmax", softmax_kernel, (void *)0);
-  if (!st) st = cpu_impl(lib, "log_softmax", softmax_kernel, (void *)1);
+  bp_status st = CPU_IMPL_STRUCTURED(lib, "softmax", softmax_kernel, (void *)0);
+  if (!st) st = CPU_IMPL_STRUCTURED(lib, "log_softmax", softmax_kernel, (void *)1);
   return st;
 }

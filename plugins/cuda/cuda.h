@@ -90,6 +90,13 @@ static inline bp_status cu_impl(bp_library *lib, const char *op, bp_boxed_kernel
   return bp_aux_impl_at(cu_host, lib, op, BP_DEVICE_CUDA, fn, user_data, BP_PRIORITY_REFERENCE);
 }
 
+/* Registers a kernel of BP_AUX_STRUCTURED_KERNEL(name, impl) as the CUDA
+ * kernel of core::<op>: structured (the host sizes and allocates the
+ * result) on a host of ABI 1.2 or later. */
+#define CU_IMPL_STRUCTURED(lib, op, name, user_data)                                       \
+  bp_aux_impl_structured(cu_host, (lib), (op), BP_DEVICE_CUDA, name, name##_fill,           \
+                         (user_data), BP_PRIORITY_REFERENCE)
+
 static inline const bp_tensor_view *cu_view(const bp_tensor *t) { return cu_host->tensor_view(t); }
 
 /*

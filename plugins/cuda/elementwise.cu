@@ -635,37 +635,31 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
 bp_status cu_register_elementwise(bp_library *lib) {
   static const struct {
     const char *op;
-    bp_boxed_kernel fn;
     const void *data;
-  } kernels[] = {
-      {"add", binary_kernel, &op_add},
-      {"add.out", add_out_kernel, NULL},
-      {"sub", binary_kernel, &op_sub},
-      {"mul", binary_kernel, &op_mul},
-      {"div", binary_kernel, &op_div},
-      {"maximum", binary_kernel, &op_maximum},
-      {"minimum", binary_kernel, &op_minimum},
-      {"pow", binary_kernel, &op_pow},
-      {"muladd", binary_kernel, &op_muladd},
-      {"neg", unary_kernel, &op_neg},
-      {"abs", unary_kernel, &op_abs},
-      {"exp", unary_kernel, &op_exp},
-      {"log", unary_kernel, &op_log},
-      {"sqrt", unary_kernel, &op_sqrt},
-      {"rsqrt", unary_kernel, &op_rsqrt},
-      {"relu", unary_kernel, &op_relu},
-      {"sigmoid", unary_kernel, &op_sigmoid},
-      {"tanh", unary_kernel, &op_tanh},
-      {"gelu", unary_kernel, &op_gelu},
-      {"where", where_kernel, NULL},
-      {"cast", cast_kernel, NULL},
-      {"contiguous", contiguous_kernel, NULL},
-      {"fill_", fill_kernel, NULL},
-      {"copy_", copy_kernel, NULL},
+  } binary[] = {
+      {"add", &op_add},         {"sub", &op_sub},         {"mul", &op_mul},
+      {"div", &op_div},         {"maximum", &op_maximum}, {"minimum", &op_minimum},
+      {"pow", &op_pow},         {"muladd", &op_muladd},
+  },
+    unary[] = {
+        {"neg", &op_neg},     {"abs", &op_abs},         {"exp", &op_exp},   {"log", &op_log},
+        {"sqrt", &op_sqrt},   {"rsqrt", &op_rsqrt},     {"relu", &op_relu},
+        {"sigmoid", &op_sigmoid}, {"tanh", &op_tanh},   {"gelu", &op_gelu},
+    };
+  static const struct {
+    const char *op;
+    bp_boxed_kernel fn;
+  } own[] = {
+      {"add.out", add_out_kernel},       {"cast", cast_kernel}, {"contiguous", contiguous_kernel},
+      {"fill_", fill_kernel},            {"copy_", copy_kernel},
   };
-  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
-    bp_status st = cu_impl(lib, kernels[i].op, kernels[i].fn, (void *)kernels[i].data);
-    if (st) return st;
-  }
-  return BP_OK;
+  bp_status st = BP_OK;
+  for (size_t i = 0; !st && i < sizeof binary / sizeof binary[0]; i++)
+    st = CU_IMPL_STRUCTURED(lib, binary[i].op, binary_kernel, binary[i].data);
+  for (size_t i = 0; !st && i < sizeof unary / sizeof unary[0]; i++)
+    st = CU_IMPL_STRUCTURED(lib, unary[i].op, unary_kernel, unary[i].data);
+  if (!st) st = CU_IMPL_STRUCTURED(lib, "where", where_kernel, NULL);
+  for (size_t i = 0; !st && i < sizeof own / sizeof own[0]; i++)
+    st = cu_impl(lib, own[i].op, own[i].fn, NULL);
+  return st;
 }

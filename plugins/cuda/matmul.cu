@@ -390,4 +390,4 @@ static bp_status matmul_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
 }
 BP_AUX_STRUCTURED_KERNEL(matmul_kernel, matmul_impl)
 
-bp_status cu_register_matmul(bp_library *lib) { return cu_impl(lib, "matmul", matmul_kernel, NULL); }
+bp_status cu_register_matmul(bp_library *lib) { return CU_IMPL_STRUCTURED(lib, "matmul", matmul_kernel, NULL); }

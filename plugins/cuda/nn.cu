@@ -346,8 +346,8 @@ static bp_status layer_norm_impl(const bp_kernel_ctx *ctx, const bp_value *args,
 BP_AUX_STRUCTURED_KERNEL(layer_norm_kernel, layer_norm_impl)
 
 bp_status cu_register_nn(bp_library *lib) {
-  bp_status st = cu_impl(lib, "softmax", softmax_kernel, (void *)0);
-  if (!st) st = cu_impl(lib, "log_softmax", softmax_kernel, (void *)1);
-  if (!st) st = cu_impl(lib, "layer_norm", layer_norm_kernel, NULL);
+  bp_status st = CU_IMPL_STRUCTURED(lib, "softmax", softmax_kernel, (void *)0);
+  if (!st) st = CU_IMPL_STRUCTURED(lib, "log_softmax", softmax_kernel, (void *)1);
+  if (!st) st = CU_IMPL_STRUCTURED(lib, "layer_norm", layer_norm_kernel, NULL);
   return st;
 }

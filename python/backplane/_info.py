@@ -47,6 +47,7 @@ KIND_NAMES = {
     "boxed": "boxed",
     "unboxed": "unboxed (libffi)",
     "unboxed-fast": "unboxed (fast path)",
+    "structured": "structured",
 }
 
 # A byte that is not UTF-8, as the extension's 'backslashreplace' writes

@@ -64,7 +64,8 @@ static PyObject *kind_str(int32_t k) {
   return PyUnicode_FromString(k == BP_KERNEL_BOXED ? "boxed"
                               : k == BP_KERNEL_UNBOXED ? "unboxed"
                               : k == BP_KERNEL_UNBOXED_FAST ? "unboxed-fast"
-                                                            : "?");
+                              : k == BP_KERNEL_STRUCTURED ? "structured"
+                                                          : "?");
 }
 
 static PyObject *get_kernels(PyObject *o, void *c) {

@@ -34,6 +34,7 @@ static bp_host_api proxy;
 static const bp_plugin_desc *cpu_desc;
 static bp_plugin_desc desc;
 static bp_boxed_kernel real_kernel;
+static bool real_structured;
 
 static bool is_target(const char *op) {
   if (!shim_the_fault.op || !shim_the_fault.kernel || !op) return false;
@@ -50,6 +51,11 @@ static bp_status proxy_impl(bp_library *lib, const bp_kernel_def *k) {
   bp_kernel_def w = *k;
   real_kernel = k->boxed;
   w.boxed = shim_the_fault.kernel;
+  /* A fault is written as a vendor's plain boxed kernel: when the CPU
+   * kernel is structured (it fills results the host allocates),
+   * shim_real() allocates them the way the host would. */
+  real_structured = (k->flags & BP_KERNEL_DEF_STRUCTURED) != 0;
+  w.flags &= ~(uint32_t)BP_KERNEL_DEF_STRUCTURED;
   return shim_host->impl(lib, &w);
 }
 
@@ -117,7 +123,21 @@ BP_PLUGIN_EXPORT const bp_plugin_desc *bp_plugin_init(const bp_host_api *host) {
 
 bp_status shim_real(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                     bp_value *rets, size_t nrets) {
-  return real_kernel(ctx, args, nargs, rets, nrets);
+  if (!real_structured) return real_kernel(ctx, args, nargs, rets, nrets);
+  bp_tensor *outs[8];
+  if (nrets > 8)
+    return shim_host->set_errorf(BP_ERR_INTERNAL, "%s: the shim takes at most 8 results", desc.name);
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, outs, nrets);
+  if (st) return st;
+  for (size_t j = 0; j < nrets; j++) {
+    rets[j].tag = BP_TAG_TENSOR;
+    rets[j].len = 0;
+    rets[j].u.tensor = outs[j];
+  }
+  st = real_kernel(ctx, args, nargs, rets, nrets);
+  if (st)
+    for (size_t j = 0; j < nrets; j++) shim_host->tensor_release(outs[j]);
+  return st;
 }
 
 bp_status shim_call(const char *name, const bp_value *args, size_t nargs, bp_tensor **out) {

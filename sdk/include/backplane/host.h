@@ -541,7 +541,10 @@ BP_API bp_status bp_set_kernel_provider(const bp_op *op, int32_t device_type,
 typedef enum bp_kernel_kind {
   BP_KERNEL_BOXED = 1,
   BP_KERNEL_UNBOXED = 2,      /* called through libffi */
-  BP_KERNEL_UNBOXED_FAST = 3  /* called through a specialised trampoline */
+  BP_KERNEL_UNBOXED_FAST = 3, /* called through a specialised trampoline */
+  BP_KERNEL_STRUCTURED = 4    /* boxed, filling the results the host
+                                 allocated (BP_KERNEL_DEF_STRUCTURED;
+                                 ABI 1.2) */
 } bp_kernel_kind;
 
 /*

@@ -224,6 +224,27 @@ BP_ASSERT_LAST_FIELD(bp_op_def, reserved);
 #define BP_PRIORITY_DEFAULT 0
 #define BP_PRIORITY_REFERENCE (-100)
 
+/*
+ * Kernel flags (bp_kernel_def.flags).
+ *
+ * BP_KERNEL_DEF_STRUCTURED (ABI 1.2): a boxed kernel of an op whose
+ * results are all plain Tensors (`-> Tensor`, `-> (Tensor, Tensor)`; no
+ * alias, no list, no optional), in the manner of PyTorch's structured
+ * kernels.  The host runs the op's meta function, allocates each result
+ * on the call's device with the meta function's dtype, sizes and strides
+ * (contiguous for the core op set), and puts it into rets[] before the
+ * call: rets[j] is tagged BP_TAG_TENSOR and borrowed.  The kernel only
+ * fills the results' data; it must leave rets[] as it found it, and on
+ * failure it calls host->set_error() and returns its status, after which
+ * the host releases the results.  The host has already refused every
+ * argument error the meta function finds, so the kernel needs neither
+ * op_meta nor tensor_empty.  Set the flag only when host->abi_minor >= 2:
+ * an older host ignores it and would call the kernel as a plain boxed one.
+ * A 1.2 host refuses a flag it does not know from a plugin of ABI 1.2 or
+ * later, and a structured kernel of an op that does not qualify.
+ */
+#define BP_KERNEL_DEF_STRUCTURED (1u << 0)
+
 /* A kernel for one operator and one device type, for host->impl().
  * Exactly one of `boxed` and `unboxed` is set. */
 typedef struct bp_kernel_def {
@@ -231,7 +252,7 @@ typedef struct bp_kernel_def {
   const char *op;              /* "name.overload", or "ns::name.overload";
                                   copied */
   int32_t device_type;         /* the device type it runs on */
-  uint32_t flags;              /* zero in ABI 1.0 */
+  uint32_t flags;              /* BP_KERNEL_DEF_*: zero before ABI 1.2 */
   bp_boxed_kernel boxed;
   bp_unboxed_kernel unboxed;
   void *user_data;             /* passed in ctx */

@@ -577,11 +577,21 @@ static inline bp_status bp_aux_finish(const bp_kernel_ctx *ctx, bp_status st, bp
 
 /*
  * A kernel of an op with one Tensor result, in the manner of PyTorch's
- * structured kernels: allocates the result with bp_aux_alloc_outputs (so
- * its shape and dtype, and every argument error, are the meta function's),
- * calls impl(ctx, args, out) to fill it, and returns it, or releases it
- * when impl fails.  BP_AUX_STRUCTURED_KERNEL(name, impl) defines `name` as
- * the boxed kernel that does this.
+ * structured kernels: impl(ctx, args, out) fills `out`, a result the op's
+ * meta function sized (so its shape and dtype, and every argument error,
+ * are the meta function's).  BP_AUX_STRUCTURED_KERNEL(name, impl) defines
+ * two boxed kernels over impl:
+ *
+ *   name        allocates the result with bp_aux_alloc_outputs, calls impl,
+ *               and returns the result, or releases it when impl fails:
+ *               a plain boxed kernel, for any host;
+ *   name##_fill fills the result the host allocated (rets[0]): the kernel
+ *               of BP_KERNEL_DEF_STRUCTURED, for a host of ABI 1.2 or later,
+ *               which then runs the meta function and allocates the result
+ *               itself (no call back into the host for either).
+ *
+ * Register them with bp_aux_impl_structured(), which picks by the host's
+ * ABI version.
  */
 typedef bp_status (*bp_aux_impl_fn)(const bp_kernel_ctx *ctx, const bp_value *args,
                                     bp_tensor *out);
@@ -591,12 +601,44 @@ static inline bp_status bp_aux_structured(const bp_kernel_ctx *ctx, const bp_val
   bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
   return st != BP_OK ? st : bp_aux_finish(ctx, impl(ctx, args, out), rets, out);
 }
-#define BP_AUX_STRUCTURED_KERNEL(name, impl)                                           \
-  static bp_status name(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs, \
-                        bp_value *rets, size_t nrets) {                               \
-    (void)nrets;                                                                      \
-    return bp_aux_structured(ctx, args, nargs, rets, impl);                           \
+#define BP_AUX_STRUCTURED_KERNEL(name, impl)                                                    \
+  static inline bp_status name(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,   \
+                               bp_value *rets, size_t nrets) {                                 \
+    (void)nrets;                                                                               \
+    return bp_aux_structured(ctx, args, nargs, rets, impl);                                    \
+  }                                                                                            \
+  static inline bp_status name##_fill(const bp_kernel_ctx *ctx, const bp_value *args,          \
+                                      size_t nargs, bp_value *rets, size_t nrets) {            \
+    (void)nargs;                                                                               \
+    (void)nrets;                                                                               \
+    return impl(ctx, args, rets[0].u.tensor);                                                  \
   }
+
+/* Registers a kernel defined by BP_AUX_STRUCTURED_KERNEL (pass `name` and
+ * `name##_fill`) for `op` ("name.overload", in lib's namespace) on
+ * device_type at `priority`: the structured `fill` on a host of ABI 1.2 or
+ * later, else the self-allocating `boxed`.  Inside setup() only, as
+ * host->impl(). */
+static inline bp_status bp_aux_impl_at(const bp_host_api *host, bp_library *lib, const char *op,
+                                       int32_t device_type, bp_boxed_kernel fn,
+                                       const void *user_data, int32_t priority);
+static inline bp_status bp_aux_impl_structured(const bp_host_api *host, bp_library *lib,
+                                               const char *op, int32_t device_type,
+                                               bp_boxed_kernel boxed, bp_boxed_kernel fill,
+                                               const void *user_data, int32_t priority) {
+  if (host->abi_major != BP_ABI_VERSION_MAJOR || host->abi_minor < 2)
+    return bp_aux_impl_at(host, lib, op, device_type, boxed, user_data, priority);
+  bp_kernel_def k;
+  memset(&k, 0, sizeof k);
+  k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
+  k.op = op;
+  k.device_type = device_type;
+  k.flags = BP_KERNEL_DEF_STRUCTURED;
+  k.boxed = fill;
+  k.user_data = (void *)(uintptr_t)user_data;
+  k.priority = priority;
+  return host->impl(lib, &k);
+}
 
 /* Registers `fn` as the boxed kernel of `op` ("name.overload", in lib's
  * namespace) for device_type, for every dtype the op allows, at `priority`
