@@ -408,14 +408,17 @@ static int load_baseline(const char *path) {
 }
 
 /* For --compatible: a struct that grew (same alignment), or a minor
- * version or a count of codes (BP_TAG_COUNT, one past the largest tag)
- * that rose; every other change breaks compatibility. */
+ * version, a core op-set version (a plugin states the one it implements,
+ * and a host serves every earlier one) or a count of codes (BP_TAG_COUNT,
+ * one past the largest tag) that rose; every other change breaks
+ * compatibility. */
 static bool grown(const entry *old, const entry *now_) {
   unsigned long a1, a2, s1, s2;
   if (sscanf(old->value, "size %lu align %lu", &s1, &a1) == 2 &&
       sscanf(now_->value, "size %lu align %lu", &s2, &a2) == 2)
     return s2 >= s1 && a1 == a2;
-  if ((strcmp(old->key, "BP_ABI_VERSION_MINOR") == 0 || strcmp(old->key, "BP_TAG_COUNT") == 0) &&
+  if ((strcmp(old->key, "BP_ABI_VERSION_MINOR") == 0 ||
+       strcmp(old->key, "BP_CORE_OP_SET_VERSION") == 0 || strcmp(old->key, "BP_TAG_COUNT") == 0) &&
       sscanf(old->value, "value %lu", &s1) == 1 && sscanf(now_->value, "value %lu", &s2) == 1)
     return s2 >= s1;
   return false;

@@ -135,6 +135,8 @@ const core_ref core_refs[] = {
     {"sqrt", K_UNARY, RU_SQRT},          {"rsqrt", K_UNARY, RU_RSQRT},
     {"sigmoid", K_UNARY, RU_SIGMOID},    {"tanh", K_UNARY, RU_TANH},
     {"gelu", K_UNARY, RU_GELU},          {"where", K_WHERE, 0},
+    {"sin", K_UNARY, RU_SIN},            {"cos", K_UNARY, RU_COS},
+    {"erf", K_UNARY, RU_ERF},            {"silu", K_UNARY, RU_SILU},
     {"sum", K_REDUCE, RR_SUM},           {"mean", K_REDUCE, RR_MEAN},
     {"amax", K_REDUCE, RR_AMAX},         {"amin", K_REDUCE, RR_AMIN},
     {"argmax", K_ARGMAX, 0},             {"matmul", K_MATMUL, 0},

@@ -1,6 +1,6 @@
 /*
- * host/core.c - the `core` op set, version 1: its schemas and its meta
- * functions.
+ * host/core.c - the `core` op set (version 1, and the ops of version 2 so
+ * far): its schemas and its meta functions.
  *
  * The host defines every core op and ships its meta function, so that all
  * backends agree on output shapes, dtypes and errors: a plugin implements
@@ -558,6 +558,7 @@ typedef struct core_def {
 #define BIN(name, kind, doc)                                                               \
   {#name "(Tensor self, Tensor other) -> Tensor", meta_binary, kind, 0, doc, 1}
 #define UN(name, rule, doc) {#name "(Tensor self) -> Tensor", meta_unary, rule, 0, doc, 1}
+#define UN2(name, rule, doc) {#name "(Tensor self) -> Tensor", meta_unary, rule, 0, doc, 2}
 #define RED(name, kind, doc)                                                                   \
   {#name "(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", meta_reduce, kind, 0, doc, 1}
 
@@ -586,6 +587,11 @@ static const core_def core_defs[] = {
     UN(tanh, U_FLOAT, "hyperbolic tangent"),
     {"gelu(Tensor self, *, str approximate=\"none\") -> Tensor", meta_gelu, U_FLOAT, 0,
      "Gaussian error linear unit (erf form, or tanh approximation)", 1},
+    /* Op set 2. */
+    UN2(sin, U_FLOAT, "sine"),
+    UN2(cos, U_FLOAT, "cosine"),
+    UN2(erf, U_FLOAT, "error function"),
+    UN2(silu, U_FLOAT, "self * sigmoid(self)"),
     {"where(Tensor condition, Tensor self, Tensor other) -> Tensor", meta_where, 0, 0,
      "condition ? self : other, broadcast", 1},
     {"sum(Tensor self, int[] dim=[], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",

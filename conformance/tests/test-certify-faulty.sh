@@ -69,7 +69,7 @@ has "$tmp/accepts_bad_dtype.$iso.tap" "^exit 0$" &&
   has "$tmp/accepts_bad_dtype.$iso.tap" "^ok [0-9]* - core::add/errors"
 result $? "$iso: accepts_bad_dtype.so conforms: the host enforces its declared dtypes" \
   "$tmp/accepts_bad_dtype.$iso.tap"
-check_faulty missing_op "registration/profile # claims core op set 1, but core::[a-z_.]* has no kernel for cpu" \
+check_faulty missing_op "registration/profile # claims core op set 2, but core::[a-z_.]* has no kernel for cpu" \
   "registration/profile" --ops 'core::add*'
 check_faulty extra_export "handshake/exports # 1 symbols exported besides bp_plugin_init: faulty_helper" \
   "handshake/exports"

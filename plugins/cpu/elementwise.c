@@ -185,6 +185,13 @@ BINARY_LOOP(CPU_CLONES, and_b8, uint8_t, uint8_t, ID, ID, NO_SETUP, AND(a, b))
 FLOAT_TYPES(X)
 #undef X
 
+/* silu, x sigmoid(x): below -80, sigmoid(x) is e^x (to a relative 1e-34),
+ * which in float32 underflows before the product does (e^-103 is 0, while
+ * 103 e^-103 is a subnormal): the product x e^x is computed in double
+ * there. */
+#define SILU(C, S, tn, a)                                                                   \
+  ((a) >= (C)-80 ? (a) * sigmoid1_##tn(a) : (C)((double)(a) * exp((double)(a))))
+
 /* relu: !(a <= 0) is true for NaN, which stays. */
 #define X(tn, T, C, LD, ST, S, VEC, CALL)                                                   \
   UNARY_LOOP(VEC, neg_##tn, T, C, LD, ST, -a)                                               \
@@ -197,7 +204,11 @@ FLOAT_TYPES(X)
   UNARY_LOOP(TCLONES_##tn, sigmoid_##tn, T, C, LD, ST, sigmoid1_##tn(a))                    \
   UNARY_LOOP(TCLONES_##tn, tanh_##tn, T, C, LD, ST, TANH_##tn(a))                           \
   UNARY_LOOP(CALL, gelu_##tn, T, C, LD, ST, GELU(C, S, a))                                  \
-  UNARY_LOOP(TCLONES_##tn, gelu_tanh_##tn, T, C, LD, ST, GELU_TANH(C, tn, a))
+  UNARY_LOOP(TCLONES_##tn, gelu_tanh_##tn, T, C, LD, ST, GELU_TANH(C, tn, a))             \
+  UNARY_LOOP(CALL, sin_##tn, T, C, LD, ST, MATH(sin, S)(a))                                 \
+  UNARY_LOOP(CALL, cos_##tn, T, C, LD, ST, MATH(cos, S)(a))                                 \
+  UNARY_LOOP(CALL, erf_##tn, T, C, LD, ST, MATH(erf, S)(a))                                 \
+  UNARY_LOOP(CALL, silu_##tn, T, C, LD, ST, SILU(C, S, tn, a))
 FLOAT_TYPES(X)
 #undef X
 
@@ -281,6 +292,11 @@ static const unary_op op_sigmoid = {"sigmoid", {FLOAT_ROW(sigmoid)}};
 static const unary_op op_tanh = {"tanh", {FLOAT_ROW(tanh)}};
 static const unary_op op_gelu = {"gelu", {FLOAT_ROW(gelu)}};
 static const unary_op op_gelu_tanh = {"gelu", {FLOAT_ROW(gelu_tanh)}};
+/* Op set 2. */
+static const unary_op op_sin = {"sin", {FLOAT_ROW(sin)}};
+static const unary_op op_cos = {"cos", {FLOAT_ROW(cos)}};
+static const unary_op op_erf = {"erf", {FLOAT_ROW(erf)}};
+static const unary_op op_silu = {"silu", {FLOAT_ROW(silu)}};
 
 /* ------------------------------------------------------------------------ */
 /* Inputs                                                                   */
@@ -362,7 +378,8 @@ static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, 
   return bp_aux_return_arg(ctx, rets, out);
 }
 
-/* neg, abs, relu, exp, log, sqrt, rsqrt, sigmoid, tanh and gelu. */
+/* neg, abs, relu, exp, log, sqrt, rsqrt, sigmoid, tanh, gelu, sin, cos,
+ * erf and silu. */
 static bp_status unary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const unary_op *op = ctx->user_data;
   if (op == &op_gelu && strcmp(args[1].u.str, "tanh") == 0) op = &op_gelu_tanh;
@@ -421,7 +438,8 @@ bp_status cpu_register_elementwise(bp_library *lib) {
                                             &op_maximum, &op_minimum, &op_pow, &op_muladd};
   static const unary_op *const unary[] = {&op_neg,  &op_abs,     &op_exp,  &op_log,
                                           &op_sqrt, &op_rsqrt,   &op_relu, &op_sigmoid,
-                                          &op_tanh, &op_gelu};
+                                          &op_tanh, &op_gelu, &op_sin,  &op_cos,
+                                          &op_erf,  &op_silu};
   static const struct {
     const char *op;
     bp_boxed_kernel fn;

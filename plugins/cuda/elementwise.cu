@@ -438,7 +438,9 @@ static const UnaryOp op_neg = {U_NEG, true}, op_abs = {U_ABS, true}, op_relu = {
                      op_exp = {U_EXP, false}, op_log = {U_LOG, false},
                      op_sqrt = {U_SQRT, false}, op_rsqrt = {U_RSQRT, false},
                      op_sigmoid = {U_SIGMOID, false}, op_tanh = {U_TANH, false},
-                     op_gelu = {U_GELU, false};
+                     op_gelu = {U_GELU, false}, op_sin = {U_SIN, false},
+                     op_cos = {U_COS, false}, op_erf = {U_ERF, false},
+                     op_silu = {U_SILU, false};
 
 template <int OP, class T> static void run_un(const Launch &L) { map1<Un<OP, T>, T, T>(L, Un<OP, T>()); }
 
@@ -455,6 +457,10 @@ template <class T> static bool un_float(const Launch &L, int op) {
     case U_TANH: run_un<U_TANH, T>(L); return true;
     case U_GELU: run_un<U_GELU, T>(L); return true;
     case U_GELU_TANH: run_un<U_GELU_TANH, T>(L); return true;
+    case U_SIN: run_un<U_SIN, T>(L); return true;
+    case U_COS: run_un<U_COS, T>(L); return true;
+    case U_ERF: run_un<U_ERF, T>(L); return true;
+    case U_SILU: run_un<U_SILU, T>(L); return true;
     default: return false;
   }
 }
@@ -645,6 +651,7 @@ bp_status cu_register_elementwise(bp_library *lib) {
         {"neg", &op_neg},     {"abs", &op_abs},         {"exp", &op_exp},   {"log", &op_log},
         {"sqrt", &op_sqrt},   {"rsqrt", &op_rsqrt},     {"relu", &op_relu},
         {"sigmoid", &op_sigmoid}, {"tanh", &op_tanh},   {"gelu", &op_gelu},
+        {"sin", &op_sin},     {"cos", &op_cos},         {"erf", &op_erf},   {"silu", &op_silu},
     };
   static const struct {
     const char *op;

@@ -81,7 +81,9 @@ template <int OP, class T> struct Bin<OP, T, false> {
 };
 
 enum {
-  U_NEG, U_ABS, U_RELU, U_SQRT, U_RSQRT, U_EXP, U_LOG, U_SIGMOID, U_TANH, U_GELU, U_GELU_TANH
+  U_NEG, U_ABS, U_RELU, U_SQRT, U_RSQRT, U_EXP, U_LOG, U_SIGMOID, U_TANH, U_GELU, U_GELU_TANH,
+  /* op set 2 */
+  U_SIN, U_COS, U_ERF, U_SILU
 };
 
 #define SQRT_2_OVER_PI 0.79788456080286535587989211986876
@@ -108,6 +110,12 @@ CU_HD float m_gelu(float a) {
   return 0.5f * a * (1.0f + erff(a * (float)SQRT_1_2));
 }
 CU_HD double m_gelu(double a) { return 0.5 * a * erfc(-a * SQRT_1_2); }
+CU_HD float m_sin(float a) { return sinf(a); }
+CU_HD double m_sin(double a) { return sin(a); }
+CU_HD float m_cos(float a) { return cosf(a); }
+CU_HD double m_cos(double a) { return cos(a); }
+CU_HD float m_erf(float a) { return erff(a); }
+CU_HD double m_erf(double a) { return erf(a); }
 CU_HD float m_fabs(float a) { return fabsf(a); }
 CU_HD double m_fabs(double a) { return fabs(a); }
 
@@ -126,6 +134,11 @@ template <int OP, class T, bool F = Tr<T>::is_float> struct Un {
     else if (OP == U_SIGMOID) r = (C)1 / ((C)1 + m_exp(-a));
     else if (OP == U_TANH) r = m_tanh(a);
     else if (OP == U_GELU) r = m_gelu(a);
+    else if (OP == U_SIN) r = m_sin(a);
+    else if (OP == U_COS) r = m_cos(a);
+    else if (OP == U_ERF) r = m_erf(a);
+    else if (OP == U_SILU) /* as the CPU plugin: x e^x in double below -80 */
+      r = a >= (C)-80 ? a / ((C)1 + m_exp(-a)) : (C)((double)a * m_exp((double)a));
     else /* U_GELU_TANH */
       r = a / ((C)1 + m_exp((C)-2 * (C)SQRT_2_OVER_PI * (a + (C)0.044715 * a * a * a)));
     return Tr<T>::st(r);

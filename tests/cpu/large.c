@@ -18,7 +18,7 @@ void large_random(const int32_t *dts, size_t ndt, uint64_t base) {
         binary_trial(op, dt, dt, b + (uint64_t)op);
     binary_trial(RB_ADD, dt, all_dtypes[(i + 3) % NUM_DTYPES], b + 10);
     binary_trial(RB_MUL, all_dtypes[(i + 7) % NUM_DTYPES], dt, b + 11);
-    for (int op = RU_NEG; op <= RU_GELU_TANH; op++)
+    for (int op = RU_NEG; op <= RU_SILU; op++)
       if (dt != BP_BOOL || op > RU_RELU) unary_trial(op, dt, b + 20 + (uint64_t)op);
     for (int t = 0; t < 2; t++) {
       reduce_trial(RR_SUM, dt, b + 40 + (uint64_t)t, false);

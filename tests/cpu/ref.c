@@ -8,8 +8,9 @@
 
 #include "num.h"
 
-const char *const ref_unop_name[11] = {"neg",   "abs",     "relu", "exp",  "log",       "sqrt",
-                                       "rsqrt", "sigmoid", "tanh", "gelu", "gelu(tanh)"};
+const char *const ref_unop_name[15] = {"neg",  "abs",     "relu", "exp",  "log",
+                                       "sqrt", "rsqrt",   "sigmoid", "tanh", "gelu",
+                                       "gelu(tanh)", "sin", "cos", "erf", "silu"};
 const char *const ref_redop_name[4] = {"sum", "mean", "amax", "amin"};
 
 static void *xcalloc(size_t n, size_t size) {
@@ -230,6 +231,13 @@ rt *ref_unary(int op, const rt *a) {
       case RU_SIGMOID: r = 1 / (1 + exp(-v)); break;
       case RU_TANH: r = tanh(v); break;
       case RU_GELU: r = v / 2 * (1 + erf(v / sqrt(2.0))); break;
+      case RU_SIN: r = sin(v); break;
+      case RU_COS: r = cos(v); break;
+      case RU_ERF: r = erf(v); break;
+      /* (below -80, 1 / (1 + e^-v) is e^v to a relative 1e-34, and e^-v
+       * would overflow below -709) */
+      case RU_SILU: r = v < -80 ? v * exp(v) : v / (1 + exp(-v)); break;
+      case RU_GELU_TANH:
       default: {
         const double c = sqrt(2.0 / 3.14159265358979323846);
         r = v / 2 * (1 + tanh(c * (v + 0.044715 * v * v * v)));

@@ -57,9 +57,14 @@ enum ref_unop {
   RU_SIGMOID,
   RU_TANH,
   RU_GELU,
-  RU_GELU_TANH
+  RU_GELU_TANH,
+  /* op set 2 */
+  RU_SIN,
+  RU_COS,
+  RU_ERF,
+  RU_SILU
 };
-extern const char *const ref_unop_name[11];
+extern const char *const ref_unop_name[15];
 rt *ref_unary(int op, const rt *a);
 
 rt *ref_where(const rt *cond, const rt *a, const rt *b);

@@ -20,7 +20,7 @@
 /* Every unary op the dtype takes on tensors of dtype dt, `trials` times. */
 static void unary_dtype(int32_t dt, int trials, uint64_t base) {
   cpu_setup();
-  for (int op = RU_NEG; op <= RU_GELU_TANH; op++) {
+  for (int op = RU_NEG; op <= RU_SILU; op++) {
     if (dt == BP_BOOL && op <= RU_RELU) continue; /* errors */
     for (int t = 0; t < trials; t++) unary_trial(op, dt, trial_seed(base + (uint64_t)op, t));
   }

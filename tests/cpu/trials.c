@@ -52,8 +52,9 @@ void binary_trial(int op, int32_t da, int32_t db, uint64_t seed) {
   bp_tensor_release(b);
 }
 
-const char *const unop_schema_name[11] = {"neg",   "abs",     "relu", "exp",  "log", "sqrt",
-                                          "rsqrt", "sigmoid", "tanh", "gelu", "gelu"};
+const char *const unop_schema_name[15] = {"neg",  "abs",  "relu", "exp", "log",
+                                          "sqrt", "rsqrt", "sigmoid", "tanh", "gelu",
+                                          "gelu", "sin",  "cos",  "erf",  "silu"};
 
 void unary_trial(int op, int32_t dt, uint64_t seed) {
   rng r;

@@ -19,7 +19,7 @@
 
 /* The schema names of ref.h's binary (RB_*) and unary (RU_*) ops. */
 extern const char *const binop_schema_name[7];
-extern const char *const unop_schema_name[11];
+extern const char *const unop_schema_name[15];
 
 /* An alpha the result dtype can use: integral for integers, 1 for bool,
  * and for floats a power of two (so that alpha * other is exact and the

@@ -435,7 +435,9 @@ static const UnCase un_cases[] = {
     {"core::log", NULL, U_LOG},         {"core::sqrt", NULL, U_SQRT},
     {"core::rsqrt", NULL, U_RSQRT},     {"core::sigmoid", NULL, U_SIGMOID},
     {"core::tanh", NULL, U_TANH},       {"core::gelu", "none", U_GELU},
-    {"core::gelu", "tanh", U_GELU_TANH}};
+    {"core::gelu", "tanh", U_GELU_TANH}, {"core::sin", NULL, U_SIN},
+    {"core::cos", NULL, U_COS},         {"core::erf", NULL, U_ERF},
+    {"core::silu", NULL, U_SILU}};
 
 template <int OP, class O> static O apply_un(O x) {
   if constexpr (Tr<O>::is_float || OP == U_NEG || OP == U_ABS || OP == U_RELU)
@@ -456,6 +458,10 @@ template <class O> static O un_dispatch(int op, O x) {
     case U_SIGMOID: return apply_un<U_SIGMOID, O>(x);
     case U_TANH: return apply_un<U_TANH, O>(x);
     case U_GELU: return apply_un<U_GELU, O>(x);
+    case U_SIN: return apply_un<U_SIN, O>(x);
+    case U_COS: return apply_un<U_COS, O>(x);
+    case U_ERF: return apply_un<U_ERF, O>(x);
+    case U_SILU: return apply_un<U_SILU, O>(x);
     default: return apply_un<U_GELU_TANH, O>(x);
   }
 }

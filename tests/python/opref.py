@@ -110,6 +110,14 @@ def gelu_ref(x, approximate="none"):
     return x / 2 * (1 + np.vectorize(math.erf, otypes=[F64])(x / math.sqrt(2)))
 
 
+def silu_ref(x):
+    # Below -80, sigmoid(x) is e^x to a relative 1e-34 (and e^-x would
+    # overflow below -709).
+    with np.errstate(over="ignore"):
+        return np.where(x < -80, x * np.exp(np.minimum(x, 0)),
+                        x / (1 + np.exp(-np.maximum(x, -80))))
+
+
 UNARY = {"neg": (np.negative, "exact"), "abs": (np.abs, "exact"),
          "relu": (lambda x: np.where(np.isnan(x), x, np.where(x > 0, x, 0)),
                   "exact"),
@@ -118,7 +126,11 @@ UNARY = {"neg": (np.negative, "exact"), "abs": (np.abs, "exact"),
          "rsqrt": (lambda x: 1 / np.sqrt(x), "ulp"),
          "sigmoid": (lambda x: np.where(x < 0, np.exp(x) / (1 + np.exp(x)),
                                         1 / (1 + np.exp(-x))), "ulp"),
-         "tanh": (np.tanh, "ulp"), "gelu": (gelu_ref, "ulp")}
+         "tanh": (np.tanh, "ulp"), "gelu": (gelu_ref, "ulp"),
+         # op set 2
+         "sin": (np.sin, "ulp"), "cos": (np.cos, "ulp"),
+         "erf": (np.vectorize(math.erf, otypes=[F64]), "ulp"),
+         "silu": (lambda x: silu_ref(x), "ulp")}
 
 
 def cast_ref(x, dt):

@@ -60,7 +60,7 @@ extern "C" {
 
 /* The version of the `core` op set these headers describe (docs/op-set.md).
  * A plugin states the version it implements in bp_plugin_desc. */
-#define BP_CORE_OP_SET_VERSION 1
+#define BP_CORE_OP_SET_VERSION 2
 
 /* ------------------------------------------------------------------------ */
 /* Struct-size helpers                                                      */
