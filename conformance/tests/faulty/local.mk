@@ -40,6 +40,10 @@ check_LTLIBRARIES += \
 	%D%/maximum_nan.la \
 	%D%/relu_negzero.la \
 	%D%/exp_clamp.la \
+	%D%/sin_naive_reduce.la \
+	%D%/cos_shift.la \
+	%D%/erf_as726.la \
+	%D%/silu_underflow.la \
 	%D%/softmax_nomax.la \
 	%D%/sum_f16_accum.la \
 	%D%/abs_int_min.la \
@@ -154,6 +158,22 @@ check_LTLIBRARIES += \
 %C%_relu_negzero_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_RELU_NEGZERO
 %C%_relu_negzero_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_relu_negzero_la_LIBADD = $(SHIM_LIBADD)
+%C%_sin_naive_reduce_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_sin_naive_reduce_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SIN_NAIVE_REDUCE
+%C%_sin_naive_reduce_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sin_naive_reduce_la_LIBADD = $(SHIM_LIBADD)
+%C%_cos_shift_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_cos_shift_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_COS_SHIFT
+%C%_cos_shift_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_cos_shift_la_LIBADD = $(SHIM_LIBADD)
+%C%_erf_as726_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_erf_as726_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ERF_AS726
+%C%_erf_as726_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_erf_as726_la_LIBADD = $(SHIM_LIBADD)
+%C%_silu_underflow_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_silu_underflow_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SILU_UNDERFLOW
+%C%_silu_underflow_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_silu_underflow_la_LIBADD = $(SHIM_LIBADD)
 %C%_exp_clamp_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
 %C%_exp_clamp_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EXP_CLAMP
 %C%_exp_clamp_la_LDFLAGS = $(SHIM_LDFLAGS)

@@ -192,6 +192,32 @@ static int t_exp_clamp(char *why, size_t len) {
                why, len);
 }
 
+static int t_sin_naive_reduce(char *why, size_t len) {
+  rt *x = vals(F32, 1, S(4), V(1000.5, 12345.5, -9876.25, 1));
+  /* (Half float32's relative tolerance and no absolute one: a few ulps,
+   * as bp-certify holds these ops to.) */
+  return check("core::sin", with(1, mk(x, NULL, 0), NULL, NULL), ref_unary(RU_SIN, x), false, 0.5,
+               0, why, len);
+}
+
+static int t_cos_shift(char *why, size_t len) {
+  rt *x = vals(F32, 1, S(4), V(1.5707, -1.5709, 4.7123, 0.5));
+  return check("core::cos", with(1, mk(x, NULL, 0), NULL, NULL), ref_unary(RU_COS, x), false, 0.5,
+               0, why, len);
+}
+
+static int t_erf_as726(char *why, size_t len) {
+  rt *x = vals(F32, 1, S(4), V(1e-3, -2e-4, 0.01, 1.5));
+  return check("core::erf", with(1, mk(x, NULL, 0), NULL, NULL), ref_unary(RU_ERF, x), false, 0.5,
+               0, why, len);
+}
+
+static int t_silu_underflow(char *why, size_t len) {
+  rt *x = vals(F32, 1, S(4), V(-90, -95, -100, 2));
+  return check("core::silu", with(1, mk(x, NULL, 0), NULL, NULL), ref_unary(RU_SILU, x), false,
+               0.5, 0, why, len);
+}
+
 static int t_softmax_nomax(char *why, size_t len) {
   rt *x = vals(F32, 2, S(2, 5), V(100, 101, 99, 102, 100.5, 1, 2, 3, 4, 5));
   call *c = with(1, mk(x, NULL, 0), NULL, NULL);
@@ -286,6 +312,10 @@ const trigger num_triggers[] = {
     {"maximum_nan", t_maximum_nan, 0},
     {"relu_negzero", t_relu_negzero, 0},
     {"exp_clamp", t_exp_clamp, 0},
+    {"sin_naive_reduce", t_sin_naive_reduce, 0},
+    {"cos_shift", t_cos_shift, 0},
+    {"erf_as726", t_erf_as726, 0},
+    {"silu_underflow", t_silu_underflow, 0},
     {"softmax_nomax", t_softmax_nomax, 0},
     {"sum_f16_accum", t_sum_f16_accum, 0},
     {"abs_int_min", t_abs_int_min, 0},

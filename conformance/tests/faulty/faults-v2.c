@@ -1,0 +1,73 @@
+/*
+ * conformance/tests/faulty/faults-v2.c - faults in the ops of core op set
+ * 2 for the shim corpus (shim.h), written the way vendor shortcuts go
+ * wrong.  A plugin is built with one -DFAULT_<NAME>; corpus.tsv lists
+ * them.  Each calls the CPU plugin's kernel and then rewrites the float32
+ * elements its shortcut would have computed.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "shim.h"
+
+typedef int faults_v2_unit; /* the unit is never empty */
+
+#if defined(FAULT_SIN_NAIVE_REDUCE) || defined(FAULT_COS_SHIFT) || \
+    defined(FAULT_ERF_AS726) || defined(FAULT_SILU_UNDERFLOW)
+/* Rewrites every float32 element of the result with f(x). */
+static bp_status rewrite_f32(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_value *rets, size_t nrets, float (*f)(float)) {
+  bp_status st = shim_real(ctx, args, nargs, rets, nrets);
+  if (st) return st;
+  const bp_tensor_view *a = SHIM_ARG(0), *o = SHIM_RET();
+  if (a->dtype != BP_FLOAT32) return BP_OK;
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < o->numel; k++, shim_next(o->ndim, o->sizes, idx))
+    ((float *)o->data)[k] = f((float)shim_load(a, shim_at(a, o->ndim, idx)));
+  return BP_OK;
+}
+#endif
+
+#if defined(FAULT_SIN_NAIVE_REDUCE)
+/* Reduces the argument to [-pi, pi] in float32 with a float32 2 pi, whose
+ * rounding error (1.7e-7) is multiplied by the number of turns: exact
+ * within one turn, tens of ulps off from |x| > pi on. */
+static float naive_sin(float x) {
+  float r = x - 6.2831855f * rintf(x * 0.15915494f);
+  return sinf(r);
+}
+SHIM_KERNEL(sin_naive_reduce) { return rewrite_f32(ctx, args, nargs, rets, nrets, naive_sin); }
+const shim_fault shim_the_fault = {"sin_naive_reduce", "sin", sin_naive_reduce, NULL, NULL};
+#endif
+
+#if defined(FAULT_COS_SHIFT)
+/* cos(x) as sin(x + pi/2) in float32: the sum rounds to the spacing of x,
+ * an absolute error that near the zeros of cos is a large relative one. */
+static float shifted_cos(float x) { return sinf(x + 1.5707964f); }
+SHIM_KERNEL(cos_shift) { return rewrite_f32(ctx, args, nargs, rets, nrets, shifted_cos); }
+const shim_fault shim_the_fault = {"cos_shift", "cos", cos_shift, NULL, NULL};
+#endif
+
+#if defined(FAULT_ERF_AS726)
+/* Abramowitz and Stegun 7.1.26: within 1.5e-7 of erf absolutely, which
+ * looks fine in a plot, but near 0 (erf x ~ 1.13 x) the relative error is
+ * thousands of ulps. */
+static float as726_erf(float x) {
+  float t = 1.0f / (1.0f + 0.3275911f * fabsf(x));
+  float p = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f +
+            t * (-1.453152027f + t * 1.061405429f))));
+  float r = 1.0f - p * expf(-x * x);
+  return x < 0 ? -r : r;
+}
+SHIM_KERNEL(erf_as726) { return rewrite_f32(ctx, args, nargs, rets, nrets, as726_erf); }
+const shim_fault shim_the_fault = {"erf_as726", "erf", erf_as726, NULL, NULL};
+#endif
+
+#if defined(FAULT_SILU_UNDERFLOW)
+/* x * sigmoid(x) with sigmoid as 1 / (1 + e^-x): below -88.7, e^-x is
+ * +inf and the result -0, where x e^x is still a subnormal down to -103
+ * (and -inf gives NaN, as it should). */
+static float plain_silu(float x) { return x * (1.0f / (1.0f + expf(-x))); }
+SHIM_KERNEL(silu_underflow) { return rewrite_f32(ctx, args, nargs, rets, nrets, plain_silu); }
+const shim_fault shim_the_fault = {"silu_underflow", "silu", silu_underflow, NULL, NULL};
+#endif
