@@ -3,9 +3,10 @@
  *
  * The plugin includes only the SDK headers and reaches the host through the
  * table it was given (cpu_host).  Kernels are boxed and registered for
- * BP_DEVICE_CPU in an IMPL library of the `core` namespace; each sizes its
- * outputs through the op's meta function (bp_aux_alloc_outputs), so shapes,
- * dtypes and argument errors are the op set's by construction.
+ * BP_DEVICE_CPU in an IMPL library of the `core` namespace; their outputs
+ * are sized by the op's meta function (structured kernels, whose results
+ * the host allocates, or bp_aux_alloc_outputs on a host before ABI 1.2),
+ * so shapes, dtypes and argument errors are the op set's by construction.
  *
  * Layout:
  *   plugin.c       entry point, descriptor, setup
@@ -93,9 +94,6 @@ bp_status cpu_cast_to(const bp_tensor *src, int32_t dtype, bp_tensor **out);
 /* ------------------------------------------------------------------------ */
 /* Registration                                                             */
 /* ------------------------------------------------------------------------ */
-
-/* Outputs are allocated with bp_aux_alloc_outputs, sized by the op's meta
- * function, so that every error of bad arguments is the op set's. */
 
 /* Registers `fn` as the boxed CPU kernel of core::<op>, at the
  * reference priority: a vendor's kernel for the same op wins over it. */
