@@ -80,7 +80,7 @@ installcheck-examples:
 	$(MAKE) $(EXAMPLES_MAKEFLAGS) && \
 	nm -D --defined-only vmul.so | grep -q ' T bp_plugin_init$$' && \
 	bp-info --no-discover ./vmul.so > info.txt && \
-	grep -q 'kernel cpu .*boxed .* from vmul' info.txt && \
+	grep -q 'kernel cpu .*structured .* from vmul' info.txt && \
 	bp-certify ./vmul.so --profile core --ops 'core::mul' --json cert.json && \
 	grep -q '"conforms": true' cert.json && \
 	cd ../hostmem-device && \
