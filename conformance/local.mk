@@ -67,8 +67,10 @@ EXTRA_DIST += %D%/tests/certify-lib.sh
 # make check-long: both whole profiles in both isolations; the corpus's
 # races with their catch rates, and every fault and good plugin on ten
 # seeds.
-LONG_TESTS += %D%/tests/long/test-certify.sh %D%/tests/long/test-certify-corpus.sh
-EXTRA_DIST += %D%/tests/long/test-certify.sh %D%/tests/long/test-certify-corpus.sh
+LONG_TESTS += %D%/tests/long/test-certify.sh %D%/tests/long/test-certify-corpus.sh \
+	%D%/tests/long/test-faulty-confirm.sh
+EXTRA_DIST += %D%/tests/long/test-certify.sh %D%/tests/long/test-certify-corpus.sh \
+	%D%/tests/long/test-faulty-confirm.sh
 
 # One small plugin per fault class (conformance/tests/faulty/faulty.c).
 check_LTLIBRARIES += \

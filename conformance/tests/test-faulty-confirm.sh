@@ -5,7 +5,8 @@
 # formed, every entry has a plugin and a trigger, and every trigger an
 # entry.
 #
-# Under ThreadSanitizer the corpus's data races (category `races`) are
+# The data races' triggers run in make check-long (below).  Under
+# ThreadSanitizer the corpus's data races (category `races`) are
 # skipped on the fault side: TSan reports them itself; and mmap_left is
 # skipped, as TSan keeps mappings of its own after each unload.  No fault writes
 # where a sanitizer would object: the bounds triggers run with
@@ -57,14 +58,43 @@ result $? "confirm has a trigger for each corpus entry, and no other" \
   "$(sort "$tmp/names" | diff - "$tmp/triggers")"
 
 # Each fault shows on its trigger; the CPU plugin runs the same trigger clean.
+# A data race (category races) shows only when threads meet, which a busy
+# machine makes rarer: the fast tier runs only its clean side, and the long
+# tier (BP_TEST_TIER=long, make check-long) tries its trigger up to 8 times,
+# on to 40 while none has shown it, and says its catch rate.
+tier=${BP_TEST_TIER:-fast}
+cut -f1,2 "$tmp/corpus" | sed -n "s/^\([^$tab]*\)${tab}races\$/\1/p" > "$tmp/races"
 for name in $(cat "$tmp/names"); do
-  out=$("$confirm" "$faulty/$name.so" "$name" 2>"$tmp/err")
-  st=$?
-  if [ $st = 77 ]; then
+  if grep -qx "$name" "$tmp/races" && [ "$tier" != long ]; then
     n=$((n + 1))
-    echo "ok $n - $name manifests # SKIP ${out#*: skip: }"
+    echo "ok $n - $name manifests # SKIP a race shows only when threads meet: make check-long tries it and says its catch rate"
+  elif grep -qx "$name" "$tmp/races"; then
+    caught=0
+    tries=0
+    while [ $tries -lt 8 ] || { [ $caught -eq 0 ] && [ $tries -lt 40 ]; }; do
+      tries=$((tries + 1))
+      out=$("$confirm" "$faulty/$name.so" "$name" 2>"$tmp/err")
+      st=$?
+      [ $st = 77 ] && break
+      [ $st = 0 ] && caught=$((caught + 1))
+    done
+    if [ $st = 77 ]; then
+      n=$((n + 1))
+      echo "ok $n - $name manifests # SKIP ${out#*: skip: }"
+    else
+      echo "# $name: shown in $caught of $tries tries"
+      [ $caught -gt 0 ]
+      result $? "$name manifests in $name.so (in $caught of $tries tries)" "$out"
+    fi
   else
-    result $st "$name manifests in $name.so" "$out"
+    out=$("$confirm" "$faulty/$name.so" "$name" 2>"$tmp/err")
+    st=$?
+    if [ $st = 77 ]; then
+      n=$((n + 1))
+      echo "ok $n - $name manifests # SKIP ${out#*: skip: }"
+    else
+      result $st "$name manifests in $name.so" "$out"
+    fi
   fi
   out=$("$confirm" --reference "$cpu" "$name" 2>"$tmp/err")
   st=$?
