@@ -614,30 +614,37 @@ static inline bp_status bp_aux_structured(const bp_kernel_ctx *ctx, const bp_val
     return impl(ctx, args, rets[0].u.tensor);                                                  \
   }
 
-/* Registers a kernel defined by BP_AUX_STRUCTURED_KERNEL (pass `name` and
- * `name##_fill`) for `op` ("name.overload", in lib's namespace) on
- * device_type at `priority`: the structured `fill` on a host of ABI 1.2 or
- * later, else the self-allocating `boxed`.  Inside setup() only, as
- * host->impl(). */
-static inline bp_status bp_aux_impl_at(const bp_host_api *host, bp_library *lib, const char *op,
-                                       int32_t device_type, bp_boxed_kernel fn,
-                                       const void *user_data, int32_t priority);
-static inline bp_status bp_aux_impl_structured(const bp_host_api *host, bp_library *lib,
-                                               const char *op, int32_t device_type,
-                                               bp_boxed_kernel boxed, bp_boxed_kernel fill,
-                                               const void *user_data, int32_t priority) {
-  if (host->abi_major != BP_ABI_VERSION_MAJOR || host->abi_minor < 2)
-    return bp_aux_impl_at(host, lib, op, device_type, boxed, user_data, priority);
+/* Registers `fn` as a boxed kernel with `flags` (BP_KERNEL_DEF_*; 0 for a
+ * host before ABI 1.2): what bp_aux_impl_at and bp_aux_impl_structured
+ * share.  Inside setup() only, as host->impl(). */
+static inline bp_status bp_aux_impl_flags(const bp_host_api *host, bp_library *lib, const char *op,
+                                          int32_t device_type, bp_boxed_kernel fn,
+                                          const void *user_data, int32_t priority,
+                                          uint32_t flags) {
   bp_kernel_def k;
   memset(&k, 0, sizeof k);
   k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
   k.op = op;
   k.device_type = device_type;
-  k.flags = BP_KERNEL_DEF_STRUCTURED;
-  k.boxed = fill;
+  k.flags = flags;
+  k.boxed = fn;
   k.user_data = (void *)(uintptr_t)user_data;
   k.priority = priority;
   return host->impl(lib, &k);
+}
+
+/* Registers a kernel defined by BP_AUX_STRUCTURED_KERNEL (pass `name` and
+ * `name##_fill`) for `op` ("name.overload", in lib's namespace) on
+ * device_type at `priority`: the structured `fill` on a host of ABI 1.2 or
+ * later, else the self-allocating `boxed`.  Inside setup() only, as
+ * host->impl(). */
+static inline bp_status bp_aux_impl_structured(const bp_host_api *host, bp_library *lib,
+                                               const char *op, int32_t device_type,
+                                               bp_boxed_kernel boxed, bp_boxed_kernel fill,
+                                               const void *user_data, int32_t priority) {
+  bool structured = host->abi_major == BP_ABI_VERSION_MAJOR && host->abi_minor >= 2;
+  return bp_aux_impl_flags(host, lib, op, device_type, structured ? fill : boxed, user_data,
+                           priority, structured ? BP_KERNEL_DEF_STRUCTURED : 0);
 }
 
 /* Registers `fn` as the boxed kernel of `op` ("name.overload", in lib's
@@ -647,15 +654,7 @@ static inline bp_status bp_aux_impl_structured(const bp_host_api *host, bp_libra
 static inline bp_status bp_aux_impl_at(const bp_host_api *host, bp_library *lib, const char *op,
                                        int32_t device_type, bp_boxed_kernel fn,
                                        const void *user_data, int32_t priority) {
-  bp_kernel_def k;
-  memset(&k, 0, sizeof k);
-  k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
-  k.op = op;
-  k.device_type = device_type;
-  k.boxed = fn;
-  k.user_data = (void *)(uintptr_t)user_data;
-  k.priority = priority;
-  return host->impl(lib, &k);
+  return bp_aux_impl_flags(host, lib, op, device_type, fn, user_data, priority, 0);
 }
 
 /* The same at BP_PRIORITY_DEFAULT. */
