@@ -84,7 +84,9 @@ const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t len)
 /* ---- The core ops the certifier has a reference for -------------------- */
 
 enum kind { K_BINARY, K_ADD_OUT, K_MULADD, K_UNARY, K_WHERE, K_REDUCE, K_ARGMAX, K_MATMUL,
-            K_SOFTMAX, K_LAYER_NORM, K_CAST, K_CONTIGUOUS, K_FILL, K_COPY };
+            K_SOFTMAX, K_LAYER_NORM, K_CAST, K_CONTIGUOUS, K_FILL, K_COPY,
+            /* op set 2 */
+            K_COMPARE };
 
 typedef struct core_ref {
   const char *name; /* without "core::" */

@@ -25,15 +25,19 @@ void gen_badshape(slist *L) {
   static const int64_t s23[] = {2, 3}, s4[] = {4}, s32[] = {3, 2}, s234[] = {2, 3, 4},
                        s345[] = {3, 4, 5}, s24[] = {2, 4};
   sample *s;
+  /* the float after the two tensors: alpha, or muladd's c */
+  bool alpha = k == K_MULADD || k == K_ADD_OUT ||
+               (k == K_BINARY && (sub == RB_ADD || sub == RB_SUB));
   switch (k) {
     case K_BINARY:
     case K_MULADD:
     case K_ADD_OUT:
+    case K_COMPARE:
       s = two(L, "shapes [2, 3] and [4]", 2, s23, 1, s4);
-      if (k != K_BINARY || sub == RB_ADD || sub == RB_SUB) add_float(s, 1.0);
+      if (alpha) add_float(s, 1.0);
       if (k == K_ADD_OUT) add_tensor(s, rand_rt(L->dt, 2, s23, -1, 1), L_CONTIG);
       s = two(L, "shapes [2, 3] and [3, 2]", 2, s23, 2, s32);
-      if (k != K_BINARY || sub == RB_ADD || sub == RB_SUB) add_float(s, 1.0);
+      if (alpha) add_float(s, 1.0);
       if (k == K_ADD_OUT) add_tensor(s, rand_rt(L->dt, 2, s23, -1, 1), L_CONTIG);
       if (k == K_ADD_OUT) {
         s = two(L, "out of the wrong shape", 2, s23, 2, s23);

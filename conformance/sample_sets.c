@@ -297,7 +297,7 @@ static void set_layouts(slist *L) {
   static const shape s3 = {3, {5, 7, 9}}, s4 = {4, {2, 3, 5, 7}};
   char label[64];
   int nt = k == K_WHERE || k == K_ADD_OUT ? 3 : k == K_BINARY || k == K_MULADD || k == K_COPY ||
-                                                        k == K_MATMUL
+                                                        k == K_MATMUL || k == K_COMPARE
                                                     ? 2
                                                     : 1;
   for (int arg = 0; arg < nt; arg++)
@@ -337,7 +337,7 @@ static void set_layouts(slist *L) {
           /* An expanded argument holds one value along the expanded dim. */
           sample *s = &L->v[before];
           int t = k == K_ADD_OUT || k == K_BINARY || k == K_MULADD || k == K_COPY ||
-                          k == K_WHERE
+                          k == K_WHERE || k == K_COMPARE
                       ? arg
                       : 0;
           if (lay_is_expanded(lay)) gen_make_expandable(s->a[t].t, lay);
@@ -515,7 +515,7 @@ static void set_large(slist *L) {
     default:
       ew_same(L, "100003 elements", &v, 0, 0);
       ew_same(L, "[331, 317] transposed", &big, L_TRANSPOSED, 1);
-      if (k == K_BINARY || k == K_MULADD || k == K_ADD_OUT || k == K_COPY)
+      if (k == K_BINARY || k == K_MULADD || k == K_ADD_OUT || k == K_COPY || k == K_COMPARE)
         ew(L, "[331, 317] with [317]", &big, &row, &big, 0, 0, 0, L->dt, L->dt, 3);
       break;
   }

@@ -40,6 +40,7 @@ bool gen_exact(enum kind kind, int sub) {
     case K_UNARY: return sub == RU_NEG || sub == RU_ABS || sub == RU_RELU || sub == RU_SQRT;
     case K_REDUCE: return sub == RR_AMAX || sub == RR_AMIN;
     case K_WHERE:
+    case K_COMPARE:
     case K_ARGMAX:
     case K_CAST:
     case K_CONTIGUOUS:
@@ -242,6 +243,7 @@ void gen_values(slist *L) {
     case K_ADD_OUT:
     case K_MULADD:
     case K_WHERE:
+    case K_COMPARE:
       pair_table(L, "every pair of special values", 0);
       pair_table(L, "every pair of special values", 1);
       break;

@@ -144,6 +144,9 @@ const core_ref core_refs[] = {
     {"layer_norm", K_LAYER_NORM, 0},     {"cast", K_CAST, 0},
     {"contiguous", K_CONTIGUOUS, 0},     {"fill_", K_FILL, 0},
     {"copy_", K_COPY, 0},
+    {"eq", K_COMPARE, RC_EQ},            {"ne", K_COMPARE, RC_NE},
+    {"lt", K_COMPARE, RC_LT},            {"le", K_COMPARE, RC_LE},
+    {"gt", K_COMPARE, RC_GT},            {"ge", K_COMPARE, RC_GE},
 };
 const size_t ncore_refs = sizeof core_refs / sizeof *core_refs;
 
@@ -159,7 +162,7 @@ const char *const sk_name[SK_COUNT] = {"basic",     "sizes",  "layouts", "broadc
 
 bool sk_applies(enum kind kind, int sk) {
   bool elementwise2 = kind == K_BINARY || kind == K_ADD_OUT || kind == K_MULADD ||
-                      kind == K_WHERE;
+                      kind == K_WHERE || kind == K_COMPARE;
   bool along = kind == K_REDUCE || kind == K_ARGMAX || kind == K_SOFTMAX ||
                kind == K_LAYER_NORM;
   switch (sk) {
@@ -199,6 +202,7 @@ rt *ref_core(int r, const sample *s, double *rscale, double *ascale) {
       return ref_unary(sub, a);
     }
     case K_WHERE: return ref_where(a, b, s->a[2].t);
+    case K_COMPARE: return ref_compare(sub, a, b);
     case K_REDUCE: {
       const sarg *dl = arg(s, 1), *kd = arg(s, 2), *dt = arg(s, 3);
       int64_t dims[BP_MAX_NDIM], n = 1;

@@ -9,7 +9,7 @@
  * executable form of its "Result" and "Errors" paragraphs.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "core_meta.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -20,14 +20,6 @@
 /* ------------------------------------------------------------------------ */
 /* Dtype rules                                                              */
 /* ------------------------------------------------------------------------ */
-
-static bool is_float(int32_t dt) {
-  return dt == BP_FLOAT32 || dt == BP_FLOAT64 || dt == BP_FLOAT16 || dt == BP_BFLOAT16;
-}
-
-static int float_rank(int32_t dt) {
-  return dt == BP_FLOAT64 ? 3 : dt == BP_FLOAT32 ? 2 : 1;
-}
 
 /* PyTorch's promotion among the dtypes of the op set: bool < integers <
  * floats; uint8 with a signed 8- or 16-bit integer gives int16; float16
@@ -52,134 +44,21 @@ int32_t bp__promote(int32_t a, int32_t b) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Helpers                                                                  */
-/* ------------------------------------------------------------------------ */
-
-static const bp_tensor_view *V(const bp_value *v) { return &v->u.tensor->view; }
-
-static const char *an(const bp_kernel_ctx *ctx, size_t i) {
-  const bp__schema *s = ((const bp_op *)ctx->op)->schema;
-  return i < s->nargs && s->args[i].name ? s->args[i].name : "?";
-}
-
-/* "[2, 3]" into buf. */
-static const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t n) {
-  size_t len = 0;
-  len += (size_t)snprintf(buf, n, "[");
-  for (int32_t d = 0; d < ndim && len < n; d++)
-    len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "", (long long)sizes[d]);
-  if (len < n) snprintf(buf + len, n - len, "]");
-  return buf;
-}
-
-/* Copies n sizes; a 0-dim tensor's sizes pointer is NULL, which memcpy
- * must not see even for 0 bytes. */
-static void copy_sizes(int64_t *dst, const int64_t *src, int32_t n) {
-  for (int32_t d = 0; d < n; d++) dst[d] = src[d];
-}
-
-static void set_contiguous(bp_tensor_meta *m, bp_device dev, int32_t dtype, int32_t ndim,
-                           const int64_t *sizes) {
-  m->device = dev;
-  m->dtype = dtype;
-  m->ndim = ndim;
-  int64_t s = 1;
-  for (int32_t d = ndim - 1; d >= 0; d--) {
-    m->sizes[d] = sizes[d];
-    m->strides[d] = s;
-    if (!__builtin_mul_overflow(s, sizes[d] > 0 ? sizes[d] : 1, &s)) continue;
-    s = INT64_MAX;
-  }
-}
-
-static void copy_meta(bp_tensor_meta *m, const bp_tensor_view *v) {
-  m->device = v->device;
-  m->dtype = v->dtype;
-  m->ndim = v->ndim;
-  for (int32_t d = 0; d < v->ndim; d++) {
-    m->sizes[d] = v->sizes[d];
-    m->strides[d] = v->strides[d];
-  }
-}
-
-/* A ScalarType argument's value must be a dtype code: the stack's push
- * checks that, but a value can also be written directly. */
-static bp_status need_dtype_code(const bp_kernel_ctx *ctx, size_t i, int64_t code) {
-  if (bp_dtype_name((int32_t)code) && code == (int32_t)code) return BP_OK;
-  return bp__error(BP_ERR_TYPE, "%s: argument #%zu '%s': %lld is not a dtype", ctx->op_name, i,
-                   an(ctx, i), (long long)code);
-}
-
-/* Broadcasts sizes (NumPy rules) into out; names both arguments on error. */
-static bp_status broadcast(const bp_kernel_ctx *ctx, int32_t *ndim, int64_t *sizes, size_t ai,
-                           const bp_tensor_view *b, size_t bi, const bp_tensor_view *a) {
-  int32_t n = *ndim > b->ndim ? *ndim : b->ndim;
-  int64_t out[BP_MAX_NDIM];
-  for (int32_t d = 0; d < n; d++) {
-    int32_t da = d - (n - *ndim), db = d - (n - b->ndim);
-    int64_t sa = da >= 0 ? sizes[da] : 1, sb = db >= 0 ? b->sizes[db] : 1;
-    if (sa != sb && sa != 1 && sb != 1) {
-      char s1[160], s2[160];
-      return bp__error(BP_ERR_SHAPE,
-                       "%s: argument #%zu '%s' with shape %s cannot be broadcast with argument "
-                       "#%zu '%s' with shape %s (dimension %d: %lld vs %lld)",
-                       ctx->op_name, bi, an(ctx, bi), shape_str(b->ndim, b->sizes, s1, sizeof s1),
-                       ai, an(ctx, ai), shape_str(a->ndim, a->sizes, s2, sizeof s2), (int)d,
-                       (long long)sb, (long long)sa);
-    }
-    out[d] = sa == 1 ? sb : sa;
-  }
-  copy_sizes(sizes, out, n);
-  *ndim = n;
-  return BP_OK;
-}
-
-/* The broadcast shape of arguments #ai (a) and #bi (b), into ndim/sizes. */
-static bp_status broadcast2(const bp_kernel_ctx *ctx, const bp_tensor_view *a, size_t ai,
-                            const bp_tensor_view *b, size_t bi, int32_t *ndim, int64_t *sizes) {
-  *ndim = a->ndim;
-  copy_sizes(sizes, a->sizes, a->ndim);
-  return broadcast(ctx, ndim, sizes, ai, b, bi, a);
-}
-
-/* Normalises dim into [0, ndim) (a 0-dim tensor accepts -1 and 0). */
-static bp_status norm_dim(const bp_kernel_ctx *ctx, size_t argi, int64_t dim, int32_t ndim,
-                          int32_t *out) {
-  int32_t lim = ndim > 0 ? ndim : 1;
-  if (dim < -lim || dim >= lim)
-    return bp__error(BP_ERR_INVALID_ARGUMENT,
-                     "%s: argument #%zu '%s': dimension %lld is out of range for a %d-dimensional "
-                     "tensor (expected %d .. %d)", ctx->op_name, argi, an(ctx, argi),
-                     (long long)dim, (int)ndim, -lim, lim - 1);
-  *out = (int32_t)(dim < 0 ? dim + lim : dim);
-  return BP_OK;
-}
-
-static bp_status type_error(const bp_kernel_ctx *ctx, size_t i, int32_t got, const char *want) {
-  return bp__error(BP_ERR_TYPE, "%s: argument #%zu '%s': expected %s, got %s", ctx->op_name, i,
-                   an(ctx, i), want, bp_dtype_name(got) ? bp_dtype_name(got) : "?");
-}
-
-/* ------------------------------------------------------------------------ */
 /* Meta functions                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Which binary op a meta function serves (user_data of its def). */
-enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAXIMUM, OP_MINIMUM, OP_POW };
-
-static bp_status binary_result(const bp_kernel_ctx *ctx, const bp_value *args, int kind,
-                               bp_tensor_meta *out) {
-  const bp_tensor_view *a = V(&args[0]), *b = V(&args[1]);
+bp_status bp__core_binary_result(const bp_kernel_ctx *ctx, const bp_tensor_view *a,
+                                 const bp_tensor_view *b, double alpha, int kind,
+                                 bp_tensor_meta *out) {
   int32_t ndim;
   int64_t sizes[BP_MAX_NDIM];
   bp_status st = broadcast2(ctx, a, 0, b, 1, &ndim, sizes);
   if (st) return st;
   int32_t dt = bp__promote(a->dtype, b->dtype);
   if (dt == BP_BOOL && (kind == OP_SUB || kind == OP_POW))
-    return bp__error(BP_ERR_TYPE, "%s: not defined for two bool tensors", ctx->op_name);
+    return bp__error(BP_ERR_TYPE, "%s: not defined for two bool operands", ctx->op_name);
   if (kind == OP_DIV && !is_float(dt)) dt = BP_FLOAT32;
   if ((kind == OP_ADD || kind == OP_SUB) && !is_float(dt)) {
-    double alpha = args[2].u.f;
     if (dt == BP_BOOL ? alpha != 1.0 : alpha != floor(alpha))
       return bp__error(BP_ERR_TYPE,
                        "%s: argument #2 'alpha' is %g, which a %s result cannot use (expected %s)",
@@ -194,24 +73,9 @@ static bp_status meta_binary(const bp_kernel_ctx *ctx, const bp_value *args, siz
                              bp_tensor_meta *outs, size_t nouts) {
   (void)nargs;
   (void)nouts;
-  return binary_result(ctx, args, (int)(intptr_t)ctx->user_data, &outs[0]);
-}
-
-/* A tensor that an op writes elementwise (copy_'s self, add.out's out)
- * must not hold one memory location at several indices: a dimension of
- * size > 1 with stride 0, as an expanded view has.  Which of the values
- * would land there is undefined (kernels write in parallel), so the op
- * refuses it, as PyTorch does.  (fill_ writes one value: it may.) */
-static bp_status written_once(const bp_kernel_ctx *ctx, size_t i, const char *name,
-                              const bp_tensor_view *v) {
-  for (int32_t d = 0; d < v->ndim; d++)
-    if (v->sizes[d] > 1 && v->strides[d] == 0)
-      return bp__error(BP_ERR_INVALID_ARGUMENT,
-                       "%s: argument #%zu '%s': dimension %d has %lld elements at one address "
-                       "(stride 0), and it is written; expected a tensor without broadcast "
-                       "dimensions",
-                       ctx->op_name, i, name, d, (long long)v->sizes[d]);
-  return BP_OK;
+  int kind = (int)(intptr_t)ctx->user_data;
+  double alpha = kind == OP_ADD || kind == OP_SUB ? args[2].u.f : 1.0;
+  return bp__core_binary_result(ctx, V(&args[0]), V(&args[1]), alpha, kind, &outs[0]);
 }
 
 static bp_status meta_add_out(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -220,7 +84,7 @@ static bp_status meta_add_out(const bp_kernel_ctx *ctx, const bp_value *args, si
   (void)nouts;
   bp_tensor_meta want;
   want.struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  bp_status st = binary_result(ctx, args, OP_ADD, &want);
+  bp_status st = bp__core_binary_result(ctx, V(&args[0]), V(&args[1]), args[2].u.f, OP_ADD, &want);
   if (st) return st;
   const bp_tensor_view *o = V(&args[3]);
   bool same = o->ndim == want.ndim;
@@ -252,10 +116,7 @@ static bp_status meta_muladd(const bp_kernel_ctx *ctx, const bp_value *args, siz
   return BP_OK;
 }
 
-/* user_data of a unary op: which result dtype rule applies. */
-enum { U_SAME_NO_BOOL = 1, U_FLOAT };
-
-static bp_status meta_unary(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+bp_status bp__core_meta_unary(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                             bp_tensor_meta *outs, size_t nouts) {
   (void)nargs;
   (void)nouts;
@@ -276,7 +137,7 @@ static bp_status meta_gelu(const bp_kernel_ctx *ctx, const bp_value *args, size_
     return bp__error(BP_ERR_INVALID_ARGUMENT,
                      "%s: argument #1 'approximate': expected \"none\" or \"tanh\", got \"%s\"",
                      ctx->op_name, ap);
-  return meta_unary(ctx, args, nargs, outs, nouts);
+  return bp__core_meta_unary(ctx, args, nargs, outs, nouts);
 }
 
 static bp_status meta_where(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -546,36 +407,26 @@ static bp_status meta_copy(const bp_kernel_ctx *ctx, const bp_value *args, size_
 /* The definitions                                                          */
 /* ------------------------------------------------------------------------ */
 
-typedef struct core_def {
-  const char *schema;
-  bp_meta_fn meta;
-  intptr_t data;
-  uint64_t flags;
-  const char *doc;
-  uint32_t since; /* the op-set version that added it */
-} core_def;
-
 #define BIN(name, kind, doc)                                                               \
-  {#name "(Tensor self, Tensor other) -> Tensor", meta_binary, kind, 0, doc, 1}
-#define UN(name, rule, doc) {#name "(Tensor self) -> Tensor", meta_unary, rule, 0, doc, 1}
-#define UN2(name, rule, doc) {#name "(Tensor self) -> Tensor", meta_unary, rule, 0, doc, 2}
+  {#name "(Tensor self, Tensor other) -> Tensor", meta_binary, kind, 0, doc, 1, NULL}
+#define UN(name, rule, doc) {#name "(Tensor self) -> Tensor", bp__core_meta_unary, rule, 0, doc, 1, NULL}
 #define RED(name, kind, doc)                                                                   \
-  {#name "(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", meta_reduce, kind, 0, doc, 1}
+  {#name "(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", meta_reduce, kind, 0, doc, 1, NULL}
 
 static const core_def core_defs[] = {
     {"add(Tensor self, Tensor other, *, float alpha=1.0) -> Tensor", meta_binary, OP_ADD, 0,
-     "self + alpha * other, broadcast", 1},
+     "self + alpha * other, broadcast", 1, NULL},
     {"add.out(Tensor self, Tensor other, *, float alpha=1.0, Tensor(a!) out) -> Tensor(a!)",
-     meta_add_out, OP_ADD, 0, "add into out", 1},
+     meta_add_out, OP_ADD, 0, "add into out", 1, NULL},
     {"sub(Tensor self, Tensor other, *, float alpha=1.0) -> Tensor", meta_binary, OP_SUB, 0,
-     "self - alpha * other, broadcast", 1},
+     "self - alpha * other, broadcast", 1, NULL},
     BIN(mul, OP_MUL, "self * other, broadcast"),
     BIN(div, OP_DIV, "self / other (true division), broadcast"),
     BIN(maximum, OP_MAXIMUM, "elementwise maximum; NaN propagates"),
     BIN(minimum, OP_MINIMUM, "elementwise minimum; NaN propagates"),
     {"pow(Tensor self, Tensor exponent) -> Tensor", meta_binary, OP_POW, 0,
-     "self ** exponent, broadcast", 1},
-    {"muladd(Tensor a, Tensor b, float c) -> Tensor", meta_muladd, 0, 0, "a * b + c, broadcast", 1},
+     "self ** exponent, broadcast", 1, NULL},
+    {"muladd(Tensor a, Tensor b, float c) -> Tensor", meta_muladd, 0, 0, "a * b + c, broadcast", 1, NULL},
     UN(neg, U_SAME_NO_BOOL, "-self"),
     UN(abs, U_SAME_NO_BOOL, "|self|"),
     UN(exp, U_FLOAT, "e ** self"),
@@ -586,34 +437,29 @@ static const core_def core_defs[] = {
     UN(sigmoid, U_FLOAT, "1 / (1 + e ** -self)"),
     UN(tanh, U_FLOAT, "hyperbolic tangent"),
     {"gelu(Tensor self, *, str approximate=\"none\") -> Tensor", meta_gelu, U_FLOAT, 0,
-     "Gaussian error linear unit (erf form, or tanh approximation)", 1},
-    /* Op set 2. */
-    UN2(sin, U_FLOAT, "sine"),
-    UN2(cos, U_FLOAT, "cosine"),
-    UN2(erf, U_FLOAT, "error function"),
-    UN2(silu, U_FLOAT, "self * sigmoid(self)"),
+     "Gaussian error linear unit (erf form, or tanh approximation)", 1, NULL},
     {"where(Tensor condition, Tensor self, Tensor other) -> Tensor", meta_where, 0, 0,
-     "condition ? self : other, broadcast", 1},
+     "condition ? self : other, broadcast", 1, NULL},
     {"sum(Tensor self, int[] dim=[], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-     meta_reduce, R_SUM, 0, "sum over dims (all when dim is empty)", 1},
+     meta_reduce, R_SUM, 0, "sum over dims (all when dim is empty)", 1, NULL},
     RED(mean, R_MEAN, "mean over dims (all when dim is empty)"),
     RED(amax, R_MINMAX, "maximum over dims (all when dim is empty)"),
     RED(amin, R_MINMAX, "minimum over dims (all when dim is empty)"),
     {"argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", meta_argmax, 0, 0,
-     "index of the first maximum along dim (of the flattened tensor when dim is None)", 1},
+     "index of the first maximum along dim (of the flattened tensor when dim is None)", 1, NULL},
     {"matmul(Tensor self, Tensor other) -> Tensor", meta_matmul, 0, 0,
-     "matrix product, batched with broadcasting", 1},
-    {"softmax(Tensor self, int dim) -> Tensor", meta_softmax, 0, 0, "softmax along dim", 1},
-    {"log_softmax(Tensor self, int dim) -> Tensor", meta_softmax, 1, 0, "log of softmax along dim", 1},
+     "matrix product, batched with broadcasting", 1, NULL},
+    {"softmax(Tensor self, int dim) -> Tensor", meta_softmax, 0, 0, "softmax along dim", 1, NULL},
+    {"log_softmax(Tensor self, int dim) -> Tensor", meta_softmax, 1, 0, "log of softmax along dim", 1, NULL},
     {"layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
      "float eps=1e-05) -> Tensor",
-     meta_layer_norm, 0, 0, "layer normalisation over the trailing normalized_shape dims", 1},
-    {"cast(Tensor self, ScalarType dtype) -> Tensor", meta_cast, 0, 0, "convert to dtype", 1},
+     meta_layer_norm, 0, 0, "layer normalisation over the trailing normalized_shape dims", 1, NULL},
+    {"cast(Tensor self, ScalarType dtype) -> Tensor", meta_cast, 0, 0, "convert to dtype", 1, NULL},
     {"contiguous(Tensor(a) self) -> Tensor(a)", meta_contiguous, 0, 0,
-     "self if contiguous, else a contiguous copy", 1},
-    {"fill_(Tensor(a!) self, float value) -> Tensor(a!)", meta_fill, 0, 0, "set every element", 1},
+     "self if contiguous, else a contiguous copy", 1, NULL},
+    {"fill_(Tensor(a!) self, float value) -> Tensor(a!)", meta_fill, 0, 0, "set every element", 1, NULL},
     {"copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", meta_copy, 0, BP_OP_MIXED_DEVICES,
-     "copy src (broadcast, converted, from any device) into self", 1},
+     "copy src (broadcast, converted, from any device) into self", 1, NULL},
 };
 
 static pthread_once_t core_once = PTHREAD_ONCE_INIT;
@@ -626,8 +472,9 @@ static bp_status core_setup(const bp_host_api *h, bp_registrar *reg) {
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "core", BP_LIBRARY_DEF, 0};
   bp_library *lib = NULL;
   bp_status st = h->library(reg, &ld, &lib);
-  for (size_t i = 0; !st && i < sizeof core_defs / sizeof core_defs[0]; i++) {
-    const core_def *c = &core_defs[i];
+  size_t n1 = sizeof core_defs / sizeof core_defs[0];
+  for (size_t i = 0; !st && i < n1 + bp__core_ndefs_v2; i++) {
+    const core_def *c = i < n1 ? &core_defs[i] : &bp__core_defs_v2[i - n1];
     bp_op_def d;
     memset(&d, 0, sizeof d);
     d.struct_size = BP_OP_DEF_STRUCT_SIZE;
@@ -637,6 +484,7 @@ static bp_status core_setup(const bp_host_api *h, bp_registrar *reg) {
     d.user_data = (void *)c->data;
     d.doc = c->doc;
     d.op_set_version = c->since;
+    d.composite = c->composite;
     st = h->def(lib, &d);
   }
   return st;

@@ -19,7 +19,9 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/loader.c \
 	%D%/plugin_file.c \
 	%D%/hostapi.c \
-	%D%/core.c
+	%D%/core_meta.h \
+	%D%/core.c \
+	%D%/core_v2.c
 %C%_libbackplane_la_CPPFLAGS = $(AM_CPPFLAGS) -DBP_PLUGIN_DIR='"$(pkglibdir)/plugins"'
 %C%_libbackplane_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(FFI_CFLAGS)
 %C%_libbackplane_la_LIBADD = $(FFI_LIBS)

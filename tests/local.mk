@@ -14,6 +14,7 @@ check_PROGRAMS += \
 	%D%/test-dispatch \
 	%D%/test-arguments \
 	%D%/test-core-meta \
+	%D%/test-core-meta2 \
 	%D%/test-cxx
 %C%_test_errors_LDADD = $(TEST_LDADD)
 %C%_test_tensor_LDADD = $(TEST_LDADD)
@@ -32,6 +33,8 @@ check_PROGRAMS += \
 %C%_test_arguments_LDADD = $(TEST_LDADD)
 %C%_test_core_meta_SOURCES = %D%/test-core-meta.c %D%/testutil.h
 %C%_test_core_meta_LDADD = $(TEST_LDADD)
+%C%_test_core_meta2_SOURCES = %D%/test-core-meta2.c %D%/testutil.h
+%C%_test_core_meta2_LDADD = $(TEST_LDADD)
 %C%_test_cxx_SOURCES = %D%/test-cxx.cc
 %C%_test_cxx_LDADD = $(TEST_LDADD)
 
@@ -45,6 +48,7 @@ TESTS += \
 	%D%/test-dispatch \
 	%D%/test-arguments \
 	%D%/test-core-meta \
+	%D%/test-core-meta2 \
 	%D%/test-cxx \
 	%D%/test-headers.sh
 dist_check_SCRIPTS += %D%/test-headers.sh

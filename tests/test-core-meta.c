@@ -114,7 +114,7 @@ static void binary_rules(void) {
   is_int(m.dtype, BP_INT32);
   s = stack_of(2, bb);
   is_status(meta("core::sub", &s, &m), BP_ERR_TYPE);
-  is_str(bp_last_error(), "core::sub: not defined for two bool tensors");
+  is_str(bp_last_error(), "core::sub: not defined for two bool operands");
   s = stack_of(2, bb);
   is_status(meta("core::pow", &s, &m), BP_ERR_TYPE);
   s = stack_of(2, bb);
@@ -496,7 +496,11 @@ static void op_set_listing(void) {
       "exp", "log", "sqrt", "rsqrt", "relu", "sigmoid", "tanh", "gelu", "where", "sum", "mean",
       "amax", "amin", "argmax", "matmul", "softmax", "log_softmax", "layer_norm", "cast",
       "contiguous", "fill_", "copy_"};
-  static const char *v2[] = {"sin", "cos", "erf", "silu"};
+  static const char *v2[] = {
+      "sin", "cos", "erf", "silu", "eq", "eq.Scalar", "ne", "ne.Scalar", "lt", "lt.Scalar", "le",
+      "le.Scalar", "gt", "gt.Scalar", "ge", "ge.Scalar", "logical_not", "logical_and",
+      "logical_or", "isnan", "masked_fill", "clamp", "add.Scalar", "sub.Scalar", "mul.Scalar",
+      "div.Scalar", "pow.Scalar"};
   const size_t n1 = sizeof v1 / sizeof v1[0], n2 = sizeof v2 / sizeof v2[0];
   for (size_t i = 0; i < n1 + n2; i++) {
     char full[64];

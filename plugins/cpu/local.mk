@@ -11,6 +11,7 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/iter.c \
 	%D%/elementwise.h \
 	%D%/elementwise.c \
+	%D%/compare.c \
 	%D%/cast.c \
 	%D%/reduce.c \
 	%D%/rows.c \

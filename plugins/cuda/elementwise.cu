@@ -509,6 +509,42 @@ static bp_status unary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_t
 BP_AUX_STRUCTURED_KERNEL(unary_kernel, unary_impl)
 
 /* ------------------------------------------------------------------------ */
+/* Comparisons (op set 2)                                                   */
+/* ------------------------------------------------------------------------ */
+
+template <class T> static void run_cmp(const Launch &L, int op) {
+  switch (op) {
+    case C_EQ: map2<CmpF<C_EQ, T>, b8, T, T>(L, CmpF<C_EQ, T>()); break;
+    case C_NE: map2<CmpF<C_NE, T>, b8, T, T>(L, CmpF<C_NE, T>()); break;
+    case C_LT: map2<CmpF<C_LT, T>, b8, T, T>(L, CmpF<C_LT, T>()); break;
+    case C_LE: map2<CmpF<C_LE, T>, b8, T, T>(L, CmpF<C_LE, T>()); break;
+    case C_GT: map2<CmpF<C_GT, T>, b8, T, T>(L, CmpF<C_GT, T>()); break;
+    default: map2<CmpF<C_GE, T>, b8, T, T>(L, CmpF<C_GE, T>()); break;
+  }
+}
+
+/* out (bool) = self op other, in their promoted dtype.  user_data holds
+ * the C_* code. */
+static bp_status compare_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  int op = (int)(intptr_t)ctx->user_data;
+  const bp_tensor_view *vo = cu_view(out);
+  int32_t dt = bp_aux_promote(cu_view(args[0].u.tensor)->dtype, cu_view(args[1].u.tensor)->dtype);
+  bp_tensor *ts[2] = {args[0].u.tensor, args[1].u.tensor};
+  Inputs in;
+  bp_status st = inputs_init(&in, ctx->op_name, vo, 1, ts, 2, dt);
+  if (st) return st;
+  if (vo->numel == 0) return BP_OK;
+  Launch L;
+  st = launch_init(&L, 3, in.views);
+  if (st) return st;
+  bool ok = true;
+  CU_SWITCH_ALL(dt, ok = false, run_cmp<scalar_t>(L, op));
+  if (!ok) return unsupported(ctx, 0, "self", dt);
+  return cu_launched(ctx->op_name);
+}
+BP_AUX_STRUCTURED_KERNEL(compare_kernel, compare_impl)
+
+/* ------------------------------------------------------------------------ */
 /* where, cast, contiguous, fill_, copy_                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -666,6 +702,9 @@ bp_status cu_register_elementwise(bp_library *lib) {
   for (size_t i = 0; !st && i < sizeof unary / sizeof unary[0]; i++)
     st = CU_IMPL_STRUCTURED(lib, unary[i].op, unary_kernel, unary[i].data);
   if (!st) st = CU_IMPL_STRUCTURED(lib, "where", where_kernel, NULL);
+  static const char *const compare[] = {"eq", "ne", "lt", "le", "gt", "ge"}; /* C_* order */
+  for (int i = 0; !st && i < 6; i++)
+    st = CU_IMPL_STRUCTURED(lib, compare[i], compare_kernel, (const void *)(intptr_t)i);
   for (size_t i = 0; !st && i < sizeof own / sizeof own[0]; i++)
     st = cu_impl(lib, own[i].op, own[i].fn, NULL);
   return st;

@@ -167,4 +167,25 @@ template <class T> struct WhereF {
   CU_HD T operator()(b8 c, T x, T y) const { return c.x ? x : y; }
 };
 
+/* Comparisons (op set 2): bool of two operands of one dtype T, compared
+ * in the compute type (exact for float16 and bfloat16 in float; NaN is
+ * unequal to everything and never ordered, as IEEE says). */
+enum { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE };
+
+template <int OP, class T> struct CmpF {
+  CU_HD b8 operator()(T x, T y) const {
+    const typename Tr<T>::C a = Tr<T>::ld(x), b = Tr<T>::ld(y);
+    bool r;
+    if (OP == C_EQ) r = a == b;
+    else if (OP == C_NE) r = a != b;
+    else if (OP == C_LT) r = a < b;
+    else if (OP == C_LE) r = a <= b;
+    else if (OP == C_GT) r = a > b;
+    else r = a >= b;
+    b8 o;
+    o.x = (uint8_t)r;
+    return o;
+  }
+};
+
 #endif /* BP_PLUGINS_CUDA_ELEMENTWISE_OPS_CUH */

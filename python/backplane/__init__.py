@@ -176,6 +176,43 @@ class OpPacket(OpOverload):
 OpPacket.__doc__ = property(_op_doc)
 
 
+def _is_number(x):
+    # A Python number, or a NumPy scalar (np.float32(1.5): not an array,
+    # though it has a dtype).
+    if isinstance(x, (bool, int, float)):
+        return True
+    t = type(x)
+    return (t.__module__ == "numpy" and getattr(x, "ndim", None) == 0
+            and not hasattr(t, "__array_function__"))
+
+
+class _ScalarPacket(OpPacket):
+    # An operator with a ``Scalar`` overload (``ops.core.mul.Scalar``): a
+    # call whose second argument is a number goes to it, as PyTorch's
+    # overload resolution sends ``mul(t, 2)`` to ``mul.Scalar``.
+
+    def _pick(self, args, kwargs):
+        other = args[1] if len(args) > 1 else kwargs.get("other")
+        return self.Scalar if _is_number(other) else self.default
+
+    # (No parameter named `self`: a call may pass the op's `self` by name.)
+    def __call__(*args, **kwargs):
+        return args[0]._pick(args[1:], kwargs)(*args[1:], **kwargs)
+
+    def meta(*args, **kwargs):
+        """meta(...) of the overload that a call with these arguments
+        would take."""
+        return args[0]._pick(args[1:], kwargs).meta(*args[1:], **kwargs)
+
+    @property
+    def default(self):
+        # The default overload alone, which takes no number for `other`.
+        op = self.__dict__.get("_default")
+        if op is None:
+            op = self.__dict__["_default"] = OpOverload(self.name)
+        return op
+
+
 class _OverloadsOnly:
     """An operator that has overloads but no default overload."""
 
@@ -212,7 +249,8 @@ def _namespace(ns):
         full = f"{ns}::{name}"
         names = _backplane.op_names()
         if full in names:
-            op = OpPacket(full)
+            scalar = full + ".Scalar" in names
+            op = (_ScalarPacket if scalar else OpPacket)(full)
         elif any(n.startswith(full + ".") for n in names):
             op = _OverloadsOnly(full)
         else:

@@ -178,17 +178,28 @@ def _cuda_impl(op):
     return cuda
 
 
+def _with_composites(ops):
+    # A plugin's ops, and the host's composites of the namespaces it
+    # implements (core::mul.Scalar over core::mul, ...): they run wherever
+    # the ops they call have kernels.
+    spaces = {n.split("::", 1)[0] for n in ops}
+    extra = [n for n in _backplane.op_names()
+             if n.split("::", 1)[0] in spaces and n not in ops
+             and backplane.Op(n).info["has_composite"]]
+    return list(ops) + extra
+
+
 def _ops_of(what):
     names = _backplane.op_names()
     if isinstance(what, backplane.Plugin):
-        return what.ops
+        return _with_composites(what.ops)
     if isinstance(what, str):
         found = [n for n in names if n.startswith(what + "::")]
         if not found:
             loaded = [p for p in backplane.plugins()
                       if p.state == "loaded" and p.name == what]
             if loaded:
-                return loaded[0].ops
+                return _with_composites(loaded[0].ops)
             raise backplane.NotFoundError(
                 f"register: no loaded plugin and no op namespace named "
                 f"{what!r}")
@@ -231,7 +242,7 @@ def register(plugin_or_namespace, *, prefix="bp_"):
         else:
             # No tensor to dispatch on: torch calls the catch-all kernel.
             impls = [("CompositeExplicitAutograd", op)]
-        if _has_device_kernel(op, "cuda"):
+        if _has_device_kernel(op, "cuda") or info["has_composite"]:
             impls.append(("CUDA", _cuda_impl(op)))
         has_meta = _meta_capable(op)
         if has_meta:

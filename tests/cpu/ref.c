@@ -57,7 +57,7 @@ bool ref_broadcast(int32_t na, const int64_t *sa, int32_t nb, const int64_t *sb,
 }
 
 /* Advances a row-major multi-index; false after the last one. */
-static bool next_index(int32_t n, const int64_t *sizes, int64_t *idx) {
+bool ref_next_index(int32_t n, const int64_t *sizes, int64_t *idx) {
   for (int32_t d = n - 1; d >= 0; d--) {
     if (++idx[d] < sizes[d]) return true;
     idx[d] = 0;
@@ -67,7 +67,7 @@ static bool next_index(int32_t n, const int64_t *sizes, int64_t *idx) {
 
 /* The flat index in `a` of the element that broadcasts to output index
  * idx (of an n-dimensional output). */
-static int64_t bidx(const rt *a, int32_t n, const int64_t *idx) {
+int64_t ref_bidx(const rt *a, int32_t n, const int64_t *idx) {
   int64_t flat = 0;
   for (int32_t d = 0; d < a->ndim; d++) {
     int64_t i = a->sizes[d] == 1 ? 0 : idx[d + (n - a->ndim)];
@@ -79,8 +79,8 @@ static int64_t bidx(const rt *a, int32_t n, const int64_t *idx) {
 rt *ref_expand(const rt *a, int32_t n, const int64_t *sizes) {
   rt *o = rt_new(a->dtype, n, sizes);
   int64_t idx[BP_MAX_NDIM] = {0};
-  for (int64_t k = 0; k < o->numel; k++, next_index(n, sizes, idx)) {
-    int64_t j = bidx(a, n, idx);
+  for (int64_t k = 0; k < o->numel; k++, ref_next_index(n, sizes, idx)) {
+    int64_t j = ref_bidx(a, n, idx);
     o->f[k] = a->f[j];
     o->i[k] = a->i[j];
   }
@@ -150,8 +150,8 @@ rt *ref_binary(int op, const rt *a, const rt *b, double alpha) {
   /* alpha is converted to an integer result dtype as `cast` converts a
    * float: -1 becomes 0 for uint8. */
   int64_t ia = dt_is_float(dt) ? 0 : float_to_int(dt, alpha);
-  for (int64_t k = 0; k < o->numel; k++, next_index(n, sizes, idx)) {
-    int64_t ka = bidx(ca, n, idx), kb = bidx(cb, n, idx);
+  for (int64_t k = 0; k < o->numel; k++, ref_next_index(n, sizes, idx)) {
+    int64_t ka = ref_bidx(ca, n, idx), kb = ref_bidx(cb, n, idx);
     if (dt_is_float(dt)) {
       double x = ca->f[ka], y = cb->f[kb], r = 0;
       switch (op) {
@@ -196,8 +196,8 @@ rt *ref_muladd(const rt *a, const rt *b, double c) {
   rt *o = rt_new(dt, n, sizes);
   int64_t idx[BP_MAX_NDIM] = {0};
   double cc = scalar_in(dt, c);
-  for (int64_t k = 0; k < o->numel; k++, next_index(n, sizes, idx))
-    o->f[k] = round_to(dt, ca->f[bidx(ca, n, idx)] * cb->f[bidx(cb, n, idx)] + cc);
+  for (int64_t k = 0; k < o->numel; k++, ref_next_index(n, sizes, idx))
+    o->f[k] = round_to(dt, ca->f[ref_bidx(ca, n, idx)] * cb->f[ref_bidx(cb, n, idx)] + cc);
   rt_free(ca);
   rt_free(cb);
   return o;
@@ -259,10 +259,10 @@ rt *ref_where(const rt *cond, const rt *a, const rt *b) {
   rt *ca = ref_cast(a, dt), *cb = ref_cast(b, dt);
   rt *o = rt_new(dt, n, sizes);
   int64_t idx[BP_MAX_NDIM] = {0};
-  for (int64_t k = 0; k < o->numel; k++, next_index(n, sizes, idx)) {
-    bool c = cond->i[bidx(cond, n, idx)] != 0;
+  for (int64_t k = 0; k < o->numel; k++, ref_next_index(n, sizes, idx)) {
+    bool c = cond->i[ref_bidx(cond, n, idx)] != 0;
     const rt *src = c ? ca : cb;
-    int64_t ks = bidx(src, n, idx);
+    int64_t ks = ref_bidx(src, n, idx);
     o->f[k] = src->f[ks];
     o->i[k] = src->i[ks];
   }
@@ -297,7 +297,7 @@ static rt *reduce_out(const rt *a, const bool *red, bool keepdim, int32_t dt, in
   }
   rt *o = rt_new(dt, n, sizes);
   int64_t idx[BP_MAX_NDIM] = {0};
-  for (int64_t k = 0; k < a->numel; k++, next_index(a->ndim, a->sizes, idx)) {
+  for (int64_t k = 0; k < a->numel; k++, ref_next_index(a->ndim, a->sizes, idx)) {
     int64_t flat = 0;
     for (int32_t d = 0; d < a->ndim; d++) flat = flat * osz[d] + (red[d] ? 0 : idx[d]);
     map[k] = flat;
@@ -429,8 +429,8 @@ rt *ref_matmul(const rt *a, const rt *b, int64_t *k_out) {
   int64_t nbat = 1;
   for (int32_t d = 0; d < nbatch; d++) nbat *= bsizes[d];
   int64_t idx[BP_MAX_NDIM] = {0};
-  for (int64_t t = 0; t < nbat; t++, next_index(nbatch, bsizes, idx)) {
-    int64_t oa = bidx(&abat, nbatch, idx) * m * k, ob = bidx(&bbat, nbatch, idx) * k * n;
+  for (int64_t t = 0; t < nbat; t++, ref_next_index(nbatch, bsizes, idx)) {
+    int64_t oa = ref_bidx(&abat, nbatch, idx) * m * k, ob = ref_bidx(&bbat, nbatch, idx) * k * n;
     for (int64_t i = 0; i < m; i++)
       for (int64_t j = 0; j < n; j++) {
         double s = 0;

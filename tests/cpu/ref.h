@@ -87,4 +87,42 @@ rt *ref_softmax(const rt *a, int64_t dim, bool log);
 /* layer_norm over the last nnorm dimensions; w and b may be NULL. */
 rt *ref_layer_norm(const rt *x, int32_t nnorm, const rt *w, const rt *b, double eps);
 
+/* ---- Op set 2 (ref2.c) ----------------------------------------------- */
+
+/* A Scalar argument: which kind of number, and its value. */
+typedef struct ref_scalar {
+  int kind; /* REF_S_INT, REF_S_FLOAT, REF_S_BOOL, or REF_S_NONE */
+  int64_t i;
+  double f;
+} ref_scalar;
+enum { REF_S_NONE, REF_S_INT, REF_S_FLOAT, REF_S_BOOL };
+
+/* The weak promotion of dtype dt with a Scalar (docs/op-set.md). */
+int32_t ref_promote_scalar(int32_t dt, const ref_scalar *s);
+/* A 0-dim rt of dtype dt holding s converted as core::cast converts. */
+rt *ref_scalar_rt(int32_t dt, const ref_scalar *s);
+
+enum ref_cmpop { RC_EQ, RC_NE, RC_LT, RC_LE, RC_GT, RC_GE };
+extern const char *const ref_cmpop_name[6];
+/* self op other in their promoted dtype, bool, broadcast. */
+rt *ref_compare(int op, const rt *a, const rt *b);
+/* self op other for a Scalar other. */
+rt *ref_compare_scalar(int op, const rt *a, const ref_scalar *s);
+
+/* logical_and (or = false) and logical_or (or = true); logical_not; isnan. */
+rt *ref_logical(bool or, const rt *a, const rt *b);
+rt *ref_logical_not(const rt *a);
+rt *ref_isnan(const rt *a);
+
+/* masked_fill: value where mask, else self, broadcast, self's dtype. */
+rt *ref_masked_fill(const rt *a, const rt *mask, const ref_scalar *value);
+/* clamp with Scalar? bounds (kind REF_S_NONE for None). */
+rt *ref_clamp(const rt *a, const ref_scalar *lo, const ref_scalar *hi);
+/* add/sub/mul/div/pow with a Scalar other (op a ref_binop). */
+rt *ref_binary_scalar(int op, const rt *a, const ref_scalar *s, double alpha);
+
+/* Helpers ref.c shares with ref2.c. */
+bool ref_next_index(int32_t n, const int64_t *sizes, int64_t *idx);
+int64_t ref_bidx(const rt *a, int32_t n, const int64_t *idx);
+
 #endif /* BP_TESTS_CPU_REF_H */

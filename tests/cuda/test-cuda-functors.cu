@@ -21,7 +21,8 @@
  * The elementwise functors (plugins/cuda/elementwise_ops.cuh) are run on
  * the host against the CPU plugin, through bp_call, over every pair of
  * edge values of each dtype: every unary op, every binary op (add and sub
- * with alpha 1 and another), and cast between every two dtypes.  As the
+ * with alpha 1 and another), the comparisons of op set 2 (bit for bit),
+ * and cast between every two dtypes.  As the
  * CUDA kernels do, the inputs are first converted to the CPU result's
  * dtype with the cast functor; results must match within twice the op
  * set's tolerance, integers and bools exactly.  Only the functors run
@@ -607,6 +608,59 @@ static void binary_functors_match_cpu(void) {
   is_int(bp_plugin_unload(p), BP_OK);
 }
 
+/* The comparisons (op set 2) over every pair of edge values of each dtype,
+ * against the CPU plugin's kernels: bit for bit. */
+template <class T> static b8 cmp_dispatch(int op, T x, T y) {
+  switch (op) {
+    case C_EQ: return CmpF<C_EQ, T>()(x, y);
+    case C_NE: return CmpF<C_NE, T>()(x, y);
+    case C_LT: return CmpF<C_LT, T>()(x, y);
+    case C_LE: return CmpF<C_LE, T>()(x, y);
+    case C_GT: return CmpF<C_GT, T>()(x, y);
+    default: return CmpF<C_GE, T>()(x, y);
+  }
+}
+
+static void compare_functors_match_cpu(void) {
+  static const char *const names[] = {"core::eq", "core::ne", "core::lt",
+                                      "core::le", "core::gt", "core::ge"}; /* C_* order */
+  bp_plugin *p = cpu_plugin();
+  ok(p != NULL);
+  if (!p) return;
+  int compared = 0, bad = 0;
+  for (int c = 0; c < 6; c++)
+    for (size_t d = 0; d < NDT; d++)
+      with_type(dtypes[d], [&](auto *tp) {
+        typedef std::remove_pointer_t<decltype(tp)> T;
+        T v[64], x[64 * 64], y[64 * 64];
+        int m = edge_values(v), n = m * m;
+        for (int i = 0; i < n; i++) {
+          x[i] = v[i / m];
+          y[i] = v[i % m];
+          bin_ad[i] = as_double(x[i]);
+          bin_bd[i] = as_double(y[i]);
+        }
+        bp_tensor *a = cpu_tensor(dtypes[d], n, x), *b = cpu_tensor(dtypes[d], n, y);
+        bp_tensor *out = cpu_call(names[c], a, b, NULL, 0, 0, -1);
+        if (out && bp_tensor_get_view(out)->dtype == BP_BOOL) {
+          static b8 got[64 * 64];
+          for (int i = 0; i < n; i++) got[i] = cmp_dispatch<T>(c, x[i], y[i]);
+          char what[96];
+          snprintf(what, sizeof what, "%s(%s, %s)", names[c], bp_dtype_name(dtypes[d]),
+                   bp_dtype_name(dtypes[d]));
+          bad += compare(what, got, out, n, bin_ad, bin_bd);
+          compared++;
+        }
+        bp_tensor_release(out);
+        bp_tensor_release(a);
+        bp_tensor_release(b);
+      });
+  tap_diag("%d comparison and dtype combinations compared", compared);
+  is_int(compared, 6 * (int)NDT);
+  is_int(bad, 0);
+  is_int(bp_plugin_unload(p), BP_OK);
+}
+
 static void cast_functor_matches_cpu(void) {
   bp_plugin *p = cpu_plugin();
   ok(p != NULL);
@@ -972,7 +1026,7 @@ int main(void) {
       TAP_CASE(extremes_propagate_nan),
       TAP_CASE(sums_and_means),
       TAP_CASE(unary_functors_match_cpu),
-      TAP_CASE(binary_functors_match_cpu),
+      TAP_CASE(binary_functors_match_cpu), TAP_CASE(compare_functors_match_cpu),
       TAP_CASE(cast_functor_matches_cpu),
       TAP_CASE(overlap_of_views),
       TAP_CASE(reduction_plan_within_grid_limits),

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shim.h"
 
@@ -70,4 +71,40 @@ const shim_fault shim_the_fault = {"erf_as726", "erf", erf_as726, NULL, NULL};
 static float plain_silu(float x) { return x * (1.0f / (1.0f + expf(-x))); }
 SHIM_KERNEL(silu_underflow) { return rewrite_f32(ctx, args, nargs, rets, nrets, plain_silu); }
 const shim_fault shim_the_fault = {"silu_underflow", "silu", silu_underflow, NULL, NULL};
+#endif
+
+#if defined(FAULT_LT_NAN_ORDERED) || defined(FAULT_EQ_SIGNED_ZERO)
+/* Rewrites every bool element of the result from the float32 operands
+ * (broadcast to it) with f(a, b). */
+static bp_status rewrite_cmp_f32(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                 bp_value *rets, size_t nrets, int (*f)(float, float)) {
+  bp_status st = shim_real(ctx, args, nargs, rets, nrets);
+  if (st) return st;
+  const bp_tensor_view *a = SHIM_ARG(0), *b = SHIM_ARG(1), *o = SHIM_RET();
+  if (a->dtype != BP_FLOAT32 || b->dtype != BP_FLOAT32) return BP_OK;
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < o->numel; k++, shim_next(o->ndim, o->sizes, idx)) {
+    float x = (float)shim_load(a, shim_at(a, o->ndim, idx));
+    float y = (float)shim_load(b, shim_at(b, o->ndim, idx));
+    ((unsigned char *)o->data)[k] = (unsigned char)f(x, y);
+  }
+  return BP_OK;
+}
+#endif
+
+#if defined(FAULT_LT_NAN_ORDERED)
+/* a < b written as !(a >= b), the same for every ordered pair, but true
+ * wherever either operand is NaN (a comparison with NaN is false). */
+static int lt_negated(float a, float b) { return !(a >= b); }
+SHIM_KERNEL(lt_nan_ordered) { return rewrite_cmp_f32(ctx, args, nargs, rets, nrets, lt_negated); }
+const shim_fault shim_the_fault = {"lt_nan_ordered", "lt", lt_nan_ordered, NULL, NULL};
+#endif
+
+#if defined(FAULT_EQ_SIGNED_ZERO)
+/* a == b as a comparison of the bit patterns (a memcmp or integer compare
+ * of the lanes): -0.0 == 0.0 becomes false, and NaN == NaN true when both
+ * NaNs have one payload. */
+static int eq_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+SHIM_KERNEL(eq_signed_zero) { return rewrite_cmp_f32(ctx, args, nargs, rets, nrets, eq_bits); }
+const shim_fault shim_the_fault = {"eq_signed_zero", "eq", eq_signed_zero, NULL, NULL};
 #endif

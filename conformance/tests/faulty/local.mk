@@ -44,6 +44,8 @@ check_LTLIBRARIES += \
 	%D%/cos_shift.la \
 	%D%/erf_as726.la \
 	%D%/silu_underflow.la \
+	%D%/lt_nan_ordered.la \
+	%D%/eq_signed_zero.la \
 	%D%/softmax_nomax.la \
 	%D%/sum_f16_accum.la \
 	%D%/abs_int_min.la \
@@ -174,6 +176,14 @@ check_LTLIBRARIES += \
 %C%_silu_underflow_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SILU_UNDERFLOW
 %C%_silu_underflow_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_silu_underflow_la_LIBADD = $(SHIM_LIBADD)
+%C%_lt_nan_ordered_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_lt_nan_ordered_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_LT_NAN_ORDERED
+%C%_lt_nan_ordered_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_lt_nan_ordered_la_LIBADD = $(SHIM_LIBADD)
+%C%_eq_signed_zero_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_eq_signed_zero_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EQ_SIGNED_ZERO
+%C%_eq_signed_zero_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_eq_signed_zero_la_LIBADD = $(SHIM_LIBADD)
 %C%_exp_clamp_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
 %C%_exp_clamp_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EXP_CLAMP
 %C%_exp_clamp_la_LDFLAGS = $(SHIM_LDFLAGS)
@@ -309,6 +319,7 @@ check_PROGRAMS += %D%/confirm
 	%D%/triggers-num.c \
 	%D%/triggers-proc.c \
 	tests/cpu/ref.c \
+	tests/cpu/ref2.c \
 	tests/cpu/ref.h \
 	tests/cpu/num.c \
 	tests/cpu/num.h

@@ -218,6 +218,18 @@ static int t_silu_underflow(char *why, size_t len) {
                0.5, 0, why, len);
 }
 
+static int t_lt_nan_ordered(char *why, size_t len) {
+  rt *a = vals(F32, 1, S(4), V(NAN, 1, 2, NAN)), *b = vals(F32, 1, S(4), V(1, NAN, 3, NAN));
+  return check("core::lt", with(2, mk(a, NULL, 0), mk(b, NULL, 0), NULL),
+               ref_compare(RC_LT, a, b), true, 1, 1, why, len);
+}
+
+static int t_eq_signed_zero(char *why, size_t len) {
+  rt *a = vals(F32, 1, S(4), V(-0.0, 0.0, NAN, 1)), *b = vals(F32, 1, S(4), V(0.0, -0.0, NAN, 1));
+  return check("core::eq", with(2, mk(a, NULL, 0), mk(b, NULL, 0), NULL),
+               ref_compare(RC_EQ, a, b), true, 1, 1, why, len);
+}
+
 static int t_softmax_nomax(char *why, size_t len) {
   rt *x = vals(F32, 2, S(2, 5), V(100, 101, 99, 102, 100.5, 1, 2, 3, 4, 5));
   call *c = with(1, mk(x, NULL, 0), NULL, NULL);
@@ -316,6 +328,8 @@ const trigger num_triggers[] = {
     {"cos_shift", t_cos_shift, 0},
     {"erf_as726", t_erf_as726, 0},
     {"silu_underflow", t_silu_underflow, 0},
+    {"lt_nan_ordered", t_lt_nan_ordered, 0},
+    {"eq_signed_zero", t_eq_signed_zero, 0},
     {"softmax_nomax", t_softmax_nomax, 0},
     {"sum_f16_accum", t_sum_f16_accum, 0},
     {"abs_int_min", t_abs_int_min, 0},

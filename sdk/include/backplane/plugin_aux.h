@@ -69,6 +69,40 @@ static inline bool bp_aux_dtype_is_float(int32_t dt) {
   return dt == BP_FLOAT32 || dt == BP_FLOAT64 || dt == BP_FLOAT16 || dt == BP_BFLOAT16;
 }
 
+/*
+ * The dtype in which two tensor operands of a core op meet
+ * (docs/op-set.md, "Type promotion"): bool < integers < floats; the wider
+ * within a category; uint8 with int8 or int16 gives int16; float16 with
+ * bfloat16 gives float32.  A kernel of a comparison computes in it.
+ */
+static inline int32_t bp_aux_promote(int32_t a, int32_t b) {
+  if (a == b || b == BP_BOOL) return a;
+  if (a == BP_BOOL) return b;
+  bool fa = bp_aux_dtype_is_float(a), fb = bp_aux_dtype_is_float(b);
+  if (fa && fb) {
+    if (a == BP_FLOAT64 || b == BP_FLOAT64) return BP_FLOAT64;
+    return BP_FLOAT32; /* float32 with a 16-bit float, or float16 with bfloat16 */
+  }
+  if (fa || fb) return fa ? a : b;
+  if (a == BP_UINT8 || b == BP_UINT8) {
+    int32_t o = a == BP_UINT8 ? b : a;
+    return (o == BP_INT8 || o == BP_INT16) ? BP_INT16 : o;
+  }
+  return bp_aux_dtype_size(a) >= bp_aux_dtype_size(b) ? a : b;
+}
+
+/*
+ * The dtype in which a tensor of dtype dt meets a Scalar whose value has
+ * tag scalar_tag (BP_TAG_INT, BP_TAG_FLOAT or BP_TAG_BOOL): a Scalar is
+ * weak, raising the category (bool < integer < float) but never the width
+ * (float for an integer tensor is float32).
+ */
+static inline int32_t bp_aux_promote_scalar(int32_t dt, uint32_t scalar_tag) {
+  if (scalar_tag == BP_TAG_FLOAT) return bp_aux_dtype_is_float(dt) ? dt : BP_FLOAT32;
+  if (scalar_tag == BP_TAG_INT) return dt == BP_BOOL ? BP_INT64 : dt;
+  return dt;
+}
+
 /* The name of a value tag ("Tensor", "int", "None", ...), for messages. */
 static inline const char *bp_aux_tag_name(uint32_t tag) {
   static const char *const names[BP_TAG_COUNT] = {

@@ -1,0 +1,191 @@
+/*
+ * host/core_meta.h - what the meta functions of the `core` op set share
+ * (core.c: version 1; core_v2.c: version 2): the dtype tests, shapes,
+ * broadcasting, dims, the errors that name an argument, and the table
+ * entry of a core op.
+ */
+#ifndef BP_HOST_CORE_META_H
+#define BP_HOST_CORE_META_H
+
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Dtype rules                                                              */
+/* ------------------------------------------------------------------------ */
+
+static inline bool is_float(int32_t dt) {
+  return dt == BP_FLOAT32 || dt == BP_FLOAT64 || dt == BP_FLOAT16 || dt == BP_BFLOAT16;
+}
+
+static inline int float_rank(int32_t dt) {
+  return dt == BP_FLOAT64 ? 3 : dt == BP_FLOAT32 ? 2 : 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static inline const bp_tensor_view *V(const bp_value *v) { return &v->u.tensor->view; }
+
+static inline const char *an(const bp_kernel_ctx *ctx, size_t i) {
+  const bp__schema *s = ((const bp_op *)ctx->op)->schema;
+  return i < s->nargs && s->args[i].name ? s->args[i].name : "?";
+}
+
+/* "[2, 3]" into buf. */
+static inline const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t n) {
+  size_t len = 0;
+  len += (size_t)snprintf(buf, n, "[");
+  for (int32_t d = 0; d < ndim && len < n; d++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "", (long long)sizes[d]);
+  if (len < n) snprintf(buf + len, n - len, "]");
+  return buf;
+}
+
+/* Copies n sizes; a 0-dim tensor's sizes pointer is NULL, which memcpy
+ * must not see even for 0 bytes. */
+static inline void copy_sizes(int64_t *dst, const int64_t *src, int32_t n) {
+  for (int32_t d = 0; d < n; d++) dst[d] = src[d];
+}
+
+static inline void set_contiguous(bp_tensor_meta *m, bp_device dev, int32_t dtype, int32_t ndim,
+                           const int64_t *sizes) {
+  m->device = dev;
+  m->dtype = dtype;
+  m->ndim = ndim;
+  int64_t s = 1;
+  for (int32_t d = ndim - 1; d >= 0; d--) {
+    m->sizes[d] = sizes[d];
+    m->strides[d] = s;
+    if (!__builtin_mul_overflow(s, sizes[d] > 0 ? sizes[d] : 1, &s)) continue;
+    s = INT64_MAX;
+  }
+}
+
+static inline void copy_meta(bp_tensor_meta *m, const bp_tensor_view *v) {
+  m->device = v->device;
+  m->dtype = v->dtype;
+  m->ndim = v->ndim;
+  for (int32_t d = 0; d < v->ndim; d++) {
+    m->sizes[d] = v->sizes[d];
+    m->strides[d] = v->strides[d];
+  }
+}
+
+/* A ScalarType argument's value must be a dtype code: the stack's push
+ * checks that, but a value can also be written directly. */
+static inline bp_status need_dtype_code(const bp_kernel_ctx *ctx, size_t i, int64_t code) {
+  if (bp_dtype_name((int32_t)code) && code == (int32_t)code) return BP_OK;
+  return bp__error(BP_ERR_TYPE, "%s: argument #%zu '%s': %lld is not a dtype", ctx->op_name, i,
+                   an(ctx, i), (long long)code);
+}
+
+/* Broadcasts sizes (NumPy rules) into out; names both arguments on error. */
+static inline bp_status broadcast(const bp_kernel_ctx *ctx, int32_t *ndim, int64_t *sizes, size_t ai,
+                           const bp_tensor_view *b, size_t bi, const bp_tensor_view *a) {
+  int32_t n = *ndim > b->ndim ? *ndim : b->ndim;
+  int64_t out[BP_MAX_NDIM];
+  for (int32_t d = 0; d < n; d++) {
+    int32_t da = d - (n - *ndim), db = d - (n - b->ndim);
+    int64_t sa = da >= 0 ? sizes[da] : 1, sb = db >= 0 ? b->sizes[db] : 1;
+    if (sa != sb && sa != 1 && sb != 1) {
+      char s1[160], s2[160];
+      return bp__error(BP_ERR_SHAPE,
+                       "%s: argument #%zu '%s' with shape %s cannot be broadcast with argument "
+                       "#%zu '%s' with shape %s (dimension %d: %lld vs %lld)",
+                       ctx->op_name, bi, an(ctx, bi), shape_str(b->ndim, b->sizes, s1, sizeof s1),
+                       ai, an(ctx, ai), shape_str(a->ndim, a->sizes, s2, sizeof s2), (int)d,
+                       (long long)sb, (long long)sa);
+    }
+    out[d] = sa == 1 ? sb : sa;
+  }
+  copy_sizes(sizes, out, n);
+  *ndim = n;
+  return BP_OK;
+}
+
+/* The broadcast shape of arguments #ai (a) and #bi (b), into ndim/sizes. */
+static inline bp_status broadcast2(const bp_kernel_ctx *ctx, const bp_tensor_view *a, size_t ai,
+                            const bp_tensor_view *b, size_t bi, int32_t *ndim, int64_t *sizes) {
+  *ndim = a->ndim;
+  copy_sizes(sizes, a->sizes, a->ndim);
+  return broadcast(ctx, ndim, sizes, ai, b, bi, a);
+}
+
+/* Normalises dim into [0, ndim) (a 0-dim tensor accepts -1 and 0). */
+static inline bp_status norm_dim(const bp_kernel_ctx *ctx, size_t argi, int64_t dim, int32_t ndim,
+                          int32_t *out) {
+  int32_t lim = ndim > 0 ? ndim : 1;
+  *out = 0;
+  if (dim < -lim || dim >= lim)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "%s: argument #%zu '%s': dimension %lld is out of range for a %d-dimensional "
+                     "tensor (expected %d .. %d)", ctx->op_name, argi, an(ctx, argi),
+                     (long long)dim, (int)ndim, -lim, lim - 1);
+  *out = (int32_t)(dim < 0 ? dim + lim : dim);
+  return BP_OK;
+}
+
+static inline bp_status type_error(const bp_kernel_ctx *ctx, size_t i, int32_t got, const char *want) {
+  return bp__error(BP_ERR_TYPE, "%s: argument #%zu '%s': expected %s, got %s", ctx->op_name, i,
+                   an(ctx, i), want, bp_dtype_name(got) ? bp_dtype_name(got) : "?");
+}
+
+/* A tensor that an op writes elementwise (copy_'s self, add.out's out)
+ * must not hold one memory location at several indices: a dimension of
+ * size > 1 with stride 0, as an expanded view has.  Which of the values
+ * would land there is undefined (kernels write in parallel), so the op
+ * refuses it, as PyTorch does.  (fill_ writes one value: it may.) */
+static inline bp_status written_once(const bp_kernel_ctx *ctx, size_t i, const char *name,
+                              const bp_tensor_view *v) {
+  for (int32_t d = 0; d < v->ndim; d++)
+    if (v->sizes[d] > 1 && v->strides[d] == 0)
+      return bp__error(BP_ERR_INVALID_ARGUMENT,
+                       "%s: argument #%zu '%s': dimension %d has %lld elements at one address "
+                       "(stride 0), and it is written; expected a tensor without broadcast "
+                       "dimensions",
+                       ctx->op_name, i, name, d, (long long)v->sizes[d]);
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Meta functions that both versions use (core.c)                           */
+/* ------------------------------------------------------------------------ */
+
+/* Which binary op a meta function serves (user_data of its def). */
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAXIMUM, OP_MINIMUM, OP_POW };
+
+/* user_data of a unary op: which result dtype rule applies. */
+enum { U_SAME_NO_BOOL = 1, U_FLOAT };
+
+/* The result of binary op `kind` on a (argument #0) and b (#1); alpha is
+ * add's and sub's (1 for the others). */
+bp_status bp__core_binary_result(const bp_kernel_ctx *ctx, const bp_tensor_view *a,
+                                 const bp_tensor_view *b, double alpha, int kind,
+                                 bp_tensor_meta *out);
+/* A unary op's result: user_data is its U_ rule. */
+bp_status bp__core_meta_unary(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_tensor_meta *outs, size_t nouts);
+
+/* ------------------------------------------------------------------------ */
+/* The definitions                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct core_def {
+  const char *schema;
+  bp_meta_fn meta;
+  intptr_t data;
+  uint64_t flags;
+  const char *doc;
+  uint32_t since;              /* the op-set version that added it */
+  bp_boxed_kernel composite;   /* the host's composite, if any */
+} core_def;
+
+/* core_v2.c: the ops that op set 2 adds. */
+extern const core_def bp__core_defs_v2[];
+extern const size_t bp__core_ndefs_v2;
+
+#endif /* BP_HOST_CORE_META_H */

@@ -1,0 +1,461 @@
+/*
+ * host/core_v2.c - the ops that version 2 of the `core` op set adds: their
+ * schemas, meta functions, and the host's composites.
+ *
+ * A composite serves an op on a device type that has no kernel for it, by
+ * calling other core ops there (docs/op-set.md, "Op set 2").  The Scalar
+ * overloads (`mul.Scalar`, `lt.Scalar`, `clamp`, `masked_fill`, ...) are
+ * composites over their tensor forms: the Scalar becomes a 0-dim tensor of
+ * the computation's dtype on the tensor's device, so that a plugin needs
+ * no kernel for them (it may still register one, which then runs).
+ */
+#define _GNU_SOURCE
+#include "core_meta.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <backplane/plugin_aux.h>
+
+/* ------------------------------------------------------------------------ */
+/* Scalars                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* A Scalar is weak in promotion: it raises the category of dt (bool <
+ * integer < float) to its own, never the width within a category. */
+static int32_t promote_weak(int32_t dt, const bp_value *s) {
+  if (s->tag == BP_TAG_FLOAT) return is_float(dt) ? dt : BP_FLOAT32;
+  if (s->tag == BP_TAG_INT) return dt == BP_BOOL ? BP_INT64 : dt;
+  return dt; /* bool, or None */
+}
+
+static const char *scalar_str(const bp_value *s, char *buf, size_t n) {
+  if (s->tag == BP_TAG_FLOAT) snprintf(buf, n, "%.17g", s->u.f);
+  else if (s->tag == BP_TAG_INT) snprintf(buf, n, "%lld", (long long)s->u.i);
+  else if (s->tag == BP_TAG_BOOL) snprintf(buf, n, "%s", s->u.b ? "True" : "False");
+  else snprintf(buf, n, "None");
+  return buf;
+}
+
+/*
+ * A 0-dim tensor of dtype dt on device dev holding the Scalar s converted
+ * as core::cast converts (*out is a new reference).  It is made in host
+ * memory and copied to another device as it is.
+ */
+static bp_status scalar_tensor(bp_device dev, int32_t dt, const bp_value *s, bp_tensor **out) {
+  bp_device host = {BP_DEVICE_CPU, 0};
+  bp_tensor *h = NULL;
+  bp_status st = bp_tensor_empty(host, dt, 0, NULL, &h);
+  if (st) return st;
+  double f = s->u.f;
+  int64_t i = s->tag == BP_TAG_BOOL ? (int64_t)s->u.b : s->u.i;
+  bool ok = s->tag == BP_TAG_FLOAT ? bp_aux_convert(dt, h->view.data, BP_FLOAT64, &f)
+                                   : bp_aux_convert(dt, h->view.data, BP_INT64, &i);
+  if (!ok) {
+    bp_tensor_release(h);
+    return bp__error(BP_ERR_TYPE, "a Scalar cannot be converted to dtype code %d", (int)dt);
+  }
+  if (dev.type == BP_DEVICE_CPU && dev.index == 0) {
+    *out = h;
+    return BP_OK;
+  }
+  bp_tensor *d = NULL;
+  st = bp_tensor_empty(dev, dt, 0, NULL, &d);
+  if (!st) st = bp_tensor_copy(d, h);
+  bp_tensor_release(h);
+  if (st) {
+    bp_tensor_release(d);
+    return st;
+  }
+  *out = d;
+  return BP_OK;
+}
+
+/* Calls core op `name` on n values; *out receives its one Tensor result
+ * (a new reference). */
+static bp_status call_core(const char *name, const bp_value *vals, size_t n, bp_tensor **out) {
+  const bp_op *op = NULL;
+  bp_status st = bp_op_find(name, &op);
+  if (st) return st;
+  bp_value slots[8];
+  bp_stack s = BP_STACK_INIT(slots, 8);
+  for (size_t i = 0; i < n; i++) slots[i] = vals[i];
+  s.top = n;
+  st = bp_call(op, &s);
+  if (st) return st;
+  *out = slots[0].u.tensor;
+  return BP_OK;
+}
+
+static bp_value tv(bp_tensor *t) {
+  bp_value v = {.tag = BP_TAG_TENSOR};
+  v.u.tensor = t;
+  return v;
+}
+
+static bp_value fv(double f) {
+  bp_value v = {.tag = BP_TAG_FLOAT};
+  v.u.f = f;
+  return v;
+}
+
+/* A composite's one Tensor result. */
+static bp_status ret_tensor(bp_value *rets, bp_tensor *t) {
+  rets[0].tag = BP_TAG_TENSOR;
+  rets[0].len = 0;
+  rets[0].u.tensor = t;
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Comparisons and logical ops                                              */
+/* ------------------------------------------------------------------------ */
+
+/* eq, ne, lt, le, gt, ge on two tensors: bool, broadcast; the operands are
+ * compared in their promoted dtype. */
+static bp_status meta_compare(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]), *b = V(&args[1]);
+  int32_t ndim;
+  int64_t sizes[BP_MAX_NDIM];
+  bp_status st = broadcast2(ctx, a, 0, b, 1, &ndim, sizes);
+  if (st) return st;
+  set_contiguous(&outs[0], a->device, BP_BOOL, ndim, sizes);
+  return BP_OK;
+}
+
+/* A op with a tensor and a Scalar: self's shape; user_data says the
+ * result dtype (BP_BOOL, or -1 for the weak promotion). */
+static bp_status meta_scalar_same_shape(const bp_kernel_ctx *ctx, const bp_value *args,
+                                        int32_t dt, bp_tensor_meta *out) {
+  (void)ctx;
+  const bp_tensor_view *a = V(&args[0]);
+  set_contiguous(out, a->device, dt, a->ndim, a->sizes);
+  return BP_OK;
+}
+
+static bp_status meta_compare_scalar(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                     bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  return meta_scalar_same_shape(ctx, args, BP_BOOL, &outs[0]);
+}
+
+/* op.Scalar(self, other): op(self, other as a 0-dim tensor of the
+ * promoted dtype). */
+static bp_status compare_scalar_composite(const bp_kernel_ctx *ctx, const bp_value *args,
+                                          size_t nargs, bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor_meta m = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
+  bp_status st = meta_compare_scalar(ctx, args, nargs, &m, 1);
+  if (st) return st;
+  const bp_tensor_view *a = V(&args[0]);
+  bp_tensor *s = NULL, *r = NULL;
+  st = scalar_tensor(a->device, promote_weak(a->dtype, &args[1]), &args[1], &s);
+  if (st) return st;
+  bp_value v[2] = {args[0], tv(s)};
+  st = call_core((const char *)ctx->user_data, v, 2, &r);
+  bp_tensor_release(s);
+  return st ? st : ret_tensor(rets, r);
+}
+
+/* logical_and, logical_or: bool, broadcast. */
+#define meta_logical2 meta_compare
+
+/* logical_not, isnan: bool of self's shape. */
+static bp_status meta_bool_unary(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                 bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  return meta_scalar_same_shape(ctx, args, BP_BOOL, &outs[0]);
+}
+
+/* The tensor `x != 0` (a new reference); a bool x is itself, retained. */
+static bp_status truth(bp_tensor *x, bp_tensor **out) {
+  if (x->view.dtype == BP_BOOL) {
+    *out = bp_tensor_retain(x);
+    return BP_OK;
+  }
+  bp_value zero = {.tag = BP_TAG_INT};
+  bp_tensor *z = NULL;
+  bp_status st = scalar_tensor(x->view.device, x->view.dtype, &zero, &z);
+  if (st) return st;
+  bp_value v[2] = {tv(x), tv(z)};
+  st = call_core("core::ne", v, 2, out);
+  bp_tensor_release(z);
+  return st;
+}
+
+/* logical_not(x) = (x == 0); isnan(x) = (x != x). */
+static bp_status bool_unary_composite(const bp_kernel_ctx *ctx, const bp_value *args,
+                                      size_t nargs, bp_value *rets, size_t nrets) {
+  (void)nargs;
+  (void)nrets;
+  bp_tensor *x = args[0].u.tensor, *r = NULL;
+  bp_status st;
+  if (ctx->user_data) { /* isnan: only a float is ever unequal to itself */
+    bp_value v[2] = {args[0], args[0]};
+    st = call_core("core::ne", v, 2, &r);
+    return st ? st : ret_tensor(rets, r);
+  }
+  bp_value zero = {.tag = BP_TAG_INT};
+  bp_tensor *z = NULL;
+  st = scalar_tensor(x->view.device, x->view.dtype, &zero, &z);
+  if (st) return st;
+  bp_value v[2] = {args[0], tv(z)};
+  st = call_core("core::eq", v, 2, &r);
+  bp_tensor_release(z);
+  return st ? st : ret_tensor(rets, r);
+}
+
+/* logical_and(a, b) = (a != 0) * (b != 0); logical_or with maximum. */
+static bp_status logical2_composite(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                    bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor_meta m = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
+  bp_status st = meta_logical2(ctx, args, nargs, &m, 1);
+  if (st) return st;
+  bp_tensor *ta = NULL, *tb = NULL, *r = NULL;
+  st = truth(args[0].u.tensor, &ta);
+  if (!st) st = truth(args[1].u.tensor, &tb);
+  if (!st) {
+    bp_value v[2] = {tv(ta), tv(tb)};
+    st = call_core(ctx->user_data ? "core::maximum" : "core::mul", v, 2, &r);
+  }
+  bp_tensor_release(ta);
+  bp_tensor_release(tb);
+  return st ? st : ret_tensor(rets, r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* masked_fill and clamp                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Whether Scalar s converts to dtype dt without overflow (PyTorch checks
+ * the same): an integer dtype takes a finite value in its range
+ * (truncated), a float dtype any value whose finite magnitude it can hold
+ * (infinities and NaN included), bool any value. */
+static bool scalar_fits(int32_t dt, const bp_value *s) {
+  if (dt == BP_BOOL || s->tag == BP_TAG_BOOL) return true;
+  double lo, hi;
+  switch (dt) {
+    case BP_INT8: lo = -128.0, hi = 127.0; break;
+    case BP_INT16: lo = -32768.0, hi = 32767.0; break;
+    case BP_INT32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case BP_UINT8: lo = 0, hi = 255.0; break;
+    case BP_INT64: return s->tag == BP_TAG_INT || (isfinite(s->u.f) && s->u.f >= -0x1p63 &&
+                                                   s->u.f < 0x1p63);
+    case BP_FLOAT16: lo = -65504.0, hi = 65504.0; break;
+    case BP_BFLOAT16: lo = -0x1.fep127, hi = 0x1.fep127; break;
+    case BP_FLOAT32: lo = -0x1.fffffep127, hi = 0x1.fffffep127; break;
+    default: return true; /* float64 */
+  }
+  if (s->tag == BP_TAG_INT) return (double)s->u.i >= lo && (double)s->u.i <= hi;
+  double v = s->u.f;
+  if (is_float(dt)) {
+    /* Values that round to the largest finite one still fit. */
+    double half_ulp = dt == BP_FLOAT16 ? 16.0 : dt == BP_BFLOAT16 ? 0x1p119 : 0x1p103;
+    return !isfinite(v) || (v > lo - half_ulp && v < hi + half_ulp);
+  }
+  return isfinite(v) && v > lo - 1.0 && v < hi + 1.0;
+}
+
+static bp_status need_fit(const bp_kernel_ctx *ctx, size_t i, int32_t dt, const bp_value *s) {
+  if (scalar_fits(dt, s)) return BP_OK;
+  char buf[64];
+  return bp__error(BP_ERR_INVALID_ARGUMENT,
+                   "%s: argument #%zu '%s': the value %s cannot be converted to %s without "
+                   "overflow", ctx->op_name, i, an(ctx, i), scalar_str(s, buf, sizeof buf),
+                   bp_dtype_name(dt));
+}
+
+/* masked_fill(self, mask, value): self where mask is false, else value;
+ * broadcast; self's dtype. */
+static bp_status meta_masked_fill(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                  bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]), *m = V(&args[1]);
+  if (m->dtype != BP_BOOL) return type_error(ctx, 1, m->dtype, "bool");
+  int32_t ndim;
+  int64_t sizes[BP_MAX_NDIM];
+  bp_status st = broadcast2(ctx, a, 0, m, 1, &ndim, sizes);
+  if (!st) st = need_fit(ctx, 2, a->dtype, &args[2]);
+  if (st) return st;
+  set_contiguous(&outs[0], a->device, a->dtype, ndim, sizes);
+  return BP_OK;
+}
+
+/* where(mask, value, self). */
+static bp_status masked_fill_composite(const bp_kernel_ctx *ctx, const bp_value *args,
+                                       size_t nargs, bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor_meta m = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
+  bp_status st = meta_masked_fill(ctx, args, nargs, &m, 1);
+  if (st) return st;
+  const bp_tensor_view *a = V(&args[0]);
+  bp_tensor *s = NULL, *r = NULL;
+  st = scalar_tensor(a->device, a->dtype, &args[2], &s);
+  if (st) return st;
+  bp_value v[3] = {args[1], tv(s), args[0]};
+  st = call_core("core::where", v, 3, &r);
+  bp_tensor_release(s);
+  return st ? st : ret_tensor(rets, r);
+}
+
+/* clamp(self, min, max): the dtype of self weakly promoted with both. */
+static bp_status meta_clamp(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                            bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]);
+  if (args[1].tag == BP_TAG_NONE && args[2].tag == BP_TAG_NONE)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "%s: at least one of argument #1 'min' and #2 'max' must not be None",
+                     ctx->op_name);
+  int32_t dt = promote_weak(promote_weak(a->dtype, &args[1]), &args[2]);
+  if (dt == BP_BOOL) return type_error(ctx, 0, a->dtype, "a numeric dtype (not bool)");
+  set_contiguous(&outs[0], a->device, dt, a->ndim, a->sizes);
+  return BP_OK;
+}
+
+/* minimum(maximum(self, min), max): NaN propagates from self and from the
+ * bounds; min > max gives max everywhere, as in PyTorch. */
+static bp_status clamp_composite(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                 bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor_meta m = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
+  bp_status st = meta_clamp(ctx, args, nargs, &m, 1);
+  if (st) return st;
+  bp_tensor *cur = bp_tensor_retain(args[0].u.tensor);
+  /* A bare self of another dtype than the result (no bound raised it) is
+   * converted first, so that the result always has the promoted dtype. */
+  if (cur->view.dtype != m.dtype) {
+    bp_value v[2] = {tv(cur), {.tag = BP_TAG_SCALAR_TYPE, .u.i = m.dtype}};
+    bp_tensor *c = NULL;
+    st = call_core("core::cast", v, 2, &c);
+    bp_tensor_release(cur);
+    if (st) return st;
+    cur = c;
+  }
+  static const char *const fn[2] = {"core::maximum", "core::minimum"};
+  for (int k = 0; k < 2 && !st; k++) {
+    if (args[1 + k].tag == BP_TAG_NONE) continue;
+    bp_tensor *s = NULL, *r = NULL;
+    st = scalar_tensor(cur->view.device, m.dtype, &args[1 + k], &s);
+    if (st) break;
+    bp_value v[2] = {tv(cur), tv(s)};
+    st = call_core(fn[k], v, 2, &r);
+    bp_tensor_release(s);
+    if (st) break;
+    bp_tensor_release(cur);
+    cur = r;
+  }
+  if (st) {
+    bp_tensor_release(cur);
+    return st;
+  }
+  return ret_tensor(rets, cur);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Arithmetic with a Scalar                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* add.Scalar, sub.Scalar, mul.Scalar, div.Scalar, pow.Scalar: the tensor
+ * op's rules with other as a 0-dim tensor of the weakly promoted dtype.
+ * user_data is the OP_ kind. */
+static bp_status scalar_operand(const bp_kernel_ctx *ctx, const bp_value *args, int kind,
+                                bp_tensor **out) {
+  const bp_tensor_view *a = V(&args[0]);
+  int32_t dt = promote_weak(a->dtype, &args[1]);
+  if (kind == OP_DIV && !is_float(dt)) dt = BP_FLOAT32;
+  (void)ctx;
+  return scalar_tensor(a->device, dt, &args[1], out);
+}
+
+static bp_status meta_binary_scalar(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                    bp_tensor_meta *outs, size_t nouts) {
+  (void)nouts;
+  int kind = (int)(intptr_t)ctx->user_data;
+  const bp_tensor_view *a = V(&args[0]);
+  int32_t dt = promote_weak(a->dtype, &args[1]);
+  if (kind == OP_DIV && !is_float(dt)) dt = BP_FLOAT32;
+  /* The tensor op's own checks, on a 0-dim view that stands for the
+   * Scalar. */
+  bp_tensor_view s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = BP_TENSOR_VIEW_STRUCT_SIZE;
+  s.device = a->device;
+  s.dtype = dt;
+  s.numel = 1;
+  return bp__core_binary_result(ctx, a, &s, nargs > 2 ? args[2].u.f : 1.0, kind, &outs[0]);
+}
+
+static bp_status binary_scalar_composite(const bp_kernel_ctx *ctx, const bp_value *args,
+                                         size_t nargs, bp_value *rets, size_t nrets) {
+  (void)nrets;
+  static const char *const names[] = {
+      [OP_ADD] = "core::add", [OP_SUB] = "core::sub", [OP_MUL] = "core::mul",
+      [OP_DIV] = "core::div", [OP_POW] = "core::pow"};
+  int kind = (int)(intptr_t)ctx->user_data;
+  bp_tensor_meta m = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
+  bp_status st = meta_binary_scalar(ctx, args, nargs, &m, 1);
+  if (st) return st;
+  bp_tensor *s = NULL, *r = NULL;
+  st = scalar_operand(ctx, args, kind, &s);
+  if (st) return st;
+  bp_value v[3] = {args[0], tv(s), nargs > 2 ? args[2] : fv(1.0)};
+  st = call_core(names[kind], v, kind == OP_ADD || kind == OP_SUB ? 3 : 2, &r);
+  bp_tensor_release(s);
+  return st ? st : ret_tensor(rets, r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The definitions                                                          */
+/* ------------------------------------------------------------------------ */
+
+#define UN2(name, rule, doc)                                                                   \
+  {#name "(Tensor self) -> Tensor", bp__core_meta_unary, rule, 0, doc, 2, NULL}
+#define CMP(name, doc)                                                                         \
+  {#name "(Tensor self, Tensor other) -> Tensor", meta_compare, 0, 0, doc, 2, NULL},           \
+  {#name ".Scalar(Tensor self, Scalar other) -> Tensor", meta_compare_scalar,                  \
+   (intptr_t) "core::" #name, 0, doc " (a Scalar other)", 2, compare_scalar_composite}
+#define ARITH_SCALAR(name, kind, doc)                                                          \
+  {#name ".Scalar(Tensor self, Scalar other) -> Tensor", meta_binary_scalar, kind, 0, doc, 2,  \
+   binary_scalar_composite}
+
+const core_def bp__core_defs_v2[] = {
+    UN2(sin, U_FLOAT, "sine"),
+    UN2(cos, U_FLOAT, "cosine"),
+    UN2(erf, U_FLOAT, "error function"),
+    UN2(silu, U_FLOAT, "self * sigmoid(self)"),
+    CMP(eq, "self == other, bool, broadcast"),
+    CMP(ne, "self != other, bool, broadcast (true where either is NaN)"),
+    CMP(lt, "self < other, bool, broadcast"),
+    CMP(le, "self <= other, bool, broadcast"),
+    CMP(gt, "self > other, bool, broadcast"),
+    CMP(ge, "self >= other, bool, broadcast"),
+    {"logical_not(Tensor self) -> Tensor", meta_bool_unary, 0, 0, "self == 0, bool", 2,
+     bool_unary_composite},
+    {"logical_and(Tensor self, Tensor other) -> Tensor", meta_logical2, 0, 0,
+     "self != 0 and other != 0, bool, broadcast", 2, logical2_composite},
+    {"logical_or(Tensor self, Tensor other) -> Tensor", meta_logical2, 1, 0,
+     "self != 0 or other != 0, bool, broadcast", 2, logical2_composite},
+    {"isnan(Tensor self) -> Tensor", meta_bool_unary, 1, 0, "self != self, bool", 2,
+     bool_unary_composite},
+    {"masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor", meta_masked_fill, 0, 0,
+     "value where mask, else self; broadcast", 2, masked_fill_composite},
+    {"clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", meta_clamp, 0, 0,
+     "min(max(self, min), max)", 2, clamp_composite},
+    {"add.Scalar(Tensor self, Scalar other, float alpha=1.0) -> Tensor", meta_binary_scalar, OP_ADD,
+     0, "self + alpha * other", 2, binary_scalar_composite},
+    {"sub.Scalar(Tensor self, Scalar other, float alpha=1.0) -> Tensor", meta_binary_scalar, OP_SUB,
+     0, "self - alpha * other", 2, binary_scalar_composite},
+    ARITH_SCALAR(mul, OP_MUL, "self * other"),
+    ARITH_SCALAR(div, OP_DIV, "self / other (true division)"),
+    ARITH_SCALAR(pow, OP_POW, "self ** other"),
+};
+const size_t bp__core_ndefs_v2 = sizeof bp__core_defs_v2 / sizeof bp__core_defs_v2[0];

@@ -1,0 +1,136 @@
+/* tests/cpu/ref2.c - see ref.h: the reference of the ops of op set 2 that
+ * are not plain unary ops (those are ref_unary's). */
+#include "ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "num.h"
+
+const char *const ref_cmpop_name[6] = {"eq", "ne", "lt", "le", "gt", "ge"};
+
+int32_t ref_promote_scalar(int32_t dt, const ref_scalar *s) {
+  if (s->kind == REF_S_FLOAT) return dt_is_float(dt) ? dt : BP_FLOAT32;
+  if (s->kind == REF_S_INT) return dt == BP_BOOL ? BP_INT64 : dt;
+  return dt;
+}
+
+rt *ref_scalar_rt(int32_t dt, const ref_scalar *s) {
+  rt *src = rt_new(s->kind == REF_S_FLOAT ? BP_FLOAT64 : BP_INT64, 0, NULL);
+  if (s->kind == REF_S_FLOAT) src->f[0] = s->f;
+  else src->i[0] = s->kind == REF_S_BOOL ? (s->i != 0) : s->i;
+  rt *o = ref_cast(src, dt);
+  rt_free(src);
+  return o;
+}
+
+/* The value of element k of an rt as a double (exact for the integers
+ * the tests use), and whether it is NaN. */
+static double val(const rt *a, int64_t k) {
+  return dt_is_float(a->dtype) ? a->f[k] : (double)a->i[k];
+}
+
+rt *ref_compare(int op, const rt *a, const rt *b) {
+  int32_t n;
+  int64_t sizes[BP_MAX_NDIM];
+  if (!ref_broadcast(a->ndim, a->sizes, b->ndim, b->sizes, &n, sizes)) return NULL;
+  int32_t dt = dt_promote(a->dtype, b->dtype);
+  rt *ca = ref_cast(a, dt), *cb = ref_cast(b, dt);
+  rt *o = rt_new(BP_BOOL, n, sizes);
+  int64_t idx[BP_MAX_NDIM] = {0};
+  bool fl = dt_is_float(dt);
+  for (int64_t k = 0; k < o->numel; k++, ref_next_index(n, sizes, idx)) {
+    int64_t ka = ref_bidx(ca, n, idx), kb = ref_bidx(cb, n, idx);
+    /* (int64 values compare exactly as integers, not as doubles) */
+#define CMP(x, y)                                                                           \
+  (op == RC_EQ ? (x) == (y) : op == RC_NE ? (x) != (y) : op == RC_LT ? (x) < (y)           \
+   : op == RC_LE ? (x) <= (y) : op == RC_GT ? (x) > (y) : (x) >= (y))
+    bool r = fl ? CMP(ca->f[ka], cb->f[kb]) : CMP(ca->i[ka], cb->i[kb]);
+#undef CMP
+    o->i[k] = r;
+  }
+  rt_free(ca);
+  rt_free(cb);
+  return o;
+}
+
+rt *ref_compare_scalar(int op, const rt *a, const ref_scalar *s) {
+  rt *b = ref_scalar_rt(ref_promote_scalar(a->dtype, s), s);
+  rt *o = ref_compare(op, a, b);
+  rt_free(b);
+  return o;
+}
+
+rt *ref_logical(bool or, const rt *a, const rt *b) {
+  int32_t n;
+  int64_t sizes[BP_MAX_NDIM];
+  if (!ref_broadcast(a->ndim, a->sizes, b->ndim, b->sizes, &n, sizes)) return NULL;
+  rt *o = rt_new(BP_BOOL, n, sizes);
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < o->numel; k++, ref_next_index(n, sizes, idx)) {
+    /* NaN is true: it is not 0. */
+    bool x = val(a, ref_bidx(a, n, idx)) != 0, y = val(b, ref_bidx(b, n, idx)) != 0;
+    o->i[k] = or ? (x || y) : (x && y);
+  }
+  return o;
+}
+
+rt *ref_logical_not(const rt *a) {
+  rt *o = rt_new(BP_BOOL, a->ndim, a->sizes);
+  for (int64_t k = 0; k < a->numel; k++) o->i[k] = val(a, k) == 0;
+  return o;
+}
+
+rt *ref_isnan(const rt *a) {
+  rt *o = rt_new(BP_BOOL, a->ndim, a->sizes);
+  for (int64_t k = 0; k < a->numel; k++) o->i[k] = dt_is_float(a->dtype) && isnan(a->f[k]);
+  return o;
+}
+
+rt *ref_masked_fill(const rt *a, const rt *mask, const ref_scalar *value) {
+  int32_t n;
+  int64_t sizes[BP_MAX_NDIM];
+  if (!ref_broadcast(a->ndim, a->sizes, mask->ndim, mask->sizes, &n, sizes)) return NULL;
+  rt *v = ref_scalar_rt(a->dtype, value);
+  rt *o = rt_new(a->dtype, n, sizes);
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < o->numel; k++, ref_next_index(n, sizes, idx)) {
+    bool m = mask->i[ref_bidx(mask, n, idx)] != 0;
+    int64_t ka = ref_bidx(a, n, idx);
+    o->f[k] = m ? v->f[0] : a->f[ka];
+    o->i[k] = m ? v->i[0] : a->i[ka];
+  }
+  rt_free(v);
+  return o;
+}
+
+rt *ref_clamp(const rt *a, const ref_scalar *lo, const ref_scalar *hi) {
+  int32_t dt = ref_promote_scalar(ref_promote_scalar(a->dtype, lo), hi);
+  rt *o = ref_cast(a, dt);
+  const ref_scalar *b[2] = {lo, hi};
+  for (int j = 0; j < 2; j++) {
+    if (b[j]->kind == REF_S_NONE) continue;
+    rt *s = ref_scalar_rt(dt, b[j]);
+    for (int64_t k = 0; k < o->numel; k++) {
+      if (dt_is_float(dt)) {
+        double x = o->f[k], y = s->f[0];
+        if (isnan(x) || isnan(y)) o->f[k] = NAN;
+        else o->f[k] = j == 0 ? (x < y ? y : x) : (x > y ? y : x);
+      } else {
+        int64_t x = o->i[k], y = s->i[0];
+        o->i[k] = j == 0 ? (x < y ? y : x) : (x > y ? y : x);
+      }
+    }
+    rt_free(s);
+  }
+  return o;
+}
+
+rt *ref_binary_scalar(int op, const rt *a, const ref_scalar *s, double alpha) {
+  int32_t dt = ref_promote_scalar(a->dtype, s);
+  if (op == RB_DIV && !dt_is_float(dt)) dt = BP_FLOAT32;
+  rt *b = ref_scalar_rt(dt, s);
+  rt *o = ref_binary(op, a, b, alpha);
+  rt_free(b);
+  return o;
+}

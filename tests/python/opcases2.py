@@ -1,0 +1,146 @@
+"""The test cases of op set 2's comparisons, logical ops and Scalar
+overloads, for test-ops.py: each against a NumPy reference."""
+
+import numpy as np
+
+from opref import F64, FLOATS, bin_ref, promote, vals
+
+CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less,
+       "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
+
+
+def weak(dt, v):
+    """The dtype in which a tensor of dt meets the Python number v."""
+    if isinstance(v, bool):
+        return dt
+    if isinstance(v, int):
+        return "int64" if dt == "bool" else dt
+    return dt if dt in FLOATS else "float32"
+
+
+def special(dt, shape):
+    """Values with NaN, infinities, signed zeros and ties for floats."""
+    x = vals(dt, shape, -3, 3)
+    if dt in FLOATS:
+        x.flat[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0]
+    return x
+
+
+def comparisons(case, refuses, core, bp):
+    pairs = [("float32", "float32"), ("float16", "float64"), ("int8", "uint8"),
+             ("int64", "float16"), ("bool", "bool"), ("bool", "int32"),
+             ("int32", "int32"), ("float64", "float64")]
+    for name, fn in CMP.items():
+        op = getattr(core, name)
+        for da, db in pairs:
+            res = promote(da, db)
+            x, y = special(da, (4, 6)), special(db, (6,))
+            y[:2] = x[0, :2] if da == db else y[:2]  # equal elements
+            case(op, (x, y), fn(x.astype(res), y.astype(res)), "bool",
+                 desc=f"{da}, {db}")
+        x, y = special("float32", (7, 5)), special("float32", (14,))
+        case(op, (x.T[1:], y[::2]), fn(x.T[1:], y[::2]), "bool",
+             desc="strided views, broadcast")
+        case(op, (x[:0], x[0]), np.zeros((0, 5), bool), "bool", desc="empty")
+        for dt, v in [("float32", 0.5), ("int32", 2), ("int32", 2.5),
+                      ("uint8", 300), ("bool", True), ("float16", 0.1),
+                      ("int8", -1)]:
+            x = special(dt, (9,)) if dt != "int32" else np.arange(-4, 5,
+                                                                  dtype=dt)
+            res = weak(dt, v)
+            want = fn(x.astype(res), np.array(v).astype(res))
+            case(op, (x, v), want, "bool", desc=f"{dt} with {v!r}")
+        x = vals("float64", (3,))
+        case(op.Scalar, (x, np.float32(0.25)), fn(x, 0.25), "bool",
+             desc="a NumPy scalar")
+    refuses(bp.ShapeError, core.lt, vals("float32", (2, 3)),
+            vals("float32", (4,)), match="broadcast")
+
+
+def logical(case, refuses, core, bp):
+    for dt in ("float32", "int16", "bool", "float16"):
+        x = special(dt, (3, 4))
+        x.flat[-3:] = 0
+        y = special(dt, (4,))
+        case(core.logical_not, (x,), np.logical_not(x), "bool", desc=dt)
+        case(core.isnan, (x,), np.isnan(x) if dt in FLOATS else
+             np.zeros(x.shape, bool), "bool", desc=dt)
+        case(core.logical_and, (x, y), np.logical_and(x, y), "bool",
+             desc=dt)
+        case(core.logical_or, (x, y), np.logical_or(x, y), "bool", desc=dt)
+    a, b = vals("int8", (2, 1)), special("float64", (3,))
+    case(core.logical_and, (a, b), np.logical_and(a, b), "bool",
+         desc="int8, float64 broadcast")
+
+
+def masked_fill(case, refuses, core, bp):
+    for dt, v in [("float32", -np.inf), ("float16", 2.5), ("int64", 7),
+                  ("uint8", 255), ("bool", True), ("int32", 2.9),
+                  ("float64", np.nan)]:
+        x, m = vals(dt, (3, 5)), vals("bool", (5,))
+        want = np.where(m, np.array(v).astype(dt), x)
+        case(core.masked_fill, (x, m, v), want, dt, desc=f"{dt} with {v!r}")
+    x, m = vals("float32", (4,)), vals("bool", (2, 1))
+    case(core.masked_fill, (x, m, 0.0), np.where(m, F64(0), x), "float32",
+         desc="mask broadcasts self")
+    refuses(bp.InvalidArgumentError, core.masked_fill, vals("uint8", (3,)),
+            vals("bool", (3,)), 256, match="without overflow")
+    refuses(bp.DtypeError, core.masked_fill, vals("float32", (3,)),
+            vals("uint8", (3,)), 1.0, match="expected bool")
+
+
+def clamp(case, refuses, core, bp):
+    for dt, lo, hi in [("float32", -1.0, 1.0), ("float32", None, 0.5),
+                       ("float16", 0.5, None), ("int32", -2, 2),
+                       ("int32", 0, 2.5), ("float64", 2.0, -1.0),
+                       ("uint8", 10, 100), ("float32", np.nan, 1.0)]:
+        x = special(dt, (5, 7)) if dt in FLOATS else vals(dt, (5, 7), 0, 200)
+        res = weak(weak(dt, lo if lo is not None else True),
+                   hi if hi is not None else True)
+        w = x.astype(res).astype(F64) if res in FLOATS else x.astype(res)
+        if lo is not None:
+            w = np.maximum(w, np.array(lo).astype(res))
+        if hi is not None:
+            w = np.minimum(w, np.array(hi).astype(res))
+        case(core.clamp, (x, lo, hi), w, res, desc=f"{dt}, {lo}, {hi}")
+    refuses(bp.InvalidArgumentError, core.clamp, vals("float32", (3,)),
+            match="at least one")
+    refuses(bp.DtypeError, core.clamp, vals("bool", (3,)), True,
+            match="not bool")
+
+
+def arith_scalar(case, refuses, core, bp):
+    for name in ("add", "sub", "mul", "div", "pow"):
+        op = getattr(core, name)
+        for dt, v in [("float32", 2.5), ("bfloat16", 2.5), ("float16", 3),
+                      ("int8", 300), ("int32", 1.5), ("bool", 1),
+                      ("int64", -2), ("uint8", True), ("float64", -0.5)]:
+            if dt == "bfloat16":
+                continue  # through torch tensors: test-torch.py
+            res = weak(dt, v)
+            if name == "div" and res not in FLOATS:
+                res = "float32"
+            if (name in ("sub", "pow") and res == "bool") or (
+                    name == "pow" and isinstance(v, int) and v < 0):
+                continue
+            lo = 0.5 if name == "pow" else -3
+            x = vals(dt, (3, 4), lo=lo, hi=4)
+            want = bin_ref(name, x, np.array(v).astype(res), res)
+            mode = "ulp" if name == "pow" else "exact"
+            case(op.Scalar, (x, v), want, res, mode, desc=f"{dt} with {v!r}")
+        # A number as `other` picks the Scalar overload.
+        x = vals("float32", (4,))
+        case(op, (x, 2), bin_ref(name, x, np.float32(2), "float32"), "float32",
+             "ulp" if name == "pow" else "exact", desc="ops.core.NAME(x, 2)")
+    x = vals("float32", (5,))
+    case(core.add.Scalar, (x, 2), x.astype(F64) + 2 * 3, "float32", "close",
+         desc="alpha=3", kw={"alpha": 3.0}, n=2)
+    refuses(bp.DtypeError, core.sub, vals("bool", (3,)), True, match="bool")
+
+
+def run(case, refuses, core, bp):
+    comparisons(case, refuses, core, bp)
+    logical(case, refuses, core, bp)
+    masked_fill(case, refuses, core, bp)
+    clamp(case, refuses, core, bp)
+    arith_scalar(case, refuses, core, bp)
