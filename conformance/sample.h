@@ -54,6 +54,9 @@ typedef struct sample {
   sarg a[SAMPLE_MAX_ARGS];
   bool exact;      /* compare bit for bit (the op rounds once) */
   bool zero_ties;  /* -0.0 and +0.0 may stand for each other (max/min) */
+  int32_t refuse;  /* in the bad set: a status the kernel must fail with
+                      though the meta function accepts the call (an index
+                      out of range), or 0 */
   char label[64];  /* what the sample exercises, for messages */
 } sample;
 
@@ -86,7 +89,7 @@ const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t len)
 enum kind { K_BINARY, K_ADD_OUT, K_MULADD, K_UNARY, K_WHERE, K_REDUCE, K_ARGMAX, K_MATMUL,
             K_SOFTMAX, K_LAYER_NORM, K_CAST, K_CONTIGUOUS, K_FILL, K_COPY,
             /* op set 2 */
-            K_COMPARE };
+            K_COMPARE, K_INDEX_SELECT, K_GATHER, K_EMBEDDING };
 
 typedef struct core_ref {
   const char *name; /* without "core::" */

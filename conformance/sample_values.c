@@ -394,5 +394,8 @@ void gen_values(slist *L) {
       s->exact = true;
       break;
     }
+    case K_INDEX_SELECT:
+    case K_GATHER:
+    case K_EMBEDDING: break; /* sample_index.c's */
   }
 }

@@ -147,6 +147,8 @@ const core_ref core_refs[] = {
     {"eq", K_COMPARE, RC_EQ},            {"ne", K_COMPARE, RC_NE},
     {"lt", K_COMPARE, RC_LT},            {"le", K_COMPARE, RC_LE},
     {"gt", K_COMPARE, RC_GT},            {"ge", K_COMPARE, RC_GE},
+    {"index_select", K_INDEX_SELECT, 0}, {"gather", K_GATHER, 0},
+    {"embedding", K_EMBEDDING, 0},
 };
 const size_t ncore_refs = sizeof core_refs / sizeof *core_refs;
 
@@ -167,10 +169,11 @@ bool sk_applies(enum kind kind, int sk) {
                kind == K_LAYER_NORM;
   switch (sk) {
     case SK_BROADCAST: return elementwise2 || kind == K_MATMUL || kind == K_COPY;
-    case SK_DIMS: return along;
+    case SK_DIMS: return along || kind == K_INDEX_SELECT || kind == K_GATHER;
     case SK_PROMOTION: return elementwise2 || kind == K_CAST || kind == K_COPY;
     case SK_BADSHAPE:
-      return elementwise2 || kind == K_MATMUL || kind == K_COPY || kind == K_LAYER_NORM;
+      return elementwise2 || kind == K_MATMUL || kind == K_COPY || kind == K_LAYER_NORM ||
+             kind == K_INDEX_SELECT || kind == K_GATHER || kind == K_EMBEDDING;
     default: return true;
   }
 }
@@ -203,6 +206,9 @@ rt *ref_core(int r, const sample *s, double *rscale, double *ascale) {
     }
     case K_WHERE: return ref_where(a, b, s->a[2].t);
     case K_COMPARE: return ref_compare(sub, a, b);
+    case K_INDEX_SELECT: return ref_index_select(a, s->a[1].i, s->a[2].t);
+    case K_GATHER: return ref_gather(a, s->a[1].i, s->a[2].t);
+    case K_EMBEDDING: return ref_embedding(a, s->a[1].t);
     case K_REDUCE: {
       const sarg *dl = arg(s, 1), *kd = arg(s, 2), *dt = arg(s, 3);
       int64_t dims[BP_MAX_NDIM], n = 1;

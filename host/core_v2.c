@@ -99,6 +99,14 @@ static bp_value fv(double f) {
   return v;
 }
 
+/* A composite first runs its op's meta function: its errors are the op's
+ * own, before any call.  m receives the result's metadata. */
+static bp_status run_meta(bp_meta_fn meta, const bp_kernel_ctx *ctx, const bp_value *args,
+                          size_t nargs, bp_tensor_meta *m) {
+  m->struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  return meta(ctx, args, nargs, m, 1);
+}
+
 /* A composite's one Tensor result. */
 static bp_status ret_tensor(bp_value *rets, bp_tensor *t) {
   rets[0].tag = BP_TAG_TENSOR;
@@ -148,8 +156,8 @@ static bp_status meta_compare_scalar(const bp_kernel_ctx *ctx, const bp_value *a
 static bp_status compare_scalar_composite(const bp_kernel_ctx *ctx, const bp_value *args,
                                           size_t nargs, bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_tensor_meta m = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
-  bp_status st = meta_compare_scalar(ctx, args, nargs, &m, 1);
+  bp_tensor_meta m;
+  bp_status st = run_meta(meta_compare_scalar, ctx, args, nargs, &m);
   if (st) return st;
   const bp_tensor_view *a = V(&args[0]);
   bp_tensor *s = NULL, *r = NULL;
@@ -214,8 +222,8 @@ static bp_status bool_unary_composite(const bp_kernel_ctx *ctx, const bp_value *
 static bp_status logical2_composite(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                     bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_tensor_meta m = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
-  bp_status st = meta_logical2(ctx, args, nargs, &m, 1);
+  bp_tensor_meta m;
+  bp_status st = run_meta(meta_logical2, ctx, args, nargs, &m);
   if (st) return st;
   bp_tensor *ta = NULL, *tb = NULL, *r = NULL;
   st = truth(args[0].u.tensor, &ta);
@@ -292,8 +300,8 @@ static bp_status meta_masked_fill(const bp_kernel_ctx *ctx, const bp_value *args
 static bp_status masked_fill_composite(const bp_kernel_ctx *ctx, const bp_value *args,
                                        size_t nargs, bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_tensor_meta m = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
-  bp_status st = meta_masked_fill(ctx, args, nargs, &m, 1);
+  bp_tensor_meta m;
+  bp_status st = run_meta(meta_masked_fill, ctx, args, nargs, &m);
   if (st) return st;
   const bp_tensor_view *a = V(&args[0]);
   bp_tensor *s = NULL, *r = NULL;
@@ -326,8 +334,8 @@ static bp_status meta_clamp(const bp_kernel_ctx *ctx, const bp_value *args, size
 static bp_status clamp_composite(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                  bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_tensor_meta m = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
-  bp_status st = meta_clamp(ctx, args, nargs, &m, 1);
+  bp_tensor_meta m;
+  bp_status st = run_meta(meta_clamp, ctx, args, nargs, &m);
   if (st) return st;
   bp_tensor *cur = bp_tensor_retain(args[0].u.tensor);
   /* A bare self of another dtype than the result (no bound raised it) is
@@ -401,8 +409,8 @@ static bp_status binary_scalar_composite(const bp_kernel_ctx *ctx, const bp_valu
       [OP_ADD] = "core::add", [OP_SUB] = "core::sub", [OP_MUL] = "core::mul",
       [OP_DIV] = "core::div", [OP_POW] = "core::pow"};
   int kind = (int)(intptr_t)ctx->user_data;
-  bp_tensor_meta m = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
-  bp_status st = meta_binary_scalar(ctx, args, nargs, &m, 1);
+  bp_tensor_meta m;
+  bp_status st = run_meta(meta_binary_scalar, ctx, args, nargs, &m);
   if (st) return st;
   bp_tensor *s = NULL, *r = NULL;
   st = scalar_operand(ctx, args, kind, &s);
@@ -411,6 +419,136 @@ static bp_status binary_scalar_composite(const bp_kernel_ctx *ctx, const bp_valu
   st = call_core(names[kind], v, kind == OP_ADD || kind == OP_SUB ? 3 : 2, &r);
   bp_tensor_release(s);
   return st ? st : ret_tensor(rets, r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Gathers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* An index argument: int64 or int32 (the kernel checks each value). */
+static bp_status need_index(const bp_kernel_ctx *ctx, size_t i, const bp_tensor_view *v) {
+  if (v->dtype == BP_INT64 || v->dtype == BP_INT32) return BP_OK;
+  return type_error(ctx, i, v->dtype, "int64 or int32");
+}
+
+/* index_select(self, dim, index): self's shape with dim's size replaced
+ * by the number of indices (index is 1-dimensional or 0-dim). */
+static bp_status meta_index_select(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                   bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]), *ix = V(&args[2]);
+  int32_t dim;
+  bp_status st = norm_dim(ctx, 1, args[1].u.i, a->ndim, &dim);
+  if (!st) st = need_index(ctx, 2, ix);
+  if (st) return st;
+  if (ix->ndim > 1) {
+    char s1[160];
+    return bp__error(BP_ERR_SHAPE, "%s: argument #2 'index' has shape %s; expected 1 dimension "
+                     "(or 0)", ctx->op_name, shape_str(ix->ndim, ix->sizes, s1, sizeof s1));
+  }
+  if (a->ndim == 0 && ix->numel != 1)
+    return bp__error(BP_ERR_SHAPE, "%s: argument #2 'index' has %lld elements; a 0-dim self "
+                     "takes exactly 1", ctx->op_name, (long long)ix->numel);
+  int64_t sizes[BP_MAX_NDIM];
+  copy_sizes(sizes, a->sizes, a->ndim);
+  if (a->ndim > 0) sizes[dim] = ix->numel;
+  set_contiguous(&outs[0], a->device, a->dtype, a->ndim, sizes);
+  return BP_OK;
+}
+
+/* embedding(weight, indices, padding_idx, ...): weight's rows at the
+ * indices, shape indices.shape + [embedding_dim]. */
+static bp_status meta_embedding(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *w = V(&args[0]), *ix = V(&args[1]);
+  char s1[160];
+  if (w->ndim != 2)
+    return bp__error(BP_ERR_SHAPE, "%s: argument #0 'weight' has shape %s; expected 2 dimensions "
+                     "[num_embeddings, embedding_dim]", ctx->op_name,
+                     shape_str(w->ndim, w->sizes, s1, sizeof s1));
+  bp_status st = need_index(ctx, 1, ix);
+  if (st) return st;
+  int64_t pad = args[2].u.i;
+  if (pad != -1 && (pad < 0 || pad >= w->sizes[0]))
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #2 'padding_idx' is %lld; expected -1 "
+                     "(none) or 0 .. %lld", ctx->op_name, (long long)pad,
+                     (long long)w->sizes[0] - 1);
+  if (ix->ndim + 1 > BP_MAX_NDIM)
+    return bp__error(BP_ERR_SHAPE, "%s: the result would have %d dimensions", ctx->op_name,
+                     (int)ix->ndim + 1);
+  int64_t sizes[BP_MAX_NDIM];
+  copy_sizes(sizes, ix->sizes, ix->ndim);
+  sizes[ix->ndim] = w->sizes[1];
+  set_contiguous(&outs[0], w->device, w->dtype, ix->ndim + 1, sizes);
+  return BP_OK;
+}
+
+/* index_select(weight, 0, indices flattened), viewed as the result's
+ * shape.  padding_idx changes only the gradient, which the op set does
+ * not compute: the padding row is read as it is. */
+static bp_status embedding_composite(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                     bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor_meta m;
+  bp_status st = run_meta(meta_embedding, ctx, args, nargs, &m);
+  if (st) return st;
+  bp_tensor *ix = args[1].u.tensor, *flat = NULL, *c = NULL, *sel = NULL, *r = NULL;
+  bp_value v1[1] = {args[1]};
+  st = call_core("core::contiguous", v1, 1, &c);
+  if (st) return st;
+  int64_t n = ix->view.numel, one = 1;
+  st = bp_tensor_as_strided(c, 1, &n, &one, c->view.storage_offset, &flat);
+  bp_tensor_release(c);
+  if (st) return st;
+  bp_value dim = {.tag = BP_TAG_INT};
+  bp_value v3[3] = {args[0], dim, tv(flat)};
+  st = call_core("core::index_select", v3, 3, &sel);
+  bp_tensor_release(flat);
+  if (st) {
+    /* An index out of range is the caller's: say it in embedding's terms. */
+    const char *msg = bp_last_error(), *tail = strstr(msg, "'index': ");
+    if (st == BP_ERR_INVALID_ARGUMENT && tail) {
+      char copy[512];
+      snprintf(copy, sizeof copy, "%s", tail + strlen("'index': "));
+      return bp__error(st, "%s: argument #1 'indices': %s", ctx->op_name, copy);
+    }
+    return st;
+  }
+  st = bp_tensor_as_strided(sel, m.ndim, m.sizes, m.strides, sel->view.storage_offset, &r);
+  bp_tensor_release(sel);
+  return st ? st : ret_tensor(rets, r);
+}
+
+/* gather(self, dim, index): out[i][j][k] = self[index[i][j][k]][j][k]
+ * (dim 0), shape index's; index has self's rank and sizes no larger off
+ * dim. */
+static bp_status meta_gather(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]), *ix = V(&args[2]);
+  int32_t dim;
+  bp_status st = norm_dim(ctx, 1, args[1].u.i, a->ndim, &dim);
+  if (!st) st = need_index(ctx, 2, ix);
+  if (st) return st;
+  char s1[160], s2[160];
+  int32_t na = a->ndim > 0 ? a->ndim : 1, ni = ix->ndim > 0 ? ix->ndim : 1;
+  if (na != ni)
+    return bp__error(BP_ERR_SHAPE, "%s: argument #2 'index' has %d dimensions, argument #0 "
+                     "'self' %d; expected the same number", ctx->op_name, (int)ix->ndim,
+                     (int)a->ndim);
+  for (int32_t d = 0; d < ix->ndim && a->ndim > 0; d++)
+    if (d != dim && ix->sizes[d] > a->sizes[d])
+      return bp__error(BP_ERR_SHAPE, "%s: argument #2 'index' with shape %s is larger than "
+                       "argument #0 'self' with shape %s in dimension %d (%lld vs %lld)",
+                       ctx->op_name, shape_str(ix->ndim, ix->sizes, s1, sizeof s1),
+                       shape_str(a->ndim, a->sizes, s2, sizeof s2), (int)d,
+                       (long long)ix->sizes[d], (long long)a->sizes[d]);
+  set_contiguous(&outs[0], a->device, a->dtype, ix->ndim, ix->sizes);
+  return BP_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -457,5 +595,13 @@ const core_def bp__core_defs_v2[] = {
     ARITH_SCALAR(mul, OP_MUL, "self * other"),
     ARITH_SCALAR(div, OP_DIV, "self / other (true division)"),
     ARITH_SCALAR(pow, OP_POW, "self ** other"),
+    {"index_select(Tensor self, int dim, Tensor index) -> Tensor", meta_index_select, 0, 0,
+     "the slices of self along dim at the indices", 2, NULL},
+    {"embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, "
+     "bool sparse=False) -> Tensor",
+     meta_embedding, 0, 0, "the rows of weight at the indices (padding_idx and the others only "
+     "change gradients)", 2, embedding_composite},
+    {"gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+     meta_gather, 0, 0, "self's elements along dim at index's values", 2, NULL},
 };
 const size_t bp__core_ndefs_v2 = sizeof bp__core_defs_v2 / sizeof bp__core_defs_v2[0];

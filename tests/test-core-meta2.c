@@ -205,21 +205,86 @@ static void clamp_rules(void) {
   bp_tensor_release(b);
 }
 
+static bp_status meta3(const char *op, bp_tensor *a, int64_t dim, bp_tensor *ix,
+                       bp_tensor_meta *m) {
+  bp_stack s = BP_STACK_INIT(slots, 8);
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_int(&s, dim);
+  bp_stack_push_tensor(&s, ix);
+  return meta(op, &s, m);
+}
+
+static void gather_rules(void) {
+  bp_tensor *a = T(BP_BFLOAT16, 3, SHAPE(4, 5, 6)), *i1 = T(BP_INT64, 1, SHAPE(7)),
+            *i32 = T(BP_INT32, 1, SHAPE(2)), *f = T(BP_FLOAT32, 1, SHAPE(2)),
+            *i2 = T(BP_INT64, 2, SHAPE(2, 2)), *g = T(BP_INT64, 3, SHAPE(9, 5, 2)),
+            *big = T(BP_INT64, 3, SHAPE(1, 6, 6));
+  bp_tensor_meta m;
+  is_status(meta3("core::index_select", a, -2, i1, &m), BP_OK);
+  is_int(m.dtype, BP_BFLOAT16);
+  is_int(m.ndim, 3);
+  is_int(m.sizes[1], 7);
+  is_int(m.sizes[2], 6);
+  is_status(meta3("core::index_select", a, 0, i32, &m), BP_OK);
+  is_int(m.sizes[0], 2);
+  is_status(meta3("core::index_select", a, 0, f, &m), BP_ERR_TYPE);
+  is_str(bp_last_error(), "core::index_select: argument #2 'index': expected int64 or int32, "
+                          "got float32");
+  is_status(meta3("core::index_select", a, 0, i2, &m), BP_ERR_SHAPE);
+  is_str(bp_last_error(), "core::index_select: argument #2 'index' has shape [2, 2]; expected 1 "
+                          "dimension (or 0)");
+  is_status(meta3("core::index_select", a, 3, i1, &m), BP_ERR_INVALID_ARGUMENT);
+  /* gather: index's shape; larger than self along dim only */
+  is_status(meta3("core::gather", a, 0, g, &m), BP_OK);
+  is_int(m.ndim, 3);
+  is_int(m.sizes[0], 9);
+  is_int(m.sizes[2], 2);
+  is_status(meta3("core::gather", a, 0, big, &m), BP_ERR_SHAPE);
+  is_str(bp_last_error(), "core::gather: argument #2 'index' with shape [1, 6, 6] is larger than "
+                          "argument #0 'self' with shape [4, 5, 6] in dimension 1 (6 vs 5)");
+  is_status(meta3("core::gather", a, 0, i1, &m), BP_ERR_SHAPE);
+  has_str(bp_last_error(), "has 1 dimensions, argument #0 'self' 3");
+  /* embedding: indices.shape + [dim] */
+  bp_tensor *w = T(BP_FLOAT32, 2, SHAPE(10, 3));
+  bp_stack s = BP_STACK_INIT(slots, 8);
+  bp_stack_push_tensor(&s, w);
+  bp_stack_push_tensor(&s, i2);
+  is_status(meta("core::embedding", &s, &m), BP_OK);
+  is_int(m.ndim, 3);
+  is_int(m.sizes[2], 3);
+  s.top = 0;
+  bp_stack_push_tensor(&s, w);
+  bp_stack_push_tensor(&s, i2);
+  bp_stack_push_int(&s, 10);
+  is_status(meta("core::embedding", &s, &m), BP_ERR_INVALID_ARGUMENT);
+  is_str(bp_last_error(), "core::embedding: argument #2 'padding_idx' is 10; expected -1 (none) "
+                          "or 0 .. 9");
+  s.top = 0;
+  bp_stack_push_tensor(&s, i1);
+  bp_stack_push_tensor(&s, i2);
+  is_status(meta("core::embedding", &s, &m), BP_ERR_SHAPE);
+  bp_tensor *all[] = {a, i1, i32, f, i2, g, big, w};
+  for (int i = 0; i < 8; i++) bp_tensor_release(all[i]);
+}
+
 /* The tensor comparisons need a kernel; the rest are served by the host's
  * composites on a device without one. */
 static void composites(void) {
-  static const char *const kernel_ops[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  static const char *const kernel_ops[] = {"eq", "ne", "lt", "le", "gt", "ge",
+                                           "index_select", "gather"};
   static const char *const composite_ops[] = {
       "eq.Scalar", "ne.Scalar", "lt.Scalar", "le.Scalar", "gt.Scalar", "ge.Scalar",
       "logical_not", "logical_and", "logical_or", "isnan", "masked_fill", "clamp",
-      "add.Scalar", "sub.Scalar", "mul.Scalar", "div.Scalar", "pow.Scalar"};
-  for (size_t i = 0; i < 6 + sizeof composite_ops / sizeof *composite_ops; i++) {
+      "add.Scalar", "sub.Scalar", "mul.Scalar", "div.Scalar", "pow.Scalar", "embedding"};
+  const size_t nk = sizeof kernel_ops / sizeof *kernel_ops;
+  for (size_t i = 0; i < nk + sizeof composite_ops / sizeof *composite_ops; i++) {
     char name[40];
-    snprintf(name, sizeof name, "core::%s", i < 6 ? kernel_ops[i] : composite_ops[i - 6]);
+    snprintf(name, sizeof name, "core::%s", i < nk ? kernel_ops[i] : composite_ops[i - nk]);
     bp_op_info info = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
     is_status(bp_op_get_info(must_find(name), &info), BP_OK);
-    if (info.has_composite != (i >= 6)) tap_diag("%s: has_composite %d", name, info.has_composite);
-    is_int(info.has_composite, i >= 6);
+    if (info.has_composite != (i >= nk))
+      tap_diag("%s: has_composite %d", name, info.has_composite);
+    is_int(info.has_composite, i >= nk);
     is_int(info.op_set_version, 2);
   }
 }
@@ -227,7 +292,8 @@ static void composites(void) {
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(comparisons),  TAP_CASE(logical_ops), TAP_CASE(scalar_promotion),
-      TAP_CASE(masked_fill_rules), TAP_CASE(clamp_rules), TAP_CASE(composites),
+      TAP_CASE(masked_fill_rules), TAP_CASE(clamp_rules), TAP_CASE(gather_rules),
+      TAP_CASE(composites),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }

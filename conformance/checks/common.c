@@ -29,6 +29,11 @@ bool op_setup(const certify_case *c) {
   op_schema_info(cx.cur.op, &cx.cur.si);
   cx.cur.r = core_ref_index(c->op);
   cx.cur.has_kernel = plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
+  if (!cx.cur.has_kernel && cx.cur.oi.has_composite) {
+    verdict(ST_SKIP, "%s has no kernel of the plugin's for %s: the host's composite serves it, "
+            "over kernels certified in their own cases", c->op, device_name(cx.put.device.type));
+    return false;
+  }
   if (!cx.cur.has_kernel) {
     verdict(ST_SKIP, "%s has no kernel for %s (see registration/profile)", c->op,
             device_name(cx.put.device.type));

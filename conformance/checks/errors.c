@@ -30,15 +30,23 @@ static bool expect_failure(argset *as, const char *what) {
   return true;
 }
 
-/* A call the op set refuses (the meta function's status ms): the kernel
- * must fail with ms too, and a message.  False after a verdict. */
-static bool refuses_as_meta(argset *as, const char *desc) {
+/* A call the op set refuses (the meta function's status ms, or for a
+ * value only the kernel sees, such as an index out of range, `refuse`):
+ * the kernel must fail with that status too, and a message.  False after
+ * a verdict. */
+static bool refuses_as_meta(argset *as, const char *desc, int32_t refuse) {
   bp_tensor_meta meta[4];
   for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
   bp_status ms = bp_op_meta(cx.cur.op, &as->st, meta, 1);
-  if (ms == BP_OK) return true; /* not an error after all: nothing to hold it to */
   char mmsg[300];
-  snprintf(mmsg, sizeof mmsg, "%s", bp_last_error());
+  if (ms == BP_OK && refuse) {
+    ms = (bp_status)refuse;
+    snprintf(mmsg, sizeof mmsg, "a value out of range, which only the kernel sees");
+  } else if (ms == BP_OK) {
+    return true; /* not an error after all: nothing to hold it to */
+  } else {
+    snprintf(mmsg, sizeof mmsg, "%s", bp_last_error());
+  }
   bp_clear_error();
   bp_status cs = bp_call(cx.cur.op, &as->st);
   if (cs == BP_OK) {
@@ -75,7 +83,7 @@ static bool bad_values(char *done, size_t *dl, size_t cap) {
       continue;
     }
     snprintf(what, sizeof what, "a call with %s", desc);
-    bool ok = refuses_as_meta(&as, what);
+    bool ok = refuses_as_meta(&as, what, bad[k].refuse);
     argset_free(&as);
     if (!ok || !guard_ok("bounds", &bad[k])) {
       sample_set_free(bad, n);

@@ -12,6 +12,7 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/elementwise.h \
 	%D%/elementwise.c \
 	%D%/compare.c \
+	%D%/index.c \
 	%D%/cast.c \
 	%D%/reduce.c \
 	%D%/rows.c \

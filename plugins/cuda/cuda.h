@@ -123,6 +123,7 @@ void cu_matmul_shutdown(void);
 bp_status cu_register_elementwise(bp_library *lib);
 bp_status cu_register_reduce(bp_library *lib);
 bp_status cu_register_nn(bp_library *lib);
+bp_status cu_register_index(bp_library *lib);
 bp_status cu_register_matmul(bp_library *lib);
 
 /* Blocks for n elements of grid-stride work: enough to fill the device,

@@ -121,6 +121,11 @@ rt *ref_clamp(const rt *a, const ref_scalar *lo, const ref_scalar *hi);
 /* add/sub/mul/div/pow with a Scalar other (op a ref_binop). */
 rt *ref_binary_scalar(int op, const rt *a, const ref_scalar *s, double alpha);
 
+/* Gathers: the indices are valid (in [0, size of dim)). */
+rt *ref_index_select(const rt *a, int64_t dim, const rt *index);
+rt *ref_gather(const rt *a, int64_t dim, const rt *index);
+rt *ref_embedding(const rt *weight, const rt *indices);
+
 /* Helpers ref.c shares with ref2.c. */
 bool ref_next_index(int32_t n, const int64_t *sizes, int64_t *idx);
 int64_t ref_bidx(const rt *a, int32_t n, const int64_t *idx);

@@ -134,3 +134,49 @@ rt *ref_binary_scalar(int op, const rt *a, const ref_scalar *s, double alpha) {
   rt_free(b);
   return o;
 }
+
+rt *ref_index_select(const rt *a, int64_t dim, const rt *index) {
+  int32_t d = a->ndim == 0 ? 0 : (int32_t)(dim < 0 ? dim + a->ndim : dim);
+  int64_t sizes[BP_MAX_NDIM];
+  for (int32_t k = 0; k < a->ndim; k++) sizes[k] = a->sizes[k];
+  if (a->ndim > 0) sizes[d] = index->numel;
+  rt *o = rt_new(a->dtype, a->ndim, sizes);
+  int64_t idx[BP_MAX_NDIM] = {0}, src[BP_MAX_NDIM];
+  for (int64_t k = 0; k < o->numel; k++, ref_next_index(o->ndim, sizes, idx)) {
+    for (int32_t j = 0; j < a->ndim; j++) src[j] = idx[j];
+    if (a->ndim > 0) src[d] = index->i[idx[d]];
+    int64_t flat = 0;
+    for (int32_t j = 0; j < a->ndim; j++) flat = flat * a->sizes[j] + src[j];
+    o->f[k] = a->f[flat];
+    o->i[k] = a->i[flat];
+  }
+  return o;
+}
+
+rt *ref_gather(const rt *a, int64_t dim, const rt *index) {
+  int32_t d = a->ndim == 0 ? 0 : (int32_t)(dim < 0 ? dim + a->ndim : dim);
+  rt *o = rt_new(a->dtype, index->ndim, index->sizes);
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < o->numel; k++, ref_next_index(o->ndim, o->sizes, idx)) {
+    int64_t flat = 0;
+    for (int32_t j = 0; j < a->ndim; j++)
+      flat = flat * a->sizes[j] + (j == d ? index->i[k] : idx[j]);
+    o->f[k] = a->f[flat];
+    o->i[k] = a->i[flat];
+  }
+  return o;
+}
+
+rt *ref_embedding(const rt *weight, const rt *indices) {
+  int64_t sizes[BP_MAX_NDIM];
+  for (int32_t k = 0; k < indices->ndim; k++) sizes[k] = indices->sizes[k];
+  int64_t dim = weight->sizes[1];
+  sizes[indices->ndim] = dim;
+  rt *o = rt_new(weight->dtype, indices->ndim + 1, sizes);
+  for (int64_t k = 0; k < indices->numel; k++)
+    for (int64_t j = 0; j < dim; j++) {
+      o->f[k * dim + j] = weight->f[indices->i[k] * dim + j];
+      o->i[k * dim + j] = weight->i[indices->i[k] * dim + j];
+    }
+  return o;
+}

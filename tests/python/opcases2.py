@@ -1,5 +1,5 @@
-"""The test cases of op set 2's comparisons, logical ops and Scalar
-overloads, for test-ops.py: each against a NumPy reference."""
+"""The test cases of op set 2's comparisons, logical ops, Scalar
+overloads and gathers, for test-ops.py: each against a NumPy reference."""
 
 import numpy as np
 
@@ -138,9 +138,54 @@ def arith_scalar(case, refuses, core, bp):
     refuses(bp.DtypeError, core.sub, vals("bool", (3,)), True, match="bool")
 
 
+def gather_ref(x, dim, idx):
+    """torch.gather: index may be smaller than x off dim (no broadcast)."""
+    pos = list(np.indices(idx.shape))
+    pos[dim] = idx
+    return x[tuple(pos)]
+
+
+def gathers(case, refuses, core, bp):
+    for dt in ("float32", "float16", "int64", "bool", "uint8", "float64"):
+        x = special(dt, (5, 6))
+        for dim, idx in [(0, [4, 0, 0, 2]), (1, [5]), (-1, []), (0, [3])]:
+            for it in ("int64", "int32"):
+                ix = np.array(idx, dtype=it)
+                case(core.index_select, (x, dim, ix), np.take(x, ix, axis=dim),
+                     dt, desc=f"{dt} dim {dim} {len(idx)} {it} indices")
+        ig = np.array([[4, 0, 1, 1, 3, 2], [0, 0, 0, 4, 4, 4]])
+        case(core.gather, (x, 0, ig), gather_ref(x, 0, ig), dt,
+             desc=f"{dt} along 0")
+        ig = np.array([[4, 0], [1, 1], [2, 3]])
+        case(core.gather, (x.T, 1, ig), gather_ref(x.T, 1, ig), dt,
+             desc=f"{dt} transposed self along 1")
+        ie = np.array([[4, 0], [2, 2], [1, 3]], dtype="int32")
+        case(core.embedding, (x, ie), x[ie], dt, desc=f"{dt} [3, 2] ids")
+    w = vals("float32", (50, 8))
+    case(core.embedding, (w, np.array(7), 0), w[7], "float32",
+         desc="a 0-dim index, padding_idx 0")
+    case(core.index_select, (w[::2], 0, np.array([24, 0])),
+         w[::2][[24, 0]], "float32", desc="a strided table")
+    for op, args, what in [
+            (core.index_select, (w, 0, np.array([50])), "index 50"),
+            (core.index_select, (w, 1, np.array([0, -1])), "index -1"),
+            (core.gather, (w, 1, np.array([[8]])), "index 8"),
+            (core.embedding, (w, np.array([[3, 99]])), "'indices': index 99")]:
+        refuses(bp.InvalidArgumentError, op, *args, match=what)
+    refuses(bp.DtypeError, core.index_select, w, 0, np.array([0.0]),
+            match="int64 or int32")
+    refuses(bp.ShapeError, core.index_select, w, 0, np.zeros((2, 2), int),
+            match="1 dimension")
+    refuses(bp.ShapeError, core.gather, w, 0, np.zeros((2,), int),
+            match="dimensions")
+    refuses(bp.InvalidArgumentError, core.embedding, w, np.array([1]), 50,
+            match="padding_idx")
+
+
 def run(case, refuses, core, bp):
     comparisons(case, refuses, core, bp)
     logical(case, refuses, core, bp)
     masked_fill(case, refuses, core, bp)
     clamp(case, refuses, core, bp)
     arith_scalar(case, refuses, core, bp)
+    gathers(case, refuses, core, bp)

@@ -149,6 +149,14 @@ nany = torch.tensor([float("nan"), 1.0, -float("inf"), -0.0, 0.0, 3.0])
 for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
     CASES[cmp] = ((nanx, nany), {},
                   lambda cmp=cmp: getattr(torch, cmp)(nanx, nany))
+# Gathers: repeated indices, the last valid one, int32 and int64 indices.
+table = rand(50, 6)
+ids = torch.tensor([[49, 0, 0], [7, 7, 49]])
+sel = torch.tensor([49, 3, 3], dtype=torch.int32)
+CASES["index_select"] = ((table, 0, sel), {},
+                         lambda: torch.index_select(table, 0, sel.long()))
+CASES["gather"] = ((table.T, 1, ids.repeat(2, 1)), {},
+                   lambda: torch.gather(table.T, 1, ids.repeat(2, 1)))
 CASES["matmul"] = (CASES["matmul"][0], {},
                    lambda: CASES["matmul"][0][0] @ CASES["matmul"][0][1])
 # ops with an out= or in-place form are checked below
@@ -209,6 +217,8 @@ COMPOSITES = [
     ("clamp", (nanx, -1.0, 2.0), lambda: torch.clamp(nanx, -1.0, 2.0)),
     ("clamp", (i8, None, 3), lambda: torch.clamp(i8, max=3)),
     ("clamp", (i8, 0.5, None), lambda: torch.clamp(i8, min=0.5)),
+    ("embedding", (table, ids), lambda: F.embedding(ids, table)),
+    ("embedding", (table, ids, 0), lambda: F.embedding(ids, table, 0)),
 ]
 for name, args, ref in COMPOSITES:
     op = torch.ops.bp_core

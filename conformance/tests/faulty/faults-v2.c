@@ -108,3 +108,64 @@ static int eq_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 SHIM_KERNEL(eq_signed_zero) { return rewrite_cmp_f32(ctx, args, nargs, rets, nrets, eq_bits); }
 const shim_fault shim_the_fault = {"eq_signed_zero", "eq", eq_signed_zero, NULL, NULL};
 #endif
+
+#if defined(FAULT_INDEX_SELECT_CLAMP)
+/* A "safe" gather: an index out of range is clamped into [0, size - 1]
+ * instead of refused, so a bad token id reads the last row and the error
+ * is never seen. */
+SHIM_KERNEL(index_select_clamp) {
+  const bp_tensor_view *a = SHIM_ARG(0), *ix = SHIM_ARG(2);
+  int64_t dim = args[1].u.i < 0 ? args[1].u.i + a->ndim : args[1].u.i;
+  int64_t size = a->ndim > 0 ? a->sizes[dim] : 1;
+  bp_tensor *c = NULL;
+  bp_status st = shim_host->tensor_empty(ix->device, ix->dtype, ix->ndim, ix->sizes, &c);
+  if (st) return st;
+  const bp_tensor_view *cv = shim_view(c);
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < ix->numel; k++, shim_next(ix->ndim, ix->sizes, idx)) {
+    int64_t i = shim_load_int(ix, shim_at(ix, ix->ndim, idx));
+    shim_store_int(cv, k, i < 0 ? 0 : i >= size ? (size > 0 ? size - 1 : 0) : i);
+  }
+  SHIM_COPY_ARGS(av);
+  av[2] = shim_tensor_arg(c);
+  st = size > 0 || ix->numel == 0 ? shim_real(ctx, av, nargs, rets, nrets)
+                                  : shim_real(ctx, args, nargs, rets, nrets);
+  shim_host->tensor_release(c);
+  return st;
+}
+const shim_fault shim_the_fault = {"index_select_clamp", "index_select", index_select_clamp, NULL,
+                                   NULL};
+#endif
+
+#if defined(FAULT_GATHER_DENSE_STRIDES)
+/* gather that addresses self with the strides of a dense tensor of its
+ * shape: right for every contiguous self, wrong for a transposed or
+ * sliced one. */
+SHIM_KERNEL(gather_dense_strides) {
+  bp_status st = shim_real(ctx, args, nargs, rets, nrets);
+  if (st) return st;
+  const bp_tensor_view *a = SHIM_ARG(0), *ix = SHIM_ARG(2), *o = SHIM_RET();
+  if (a->flags & BP_VIEW_CONTIGUOUS) return BP_OK;
+  /* (only where the dense offsets stay inside the storage: the shim reads
+   * nothing the view does not own) */
+  uint64_t reach = (uint64_t)(a->storage_offset + a->numel) * (uint64_t)a->itemsize;
+  if (reach > a->storage_nbytes) return BP_OK;
+  int64_t dim = args[1].u.i < 0 ? args[1].u.i + a->ndim : args[1].u.i;
+  int64_t dense[BP_MAX_NDIM], s = 1;
+  for (int32_t d = a->ndim - 1; d >= 0; d--) {
+    dense[d] = s;
+    s *= a->sizes[d] > 0 ? a->sizes[d] : 1;
+  }
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < o->numel; k++, shim_next(o->ndim, o->sizes, idx)) {
+    int64_t off = 0;
+    for (int32_t d = 0; d < a->ndim; d++)
+      off += (d == dim ? shim_load_int(ix, shim_at(ix, ix->ndim, idx)) : idx[d]) * dense[d];
+    /* the same storage, read as if dense from the view's first element */
+    shim_store(o, k, shim_load(a, off));
+  }
+  return BP_OK;
+}
+const shim_fault shim_the_fault = {"gather_dense_strides", "gather", gather_dense_strides, NULL,
+                                   NULL};
+#endif

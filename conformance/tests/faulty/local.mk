@@ -46,6 +46,8 @@ check_LTLIBRARIES += \
 	%D%/silu_underflow.la \
 	%D%/lt_nan_ordered.la \
 	%D%/eq_signed_zero.la \
+	%D%/index_select_clamp.la \
+	%D%/gather_dense_strides.la \
 	%D%/softmax_nomax.la \
 	%D%/sum_f16_accum.la \
 	%D%/abs_int_min.la \
@@ -184,6 +186,14 @@ check_LTLIBRARIES += \
 %C%_eq_signed_zero_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EQ_SIGNED_ZERO
 %C%_eq_signed_zero_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_eq_signed_zero_la_LIBADD = $(SHIM_LIBADD)
+%C%_index_select_clamp_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_index_select_clamp_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_INDEX_SELECT_CLAMP
+%C%_index_select_clamp_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_index_select_clamp_la_LIBADD = $(SHIM_LIBADD)
+%C%_gather_dense_strides_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_gather_dense_strides_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_GATHER_DENSE_STRIDES
+%C%_gather_dense_strides_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_gather_dense_strides_la_LIBADD = $(SHIM_LIBADD)
 %C%_exp_clamp_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
 %C%_exp_clamp_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EXP_CLAMP
 %C%_exp_clamp_la_LDFLAGS = $(SHIM_LDFLAGS)

@@ -230,6 +230,15 @@ static int t_eq_signed_zero(char *why, size_t len) {
                ref_compare(RC_EQ, a, b), true, 1, 1, why, len);
 }
 
+static int t_gather_dense_strides(char *why, size_t len) {
+  rt *x = rnd(F32, 2, S(4, 3), -2, 2), *ix = rt_new(BP_INT64, 2, S(4, 3));
+  for (int64_t k = 0; k < ix->numel; k++) ix->i[k] = (k * 7 + 1) % 4;
+  call *c = with(1, mk(x, S(1, 4), 0), NULL, NULL); /* x transposed in memory */
+  arg_i(c, 0);
+  arg_t(c, mk(ix, NULL, 0));
+  return check("core::gather", c, ref_gather(x, 0, ix), true, 1, 1, why, len);
+}
+
 static int t_softmax_nomax(char *why, size_t len) {
   rt *x = vals(F32, 2, S(2, 5), V(100, 101, 99, 102, 100.5, 1, 2, 3, 4, 5));
   call *c = with(1, mk(x, NULL, 0), NULL, NULL);
@@ -330,6 +339,7 @@ const trigger num_triggers[] = {
     {"silu_underflow", t_silu_underflow, 0},
     {"lt_nan_ordered", t_lt_nan_ordered, 0},
     {"eq_signed_zero", t_eq_signed_zero, 0},
+    {"gather_dense_strides", t_gather_dense_strides, 0},
     {"softmax_nomax", t_softmax_nomax, 0},
     {"sum_f16_accum", t_sum_f16_accum, 0},
     {"abs_int_min", t_abs_int_min, 0},

@@ -190,6 +190,16 @@ static int t_softmax_dim_clamp(char *why, size_t len) {
   return expect_error("core::softmax", c, BP_ERR_INVALID_ARGUMENT, why, len);
 }
 
+static int t_index_select_clamp(char *why, size_t len) {
+  call *c = with_x(2, S(2, 3), -2, 2);
+  arg_i(c, 0);
+  rt *ix = rt_new(BP_INT64, 1, S(2));
+  ix->i[0] = 1;
+  ix->i[1] = 2; /* the size of dim 0: out of range */
+  arg_t(c, mk(ix, NULL, 0));
+  return expect_error("core::index_select", c, BP_ERR_INVALID_ARGUMENT, why, len);
+}
+
 static int t_gelu_abort(char *why, size_t len) {
   call *c = with_x(2, S(2, 3), -2, 2);
   arg_s(c, "fast");
@@ -340,6 +350,7 @@ const trigger proc_triggers[] = {
     {"teardown_null_call", t_teardown_null_call, T_NOLOAD},
     {"teardown_release", t_teardown_release, 0},
     {"softmax_dim_clamp", t_softmax_dim_clamp, 0},
+    {"index_select_clamp", t_index_select_clamp, 0},
     {"gelu_abort", t_gelu_abort, 0},
     {"amax_exit", t_amax_exit, 0},
     {"argmax_no_message", t_argmax_no_message, 0},
