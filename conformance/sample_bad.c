@@ -130,6 +130,7 @@ void gen_badshape(slist *L) {
     }
     case K_ARGMAX:
     case K_SOFTMAX:
+    case K_CUMSUM:
       s = gen_next(L, "dim 2 of a 2-D tensor");
       add_tensor(s, gen_input(L, 0, L->dt, 2, s23), L_CONTIG);
       add_int(s, 2);

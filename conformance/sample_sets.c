@@ -164,6 +164,10 @@ static void along(slist *L, const char *label, rt *x, int lay, const int64_t *di
       if (keepdim >= 0) add_bool(s, keepdim > 0);
       break;
     case K_SOFTMAX: add_int(s, ndims > 0 ? dims[0] : -1); break;
+    case K_CUMSUM:
+      add_int(s, ndims > 0 ? dims[0] : -1);
+      if (sum_dt != BP_DTYPE_INVALID) add_dtype(s, sum_dt);
+      break;
     case K_LAYER_NORM: {
       /* normalized_shape: the trailing dims[0] sizes of x */
       int64_t nn = ndims > 0 ? dims[0] : 1, ns[BP_MAX_NDIM];
@@ -202,7 +206,8 @@ static void set_basic(slist *L) {
     case K_MATMUL: mm(L, "basic", &s23, &s34, L_CONTIG, L_CONTIG); break;
     case K_REDUCE: along_shape(L, "basic", &s23, L_CONTIG, &last, 1, -1); break;
     case K_ARGMAX:
-    case K_SOFTMAX: along_shape(L, "basic", &s23, L_CONTIG, &last, 1, -1); break;
+    case K_SOFTMAX:
+    case K_CUMSUM: along_shape(L, "basic", &s23, L_CONTIG, &last, 1, -1); break;
     case K_LAYER_NORM: {
       static const int64_t one = 1;
       along_shape(L, "basic", &s23, L_CONTIG, &one, 1, 0);
@@ -232,6 +237,7 @@ static void set_sizes(slist *L) {
         if (i % 3 == 0) along_shape(L, label, &cols, L_CONTIG, &first, 1, -1);
         break;
       case K_SOFTMAX:
+      case K_CUMSUM:
         along_shape(L, label, &rows, L_CONTIG, &last, 1, -1);
         if (i % 3 == 0) along_shape(L, label, &cols, L_CONTIG, &first, 1, -1);
         break;
@@ -262,7 +268,8 @@ static void set_sizes(slist *L) {
         along_shape(L, label, sh, L_CONTIG, NULL, -1, -1);
         along_shape(L, label, sh, L_CONTIG, &dl, 1, 0);
         break;
-      case K_SOFTMAX: along_shape(L, label, sh, L_CONTIG, &dl, 1, -1); break;
+      case K_SOFTMAX:
+      case K_CUMSUM: along_shape(L, label, sh, L_CONTIG, &dl, 1, -1); break;
       case K_LAYER_NORM: {
         int64_t nn = sh->n > 1 ? 2 : 1;
         if (sh->n) along_shape(L, label, sh, L_CONTIG, &nn, 1, 1);
@@ -346,7 +353,8 @@ static void set_layouts(slist *L) {
       }
     }
   /* Every argument non-contiguous at once. */
-  if (k != K_REDUCE && k != K_ARGMAX && k != K_SOFTMAX && k != K_LAYER_NORM && k != K_MATMUL)
+  if (k != K_REDUCE && k != K_ARGMAX && k != K_SOFTMAX && k != K_LAYER_NORM && k != K_MATMUL &&
+      k != K_CUMSUM)
     ew(L, "every argument permuted", &s3, &s3, &s3, L_PERMUTED, L_PERMUTED, L_PERMUTED, L->dt,
        k == K_CAST ? BP_FLOAT16 : L->dt, 1);
 }
@@ -431,7 +439,7 @@ static void set_dims(slist *L) {
       along_shape(L, "0-dim, dim 0", &s0, 0, &d0, 1, keep);
       along_shape(L, "0-dim, dim -1", &s0, 0, &dm, 1, keep);
       along_shape(L, "0-dim, dim None", &s0, 0, NULL, -1, keep);
-    } else if (k == K_SOFTMAX && keep == 0) {
+    } else if ((k == K_SOFTMAX || k == K_CUMSUM) && keep == 0) {
       static const int64_t d0 = 0;
       along_shape(L, "0-dim, dim 0", &s0, 0, &d0, 1, -1);
     } else if (k == K_LAYER_NORM) {
@@ -440,6 +448,16 @@ static void set_dims(slist *L) {
                  keep ? ", weight and bias" : "");
         along_shape(L, label, nn == 2 ? &s67 : &s3, 0, &nn, 1, keep);
       }
+    }
+  }
+  if (k == K_CUMSUM) {
+    /* cumsum's dtype argument: widen, keep, and for integers a float */
+    int32_t to[] = {BP_FLOAT64, L->dt, dt_is_float(L->dt) ? BP_FLOAT32 : BP_INT32};
+    static const int64_t d1 = 1, d0 = 0;
+    for (size_t j = 0; j < 3; j++) {
+      snprintf(label, sizeof label, "dtype=%s", dt_name(to[j]));
+      along(L, label, gen_input(L, 0, L->dt, s67.n, s67.s), 0, &d1, 1, -1, to[j]);
+      along(L, label, gen_input(L, 0, L->dt, s3.n, s3.s), 0, &d0, 1, -1, to[j]);
     }
   }
   if (k == K_REDUCE && sub_of(L) == RR_SUM) {
@@ -501,6 +519,7 @@ static void set_large(slist *L) {
       along_shape(L, "[331, 317], dim 0", &big, 0, &d0, 1, 0);
       break;
     case K_SOFTMAX:
+    case K_CUMSUM:
       along_shape(L, "[331, 317], dim 1", &big, 0, &d1, 1, -1);
       along_shape(L, "[331, 317], dim 0", &big, 0, &d0, 1, -1);
       break;

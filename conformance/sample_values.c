@@ -30,6 +30,7 @@ void gen_domain(enum kind kind, int sub, int arg, int32_t dt, double *lo, double
     case K_MATMUL: *lo = -0.5, *hi = 0.5; break;
     case K_SOFTMAX:
     case K_LAYER_NORM: *lo = -3, *hi = 3; break;
+    case K_CUMSUM: *lo = fl ? -2 : -5, *hi = fl ? 2 : 5; break;
     default: break;
   }
 }
@@ -218,7 +219,8 @@ static void on(slist *L, const char *label, rt *x, int64_t dim) {
       break;
     case K_REDUCE: add_list(s, &dim, x->ndim ? 1 : 0); break;
     case K_ARGMAX: add_int(s, dim); break;
-    case K_SOFTMAX: add_int(s, dim); break;
+    case K_SOFTMAX:
+    case K_CUMSUM: add_int(s, dim); break;
     case K_LAYER_NORM: {
       int64_t last = x->sizes[x->ndim - 1];
       add_list(s, &last, 1);
@@ -392,6 +394,26 @@ void gen_values(slist *L) {
       sample *s = gen_next(L, "special values, transposed");
       add_tensor(s, x, L_TRANSPOSED);
       s->exact = true;
+      break;
+    }
+    case K_CUMSUM: {
+      /* NaN and infinities carry on from where they enter; integer
+       * extremes wrap */
+      rt *x = gen_input(L, 0, dt, 2, m);
+      if (fl) {
+        x->f[5] = NAN;
+        x->f[67 + 3] = INFINITY;
+        x->f[67 + 9] = -INFINITY;
+        x->f[134 + 1] = INFINITY;
+        x->f[134 + 2] = -INFINITY;
+      } else {
+        for (int64_t j = 0; j < x->numel; j += 2) x->i[j] = special_i(dt, (int)(j % 4));
+      }
+      on(L, "special values", x, -1);
+      x = gen_input(L, 0, dt, 2, m);
+      if (!fl)
+        for (int64_t j = 0; j < x->numel; j++) x->i[j] = dt_max(dt);
+      on(L, fl ? "random values, dim 0" : "the largest value, wrapping", x, fl ? 0 : -1);
       break;
     }
     case K_INDEX_SELECT:

@@ -148,7 +148,7 @@ const core_ref core_refs[] = {
     {"lt", K_COMPARE, RC_LT},            {"le", K_COMPARE, RC_LE},
     {"gt", K_COMPARE, RC_GT},            {"ge", K_COMPARE, RC_GE},
     {"index_select", K_INDEX_SELECT, 0}, {"gather", K_GATHER, 0},
-    {"embedding", K_EMBEDDING, 0},
+    {"embedding", K_EMBEDDING, 0},       {"cumsum", K_CUMSUM, 0},
 };
 const size_t ncore_refs = sizeof core_refs / sizeof *core_refs;
 
@@ -165,7 +165,7 @@ const char *const sk_name[SK_COUNT] = {"basic",     "sizes",  "layouts", "broadc
 bool sk_applies(enum kind kind, int sk) {
   bool elementwise2 = kind == K_BINARY || kind == K_ADD_OUT || kind == K_MULADD ||
                       kind == K_WHERE || kind == K_COMPARE;
-  bool along = kind == K_REDUCE || kind == K_ARGMAX || kind == K_SOFTMAX ||
+  bool along = kind == K_REDUCE || kind == K_ARGMAX || kind == K_SOFTMAX || kind == K_CUMSUM ||
                kind == K_LAYER_NORM;
   switch (sk) {
     case SK_BROADCAST: return elementwise2 || kind == K_MATMUL || kind == K_COPY;
@@ -206,6 +206,14 @@ rt *ref_core(int r, const sample *s, double *rscale, double *ascale) {
     }
     case K_WHERE: return ref_where(a, b, s->a[2].t);
     case K_COMPARE: return ref_compare(sub, a, b);
+    case K_CUMSUM: {
+      const sarg *dt = arg(s, 2);
+      int64_t n = 1;
+      rt *w = ref_cumsum(a, s->a[1].i, dt && dt->k == AK_DTYPE ? dt->dt : BP_DTYPE_INVALID, &n);
+      *rscale = sqrt((double)(n > 1 ? n : 1));
+      *ascale = (double)(n > 1 ? n : 1);
+      return w;
+    }
     case K_INDEX_SELECT: return ref_index_select(a, s->a[1].i, s->a[2].t);
     case K_GATHER: return ref_gather(a, s->a[1].i, s->a[2].t);
     case K_EMBEDDING: return ref_embedding(a, s->a[1].t);

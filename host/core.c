@@ -311,31 +311,9 @@ static bp_status meta_layer_norm(const bp_kernel_ctx *ctx, const bp_value *args,
   (void)nargs;
   (void)nouts;
   const bp_tensor_view *x = V(&args[0]);
-  const bp_value *ns = &args[1];
-  char s1[160], s2[160];
-  if (!is_float(x->dtype)) return type_error(ctx, 0, x->dtype, "a floating-point dtype");
-  if (ns->len == 0 || ns->len > (uint32_t)x->ndim)
-    return bp__error(BP_ERR_SHAPE, "%s: argument #1 'normalized_shape' %s does not match the "
-                     "trailing dimensions of input shape %s", ctx->op_name,
-                     shape_str((int32_t)ns->len, ns->u.ints, s1, sizeof s1),
-                     shape_str(x->ndim, x->sizes, s2, sizeof s2));
-  for (uint32_t i = 0; i < ns->len; i++)
-    if (ns->u.ints[i] != x->sizes[x->ndim - (int32_t)ns->len + (int32_t)i])
-      return bp__error(BP_ERR_SHAPE, "%s: argument #1 'normalized_shape' %s does not match the "
-                       "trailing dimensions of input shape %s", ctx->op_name,
-                       shape_str((int32_t)ns->len, ns->u.ints, s1, sizeof s1),
-                       shape_str(x->ndim, x->sizes, s2, sizeof s2));
-  for (size_t i = 2; i <= 3; i++) {
-    if (args[i].tag == BP_TAG_NONE) continue;
-    const bp_tensor_view *w = V(&args[i]);
-    bool same = w->ndim == (int32_t)ns->len;
-    for (int32_t d = 0; same && d < w->ndim; d++) same = w->sizes[d] == ns->u.ints[d];
-    if (!same)
-      return bp__error(BP_ERR_SHAPE, "%s: argument #%zu '%s' has shape %s, expected %s",
-                       ctx->op_name, i, an(ctx, i), shape_str(w->ndim, w->sizes, s1, sizeof s1),
-                       shape_str((int32_t)ns->len, ns->u.ints, s2, sizeof s2));
-    if (w->dtype != x->dtype) return type_error(ctx, i, w->dtype, bp_dtype_name(x->dtype));
-  }
+  bp_status st = normalized_shape_ok(ctx, args);
+  for (size_t i = 2; !st && i <= 3; i++) st = normalized_weight_ok(ctx, args, i);
+  if (st) return st;
   if (!(args[4].u.f >= 0))
     return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #4 'eps' is %g, expected >= 0",
                      ctx->op_name, args[4].u.f);
@@ -472,9 +450,10 @@ static bp_status core_setup(const bp_host_api *h, bp_registrar *reg) {
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "core", BP_LIBRARY_DEF, 0};
   bp_library *lib = NULL;
   bp_status st = h->library(reg, &ld, &lib);
-  size_t n1 = sizeof core_defs / sizeof core_defs[0];
-  for (size_t i = 0; !st && i < n1 + bp__core_ndefs_v2; i++) {
-    const core_def *c = i < n1 ? &core_defs[i] : &bp__core_defs_v2[i - n1];
+  size_t n1 = sizeof core_defs / sizeof core_defs[0], n2 = n1 + bp__core_ndefs_v2;
+  for (size_t i = 0; !st && i < n2 + bp__core_ndefs_nn; i++) {
+    const core_def *c = i < n1 ? &core_defs[i] : i < n2 ? &bp__core_defs_v2[i - n1]
+                                                         : &bp__core_defs_nn[i - n2];
     bp_op_def d;
     memset(&d, 0, sizeof d);
     d.struct_size = BP_OP_DEF_STRUCT_SIZE;

@@ -151,6 +151,41 @@ static inline bp_status written_once(const bp_kernel_ctx *ctx, size_t i, const c
   return BP_OK;
 }
 
+/* A normalisation's input (argument #0, floating) and normalized_shape
+ * (argument #1, the input's trailing sizes), and its weight-like argument
+ * i if given (normalized_shape's shape, the input's dtype). */
+static inline bp_status normalized_shape_ok(const bp_kernel_ctx *ctx, const bp_value *args) {
+  const bp_tensor_view *x = V(&args[0]);
+  const bp_value *ns = &args[1];
+  char s1[160], s2[160];
+  if (!is_float(x->dtype)) return type_error(ctx, 0, x->dtype, "a floating-point dtype");
+  bool ok = ns->len > 0 && ns->len <= (uint32_t)x->ndim;
+  for (uint32_t i = 0; ok && i < ns->len; i++)
+    ok = ns->u.ints[i] == x->sizes[x->ndim - (int32_t)ns->len + (int32_t)i];
+  if (!ok)
+    return bp__error(BP_ERR_SHAPE, "%s: argument #1 'normalized_shape' %s does not match the "
+                     "trailing dimensions of input shape %s", ctx->op_name,
+                     shape_str((int32_t)ns->len, ns->u.ints, s1, sizeof s1),
+                     shape_str(x->ndim, x->sizes, s2, sizeof s2));
+  return BP_OK;
+}
+
+static inline bp_status normalized_weight_ok(const bp_kernel_ctx *ctx, const bp_value *args,
+                                             size_t i) {
+  if (args[i].tag == BP_TAG_NONE) return BP_OK;
+  const bp_tensor_view *x = V(&args[0]), *w = V(&args[i]);
+  const bp_value *ns = &args[1];
+  char s1[160], s2[160];
+  bool same = w->ndim == (int32_t)ns->len;
+  for (int32_t d = 0; same && d < w->ndim; d++) same = w->sizes[d] == ns->u.ints[d];
+  if (!same)
+    return bp__error(BP_ERR_SHAPE, "%s: argument #%zu '%s' has shape %s, expected %s",
+                     ctx->op_name, i, an(ctx, i), shape_str(w->ndim, w->sizes, s1, sizeof s1),
+                     shape_str((int32_t)ns->len, ns->u.ints, s2, sizeof s2));
+  if (w->dtype != x->dtype) return type_error(ctx, i, w->dtype, bp_dtype_name(x->dtype));
+  return BP_OK;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Meta functions that both versions use (core.c)                           */
 /* ------------------------------------------------------------------------ */
@@ -171,6 +206,63 @@ bp_status bp__core_meta_unary(const bp_kernel_ctx *ctx, const bp_value *args, si
                               bp_tensor_meta *outs, size_t nouts);
 
 /* ------------------------------------------------------------------------ */
+/* Composites (core_call.c)                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A Scalar is weak in promotion: it raises the category of dt (bool <
+ * integer < float) to its own, never the width within a category. */
+int32_t bp__core_promote_weak(int32_t dt, const bp_value *s);
+/* A Scalar as text ("2.5", "True"), into buf. */
+const char *bp__core_scalar_str(const bp_value *s, char *buf, size_t n);
+/* A 0-dim tensor of dtype dt on device dev holding the Scalar s converted
+ * as core::cast converts (*out is a new reference). */
+bp_status bp__core_scalar_tensor(bp_device dev, int32_t dt, const bp_value *s, bp_tensor **out);
+/* h (a tensor in host memory, whose reference this takes) on device dev:
+ * h itself for the host's CPU, else a copy (*out is a new reference). */
+bp_status bp__core_to_device(bp_tensor *h, bp_device dev, bp_tensor **out);
+/* Calls core op `name` on n values (at most 8); *out receives its one
+ * Tensor result (a new reference). */
+bp_status bp__core_call(const char *name, const bp_value *vals, size_t n, bp_tensor **out);
+/* Calls op on (*x, rest...) and, on success, releases *x and puts the
+ * result in its place: a chain of ops on one tensor. */
+bp_status bp__core_step(const char *op, bp_tensor **x, const bp_value *rest, size_t nrest);
+
+static inline bp_value tv(bp_tensor *t) {
+  bp_value v = {.tag = BP_TAG_TENSOR};
+  v.u.tensor = t;
+  return v;
+}
+
+static inline bp_value iv(int64_t i) {
+  bp_value v = {.tag = BP_TAG_INT};
+  v.u.i = i;
+  return v;
+}
+
+static inline bp_value fv(double f) {
+  bp_value v = {.tag = BP_TAG_FLOAT};
+  v.u.f = f;
+  return v;
+}
+
+/* A composite first runs its op's meta function: its errors are the op's
+ * own, before any call.  m receives the result's metadata. */
+static inline bp_status run_meta(bp_meta_fn meta, const bp_kernel_ctx *ctx, const bp_value *args,
+                          size_t nargs, bp_tensor_meta *m) {
+  m->struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  return meta(ctx, args, nargs, m, 1);
+}
+
+/* A composite's one Tensor result. */
+static inline bp_status ret_tensor(bp_value *rets, bp_tensor *t) {
+  rets[0].tag = BP_TAG_TENSOR;
+  rets[0].len = 0;
+  rets[0].u.tensor = t;
+  return BP_OK;
+}
+
+
+/* ------------------------------------------------------------------------ */
 /* The definitions                                                          */
 /* ------------------------------------------------------------------------ */
 
@@ -184,8 +276,17 @@ typedef struct core_def {
   bp_boxed_kernel composite;   /* the host's composite, if any */
 } core_def;
 
-/* core_v2.c: the ops that op set 2 adds. */
+/* core_sdpa.c: scaled_dot_product_attention's meta function and composite. */
+bp_status bp__core_meta_sdpa(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_tensor_meta *outs, size_t nouts);
+bp_status bp__core_sdpa_composite(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                  bp_value *rets, size_t nrets);
+
+/* The ops that op set 2 adds: core_v2.c (elementwise, gathers, cumsum)
+ * and core_nn.c (shapes and nn ops), in that order. */
 extern const core_def bp__core_defs_v2[];
 extern const size_t bp__core_ndefs_v2;
+extern const core_def bp__core_defs_nn[];
+extern const size_t bp__core_ndefs_nn;
 
 #endif /* BP_HOST_CORE_META_H */

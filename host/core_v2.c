@@ -18,104 +18,6 @@
 #include <backplane/plugin_aux.h>
 
 /* ------------------------------------------------------------------------ */
-/* Scalars                                                                  */
-/* ------------------------------------------------------------------------ */
-
-/* A Scalar is weak in promotion: it raises the category of dt (bool <
- * integer < float) to its own, never the width within a category. */
-static int32_t promote_weak(int32_t dt, const bp_value *s) {
-  if (s->tag == BP_TAG_FLOAT) return is_float(dt) ? dt : BP_FLOAT32;
-  if (s->tag == BP_TAG_INT) return dt == BP_BOOL ? BP_INT64 : dt;
-  return dt; /* bool, or None */
-}
-
-static const char *scalar_str(const bp_value *s, char *buf, size_t n) {
-  if (s->tag == BP_TAG_FLOAT) snprintf(buf, n, "%.17g", s->u.f);
-  else if (s->tag == BP_TAG_INT) snprintf(buf, n, "%lld", (long long)s->u.i);
-  else if (s->tag == BP_TAG_BOOL) snprintf(buf, n, "%s", s->u.b ? "True" : "False");
-  else snprintf(buf, n, "None");
-  return buf;
-}
-
-/*
- * A 0-dim tensor of dtype dt on device dev holding the Scalar s converted
- * as core::cast converts (*out is a new reference).  It is made in host
- * memory and copied to another device as it is.
- */
-static bp_status scalar_tensor(bp_device dev, int32_t dt, const bp_value *s, bp_tensor **out) {
-  bp_device host = {BP_DEVICE_CPU, 0};
-  bp_tensor *h = NULL;
-  bp_status st = bp_tensor_empty(host, dt, 0, NULL, &h);
-  if (st) return st;
-  double f = s->u.f;
-  int64_t i = s->tag == BP_TAG_BOOL ? (int64_t)s->u.b : s->u.i;
-  bool ok = s->tag == BP_TAG_FLOAT ? bp_aux_convert(dt, h->view.data, BP_FLOAT64, &f)
-                                   : bp_aux_convert(dt, h->view.data, BP_INT64, &i);
-  if (!ok) {
-    bp_tensor_release(h);
-    return bp__error(BP_ERR_TYPE, "a Scalar cannot be converted to dtype code %d", (int)dt);
-  }
-  if (dev.type == BP_DEVICE_CPU && dev.index == 0) {
-    *out = h;
-    return BP_OK;
-  }
-  bp_tensor *d = NULL;
-  st = bp_tensor_empty(dev, dt, 0, NULL, &d);
-  if (!st) st = bp_tensor_copy(d, h);
-  bp_tensor_release(h);
-  if (st) {
-    bp_tensor_release(d);
-    return st;
-  }
-  *out = d;
-  return BP_OK;
-}
-
-/* Calls core op `name` on n values; *out receives its one Tensor result
- * (a new reference). */
-static bp_status call_core(const char *name, const bp_value *vals, size_t n, bp_tensor **out) {
-  const bp_op *op = NULL;
-  bp_status st = bp_op_find(name, &op);
-  if (st) return st;
-  bp_value slots[8];
-  bp_stack s = BP_STACK_INIT(slots, 8);
-  for (size_t i = 0; i < n; i++) slots[i] = vals[i];
-  s.top = n;
-  st = bp_call(op, &s);
-  if (st) return st;
-  *out = slots[0].u.tensor;
-  return BP_OK;
-}
-
-static bp_value tv(bp_tensor *t) {
-  bp_value v = {.tag = BP_TAG_TENSOR};
-  v.u.tensor = t;
-  return v;
-}
-
-static bp_value fv(double f) {
-  bp_value v = {.tag = BP_TAG_FLOAT};
-  v.u.f = f;
-  return v;
-}
-
-/* A composite first runs its op's meta function: its errors are the op's
- * own, before any call.  m receives the result's metadata. */
-static bp_status run_meta(bp_meta_fn meta, const bp_kernel_ctx *ctx, const bp_value *args,
-                          size_t nargs, bp_tensor_meta *m) {
-  m->struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  return meta(ctx, args, nargs, m, 1);
-}
-
-/* A composite's one Tensor result. */
-static bp_status ret_tensor(bp_value *rets, bp_tensor *t) {
-  rets[0].tag = BP_TAG_TENSOR;
-  rets[0].len = 0;
-  rets[0].u.tensor = t;
-  return BP_OK;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Comparisons and logical ops                                              */
 /* ------------------------------------------------------------------------ */
 
@@ -161,10 +63,10 @@ static bp_status compare_scalar_composite(const bp_kernel_ctx *ctx, const bp_val
   if (st) return st;
   const bp_tensor_view *a = V(&args[0]);
   bp_tensor *s = NULL, *r = NULL;
-  st = scalar_tensor(a->device, promote_weak(a->dtype, &args[1]), &args[1], &s);
+  st = bp__core_scalar_tensor(a->device, bp__core_promote_weak(a->dtype, &args[1]), &args[1], &s);
   if (st) return st;
   bp_value v[2] = {args[0], tv(s)};
-  st = call_core((const char *)ctx->user_data, v, 2, &r);
+  st = bp__core_call((const char *)ctx->user_data, v, 2, &r);
   bp_tensor_release(s);
   return st ? st : ret_tensor(rets, r);
 }
@@ -188,10 +90,10 @@ static bp_status truth(bp_tensor *x, bp_tensor **out) {
   }
   bp_value zero = {.tag = BP_TAG_INT};
   bp_tensor *z = NULL;
-  bp_status st = scalar_tensor(x->view.device, x->view.dtype, &zero, &z);
+  bp_status st = bp__core_scalar_tensor(x->view.device, x->view.dtype, &zero, &z);
   if (st) return st;
   bp_value v[2] = {tv(x), tv(z)};
-  st = call_core("core::ne", v, 2, out);
+  st = bp__core_call("core::ne", v, 2, out);
   bp_tensor_release(z);
   return st;
 }
@@ -205,15 +107,15 @@ static bp_status bool_unary_composite(const bp_kernel_ctx *ctx, const bp_value *
   bp_status st;
   if (ctx->user_data) { /* isnan: only a float is ever unequal to itself */
     bp_value v[2] = {args[0], args[0]};
-    st = call_core("core::ne", v, 2, &r);
+    st = bp__core_call("core::ne", v, 2, &r);
     return st ? st : ret_tensor(rets, r);
   }
   bp_value zero = {.tag = BP_TAG_INT};
   bp_tensor *z = NULL;
-  st = scalar_tensor(x->view.device, x->view.dtype, &zero, &z);
+  st = bp__core_scalar_tensor(x->view.device, x->view.dtype, &zero, &z);
   if (st) return st;
   bp_value v[2] = {args[0], tv(z)};
-  st = call_core("core::eq", v, 2, &r);
+  st = bp__core_call("core::eq", v, 2, &r);
   bp_tensor_release(z);
   return st ? st : ret_tensor(rets, r);
 }
@@ -230,7 +132,7 @@ static bp_status logical2_composite(const bp_kernel_ctx *ctx, const bp_value *ar
   if (!st) st = truth(args[1].u.tensor, &tb);
   if (!st) {
     bp_value v[2] = {tv(ta), tv(tb)};
-    st = call_core(ctx->user_data ? "core::maximum" : "core::mul", v, 2, &r);
+    st = bp__core_call(ctx->user_data ? "core::maximum" : "core::mul", v, 2, &r);
   }
   bp_tensor_release(ta);
   bp_tensor_release(tb);
@@ -275,7 +177,7 @@ static bp_status need_fit(const bp_kernel_ctx *ctx, size_t i, int32_t dt, const 
   char buf[64];
   return bp__error(BP_ERR_INVALID_ARGUMENT,
                    "%s: argument #%zu '%s': the value %s cannot be converted to %s without "
-                   "overflow", ctx->op_name, i, an(ctx, i), scalar_str(s, buf, sizeof buf),
+                   "overflow", ctx->op_name, i, an(ctx, i), bp__core_scalar_str(s, buf, sizeof buf),
                    bp_dtype_name(dt));
 }
 
@@ -305,10 +207,10 @@ static bp_status masked_fill_composite(const bp_kernel_ctx *ctx, const bp_value 
   if (st) return st;
   const bp_tensor_view *a = V(&args[0]);
   bp_tensor *s = NULL, *r = NULL;
-  st = scalar_tensor(a->device, a->dtype, &args[2], &s);
+  st = bp__core_scalar_tensor(a->device, a->dtype, &args[2], &s);
   if (st) return st;
   bp_value v[3] = {args[1], tv(s), args[0]};
-  st = call_core("core::where", v, 3, &r);
+  st = bp__core_call("core::where", v, 3, &r);
   bp_tensor_release(s);
   return st ? st : ret_tensor(rets, r);
 }
@@ -323,7 +225,7 @@ static bp_status meta_clamp(const bp_kernel_ctx *ctx, const bp_value *args, size
     return bp__error(BP_ERR_INVALID_ARGUMENT,
                      "%s: at least one of argument #1 'min' and #2 'max' must not be None",
                      ctx->op_name);
-  int32_t dt = promote_weak(promote_weak(a->dtype, &args[1]), &args[2]);
+  int32_t dt = bp__core_promote_weak(bp__core_promote_weak(a->dtype, &args[1]), &args[2]);
   if (dt == BP_BOOL) return type_error(ctx, 0, a->dtype, "a numeric dtype (not bool)");
   set_contiguous(&outs[0], a->device, dt, a->ndim, a->sizes);
   return BP_OK;
@@ -343,7 +245,7 @@ static bp_status clamp_composite(const bp_kernel_ctx *ctx, const bp_value *args,
   if (cur->view.dtype != m.dtype) {
     bp_value v[2] = {tv(cur), {.tag = BP_TAG_SCALAR_TYPE, .u.i = m.dtype}};
     bp_tensor *c = NULL;
-    st = call_core("core::cast", v, 2, &c);
+    st = bp__core_call("core::cast", v, 2, &c);
     bp_tensor_release(cur);
     if (st) return st;
     cur = c;
@@ -352,10 +254,10 @@ static bp_status clamp_composite(const bp_kernel_ctx *ctx, const bp_value *args,
   for (int k = 0; k < 2 && !st; k++) {
     if (args[1 + k].tag == BP_TAG_NONE) continue;
     bp_tensor *s = NULL, *r = NULL;
-    st = scalar_tensor(cur->view.device, m.dtype, &args[1 + k], &s);
+    st = bp__core_scalar_tensor(cur->view.device, m.dtype, &args[1 + k], &s);
     if (st) break;
     bp_value v[2] = {tv(cur), tv(s)};
-    st = call_core(fn[k], v, 2, &r);
+    st = bp__core_call(fn[k], v, 2, &r);
     bp_tensor_release(s);
     if (st) break;
     bp_tensor_release(cur);
@@ -378,10 +280,10 @@ static bp_status clamp_composite(const bp_kernel_ctx *ctx, const bp_value *args,
 static bp_status scalar_operand(const bp_kernel_ctx *ctx, const bp_value *args, int kind,
                                 bp_tensor **out) {
   const bp_tensor_view *a = V(&args[0]);
-  int32_t dt = promote_weak(a->dtype, &args[1]);
+  int32_t dt = bp__core_promote_weak(a->dtype, &args[1]);
   if (kind == OP_DIV && !is_float(dt)) dt = BP_FLOAT32;
   (void)ctx;
-  return scalar_tensor(a->device, dt, &args[1], out);
+  return bp__core_scalar_tensor(a->device, dt, &args[1], out);
 }
 
 static bp_status meta_binary_scalar(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
@@ -389,7 +291,7 @@ static bp_status meta_binary_scalar(const bp_kernel_ctx *ctx, const bp_value *ar
   (void)nouts;
   int kind = (int)(intptr_t)ctx->user_data;
   const bp_tensor_view *a = V(&args[0]);
-  int32_t dt = promote_weak(a->dtype, &args[1]);
+  int32_t dt = bp__core_promote_weak(a->dtype, &args[1]);
   if (kind == OP_DIV && !is_float(dt)) dt = BP_FLOAT32;
   /* The tensor op's own checks, on a 0-dim view that stands for the
    * Scalar. */
@@ -416,7 +318,7 @@ static bp_status binary_scalar_composite(const bp_kernel_ctx *ctx, const bp_valu
   st = scalar_operand(ctx, args, kind, &s);
   if (st) return st;
   bp_value v[3] = {args[0], tv(s), nargs > 2 ? args[2] : fv(1.0)};
-  st = call_core(names[kind], v, kind == OP_ADD || kind == OP_SUB ? 3 : 2, &r);
+  st = bp__core_call(names[kind], v, kind == OP_ADD || kind == OP_SUB ? 3 : 2, &r);
   bp_tensor_release(s);
   return st ? st : ret_tensor(rets, r);
 }
@@ -497,7 +399,7 @@ static bp_status embedding_composite(const bp_kernel_ctx *ctx, const bp_value *a
   if (st) return st;
   bp_tensor *ix = args[1].u.tensor, *flat = NULL, *c = NULL, *sel = NULL, *r = NULL;
   bp_value v1[1] = {args[1]};
-  st = call_core("core::contiguous", v1, 1, &c);
+  st = bp__core_call("core::contiguous", v1, 1, &c);
   if (st) return st;
   int64_t n = ix->view.numel, one = 1;
   st = bp_tensor_as_strided(c, 1, &n, &one, c->view.storage_offset, &flat);
@@ -505,7 +407,7 @@ static bp_status embedding_composite(const bp_kernel_ctx *ctx, const bp_value *a
   if (st) return st;
   bp_value dim = {.tag = BP_TAG_INT};
   bp_value v3[3] = {args[0], dim, tv(flat)};
-  st = call_core("core::index_select", v3, 3, &sel);
+  st = bp__core_call("core::index_select", v3, 3, &sel);
   bp_tensor_release(flat);
   if (st) {
     /* An index out of range is the caller's: say it in embedding's terms. */
@@ -548,6 +450,29 @@ static bp_status meta_gather(const bp_kernel_ctx *ctx, const bp_value *args, siz
                        shape_str(a->ndim, a->sizes, s2, sizeof s2), (int)d,
                        (long long)ix->sizes[d], (long long)a->sizes[d]);
   set_contiguous(&outs[0], a->device, a->dtype, ix->ndim, ix->sizes);
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* cumsum                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* cumsum(self, dim, dtype): self's shape; dtype if given, else int64 for
+ * integers and bool, else self's (sum's rule). */
+static bp_status meta_cumsum(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                             bp_tensor_meta *outs, size_t nouts) {
+  (void)nouts;
+  const bp_tensor_view *a = V(&args[0]);
+  int32_t dim;
+  bp_status st = norm_dim(ctx, 1, args[1].u.i, a->ndim, &dim);
+  if (st) return st;
+  int32_t dt = is_float(a->dtype) ? a->dtype : BP_INT64;
+  if (nargs > 2 && args[2].tag == BP_TAG_SCALAR_TYPE) {
+    st = need_dtype_code(ctx, 2, args[2].u.i);
+    if (st) return st;
+    dt = (int32_t)args[2].u.i;
+  }
+  set_contiguous(&outs[0], a->device, dt, a->ndim, a->sizes);
   return BP_OK;
 }
 
@@ -603,5 +528,7 @@ const core_def bp__core_defs_v2[] = {
      "change gradients)", 2, embedding_composite},
     {"gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
      meta_gather, 0, 0, "self's elements along dim at index's values", 2, NULL},
+    {"cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", meta_cumsum, 0, 0,
+     "inclusive prefix sums along dim", 2, NULL},
 };
 const size_t bp__core_ndefs_v2 = sizeof bp__core_defs_v2 / sizeof bp__core_defs_v2[0];

@@ -21,10 +21,13 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/hostapi.c \
 	%D%/core_meta.h \
 	%D%/core.c \
-	%D%/core_v2.c
+	%D%/core_v2.c \
+	%D%/core_call.c \
+	%D%/core_nn.c \
+	%D%/core_sdpa.c
 %C%_libbackplane_la_CPPFLAGS = $(AM_CPPFLAGS) -DBP_PLUGIN_DIR='"$(pkglibdir)/plugins"'
 %C%_libbackplane_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(FFI_CFLAGS)
-%C%_libbackplane_la_LIBADD = $(FFI_LIBS)
+%C%_libbackplane_la_LIBADD = $(FFI_LIBS) -lm
 %C%_libbackplane_la_LDFLAGS = -no-undefined -version-info $(BP_LT_VERSION_INFO)
 if HAVE_VERSION_SCRIPT
 %C%_libbackplane_la_LDFLAGS += -Wl,--version-script=$(srcdir)/%D%/libbackplane.map

@@ -500,7 +500,9 @@ static void op_set_listing(void) {
       "sin", "cos", "erf", "silu", "eq", "eq.Scalar", "ne", "ne.Scalar", "lt", "lt.Scalar", "le",
       "le.Scalar", "gt", "gt.Scalar", "ge", "ge.Scalar", "logical_not", "logical_and",
       "logical_or", "isnan", "masked_fill", "clamp", "add.Scalar", "sub.Scalar", "mul.Scalar",
-      "div.Scalar", "pow.Scalar", "index_select", "embedding", "gather"};
+      "div.Scalar", "pow.Scalar", "index_select", "embedding", "gather",
+      "cumsum", "cat", "stack", "linear", "rms_norm", "batch_norm",
+      "scaled_dot_product_attention"};
   const size_t n1 = sizeof v1 / sizeof v1[0], n2 = sizeof v2 / sizeof v2[0];
   for (size_t i = 0; i < n1 + n2; i++) {
     char full[64];

@@ -271,11 +271,12 @@ static void gather_rules(void) {
  * composites on a device without one. */
 static void composites(void) {
   static const char *const kernel_ops[] = {"eq", "ne", "lt", "le", "gt", "ge",
-                                           "index_select", "gather"};
+                                           "index_select", "gather", "cumsum"};
   static const char *const composite_ops[] = {
       "eq.Scalar", "ne.Scalar", "lt.Scalar", "le.Scalar", "gt.Scalar", "ge.Scalar",
       "logical_not", "logical_and", "logical_or", "isnan", "masked_fill", "clamp",
-      "add.Scalar", "sub.Scalar", "mul.Scalar", "div.Scalar", "pow.Scalar", "embedding"};
+      "add.Scalar", "sub.Scalar", "mul.Scalar", "div.Scalar", "pow.Scalar", "embedding",
+      "cat", "stack", "linear", "rms_norm", "batch_norm", "scaled_dot_product_attention"};
   const size_t nk = sizeof kernel_ops / sizeof *kernel_ops;
   for (size_t i = 0; i < nk + sizeof composite_ops / sizeof *composite_ops; i++) {
     char name[40];

@@ -113,6 +113,7 @@ static inline bp_status cpu_impl(bp_library *lib, const char *op, bp_boxed_kerne
 bp_status cpu_register_elementwise(bp_library *lib);
 bp_status cpu_register_compare(bp_library *lib);
 bp_status cpu_register_index(bp_library *lib);
+bp_status cpu_register_scan(bp_library *lib);
 bp_status cpu_register_cast(bp_library *lib);
 bp_status cpu_register_reduce(bp_library *lib);
 bp_status cpu_register_softmax(bp_library *lib);

@@ -13,6 +13,7 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/elementwise.c \
 	%D%/compare.c \
 	%D%/index.c \
+	%D%/scan.c \
 	%D%/cast.c \
 	%D%/reduce.c \
 	%D%/rows.c \

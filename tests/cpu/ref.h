@@ -126,6 +126,10 @@ rt *ref_index_select(const rt *a, int64_t dim, const rt *index);
 rt *ref_gather(const rt *a, int64_t dim, const rt *index);
 rt *ref_embedding(const rt *weight, const rt *indices);
 
+/* cumsum along dim; dtype is its dtype argument or BP_DTYPE_INVALID.
+ * *n_out receives the length of dim (the most terms in one sum). */
+rt *ref_cumsum(const rt *a, int64_t dim, int32_t dtype, int64_t *n_out);
+
 /* Helpers ref.c shares with ref2.c. */
 bool ref_next_index(int32_t n, const int64_t *sizes, int64_t *idx);
 int64_t ref_bidx(const rt *a, int32_t n, const int64_t *idx);

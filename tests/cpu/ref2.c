@@ -180,3 +180,33 @@ rt *ref_embedding(const rt *weight, const rt *indices) {
     }
   return o;
 }
+
+rt *ref_cumsum(const rt *a, int64_t dim, int32_t dtype, int64_t *n_out) {
+  int32_t dt = dtype != BP_DTYPE_INVALID ? dtype : dt_is_float(a->dtype) ? a->dtype : BP_INT64;
+  rt *c = ref_cast(a, dt), *o = rt_new(dt, a->ndim, a->sizes);
+  int32_t d = a->ndim == 0 ? 0 : (int32_t)(dim < 0 ? dim + a->ndim : dim);
+  int64_t outer = 1, n = a->ndim ? a->sizes[d] : 1, inner = 1;
+  for (int32_t j = 0; j < d; j++) outer *= a->sizes[j];
+  for (int32_t j = d + 1; j < a->ndim; j++) inner *= a->sizes[j];
+  for (int64_t p = 0; p < outer; p++)
+    for (int64_t i = 0; i < inner; i++) {
+      double f = 0;
+      uint64_t u = 0;
+      for (int64_t k = 0; k < n; k++) {
+        int64_t at = (p * n + k) * inner + i;
+        if (dt_is_float(dt)) {
+          f += c->f[at];
+          o->f[at] = round_to(dt, f);
+        } else if (dt == BP_BOOL) {
+          u |= c->i[at] != 0;
+          o->i[at] = (int64_t)u;
+        } else {
+          u += (uint64_t)c->i[at];
+          o->i[at] = wrap_int(dt, (int64_t)u);
+        }
+      }
+    }
+  rt_free(c);
+  *n_out = n;
+  return o;
+}

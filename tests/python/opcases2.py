@@ -182,6 +182,84 @@ def gathers(case, refuses, core, bp):
             match="padding_idx")
 
 
+def cumsum(case, refuses, core, bp):
+    for dt in ("float32", "float64", "float16", "int32", "int8", "bool",
+               "uint8"):
+        x = special(dt, (4, 7)) if dt in FLOATS else vals(dt, (4, 7), 0, 120)
+        res = dt if dt in FLOATS else "int64"
+        acc = F64 if res in FLOATS else res
+        for dim in (0, 1, -1):
+            want = np.cumsum(x.astype(acc), axis=dim)
+            case(core.cumsum, (x, dim), want, res, "close", f"{dt} dim {dim}",
+                 n=x.shape[dim], asum=True)
+        case(core.cumsum, (x.T, 0), np.cumsum(x.T.astype(acc), 0), res,
+             "close", f"{dt} transposed", n=7, asum=True)
+    x = vals("int8", (300,), 100, 127)
+    case(core.cumsum, (x, 0), np.cumsum(x.astype("int8"), dtype="int8"),
+         "int8", desc="dtype=int8 wraps", kw={"dtype": "int8"})
+    x = vals("int32", (5,))
+    case(core.cumsum, (x, 0), np.cumsum(x.astype(F64)), "float32", "close",
+         "dtype=float32", kw={"dtype": "float32"}, n=5, asum=True)
+    case(core.cumsum, (np.float32(2.5) * np.ones(()), 0), np.array(2.5),
+         "float64", desc="0-dim")
+    refuses(bp.InvalidArgumentError, core.cumsum, vals("float32", (2, 3)), 2,
+            match="out of range")
+
+
+def softmax(x):
+    e = np.exp(x - np.max(x, -1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def layers(case, refuses, core, bp):
+    a, b = vals("float32", (2, 3)), vals("float16", (4, 3))
+    case(core.cat, ([a, b], 0), np.concatenate([a, b.astype("float32")]),
+         "float32", desc="float32 and float16")
+    case(core.cat, ([a.T, a.T[:, :1]], 1),
+         np.concatenate([a.T, a.T[:, :1]], 1), "float32",
+         desc="views along dim 1")
+    i8 = vals("int8", (3,))
+    case(core.cat, ([np.zeros(0, "int64"), i8], 0), i8.astype("int64"),
+         "int64", desc="skips a 1-D empty tensor, promotes with it")
+    case(core.stack, ([a, a * 2, a], -1), np.stack([a, a * 2, a], -1),
+         "float32", desc="dim -1")
+    refuses(bp.ShapeError, core.cat, [a, b.T], 0, match="tensor #1")
+    refuses(bp.ShapeError, core.stack, [a, a.T], 0, match="tensor #1")
+    refuses(bp.ShapeError, core.cat, [np.float32(1) * np.ones(()), a], 0,
+            match="0-dimensional")
+    x, w, bias = vals("float64", (2, 5, 4)), vals("float64", (3, 4)), \
+        vals("float64", (3,))
+    case(core.linear, (x, w, bias), x @ w.T + bias, "float64", "close",
+         desc="with bias", n=4)
+    case(core.linear, (x[0, 0], w), x[0, 0] @ w.T, "float64", "close",
+         desc="1-D input, no bias", n=4)
+    refuses(bp.ShapeError, core.linear, x, w.T, match="in_features")
+    r = vals("float32", (3, 6))
+    ms = (r.astype(F64) ** 2).mean(-1, keepdims=True)
+    eps = float(np.finfo(np.float32).eps)
+    case(core.rms_norm, (r, [6], r[0]), r / np.sqrt(ms + eps) * r[0],
+         "float32", "close", desc="weight, default eps", n=6)
+    refuses(bp.ShapeError, core.rms_norm, r, [5], match="normalized_shape")
+    xb, st = vals("float32", (2, 3, 4)), vals("float32", (3,), 0.5, 2)
+    want = (xb - st[:, None]) / np.sqrt(st[:, None] + 1e-5) * st[:, None]
+    case(core.batch_norm, (xb, st, None, st, st, False, 0.1, 1e-5, False),
+         want, "float32", "close", desc="weight, no bias", n=4)
+    refuses(bp.InvalidArgumentError, core.batch_norm, xb, None, None, None,
+            st, False, 0.1, 1e-5, False, match="running")
+    q, k, v = (vals("float64", s) for s in ((2, 4, 3, 8), (2, 2, 5, 8),
+                                            (2, 2, 5, 2)))
+    kk, vv = np.repeat(k, 2, -3), np.repeat(v, 2, -3)
+    sc = q @ np.swapaxes(kk, -1, -2) / np.sqrt(8)
+    case(core.scaled_dot_product_attention, (q, k, v), softmax(sc) @ vv,
+         "float64", "close", desc="grouped-query heads", n=8)
+    causal = np.triu(np.ones((3, 5), bool), 1)
+    case(core.scaled_dot_product_attention, (q, k, v, None, 0.0, True),
+         softmax(np.where(causal, -np.inf, sc)) @ vv, "float64", "close",
+         desc="is_causal, L != S", n=8)
+    refuses(bp.InvalidArgumentError, core.scaled_dot_product_attention, q, k,
+            v, dropout_p=0.5, match="dropout_p")
+
+
 def run(case, refuses, core, bp):
     comparisons(case, refuses, core, bp)
     logical(case, refuses, core, bp)
@@ -189,3 +267,5 @@ def run(case, refuses, core, bp):
     clamp(case, refuses, core, bp)
     arith_scalar(case, refuses, core, bp)
     gathers(case, refuses, core, bp)
+    cumsum(case, refuses, core, bp)
+    layers(case, refuses, core, bp)

@@ -155,6 +155,8 @@ ids = torch.tensor([[49, 0, 0], [7, 7, 49]])
 sel = torch.tensor([49, 3, 3], dtype=torch.int32)
 CASES["index_select"] = ((table, 0, sel), {},
                          lambda: torch.index_select(table, 0, sel.long()))
+CASES["cumsum"] = ((table, 0), {"dtype": torch.float64},
+                   lambda: torch.cumsum(table, 0, dtype=torch.float64))
 CASES["gather"] = ((table.T, 1, ids.repeat(2, 1)), {},
                    lambda: torch.gather(table.T, 1, ids.repeat(2, 1)))
 CASES["matmul"] = (CASES["matmul"][0], {},
@@ -220,18 +222,71 @@ COMPOSITES = [
     ("embedding", (table, ids), lambda: F.embedding(ids, table)),
     ("embedding", (table, ids, 0), lambda: F.embedding(ids, table, 0)),
 ]
+# Layers: torch 1.13 has no rms_norm and no scaled_dot_product_attention,
+# so those are compared with their torch compositions.
+lx, lw, lb = rand(2, 5, 8), rand(6, 8), rand(6)
+bx, bm, bv = rand(2, 3, 4, 4), rand(3), rand(3, lo=0.5, hi=2.0)
+q, k, v = rand(2, 4, 5, 8), rand(2, 2, 7, 8), rand(2, 2, 7, 3)
+
+
+def sdpa_ref(q, k, v, mask=None, causal=False, scale=None):
+    g = q.shape[-3] // k.shape[-3]
+    k, v = k.repeat_interleave(g, -3), v.repeat_interleave(g, -3)
+    s = q @ k.transpose(-1, -2) * (scale or q.shape[-1] ** -0.5)
+    if causal:
+        mask = torch.ones(q.shape[-2], k.shape[-2]).tril().bool()
+    if mask is not None and mask.dtype == torch.bool:
+        s = s.masked_fill(~mask, -float("inf"))
+    elif mask is not None:
+        s = s + mask
+    return s.softmax(-1) @ v
+
+
+bmask = torch.rand(5, 7, generator=gen) > 0.3
+bmask[2] = False  # a row that masks every key: NaN, as in torch
+fmask = rand(5, 7)
+COMPOSITES += [
+    ("cat", ([lx, lx[:1].double()], 0),
+     lambda: torch.cat([lx, lx[:1].double()], 0)),
+    ("cat", ([lx, torch.zeros(0), lx], -1),
+     lambda: torch.cat([lx, lx], -1)),
+    ("stack", ([lw, lw * 2, lw], 1), lambda: torch.stack([lw, lw * 2, lw], 1)),
+    ("linear", (lx, lw, lb), lambda: F.linear(lx, lw, lb)),
+    ("linear", (lx[0, 0], lw), lambda: F.linear(lx[0, 0], lw)),
+    ("rms_norm", (lx, [8], lw[0]), lambda: lx * torch.rsqrt(
+        lx.pow(2).mean(-1, keepdim=True) + torch.finfo(lx.dtype).eps) * lw[0]),
+    ("rms_norm", (lx.bfloat16(), [5, 8], None, 1e-3), lambda: (
+        lx * torch.rsqrt(lx.pow(2).mean((-2, -1), keepdim=True) + 1e-3)
+    ).bfloat16()),
+    ("batch_norm", (bx, bm, bv, bm, bv, False, 0.1, 1e-5, False),
+     lambda: F.batch_norm(bx, bm, bv, bm, bv, False, 0.1, 1e-5)),
+    ("scaled_dot_product_attention", (q, k, v), lambda: sdpa_ref(q, k, v)),
+    ("scaled_dot_product_attention", (q, k, v, None, 0.0, True),
+     lambda: sdpa_ref(q, k, v, causal=True)),
+    ("scaled_dot_product_attention", (q, k, v, bmask),
+     lambda: sdpa_ref(q, k, v, bmask)),
+    ("scaled_dot_product_attention", (q, k, v, fmask),
+     lambda: sdpa_ref(q, k, v, fmask)),
+]
 for name, args, ref in COMPOSITES:
     op = torch.ops.bp_core
     for part in name.split("."):
         op = getattr(op, part)
     got, expected = op(*args), ref()
+    if name == "scaled_dot_product_attention" and len(args) == 4:
+        # scale= by keyword, with the float mask
+        got2 = op(*args, scale=0.25)
+        exp2 = sdpa_ref(*args, scale=0.25)
+        ok(torch.allclose(got2, exp2, atol=1e-5, equal_nan=True),
+           "bp_core.scaled_dot_product_attention(scale=0.25) matches")
     same = (isinstance(got, torch.Tensor) and got.dtype == expected.dtype
             and got.shape == expected.shape
             and (torch.equal(got, expected) if not got.is_floating_point()
                  else torch.allclose(got.double(), expected.double(),
                                      rtol=1e-2 if got.dtype == torch.bfloat16
                                      else 1e-5, atol=1e-5, equal_nan=True)))
-    shown = tuple(a.dtype if isinstance(a, torch.Tensor) else a for a in args)
+    shown = tuple(a.dtype if isinstance(a, torch.Tensor) else
+                  "list" if isinstance(a, list) else a for a in args)
     ok(same, f"bp_core.{name}{shown} matches torch",
        f"got {got}\nexpected {expected}")
 

@@ -169,3 +169,33 @@ SHIM_KERNEL(gather_dense_strides) {
 const shim_fault shim_the_fault = {"gather_dense_strides", "gather", gather_dense_strides, NULL,
                                    NULL};
 #endif
+
+#if defined(FAULT_CUMSUM_BLOCK_CARRY)
+/* A blocked scan (blocks of 64 along dim, as a vector or GPU scan splits
+ * the work) that forgets to add the previous blocks' total to a block:
+ * right for any dim of up to 64 elements. */
+SHIM_KERNEL(cumsum_block_carry) {
+  bp_status st = shim_real(ctx, args, nargs, rets, nrets);
+  if (st) return st;
+  const bp_tensor_view *o = SHIM_RET();
+  if (o->dtype != BP_FLOAT32 || o->ndim == 0) return BP_OK;
+  int64_t dim = args[1].u.i < 0 ? args[1].u.i + o->ndim : args[1].u.i;
+  int64_t outer = 1, n = o->sizes[dim], inner = 1;
+  for (int64_t d = 0; d < dim; d++) outer *= o->sizes[d];
+  for (int64_t d = dim + 1; d < o->ndim; d++) inner *= o->sizes[d];
+  float *y = (float *)o->data; /* the host allocated it: contiguous */
+  for (int64_t p = 0; p < outer; p++)
+    for (int64_t i = 0; i < inner; i++) {
+      float carry = 0, last = 0; /* last: the true prefix before this element */
+      for (int64_t k = 0; k < n; k++) {
+        float *e = &y[(p * n + k) * inner + i];
+        if (k % 64 == 0) carry = last; /* the blocks before this one */
+        last = *e;
+        *e -= carry;
+      }
+    }
+  return BP_OK;
+}
+const shim_fault shim_the_fault = {"cumsum_block_carry", "cumsum", cumsum_block_carry, NULL,
+                                   NULL};
+#endif

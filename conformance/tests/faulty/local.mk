@@ -48,6 +48,7 @@ check_LTLIBRARIES += \
 	%D%/eq_signed_zero.la \
 	%D%/index_select_clamp.la \
 	%D%/gather_dense_strides.la \
+	%D%/cumsum_block_carry.la \
 	%D%/softmax_nomax.la \
 	%D%/sum_f16_accum.la \
 	%D%/abs_int_min.la \
@@ -194,6 +195,10 @@ check_LTLIBRARIES += \
 %C%_gather_dense_strides_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_GATHER_DENSE_STRIDES
 %C%_gather_dense_strides_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_gather_dense_strides_la_LIBADD = $(SHIM_LIBADD)
+%C%_cumsum_block_carry_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_cumsum_block_carry_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_CUMSUM_BLOCK_CARRY
+%C%_cumsum_block_carry_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_cumsum_block_carry_la_LIBADD = $(SHIM_LIBADD)
 %C%_exp_clamp_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
 %C%_exp_clamp_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EXP_CLAMP
 %C%_exp_clamp_la_LDFLAGS = $(SHIM_LDFLAGS)

@@ -239,6 +239,15 @@ static int t_gather_dense_strides(char *why, size_t len) {
   return check("core::gather", c, ref_gather(x, 0, ix), true, 1, 1, why, len);
 }
 
+static int t_cumsum_block_carry(char *why, size_t len) {
+  rt *x = rnd(F32, 2, S(2, 130), -2, 2);
+  call *c = with(1, mk(x, NULL, 0), NULL, NULL);
+  arg_i(c, 1);
+  int64_t n;
+  rt *want = ref_cumsum(x, 1, BP_DTYPE_INVALID, &n);
+  return check("core::cumsum", c, want, false, sqrt_n(n), (double)n, why, len);
+}
+
 static int t_softmax_nomax(char *why, size_t len) {
   rt *x = vals(F32, 2, S(2, 5), V(100, 101, 99, 102, 100.5, 1, 2, 3, 4, 5));
   call *c = with(1, mk(x, NULL, 0), NULL, NULL);
@@ -340,6 +349,7 @@ const trigger num_triggers[] = {
     {"lt_nan_ordered", t_lt_nan_ordered, 0},
     {"eq_signed_zero", t_eq_signed_zero, 0},
     {"gather_dense_strides", t_gather_dense_strides, 0},
+    {"cumsum_block_carry", t_cumsum_block_carry, 0},
     {"softmax_nomax", t_softmax_nomax, 0},
     {"sum_f16_accum", t_sum_f16_accum, 0},
     {"abs_int_min", t_abs_int_min, 0},

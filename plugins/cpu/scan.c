@@ -1,0 +1,106 @@
+/*
+ * plugins/cpu/scan.c - cumsum (op set 2): inclusive prefix sums along a
+ * dim.
+ *
+ * self is first converted to the result dtype (contiguous), as PyTorch
+ * converts it for `dtype=`.  The result is then [outer, n, inner]: each
+ * step along dim adds a row of `inner` elements to a row of accumulators,
+ * so that the inner loop runs over contiguous memory and vectorises.
+ * Floats accumulate in double (as PyTorch's CPU kernel does), integers in
+ * uint64 that wraps to the result dtype, bool as "any so far".
+ */
+#include <stdlib.h>
+
+#include "elementwise.h"
+
+/* acc[i] += x[i]; out[i] = acc[i], for one row, per storage type. */
+#define ROW_F(tn, T, LD, ST)                                                                \
+  CPU_CLONES static void row_##tn(double *acc, const void *xv, void *ov, int64_t n) {       \
+    const T *x = (const T *)xv;                                                             \
+    T *o = (T *)ov;                                                                         \
+    for (int64_t i = 0; i < n; i++) {                                                       \
+      acc[i] += (double)LD(x[i]);                                                           \
+      o[i] = ST(acc[i]);                                                                    \
+    }                                                                                       \
+  }
+#define F32_ST(v) ((float)(v))
+#define F64_ST(v) (v)
+#define F16_ST(v) bp_aux_f64_to_f16(v)
+#define BF16_ST(v) bp_aux_f64_to_bf16(v)
+ROW_F(f32, float, ID, F32_ST)
+ROW_F(f64, double, ID, F64_ST)
+ROW_F(f16, uint16_t, bp_aux_f16_to_f32, F16_ST)
+ROW_F(bf16, uint16_t, bp_aux_bf16_to_f32, BF16_ST)
+
+#define ROW_I(tn, T)                                                                        \
+  CPU_CLONES static void row_##tn(uint64_t *acc, const void *xv, void *ov, int64_t n) {     \
+    const T *x = (const T *)xv;                                                             \
+    T *o = (T *)ov;                                                                         \
+    for (int64_t i = 0; i < n; i++) {                                                       \
+      acc[i] += (uint64_t)(int64_t)x[i];                                                    \
+      o[i] = (T)acc[i];                                                                     \
+    }                                                                                       \
+  }
+ROW_I(i8, int8_t)
+ROW_I(i16, int16_t)
+ROW_I(i32, int32_t)
+ROW_I(i64, int64_t)
+ROW_I(u8, uint8_t)
+
+static void row_b8(uint64_t *acc, const void *xv, void *ov, int64_t n) {
+  const uint8_t *x = (const uint8_t *)xv;
+  uint8_t *o = (uint8_t *)ov;
+  for (int64_t i = 0; i < n; i++) {
+    acc[i] |= x[i] != 0;
+    o[i] = (uint8_t)acc[i];
+  }
+}
+
+typedef void (*row_f_fn)(double *, const void *, void *, int64_t);
+typedef void (*row_i_fn)(uint64_t *, const void *, void *, int64_t);
+
+static bp_status cumsum_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  const bp_tensor_view *vo = view_of(out);
+  if (vo->numel == 0) return BP_OK;
+  int32_t dt = vo->dtype;
+  row_f_fn rf = dt == BP_FLOAT32 ? row_f32 : dt == BP_FLOAT64 ? row_f64
+              : dt == BP_FLOAT16 ? row_f16 : dt == BP_BFLOAT16 ? row_bf16 : NULL;
+  row_i_fn ri = dt == BP_INT8 ? row_i8 : dt == BP_INT16 ? row_i16 : dt == BP_INT32 ? row_i32
+              : dt == BP_INT64 ? row_i64 : dt == BP_UINT8 ? row_u8 : dt == BP_BOOL ? row_b8
+              : NULL;
+  if (!rf && !ri) return unsupported(ctx, 0, "self", dt);
+  bp_tensor *c = NULL;
+  bp_status st = cpu_cast_to(args[0].u.tensor, dt, &c);
+  if (st) return st;
+  const bp_tensor_view *vc = view_of(c);
+  int32_t dim = 0;
+  if (vc->ndim > 0) dim = (int32_t)(args[1].u.i < 0 ? args[1].u.i + vc->ndim : args[1].u.i);
+  int64_t outer = 1, n = vc->ndim > 0 ? vc->sizes[dim] : 1, inner = 1;
+  for (int32_t d = 0; d < dim; d++) outer *= vc->sizes[d];
+  for (int32_t d = dim + 1; d < vc->ndim; d++) inner *= vc->sizes[d];
+  /* one accumulator per column of a row; doubles and uint64s are both 8 bytes */
+  void *acc = malloc((size_t)inner * 8);
+  if (!acc) {
+    cpu_host->tensor_release(c);
+    return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld accumulators",
+                   ctx->op_name, (long long)inner);
+  }
+  size_t row = (size_t)(inner * vc->itemsize);
+  for (int64_t o = 0; o < outer; o++) {
+    memset(acc, 0, (size_t)inner * 8); /* 0.0 and 0 alike */
+    const char *x = (const char *)vc->data + (size_t)(o * n) * row;
+    char *y = (char *)vo->data + (size_t)(o * n) * row;
+    for (int64_t k = 0; k < n; k++, x += row, y += row) {
+      if (rf) rf((double *)acc, x, y, inner);
+      else ri((uint64_t *)acc, x, y, inner);
+    }
+  }
+  free(acc);
+  cpu_host->tensor_release(c);
+  return BP_OK;
+}
+BP_AUX_STRUCTURED_KERNEL(cumsum_kernel, cumsum_impl)
+
+bp_status cpu_register_scan(bp_library *lib) {
+  return CPU_IMPL_STRUCTURED(lib, "cumsum", cumsum_kernel, NULL);
+}
