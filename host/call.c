@@ -81,7 +81,10 @@ static bp_status check_args(const bp_op *op, bp_value *args) {
                              "%s: argument #%u '%s': element %u of the list is NULL", op->name, i,
                              arg_name(op, i), e);
     }
-    if (BP__UNLIKELY(op->arg_list_size[i] >= 0 && v->len != (uint32_t)op->arg_list_size[i])) {
+    /* T[N] holds N elements, or none: PyTorch's "derived from another
+     * argument" (max_pool2d's stride=[]). */
+    if (BP__UNLIKELY(op->arg_list_size[i] >= 0 && v->len != (uint32_t)op->arg_list_size[i] &&
+                     v->len != 0)) {
       char want_s[64];
       type_spelling(op, i, want_s, sizeof want_s);
       return bp__error(BP_ERR_SHAPE, "%s: argument #%u '%s': expected %s, got a list of %u",

@@ -450,22 +450,29 @@ static bp_status core_setup(const bp_host_api *h, bp_registrar *reg) {
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "core", BP_LIBRARY_DEF, 0};
   bp_library *lib = NULL;
   bp_status st = h->library(reg, &ld, &lib);
-  size_t n1 = sizeof core_defs / sizeof core_defs[0], n2 = n1 + bp__core_ndefs_v2;
-  for (size_t i = 0; !st && i < n2 + bp__core_ndefs_nn; i++) {
-    const core_def *c = i < n1 ? &core_defs[i] : i < n2 ? &bp__core_defs_v2[i - n1]
-                                                         : &bp__core_defs_nn[i - n2];
-    bp_op_def d;
-    memset(&d, 0, sizeof d);
-    d.struct_size = BP_OP_DEF_STRUCT_SIZE;
-    d.schema = c->schema;
-    d.meta = c->meta;
-    d.flags = c->flags;
-    d.user_data = (void *)c->data;
-    d.doc = c->doc;
-    d.op_set_version = c->since;
-    d.composite = c->composite;
-    st = h->def(lib, &d);
-  }
+  const struct {
+    const core_def *defs;
+    size_t n;
+  } tables[] = {{core_defs, sizeof core_defs / sizeof core_defs[0]},
+                {bp__core_defs_v2, bp__core_ndefs_v2},
+                {bp__core_defs_nn, bp__core_ndefs_nn},
+                {bp__core_defs_conv, bp__core_ndefs_conv},
+                {bp__core_defs_inplace, bp__core_ndefs_inplace}};
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (size_t i = 0; !st && i < tables[t].n; i++) {
+      const core_def *c = &tables[t].defs[i];
+      bp_op_def d;
+      memset(&d, 0, sizeof d);
+      d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+      d.schema = c->schema;
+      d.meta = c->meta;
+      d.flags = c->flags;
+      d.user_data = (void *)c->data;
+      d.doc = c->doc;
+      d.op_set_version = c->since;
+      d.composite = c->composite;
+      st = h->def(lib, &d);
+    }
   return st;
 }
 

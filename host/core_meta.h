@@ -288,5 +288,11 @@ extern const core_def bp__core_defs_v2[];
 extern const size_t bp__core_ndefs_v2;
 extern const core_def bp__core_defs_nn[];
 extern const size_t bp__core_ndefs_nn;
+/* core_conv.c: conv2d and the 2-D pools. */
+extern const core_def bp__core_defs_conv[];
+extern const size_t bp__core_ndefs_conv;
+/* core_inplace.c: the in-place forms (add_, relu_, masked_fill_, ...). */
+extern const core_def bp__core_defs_inplace[];
+extern const size_t bp__core_ndefs_inplace;
 
 #endif /* BP_HOST_CORE_META_H */

@@ -740,7 +740,8 @@ static bool parse_scalar(parser *p, const bp__arg *a, bp_value *v,
 /*
  * A list default: "[" [ scalar { "," scalar } ] "]", or for a fixed-size
  * list T[N] a single scalar that stands for N copies of itself (PyTorch's
- * `int[2] stride=1`).  Stored as the expanded list.
+ * `int[2] stride=1`).  Stored as the expanded list.  T[N] also takes an
+ * empty list, which the op reads as "derived from another argument".
  */
 static bool parse_list_default(parser *p, bp__arg *a) {
   bool ints = a->type == BP__T_INT;
@@ -791,7 +792,9 @@ static bool parse_list_default(parser *p, bp__arg *a) {
         goto fail;
       }
     }
-    if (a->list_size >= 0 && n != (size_t)a->list_size) {
+    /* (An empty default of a fixed-size list is PyTorch's "derived from
+     * another argument", as max_pool2d's `int[2] stride=[]`.) */
+    if (a->list_size >= 0 && n != 0 && n != (size_t)a->list_size) {
       char ty[64];
       bp__arg_type_format(a, ty, sizeof ty);
       fail_at(p, col, "the default of '%s %s' has %zu element%s but the "

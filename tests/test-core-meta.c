@@ -502,7 +502,10 @@ static void op_set_listing(void) {
       "logical_or", "isnan", "masked_fill", "clamp", "add.Scalar", "sub.Scalar", "mul.Scalar",
       "div.Scalar", "pow.Scalar", "index_select", "embedding", "gather",
       "cumsum", "cat", "stack", "linear", "rms_norm", "batch_norm",
-      "scaled_dot_product_attention"};
+      "scaled_dot_product_attention", "conv2d", "max_pool2d", "avg_pool2d",
+      "adaptive_avg_pool2d", "add_", "add_.Scalar", "sub_", "sub_.Scalar", "mul_", "mul_.Scalar", "div_", "div_.Scalar",
+      "neg_", "abs_", "exp_", "log_", "sqrt_", "rsqrt_", "relu_", "sigmoid_", "tanh_", "sin_",
+      "cos_", "erf_", "silu_", "gelu_", "masked_fill_", "clamp_"};
   const size_t n1 = sizeof v1 / sizeof v1[0], n2 = sizeof v2 / sizeof v2[0];
   for (size_t i = 0; i < n1 + n2; i++) {
     char full[64];

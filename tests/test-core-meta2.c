@@ -276,7 +276,10 @@ static void composites(void) {
       "eq.Scalar", "ne.Scalar", "lt.Scalar", "le.Scalar", "gt.Scalar", "ge.Scalar",
       "logical_not", "logical_and", "logical_or", "isnan", "masked_fill", "clamp",
       "add.Scalar", "sub.Scalar", "mul.Scalar", "div.Scalar", "pow.Scalar", "embedding",
-      "cat", "stack", "linear", "rms_norm", "batch_norm", "scaled_dot_product_attention"};
+      "cat", "stack", "linear", "rms_norm", "batch_norm", "scaled_dot_product_attention", "conv2d",
+      "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "add_", "add_.Scalar", "sub_", "sub_.Scalar", "mul_", "mul_.Scalar", "div_", "div_.Scalar",
+      "neg_", "abs_", "exp_", "log_", "sqrt_", "rsqrt_", "relu_", "sigmoid_", "tanh_", "sin_",
+      "cos_", "erf_", "silu_", "gelu_", "masked_fill_", "clamp_"};
   const size_t nk = sizeof kernel_ops / sizeof *kernel_ops;
   for (size_t i = 0; i < nk + sizeof composite_ops / sizeof *composite_ops; i++) {
     char name[40];

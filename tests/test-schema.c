@@ -130,6 +130,7 @@ static const valid_case valid_lists[] = {
     {"f(Tensor[]? xs=None) -> ()", NULL},
     {"f(float[]? x=None) -> ()", NULL},
     {"f(int[] x=[]) -> ()", NULL},
+    {"f(int[2] x=[]) -> ()", NULL}, /* PyTorch's "derived from another argument" */
     {"f(int[] x=[0, 1]) -> ()", NULL},
     {"f(int[] x=[-1,2 ,  3]) -> ()", "f(int[] x=[-1, 2, 3]) -> ()"},
     {"f(int[2] stride=1) -> ()", "f(int[2] stride=[1, 1]) -> ()"},
@@ -296,7 +297,7 @@ static const invalid_case invalid_semantic[] = {
     {"f(int[2] x=[1]) -> ()", 12,
      "the default of 'int[2] x' has 1 element but the type has 2"},
     {"f(int[2] x=[1, 2, 3]) -> ()", 12, "has 3 elements but the type has 2"},
-    {"f(float[1] x=[]) -> ()", 14, "has 0 elements but the type has 1"},
+    {"f(float[1] x=[1, 2]) -> ()", 14, "has 2 elements but the type has 1"},
     {"f(int[] x=1) -> ()", 11, "expected a list such as [0, 1] as the default"},
     {"f(int[2] x=True) -> ()", 12, "a list such as [0, 1] or one number"},
     {"f(int[] x=[1.5]) -> ()", 12, "expected an int but got '1.5'"},

@@ -174,7 +174,12 @@ static int to_number_list(call_state *cs, PyObject *o, const bp_arg_info *a,
     }
     n = a->list_size > 0 ? a->list_size : 1;
   }
-  if (a->list_size >= 0 && n != a->list_size) {
+  /* T[N] takes N elements, one (repeated N times, as torch takes
+   * kernel_size=[3]) or none (torch's "derived from another argument"). */
+  int repeat = !scalar && a->list_size > 1 && n == 1;
+  if (repeat)
+    n = a->list_size;
+  if (a->list_size >= 0 && n != a->list_size && n != 0) {
     PyErr_Format(bpy_error_class(BP_ERR_INVALID_ARGUMENT),
                  "expected %d elements, got %zd", (int)a->list_size, n);
     return -1;
@@ -183,7 +188,8 @@ static int to_number_list(call_state *cs, PyObject *o, const bp_arg_info *a,
   if (!buf)
     return -1;
   for (Py_ssize_t k = 0; k < n; k++) {
-    PyObject *x = scalar ? (Py_INCREF(o), o) : PySequence_GetItem(o, k);
+    PyObject *x = scalar ? (Py_INCREF(o), o)
+                         : PySequence_GetItem(o, repeat ? 0 : k);
     if (!x)
       return -1;
     int rc = ints ? to_int64(x, (int64_t *)buf + k)

@@ -260,6 +260,77 @@ def layers(case, refuses, core, bp):
             v, dropout_p=0.5, match="dropout_p")
 
 
+def windows(x, k, s, p, d, fill):
+    """[N, C, OH, OW, KH, KW] windows of x padded with fill."""
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=fill)
+    span = d * (k - 1) + 1
+    w = np.lib.stride_tricks.sliding_window_view(xp, (span, span), (2, 3))
+    return w[:, :, ::s, ::s, ::d, ::d]
+
+
+def conv_pool(case, refuses, core, bp):
+    x = vals("float64", (2, 4, 9, 8))
+    for s, p, d, g in [(1, 0, 1, 1), (2, 1, 1, 2), (1, 2, 2, 4), (3, 1, 1, 1)]:
+        w, b = vals("float64", (8, 4 // g, 3, 3)), vals("float64", (8,))
+        win = windows(x, 3, s, p, d, 0.0)
+        want = np.concatenate([np.einsum(
+            "nchwij,ocij->nohw", win[:, i * 4 // g:(i + 1) * 4 // g],
+            w[i * 8 // g:(i + 1) * 8 // g]) for i in range(g)], 1)
+        case(core.conv2d, (x, w, b, s, p, d, g), want + b[:, None, None],
+             "float64", "close", desc=f"stride {s} padding {p} dilation {d} "
+             f"groups {g}", n=36)
+    case(core.max_pool2d, (x, 3, 2, 1), windows(x, 3, 2, 1, 1, -np.inf).max(
+        (-2, -1)), "float64", desc="3x3, stride 2, padding 1")
+    case(core.avg_pool2d, (x, 2), windows(x, 2, 2, 0, 1, 0.0).mean((-2, -1)),
+         "float64", "close", desc="2x2", n=4)
+    case(core.adaptive_avg_pool2d, (x, 1), x.mean((-2, -1), keepdims=True),
+         "float64", "close", desc="global", n=72)
+    refuses(bp.ShapeError, core.conv2d, x, vals("float64", (8, 3, 3, 3)),
+            match="input channels per group")
+    refuses(bp.ShapeError, core.max_pool2d, x, 10, match="output would be")
+
+
+INPLACE1 = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "relu", "sigmoid",
+            "tanh", "sin", "cos", "erf", "silu", "gelu"]
+
+
+def inplace(case, refuses, core, bp):
+    """Each op_ writes op's result into self and returns self."""
+    def check(name, x, *args, **kw):
+        want = getattr(core, name)(x.copy(), *args, **kw).numpy()
+        mode = "exact" if name in ("neg", "abs", "relu") else "ulp"
+        op = getattr(core, name + "_")
+        if args and not isinstance(args[0], np.ndarray) and \
+                hasattr(op, "Scalar"):
+            op = op.Scalar
+        got = bp.from_dlpack(x.copy())
+        r = op(got, *args, **kw)
+        same = r.data_ptr == got.data_ptr and got.numpy().tobytes() == \
+            r.numpy().tobytes()
+        case(op, (bp.from_dlpack(x.copy()),) + args, want, x.dtype.name,
+             mode, kw=kw, desc=f"{x.dtype.name}: self written and returned"
+             if same else "DID NOT WRITE AND RETURN SELF")
+    x = vals("float32", (3, 4), 0.25, 3)
+    for name in INPLACE1:
+        check(name, x)
+    check("gelu", x, approximate="tanh")
+    for name in ("add", "sub", "mul", "div"):
+        check(name, x, vals("float32", (4,)))
+        check(name, x, 2)
+        check(name, vals("int32", (3,)), vals("int8", (3,))) if name != "div" \
+            else None
+    check("add", x, x.T[:4, :3].T.copy(), alpha=-0.5)
+    check("masked_fill", x, vals("bool", (4,)), -np.inf)
+    check("clamp", x, 0.5, 2.0)
+    refuses(bp.DtypeError, core.add_, vals("int32", (3,)), 0.5,
+            match="cannot be written")
+    refuses(bp.ShapeError, core.mul_, vals("float32", (3,)),
+            vals("float32", (2, 3)), match="does not broadcast self")
+    e = vals("float32", (3,))
+    stride0 = np.lib.stride_tricks.as_strided(e, (2, 3), (0, 4))
+    refuses(bp.InvalidArgumentError, core.relu_, stride0, match="stride 0")
+
+
 def run(case, refuses, core, bp):
     comparisons(case, refuses, core, bp)
     logical(case, refuses, core, bp)
@@ -269,3 +340,5 @@ def run(case, refuses, core, bp):
     gathers(case, refuses, core, bp)
     cumsum(case, refuses, core, bp)
     layers(case, refuses, core, bp)
+    inplace(case, refuses, core, bp)
+    conv_pool(case, refuses, core, bp)

@@ -245,7 +245,18 @@ def sdpa_ref(q, k, v, mask=None, causal=False, scale=None):
 bmask = torch.rand(5, 7, generator=gen) > 0.3
 bmask[2] = False  # a row that masks every key: NaN, as in torch
 fmask = rand(5, 7)
+cx, cw, cb = rand(2, 6, 9, 11), rand(12, 3, 3, 3), rand(12)
 COMPOSITES += [
+    ("conv2d", (cx, cw, cb, 2, 1, 1, 2),
+     lambda: F.conv2d(cx, cw, cb, 2, 1, 1, 2)),
+    ("conv2d", (cx[0], cw[:, :2].repeat(1, 3, 1, 1), None, 1, 3, 2),
+     lambda: F.conv2d(cx[0], cw[:, :2].repeat(1, 3, 1, 1), None, 1, 3, 2)),
+    ("max_pool2d", (cx, 3, 2, 1, 1, True),
+     lambda: F.max_pool2d(cx, 3, 2, 1, 1, True)),
+    ("avg_pool2d", (cx, 3, 2, 1, True, False),
+     lambda: F.avg_pool2d(cx, 3, 2, 1, True, False)),
+    ("adaptive_avg_pool2d", (cx, [4, 5]),
+     lambda: F.adaptive_avg_pool2d(cx, (4, 5))),
     ("cat", ([lx, lx[:1].double()], 0),
      lambda: torch.cat([lx, lx[:1].double()], 0)),
     ("cat", ([lx, torch.zeros(0), lx], -1),
@@ -289,6 +300,14 @@ for name, args, ref in COMPOSITES:
                   "list" if isinstance(a, list) else a for a in args)
     ok(same, f"bp_core.{name}{shown} matches torch",
        f"got {got}\nexpected {expected}")
+
+# In-place forms: torch's tensor is written and returned.
+ip = rand(3, 5)
+want = torch.relu(ip * 2 + y)
+r = torch.ops.bp_core.add_(torch.ops.bp_core.mul_.Scalar(ip, 2), y)
+ok(r is ip and torch.equal(torch.ops.bp_core.relu_(ip), want) and
+   torch.equal(ip, want), "mul_.Scalar, add_ and relu_ write the torch "
+   "tensor and return it")
 
 # ---- mutation, aliasing and zero copy -------------------------------------
 out = torch.zeros(3, 5)
