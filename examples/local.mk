@@ -3,6 +3,8 @@
 #   core-op-plugin  vmul, core::mul for the CPU with <backplane/plugin_aux.h>
 #   hostmem-device  hostmem, a vendor device type backed by host memory
 #   host            a program that embeds libbackplane
+#   gpt2-c          GPT-2 (2 layers, GPT-2's dims) generating 16 tokens
+#                   through bp_call, checked against torch's tokens
 #   python          the Python package from NumPy alone and through torch
 #                   (run by tests/python/test-examples.py, not installed)
 #
@@ -23,6 +25,9 @@ EXTRA_DIST += \
 	%D%/hostmem-device/hostmem.c \
 	%D%/host/Makefile \
 	%D%/host/host.c \
+	%D%/gpt2-c/Makefile \
+	%D%/gpt2-c/gpt2.c \
+	%D%/gpt2-c/make_weights.py \
 	%D%/python/numpy_only.py \
 	%D%/python/transformer_block.py \
 	tests/run-doc.sh
@@ -60,7 +65,7 @@ installcheck-local: installcheck-examples installcheck-docs
 installcheck-examples:
 	rm -rf $(EXAMPLES_CHECK_DIR) && mkdir -p $(EXAMPLES_CHECK_DIR)
 	cp -R $(srcdir)/%D%/vendor-plugin $(srcdir)/%D%/core-op-plugin $(srcdir)/%D%/hostmem-device \
-	  $(srcdir)/%D%/host $(EXAMPLES_CHECK_DIR)/
+	  $(srcdir)/%D%/host $(srcdir)/%D%/gpt2-c $(EXAMPLES_CHECK_DIR)/
 	chmod -R u+w $(EXAMPLES_CHECK_DIR)
 	@$(EXAMPLES_ENV) \
 	set -x; \
@@ -87,7 +92,17 @@ installcheck-examples:
 	$(MAKE) $(EXAMPLES_MAKEFLAGS) && \
 	nm -D --defined-only hostmem.so | grep -q ' T bp_plugin_init$$' && \
 	bp-info --no-discover ./hostmem.so > info.txt && cat info.txt && \
-	grep -q '^  hostmem:0 ' info.txt
+	grep -q '^  hostmem:0 ' info.txt && \
+	cd ../gpt2-c && \
+	$(MAKE) $(EXAMPLES_MAKEFLAGS) && \
+	if test -n '$(PYTHON_IF_CONFIGURED)' && \
+	   '$(PYTHON_IF_CONFIGURED)' -c 'import torch, numpy' 2>/dev/null; then \
+	  $(MAKE) $(EXAMPLES_MAKEFLAGS) check PYTHON='$(PYTHON_IF_CONFIGURED)' \
+	    PLUGIN='$(DESTDIR)$(pkglibdir)/plugins/cpu.so' > out.txt; \
+	  st=$$?; cat out.txt; test $$st = 0 && grep -q '^PASS: the 16 greedy tokens equal' out.txt; \
+	else \
+	  echo "SKIP gpt2-c: the configured Python does not import torch and NumPy"; \
+	fi
 	rm -rf $(EXAMPLES_CHECK_DIR)
 
 # Each document runs in a scratch HOME.  The host guide finds the installed
