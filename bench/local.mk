@@ -25,6 +25,12 @@ EXTRA_PROGRAMS += %D%/kernels
 %C%_kernels_LDADD = host/libbackplane.la $(BP_DL_LIBS) $(BP_PTHREAD_LIBS) -lm
 CLEANFILES += %D%/kernels$(EXEEXT)
 
+# The ops of op set 2 against the triad, and model-sized single calls.
+EXTRA_PROGRAMS += %D%/ops2
+%C%_ops2_SOURCES = %D%/ops2.c
+%C%_ops2_LDADD = host/libbackplane.la $(BP_PTHREAD_LIBS)
+CLEANFILES += %D%/ops2$(EXEEXT)
+
 # core::add through bp_call on N float32 elements: the C baseline of
 # bench/python.py, which runs it beside the Python package's calls
 # (bench/README.md, "Python and PyTorch", has the command).
@@ -32,7 +38,7 @@ EXTRA_PROGRAMS += %D%/add
 %C%_add_SOURCES = %D%/add.c
 %C%_add_LDADD = host/libbackplane.la
 CLEANFILES += %D%/add$(EXEEXT)
-EXTRA_DIST += %D%/python.py
+EXTRA_DIST += %D%/python.py %D%/resnet_conv.py
 
 # The CUDA benchmark (bench/cuda.cu), built by nvcc and linked by libtool
 # against libbackplane, the static CUDA runtime and libstdc++ (CUB's
@@ -54,15 +60,16 @@ endif
 
 # `make bench-programs` builds the benchmarks without running them (CI does,
 # so that they keep compiling).
-bench-programs: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) %D%/discover$(EXEEXT) \
-	%D%/add$(EXEEXT) %D%/many_plugin.la $(bench_cuda_deps)
+bench-programs: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) %D%/ops2$(EXEEXT) \
+	%D%/discover$(EXEEXT) %D%/add$(EXEEXT) %D%/many_plugin.la $(bench_cuda_deps)
 .PHONY: bench-programs
 
-bench: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) %D%/discover$(EXEEXT) %D%/add$(EXEEXT) \
-	%D%/many_plugin.la plugins/cpu/cpu.la $(bench_cuda_deps)
+bench: %D%/dispatch$(EXEEXT) %D%/kernels$(EXEEXT) %D%/ops2$(EXEEXT) %D%/discover$(EXEEXT) \
+	%D%/add$(EXEEXT) %D%/many_plugin.la plugins/cpu/cpu.la $(bench_cuda_deps)
 	$(builddir)/%D%/dispatch
 	LIBTOOL='$(LIBTOOL)' $(SHELL) $(srcdir)/%D%/dispatch-callgrind.sh $(builddir)/%D%/dispatch
 	$(builddir)/%D%/kernels $(top_builddir)/plugins/cpu/.libs/cpu.so
+	$(builddir)/%D%/ops2 $(top_builddir)/plugins/cpu/.libs/cpu.so
 	$(builddir)/%D%/discover $(builddir)/%D%/.libs/many_plugin.so 200
 	@if test -n '$(bench_cuda_deps)'; then \
 	  echo '$(builddir)/%D%/cuda-bench $(top_builddir)/plugins/cuda/.libs/cuda.so'; \

@@ -237,6 +237,12 @@ UNARY_LOOP(CPU_CLONES, relu_u8, uint8_t, uint8_t, ID, ID, a)
       const uint8_t *c = CPTR(uint8_t, p[1]);                                               \
       const T *x = CPTR(T, p[2]), *y = CPTR(T, p[3]);                                       \
       for (int64_t i = 0; i < n; i++) o[i] = c[i] ? x[i] : y[i];                            \
+    } else if (s[0] == w && s[1] == 1 && s[2] == 0 && s[3] == w) {                          \
+      /* masked_fill's shape: a value where the condition holds */                          \
+      T *o = PTR(T, p[0]);                                                                  \
+      const uint8_t *c = CPTR(uint8_t, p[1]);                                               \
+      const T x = *CPTR(T, p[2]), *y = CPTR(T, p[3]);                                       \
+      for (int64_t i = 0; i < n; i++) o[i] = c[i] ? x : y[i];                               \
     } else {                                                                                \
       char *po = p[0];                                                                      \
       const char *pc = p[1], *px = p[2], *py = p[3];                                        \

@@ -5,11 +5,15 @@
  * self is first converted to the result dtype (contiguous), as PyTorch
  * converts it for `dtype=`.  The result is then [outer, n, inner]: each
  * step along dim adds a row of `inner` elements to a row of accumulators,
- * so that the inner loop runs over contiguous memory and vectorises.
+ * so that the inner loop runs over contiguous memory and vectorises (a
+ * float dim that is innermost is one run with one accumulator).  The work
+ * items, an outer row times a block of 512 columns, run on the pool.
  * Floats accumulate in double (as PyTorch's CPU kernel does), integers in
  * uint64 that wraps to the result dtype, bool as "any so far".
  */
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "elementwise.h"
 
@@ -56,8 +60,82 @@ static void row_b8(uint64_t *acc, const void *xv, void *ov, int64_t n) {
   }
 }
 
+/* A whole run of n contiguous elements (dim is the innermost): one
+ * accumulator, carried along. */
+#define SCAN_F(tn, T, LD, ST)                                                               \
+  static void scan_##tn(const void *xv, void *ov, int64_t n) {                              \
+    const T *x = (const T *)xv;                                                             \
+    T *o = (T *)ov;                                                                         \
+    double acc = 0;                                                                         \
+    for (int64_t i = 0; i < n; i++) {                                                       \
+      acc += (double)LD(x[i]);                                                              \
+      o[i] = ST(acc);                                                                       \
+    }                                                                                       \
+  }
+SCAN_F(f32, float, ID, F32_ST)
+SCAN_F(f64, double, ID, F64_ST)
+SCAN_F(f16, uint16_t, bp_aux_f16_to_f32, F16_ST)
+SCAN_F(bf16, uint16_t, bp_aux_bf16_to_f32, BF16_ST)
+
+#define SCAN_I(tn, T)                                                                       \
+  static void scan_##tn(const void *xv, void *ov, int64_t n) {                              \
+    const T *x = (const T *)xv;                                                             \
+    T *o = (T *)ov;                                                                         \
+    uint64_t acc = 0;                                                                       \
+    for (int64_t i = 0; i < n; i++) {                                                       \
+      acc += (uint64_t)(int64_t)x[i];                                                       \
+      o[i] = (T)acc;                                                                        \
+    }                                                                                       \
+  }
+SCAN_I(i8, int8_t)
+SCAN_I(i16, int16_t)
+SCAN_I(i32, int32_t)
+SCAN_I(i64, int64_t)
+SCAN_I(u8, uint8_t)
+
 typedef void (*row_f_fn)(double *, const void *, void *, int64_t);
 typedef void (*row_i_fn)(uint64_t *, const void *, void *, int64_t);
+typedef void (*scan_fn)(const void *, void *, int64_t);
+
+/* One cumsum: [outer, n, inner] elements of `row` bytes per step. */
+typedef struct scan_job {
+  row_f_fn rf;
+  row_i_fn ri;
+  scan_fn sc;  /* for inner == 1 (none for bool) */
+  const char *x;
+  char *y;
+  int64_t outer, n, inner, itemsize;
+  bool failed;
+} scan_job;
+
+/* Columns of inner handled by one work item, with their accumulators on
+ * the stack. */
+#define SCAN_COLS 512
+
+static void scan_items(void *ctx, int64_t begin, int64_t end) {
+  scan_job *j = ctx;
+  int64_t blocks = (j->inner + SCAN_COLS - 1) / SCAN_COLS;
+  size_t row = (size_t)(j->inner * j->itemsize);
+  for (int64_t it = begin; it < end; it++) {
+    int64_t o = it / blocks, c0 = it % blocks * SCAN_COLS;
+    int64_t w = j->inner - c0 < SCAN_COLS ? j->inner - c0 : SCAN_COLS;
+    const char *x = j->x + (size_t)(o * j->n) * row + (size_t)(c0 * j->itemsize);
+    char *y = j->y + (size_t)(o * j->n) * row + (size_t)(c0 * j->itemsize);
+    if (j->sc && j->inner == 1) {
+      j->sc(x, y, j->n);
+      continue;
+    }
+    union {
+      double f[SCAN_COLS];
+      uint64_t u[SCAN_COLS];
+    } acc;
+    memset(&acc, 0, sizeof acc); /* 0.0 and 0 alike */
+    for (int64_t k = 0; k < j->n; k++, x += row, y += row) {
+      if (j->rf) j->rf(acc.f, x, y, w);
+      else j->ri(acc.u, x, y, w);
+    }
+  }
+}
 
 static bp_status cumsum_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
   const bp_tensor_view *vo = view_of(out);
@@ -75,27 +153,17 @@ static bp_status cumsum_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
   const bp_tensor_view *vc = view_of(c);
   int32_t dim = 0;
   if (vc->ndim > 0) dim = (int32_t)(args[1].u.i < 0 ? args[1].u.i + vc->ndim : args[1].u.i);
-  int64_t outer = 1, n = vc->ndim > 0 ? vc->sizes[dim] : 1, inner = 1;
-  for (int32_t d = 0; d < dim; d++) outer *= vc->sizes[d];
-  for (int32_t d = dim + 1; d < vc->ndim; d++) inner *= vc->sizes[d];
-  /* one accumulator per column of a row; doubles and uint64s are both 8 bytes */
-  void *acc = malloc((size_t)inner * 8);
-  if (!acc) {
-    cpu_host->tensor_release(c);
-    return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld accumulators",
-                   ctx->op_name, (long long)inner);
-  }
-  size_t row = (size_t)(inner * vc->itemsize);
-  for (int64_t o = 0; o < outer; o++) {
-    memset(acc, 0, (size_t)inner * 8); /* 0.0 and 0 alike */
-    const char *x = (const char *)vc->data + (size_t)(o * n) * row;
-    char *y = (char *)vo->data + (size_t)(o * n) * row;
-    for (int64_t k = 0; k < n; k++, x += row, y += row) {
-      if (rf) rf((double *)acc, x, y, inner);
-      else ri((uint64_t *)acc, x, y, inner);
-    }
-  }
-  free(acc);
+  scan_job j = {rf, ri, NULL, vc->data, vo->data, 1, vc->ndim > 0 ? vc->sizes[dim] : 1, 1,
+                vc->itemsize, false};
+  j.sc = dt == BP_FLOAT32 ? scan_f32 : dt == BP_FLOAT64 ? scan_f64 : dt == BP_FLOAT16 ? scan_f16
+       : dt == BP_BFLOAT16 ? scan_bf16 : dt == BP_INT8 ? scan_i8 : dt == BP_INT16 ? scan_i16
+       : dt == BP_INT32 ? scan_i32 : dt == BP_INT64 ? scan_i64 : dt == BP_UINT8 ? scan_u8 : NULL;
+  for (int32_t d = 0; d < dim; d++) j.outer *= vc->sizes[d];
+  for (int32_t d = dim + 1; d < vc->ndim; d++) j.inner *= vc->sizes[d];
+  /* work items: an outer row times a block of columns */
+  int64_t items = j.outer * ((j.inner + SCAN_COLS - 1) / SCAN_COLS);
+  int64_t per = j.n * (j.inner < SCAN_COLS ? j.inner : SCAN_COLS);
+  cpu_parallel_for(items, per >= 65536 ? 1 : 65536 / (per > 0 ? per : 1), scan_items, &j);
   cpu_host->tensor_release(c);
   return BP_OK;
 }
