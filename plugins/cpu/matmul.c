@@ -12,7 +12,8 @@
  *     into m: one large GEMM instead of many small ones.
  *
  * A float32 or float64 GEMM goes to CBLAS (cblas_sgemm / cblas_dgemm) when
- * a BLAS library could be loaded (blas.c).
+ * a BLAS library could be loaded (blas.c) and, for a large GEMM, when it
+ * was the faster of the two paths on this machine (use_blas).
  *
  * Otherwise, and always for float16 and bfloat16 (which it converts to
  * float32 as it packs them, and so accumulates in float32), a blocked
@@ -23,10 +24,13 @@
  * its registers, and chosen at run time.  Row blocks run in parallel;
  * matrix-vector products have their own loops.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "cpu.h"
 
@@ -517,9 +521,79 @@ oom:
 /* The kernel                                                               */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * Which path is faster for large GEMMs, per compute type: the BLAS the
+ * plugin loaded, or its own blocked kernel.  The BLAS is not always the
+ * faster: OpenBLAS held to its Haswell kernels (OPENBLAS_CORETYPE=Haswell,
+ * as some environments set it) ran at 203-207 GFLOP/s where the plugin's
+ * kernel ran at 326-334 on an AVX-512 CPU (bench/README.md).  So the first
+ * large GEMM of each compute type times both on a CAL_N-cube GEMM (best of
+ * 3 each, about a millisecond in all) and the plugin's kernel serves every
+ * GEMM of at least SMALL_FLOPS multiply-adds from then on if it was at
+ * least 1.25x faster (else the BLAS does); smaller ones keep the BLAS,
+ * whose call overhead was the lower.  BP_MATMUL_PATH=blas or
+ * =portable decides instead.  0: not measured yet, 1: BLAS, 2: portable.
+ */
+#define CAL_N 384
+#define SMALL_FLOPS ((int64_t)128 * 128 * 128)
+static atomic_int large_path[2];
+
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int measure_paths(bool f64) {
+  const char *env = getenv("BP_MATMUL_PATH");
+  if (env && strcmp(env, "blas") == 0) return 1;
+  if (env && strcmp(env, "portable") == 0) return 2;
+  size_t esz = f64 ? 8 : 4, n = CAL_N;
+  char *a = calloc(n * n, esz), *b = calloc(n * n, esz), *c = malloc(n * n * esz);
+  int path = 1; /* the BLAS, unless the measurement says otherwise */
+  if (a && b && c) {
+    for (size_t i = 0; i < n * n; i++) {
+      if (f64) ((double *)a)[i] = ((double *)b)[i] = (double)(i % 7) - 3;
+      else ((float *)a)[i] = ((float *)b)[i] = (float)(i % 7) - 3;
+    }
+    gemm g = {(int64_t)n, (int64_t)n, (int64_t)n, a, b, (int64_t)(n * esz), (int64_t)esz,
+              (int64_t)(n * esz), (int64_t)esz, f64 ? BP_FLOAT64 : BP_FLOAT32, f64, c,
+              (int64_t)n};
+    double best[2] = {1e30, 1e30};
+    for (int r = 0; r < 3; r++)
+      for (int p = 0; p < 2; p++) {
+        double t0 = seconds();
+        bp_status st = p == 0 ? gemm_blas(&g) : gemm_blocked(&g);
+        double dt = seconds() - t0;
+        if (!st && dt < best[p]) best[p] = dt;
+      }
+    /* the plugin's kernel only when clearly faster: near a tie the
+     * measurement at one size says little about the others */
+    path = best[1] * 1.25 < best[0] ? 2 : 1;
+  }
+  free(a);
+  free(b);
+  free(c);
+  return path;
+}
+
+/* Whether this GEMM goes to the BLAS. */
+static bool use_blas(const gemm *g) {
+  if (!blas_fits(g)) return false;
+  if (g->m * g->n * g->k < SMALL_FLOPS) return true;
+  atomic_int *slot = &large_path[g->f64];
+  int path = atomic_load_explicit(slot, memory_order_relaxed);
+  if (path == 0) {
+    /* (two threads may both measure: each stores a valid choice) */
+    path = measure_paths(g->f64);
+    atomic_store_explicit(slot, path, memory_order_relaxed);
+  }
+  return path == 1;
+}
+
 /* One GEMM into c (float or double); k > 0. */
 static bp_status gemm_run(const gemm *g) {
-  if (blas_fits(g)) return gemm_blas(g);
+  if (use_blas(g)) return gemm_blas(g);
   if (g->m == 1 || g->n == 1) return gemv(g);
   return gemm_blocked(g);
 }
@@ -656,7 +730,7 @@ static bp_status matmul_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
    * from this thread only. */
   gemm probe = pb.g;
   double flops = 2.0 * (double)pb.g.m * (double)pb.g.n * (double)pb.g.k;
-  bool spread = pb.count > 1 && !blas_fits(&probe) &&
+  bool spread = pb.count > 1 && !use_blas(&probe) &&
                 (pb.count >= cpu_num_threads() || flops < (double)(1 << 22));
   if (spread) {
     int64_t grain = flops >= (double)(1 << 20) ? 1 : (int64_t)((double)(1 << 20) / flops) + 1;
