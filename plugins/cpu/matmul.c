@@ -577,18 +577,19 @@ static int measure_paths(bool f64) {
   return path;
 }
 
+/* Measured once per compute type; every thread waits for the one
+ * measurement, so that all calls of the process take one path (calls
+ * racing on their first GEMM must not see different paths). */
+static pthread_once_t path_once[2] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
+static void measure_f32(void) { atomic_store(&large_path[0], measure_paths(false)); }
+static void measure_f64(void) { atomic_store(&large_path[1], measure_paths(true)); }
+
 /* Whether this GEMM goes to the BLAS. */
 static bool use_blas(const gemm *g) {
   if (!blas_fits(g)) return false;
   if (g->m * g->n * g->k < SMALL_FLOPS) return true;
-  atomic_int *slot = &large_path[g->f64];
-  int path = atomic_load_explicit(slot, memory_order_relaxed);
-  if (path == 0) {
-    /* (two threads may both measure: each stores a valid choice) */
-    path = measure_paths(g->f64);
-    atomic_store_explicit(slot, path, memory_order_relaxed);
-  }
-  return path == 1;
+  pthread_once(&path_once[g->f64], g->f64 ? measure_f64 : measure_f32);
+  return atomic_load_explicit(&large_path[g->f64], memory_order_relaxed) == 1;
 }
 
 /* One GEMM into c (float or double); k > 0. */
