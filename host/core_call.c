@@ -72,6 +72,9 @@ bp_status bp__core_call(const char *name, const bp_value *vals, size_t n, bp_ten
   const bp_op *op = NULL;
   bp_status st = bp_op_find(name, &op);
   if (st) return st;
+  if (n > 8)
+    return bp__error(BP_ERR_INTERNAL, "%s: a host composite passed %zu arguments (at most 8)",
+                     name, n);
   bp_value slots[8];
   bp_stack s = BP_STACK_INIT(slots, 8);
   for (size_t i = 0; i < n; i++) slots[i] = vals[i];
@@ -83,11 +86,12 @@ bp_status bp__core_call(const char *name, const bp_value *vals, size_t n, bp_ten
 }
 
 bp_status bp__core_step(const char *op, bp_tensor **x, const bp_value *rest, size_t nrest) {
-  bp_value v[8] = {{.tag = BP_TAG_TENSOR}};
+  bp_value v[9] = {{.tag = BP_TAG_TENSOR}};
   v[0].u.tensor = *x;
-  for (size_t i = 0; i < nrest && i < 7; i++) v[1 + i] = rest[i];
+  if (nrest > 8) nrest = 8; /* bp__core_call refuses more than 8 */
+  for (size_t i = 0; i < nrest; i++) v[1 + i] = rest[i];
   bp_tensor *r = NULL;
-  bp_status st = bp__core_call(op, v, 1 + (nrest < 7 ? nrest : 7), &r);
+  bp_status st = bp__core_call(op, v, 1 + nrest, &r);
   if (!st) {
     bp_tensor_release(*x);
     *x = r;

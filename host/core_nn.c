@@ -108,6 +108,19 @@ static bp_status meta_cat(const bp_kernel_ctx *ctx, const bp_value *args, size_t
   return BP_OK;
 }
 
+/* Copies t into the view of out with t's sizes and the given strides and
+ * offset: its slice of a cat or stack result (copy_ converts the dtype). */
+static bp_status copy_into(bp_tensor *out, bp_tensor *t, const int64_t *strides,
+                           int64_t offset) {
+  bp_tensor *slice = NULL, *r = NULL;
+  bp_status st = view(out, t->view.ndim, t->view.sizes, strides, offset, &slice);
+  bp_value v[2] = {tv(slice), tv(t)};
+  if (!st) st = bp__core_call("core::copy_", v, 2, &r);
+  bp_tensor_release(r);
+  bp_tensor_release(slice);
+  return st;
+}
+
 /* Copies each tensor into its slice of a new result (copy_ converts). */
 static bp_status cat_composite(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                bp_value *rets, size_t nrets) {
@@ -121,14 +134,9 @@ static bp_status cat_composite(const bp_kernel_ctx *ctx, const bp_value *args, s
   if (!st && m.ndim > 0) st = norm_dim(ctx, 1, args[1].u.i, m.ndim, &dim);
   int64_t at = 0;
   for (uint32_t i = 0; !st && i < args[0].len; i++) {
-    bp_tensor *t = args[0].u.tensors[i], *slice = NULL, *r = NULL;
+    bp_tensor *t = args[0].u.tensors[i];
     if (skipped(&t->view) || t->view.numel == 0) continue;
-    st = view(out, m.ndim, t->view.sizes, m.strides, at * m.strides[dim], &slice);
-    if (st) break;
-    bp_value v[2] = {tv(slice), tv(t)};
-    st = bp__core_call("core::copy_", v, 2, &r);
-    bp_tensor_release(r);
-    bp_tensor_release(slice);
+    st = copy_into(out, t, m.strides, at * m.strides[dim]);
     at += t->view.sizes[dim];
   }
   if (st) {
@@ -186,14 +194,9 @@ static bp_status stack_composite(const bp_kernel_ctx *ctx, const bp_value *args,
   for (int32_t d = 0, j = 0; d < m.ndim; d++)
     if (d != dim) strides[j++] = m.strides[d];
   for (uint32_t i = 0; !st && i < args[0].len; i++) {
-    bp_tensor *t = args[0].u.tensors[i], *slice = NULL, *r = NULL;
+    bp_tensor *t = args[0].u.tensors[i];
     if (t->view.numel == 0) continue;
-    st = view(out, t->view.ndim, t->view.sizes, strides, (int64_t)i * m.strides[dim], &slice);
-    if (st) break;
-    bp_value v[2] = {tv(slice), tv(t)};
-    st = bp__core_call("core::copy_", v, 2, &r);
-    bp_tensor_release(r);
-    bp_tensor_release(slice);
+    st = copy_into(out, t, strides, (int64_t)i * m.strides[dim]);
   }
   if (st) {
     bp_tensor_release(out);

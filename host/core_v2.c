@@ -275,17 +275,8 @@ static bp_status clamp_composite(const bp_kernel_ctx *ctx, const bp_value *args,
 /* ------------------------------------------------------------------------ */
 
 /* add.Scalar, sub.Scalar, mul.Scalar, div.Scalar, pow.Scalar: the tensor
- * op's rules with other as a 0-dim tensor of the weakly promoted dtype.
- * user_data is the OP_ kind. */
-static bp_status scalar_operand(const bp_kernel_ctx *ctx, const bp_value *args, int kind,
-                                bp_tensor **out) {
-  const bp_tensor_view *a = V(&args[0]);
-  int32_t dt = bp__core_promote_weak(a->dtype, &args[1]);
-  if (kind == OP_DIV && !is_float(dt)) dt = BP_FLOAT32;
-  (void)ctx;
-  return bp__core_scalar_tensor(a->device, dt, &args[1], out);
-}
-
+ * op's rules with other as a 0-dim tensor of the weakly promoted dtype
+ * (which is the result's dtype).  user_data is the OP_ kind. */
 static bp_status meta_binary_scalar(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                     bp_tensor_meta *outs, size_t nouts) {
   (void)nouts;
@@ -315,7 +306,8 @@ static bp_status binary_scalar_composite(const bp_kernel_ctx *ctx, const bp_valu
   bp_status st = run_meta(meta_binary_scalar, ctx, args, nargs, &m);
   if (st) return st;
   bp_tensor *s = NULL, *r = NULL;
-  st = scalar_operand(ctx, args, kind, &s);
+  /* the Scalar in the result's dtype: the weakly promoted one */
+  st = bp__core_scalar_tensor(m.device, m.dtype, &args[1], &s);
   if (st) return st;
   bp_value v[3] = {args[0], tv(s), nargs > 2 ? args[2] : fv(1.0)};
   st = bp__core_call(names[kind], v, kind == OP_ADD || kind == OP_SUB ? 3 : 2, &r);

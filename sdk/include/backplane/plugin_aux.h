@@ -74,6 +74,7 @@ static inline bool bp_aux_dtype_is_float(int32_t dt) {
  * (docs/op-set.md, "Type promotion"): bool < integers < floats; the wider
  * within a category; uint8 with int8 or int16 gives int16; float16 with
  * bfloat16 gives float32.  A kernel of a comparison computes in it.
+ * (Added with ABI 1.2 and op set 2; header-only, so it works with any host.)
  */
 static inline int32_t bp_aux_promote(int32_t a, int32_t b) {
   if (a == b || b == BP_BOOL) return a;
@@ -95,7 +96,8 @@ static inline int32_t bp_aux_promote(int32_t a, int32_t b) {
  * The dtype in which a tensor of dtype dt meets a Scalar whose value has
  * tag scalar_tag (BP_TAG_INT, BP_TAG_FLOAT or BP_TAG_BOOL): a Scalar is
  * weak, raising the category (bool < integer < float) but never the width
- * (float for an integer tensor is float32).
+ * (float for an integer tensor is float32).  (Added with ABI 1.2, whose
+ * schemas have Scalar arguments; header-only.)
  */
 static inline int32_t bp_aux_promote_scalar(int32_t dt, uint32_t scalar_tag) {
   if (scalar_tag == BP_TAG_FLOAT) return bp_aux_dtype_is_float(dt) ? dt : BP_FLOAT32;
