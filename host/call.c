@@ -454,6 +454,48 @@ __attribute__((noinline)) static bp_status call_structured(const bp_op *op, cons
 }
 
 /*
+ * The .out and in-place forms (core_out.c): when the kernel that would serve
+ * op on args is structured, calls it with dst as its one result, which the
+ * caller has checked has the layout op's meta function gives, and sets *ran.
+ * Else leaves *ran false and returns BP_OK, and the caller computes op the
+ * ordinary way.  Called inside a call (a read section), with args that op's
+ * meta function accepted.
+ */
+bp_status bp__call_structured_into(const bp_op *op, const bp_value *args, bp_tensor *dst,
+                                   bool *ran) {
+  *ran = false;
+  if (op->nrets != 1 || !atomic_load_explicit(&op->defined, memory_order_acquire)) return BP_OK;
+  bp_device dev = {BP_DEVICE_CPU, 0};
+  if (pick_device(op, args, &dev) != BP_OK) return BP_OK;
+  int ds = bp__device_slot(dev.type);
+  const bp__kernel *k =
+      ds >= 0 ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire) : NULL;
+  uint32_t bits = arg_dtype_bits(op, args);
+  while (k && (bits & k->dtype_refused)) k = atomic_load_explicit(&k->next, memory_order_acquire);
+  if (!k || k->kind != BP_KERNEL_STRUCTURED) return BP_OK;
+  bp__reader *r = bp__tl_reader;
+  const bp_op *prev_op = r ? r->checked_op : NULL;
+  const bp_value *prev_args = r ? r->checked_args : NULL;
+  if (r) {
+    r->checked_op = op;
+    r->checked_args = args;
+  }
+  bp_value ret = {.tag = BP_TAG_TENSOR, .len = 0, .u.tensor = dst};
+  bp_status st = k->boxed(&k->ctx, args, op->nargs, &ret, 1);
+  if (r) {
+    r->checked_op = prev_op;
+    r->checked_args = prev_args;
+  }
+  if (st != BP_OK) return fail_kernel(op, k, st);
+  *ran = true;
+  if (ret.tag == BP_TAG_TENSOR && ret.u.tensor == dst) return BP_OK;
+  if (ret.tag == BP_TAG_TENSOR && ret.u.tensor) bp_tensor_release(ret.u.tensor);
+  return bp__error(BP_ERR_INTERNAL,
+                   "%s: the structured kernel (plugin '%s') replaced its result, which it was "
+                   "given to fill", op->name, k->owner->name ? k->owner->name : "?");
+}
+
+/*
  * The one dispatcher: calls entry k (a kernel of any kind, a fallback or a
  * composite) with checked arguments and moves its results onto the stack.
  * Every kind leaves each result's tag, len and value in rets[], so that

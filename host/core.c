@@ -473,6 +473,10 @@ static bp_status core_setup(const bp_host_api *h, bp_registrar *reg) {
       d.composite = c->composite;
       st = h->def(lib, &d);
     }
+  /* Then the .out forms, of every table but the in-place forms'. */
+  for (size_t t = 0; t + 1 < sizeof tables / sizeof tables[0]; t++)
+    for (size_t i = 0; !st && i < tables[t].n; i++)
+      st = bp__core_def_out(h, lib, &tables[t].defs[i]);
   return st;
 }
 

@@ -14,9 +14,10 @@
  *     dim of size > 1), as for every written argument.
  *
  * The meta function checks all three through `op`'s own meta function and
- * gives self's metadata; the composite computes `op` and copies the result
- * into self with copy_ (other arguments may alias self: the result is
- * complete before self is written), then returns self.
+ * gives self's metadata; the composite writes `op`'s result into self
+ * (core_out.c: straight from a structured kernel where the layouts allow,
+ * else by copy_, so that an argument that overlaps self in part reads the
+ * values from before the call), then returns self.
  */
 #define _GNU_SOURCE
 #include "core_meta.h"
@@ -44,19 +45,9 @@ static bp_status meta_inplace(const bp_kernel_ctx *ctx, const bp_value *args, si
   const bp_tensor_view *self = V(&args[0]);
   st = written_once(ctx, 0, "self", self);
   if (st) return st;
-  bp_value slots[16];
-  bp_stack s = BP_STACK_INIT(slots, 16);
-  for (size_t i = 0; i < nargs && i < 16; i++) slots[i] = args[i];
-  s.top = nargs < 16 ? nargs : 16;
-  bp_tensor_meta r = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
-  st = bp_op_meta(op, &s, &r, 1);
-  if (st) {
-    /* the out-of-place op's message, in the in-place op's name */
-    char msg[512];
-    const char *e = bp_last_error(), *colon = strstr(e, ": ");
-    snprintf(msg, sizeof msg, "%s", colon ? colon + 2 : e);
-    return bp__error(st, "%s: %s", ctx->op_name, msg);
-  }
+  bp_tensor_meta r;
+  st = bp__core_meta_as(ctx, op, args, nargs, &r);
+  if (st) return st;
   char s1[160], s2[160];
   bool same = r.ndim == self->ndim;
   for (int32_t d = 0; same && d < r.ndim; d++) same = r.sizes[d] == self->sizes[d];
@@ -79,14 +70,13 @@ static bp_status inplace_composite(const bp_kernel_ctx *ctx, const bp_value *arg
   bp_tensor_meta m;
   bp_status st = run_meta(meta_inplace, ctx, args, nargs, &m);
   if (st) return st;
-  bp_tensor *r = NULL, *w = NULL;
-  st = bp__core_call((const char *)ctx->user_data, args, nargs, &r);
+  const bp_op *op = NULL;
+  st = target(ctx, &op);
   if (st) return st;
-  bp_value v[2] = {args[0], tv(r)};
-  st = bp__core_call("core::copy_", v, 2, &w);
-  bp_tensor_release(r);
+  bp_tensor *w = NULL;
+  st = bp__core_into(op, args, args[0].u.tensor, bp__core_pointwise(op->name), &w);
   if (st) return st;
-  return ret_tensor(rets, w); /* self, as copy_ returns it */
+  return ret_tensor(rets, w); /* self */
 }
 
 #define IN2(name, tail, doc)                                                                   \

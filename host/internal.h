@@ -432,6 +432,14 @@ int32_t bp__promote(int32_t a, int32_t b);
 bp_status bp__op_meta_args(const bp_op *op, const bp_value *args, size_t nargs,
                            bp_tensor_meta *outs, size_t nouts);
 
+/* The .out and in-place forms (call.c, tensor.c): op's structured kernel
+ * filling dst, when that is the kernel a call would take (*ran says), and
+ * the resize of an empty `out` to a contiguous shape. */
+bp_status bp__call_structured_into(const bp_op *op, const bp_value *args, bp_tensor *dst,
+                                   bool *ran);
+bp_status bp__tensor_resize_empty(bp_tensor *t, int32_t ndim, const int64_t *sizes,
+                                  const char *who);
+
 /* The per-op call plan, the fast-path table and the libffi call
  * (unboxed.c). */
 bp_status bp__op_prepare(bp_op *op);

@@ -26,7 +26,8 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/core_nn.c \
 	%D%/core_sdpa.c \
 	%D%/core_conv.c \
-	%D%/core_inplace.c
+	%D%/core_inplace.c \
+	%D%/core_out.c
 %C%_libbackplane_la_CPPFLAGS = $(AM_CPPFLAGS) -DBP_PLUGIN_DIR='"$(pkglibdir)/plugins"'
 %C%_libbackplane_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(FFI_CFLAGS)
 %C%_libbackplane_la_LIBADD = $(FFI_LIBS) -lm

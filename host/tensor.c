@@ -333,6 +333,44 @@ BP_API bp_status bp_tensor_as_strided(bp_tensor *base, int32_t ndim, const int64
   return BP_OK;
 }
 
+/*
+ * Gives t, which has no elements, the contiguous shape `sizes` of its dtype
+ * (the .out forms' resize of an empty `out`).  Its storage must be t's
+ * alone and the host's allocation: storage that views share or that wraps
+ * outside memory (bp_tensor_from_blob, DLPack) is not replaced.
+ */
+bp_status bp__tensor_resize_empty(bp_tensor *t, int32_t ndim, const int64_t *sizes,
+                                  const char *who) {
+  bp__storage *s = t->storage;
+  if (t->view.numel != 0)
+    return bp__error(BP_ERR_INTERNAL, "%s: only a tensor with no elements is resized", who);
+  if (s->deleter || atomic_load_explicit(&s->refcount, memory_order_acquire) != 1)
+    return bp__error(BP_ERR_SHAPE, "%s: 'out' has no elements but cannot be resized: %s", who,
+                     s->deleter ? "it wraps memory that the host did not allocate"
+                                : "other tensors share its storage");
+  int64_t numel, extent, nbytes;
+  int64_t strides[BP_MAX_NDIM];
+  if (ndim < 0 || ndim > BP_MAX_NDIM)
+    return bp__error(BP_ERR_SHAPE, "%s: ndim is %d, expected 0 .. %d", who, (int)ndim, BP_MAX_NDIM);
+  contiguous_strides(ndim, sizes, strides);
+  bp_status st = check_geometry(who, ndim, sizes, strides, &numel, &extent);
+  if (st) return st;
+  if (!bp__mul_ok(extent, t->view.itemsize, &nbytes))
+    return bp__error(BP_ERR_OVERFLOW, "%s: %lld elements of %s overflow the byte size", who,
+                     (long long)extent, bp_dtype_name(t->view.dtype));
+  if ((uint64_t)nbytes > s->nbytes) {
+    void *data = NULL;
+    st = bp__device_alloc(s->dt, s->device.index, (size_t)nbytes, &data);
+    if (st) return st;
+    if (!s->inline_data && s->data) bp__device_free(s->dt, s->device.index, s->data, s->nbytes);
+    s->data = data;
+    s->nbytes = (size_t)nbytes;
+    s->inline_data = false;
+  }
+  fill_view(t, t->view.dtype, ndim, sizes, strides, 0, numel);
+  return BP_OK;
+}
+
 /* ------------------------------------------------------------------------ */
 /* References                                                               */
 /* ------------------------------------------------------------------------ */

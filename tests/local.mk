@@ -157,3 +157,9 @@ dist_check_SCRIPTS += %D%/test-doc-python.sh
 
 # libFuzzer targets, run by hand (tests/fuzz/README.md).
 EXTRA_DIST += %D%/fuzz/README.md %D%/fuzz/run.sh %D%/fuzz/fuzz-schema.c %D%/fuzz/fuzz-npy.c
+
+# The .out and in-place forms: structured kernels fill the written tensor.
+check_PROGRAMS += %D%/test-out-forms
+%C%_test_out_forms_SOURCES = %D%/test-out-forms.c %D%/testutil.h
+%C%_test_out_forms_LDADD = $(TEST_LDADD)
+TESTS += %D%/test-out-forms

@@ -519,6 +519,28 @@ static void op_set_listing(void) {
     is_int(info.defined, 1);
     is_int(info.op_set_version, i < n1 ? 1 : 2);
   }
+  /* Each op with one plain Tensor result has an .out form of op set 2
+   * (add's is op set 1's add.out). */
+  size_t nout = 0;
+  for (size_t i = 0; i < n1 + n2; i++) {
+    const char *name = i < n1 ? v1[i] : v2[i - n1];
+    const char *dot = strchr(name, '.');
+    size_t base = dot ? (size_t)(dot - name) : strlen(name);
+    if (name[base - 1] == '_' || (dot && strcmp(dot, ".out") == 0) || !strcmp(name, "add") ||
+        !strcmp(name, "contiguous"))
+      continue;
+    char full[64];
+    snprintf(full, sizeof full, "core::%s%s", name, dot ? "_out" : ".out");
+    const bp_op *op = must_find(full);
+    bp_op_info info;
+    info.struct_size = BP_OP_INFO_STRUCT_SIZE;
+    is_status(bp_op_get_info(op, &info), BP_OK);
+    is_int(info.has_meta, 1);
+    is_int(info.has_composite, 1);
+    is_int(info.op_set_version, 2);
+    nout++;
+  }
+  is_int(nout, 69);
   size_t ncore = 0;
   for (size_t i = 0; i < bp_op_count(); i++) {
     bp_op_info info;
@@ -526,7 +548,7 @@ static void op_set_listing(void) {
     if (bp_op_get_info(bp_op_at(i), &info) == BP_OK && strncmp(info.name, "core::", 6) == 0)
       ncore++;
   }
-  is_int(ncore, n1 + n2);
+  is_int(ncore, n1 + n2 + nout);
   is_int(BP_CORE_OP_SET_VERSION, 2);
 }
 

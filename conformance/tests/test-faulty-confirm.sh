@@ -38,7 +38,7 @@ result() { # result STATUS DESCRIPTION [DETAIL]
 bad=
 while IFS="$tab" read -r name cat re prof desc; do
   case $cat in
-    sizes|layouts|broadcast|dims|promotion|values|matmul|bounds|process|teardown|errors|races|leaks) ;;
+    sizes|layouts|broadcast|dims|promotion|values|matmul|aliasing|bounds|process|teardown|errors|races|leaks) ;;
     *) bad="$bad $name(category '$cat')" ;;
   esac
   case $prof in core|full) ;; *) bad="$bad $name(profile '$prof')" ;; esac

@@ -189,11 +189,15 @@ def _is_number(x):
 class _ScalarPacket(OpPacket):
     # An operator with a ``Scalar`` overload (``ops.core.mul.Scalar``): a
     # call whose second argument is a number goes to it, as PyTorch's
-    # overload resolution sends ``mul(t, 2)`` to ``mul.Scalar``.
+    # overload resolution sends ``mul(t, 2)`` to ``mul.Scalar``; with
+    # ``out=``, to ``Scalar_out`` or ``out``.
 
     def _pick(self, args, kwargs):
         other = args[1] if len(args) > 1 else kwargs.get("other")
-        return self.Scalar if _is_number(other) else self.default
+        number = _is_number(other)
+        if "out" in kwargs:
+            return getattr(self, "Scalar_out" if number else "out")
+        return self.Scalar if number else self.default
 
     # (No parameter named `self`: a call may pass the op's `self` by name.)
     def __call__(*args, **kwargs):

@@ -57,10 +57,43 @@ def case(op, args, want, dtype, mode="exact", desc="", kw=None, todo=None,
         r2 = to_np(op(*as_tensors(args), **tkw))
         if r2.tobytes() != got.tobytes():
             why.append("backplane Tensor inputs give other bits")
+        why.append(check_out_form(op, args, kw, r, got))
         why = [w for w in why if w]
         return t.ok(not why, name, "\n".join(why), todo)
     except Exception as e:  # noqa: BLE001 (reported as a failure)
         return t.ok(False, name, f"{type(e).__name__}: {e}", todo)
+
+
+def out_form(op):
+    """The .out form of op (core::X.out, core::X.Y_out), if it has one."""
+    base, _, ovl = op.name[6:].partition(".")
+    packet = getattr(core, base, None)
+    name = f"{ovl}_out" if ovl else "out"
+    if base.endswith("_") or ovl.endswith("out") or packet is None:
+        return None
+    return getattr(packet, name) if name in packet.overloads() else None
+
+
+def check_out_form(op, args, kw, r, got):
+    """The .out form gives op's bits into an out of the result's shape and
+    into an empty one, which it resizes (add.out, of op set 1, does not)."""
+    pick = getattr(op, "_pick", None)  # a packet that picks by argument
+    if op.name[6:].split(".")[0].endswith("_"):
+        return None
+    out_op = pick(args, dict(kw, out=None)) if pick else out_form(op)
+    if out_op is None:
+        return None
+    seen.add(out_op.name)
+    outs = [bp.empty(r.shape, dtype=r.dtype)]
+    if out_op.name != "core::add.out":
+        outs.append(bp.empty((0,), dtype=r.dtype))
+    for out in outs:
+        res = out_op(*args, **kw, out=out)
+        if res is not out:
+            return f"{out_op.name} did not return out"
+        if out.shape != r.shape or to_np(out).tobytes() != got.tobytes():
+            return f"{out_op.name} gives other bits or shape {out.shape}"
+    return None
 
 
 def refuses(exc, op, *args, match=None, **kw):
@@ -147,7 +180,7 @@ def add_out():
     refuses(bp.ShapeError, op, x, y, out=np.zeros((4,), np.float32),
             match="out")
     t.ok(core.add.default.name == "core::add"
-         and sorted(core.add.overloads()) == ["Scalar", "out"]
+         and sorted(core.add.overloads()) == ["Scalar", "Scalar_out", "out"]
          and "out" in dir(core.add) and core.add.out.name == "core::add.out",
          "ops.core.add's overloads: default and out")
 

@@ -199,3 +199,25 @@ SHIM_KERNEL(cumsum_block_carry) {
 const shim_fault shim_the_fault = {"cumsum_block_carry", "cumsum", cumsum_block_carry, NULL,
                                    NULL};
 #endif
+
+#if defined(FAULT_ADD_TWO_PASS)
+/* A structured add that fills its result in two passes, as a BLAS-minded
+ * port does (y = alpha * other, then y += self): right whenever the result
+ * is a fresh tensor, wrong when the host hands it self to fill (x.add_(y),
+ * add(x, y, out=x)), where the first pass overwrites self. */
+SHIM_KERNEL(add_two_pass) {
+  const bp_tensor_view *a = SHIM_ARG(0), *b = SHIM_ARG(1), *o = SHIM_RET();
+  bool flat = a->dtype == BP_FLOAT32 && b->dtype == BP_FLOAT32 && o->dtype == BP_FLOAT32 &&
+              a->numel == o->numel && b->numel == o->numel &&
+              (a->flags & BP_VIEW_CONTIGUOUS) && (b->flags & BP_VIEW_CONTIGUOUS) &&
+              (o->flags & BP_VIEW_CONTIGUOUS) && args[2].u.f == 1.0;
+  if (!flat) return shim_real(ctx, args, nargs, rets, nrets);
+  float *y = o->data;
+  const float *x = a->data, *z = b->data;
+  for (int64_t k = 0; k < o->numel; k++) y[k] = z[k];
+  for (int64_t k = 0; k < o->numel; k++) y[k] += x[k];
+  return BP_OK;
+}
+const shim_fault shim_the_fault = {"add_two_pass", "add", add_two_pass, NULL, NULL};
+bool shim_fault_structured = true;
+#endif

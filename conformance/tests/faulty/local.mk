@@ -49,6 +49,7 @@ check_LTLIBRARIES += \
 	%D%/index_select_clamp.la \
 	%D%/gather_dense_strides.la \
 	%D%/cumsum_block_carry.la \
+	%D%/add_two_pass.la \
 	%D%/softmax_nomax.la \
 	%D%/sum_f16_accum.la \
 	%D%/abs_int_min.la \
@@ -199,6 +200,10 @@ check_LTLIBRARIES += \
 %C%_cumsum_block_carry_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_CUMSUM_BLOCK_CARRY
 %C%_cumsum_block_carry_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_cumsum_block_carry_la_LIBADD = $(SHIM_LIBADD)
+%C%_add_two_pass_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_add_two_pass_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ADD_TWO_PASS
+%C%_add_two_pass_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_add_two_pass_la_LIBADD = $(SHIM_LIBADD)
 %C%_exp_clamp_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
 %C%_exp_clamp_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EXP_CLAMP
 %C%_exp_clamp_la_LDFLAGS = $(SHIM_LDFLAGS)

@@ -42,6 +42,8 @@ static bool is_target(const char *op) {
   return strcmp(op, shim_the_fault.op) == 0;
 }
 
+__attribute__((weak)) bool shim_fault_structured = false;
+
 /* The proxy's impl: the fault's kernel replaces the CPU kernel of its op. */
 static bp_status proxy_impl(bp_library *lib, const bp_kernel_def *k) {
   if (!is_target(k->op)) return shim_host->impl(lib, k);
@@ -55,7 +57,8 @@ static bp_status proxy_impl(bp_library *lib, const bp_kernel_def *k) {
    * kernel is structured (it fills results the host allocates),
    * shim_real() allocates them the way the host would. */
   real_structured = (k->flags & BP_KERNEL_DEF_STRUCTURED) != 0;
-  w.flags &= ~(uint32_t)BP_KERNEL_DEF_STRUCTURED;
+  if (!(shim_fault_structured && real_structured))
+    w.flags &= ~(uint32_t)BP_KERNEL_DEF_STRUCTURED;
   return shim_host->impl(lib, &w);
 }
 
@@ -123,7 +126,8 @@ BP_PLUGIN_EXPORT const bp_plugin_desc *bp_plugin_init(const bp_host_api *host) {
 
 bp_status shim_real(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                     bp_value *rets, size_t nrets) {
-  if (!real_structured) return real_kernel(ctx, args, nargs, rets, nrets);
+  if (!real_structured || shim_fault_structured)
+    return real_kernel(ctx, args, nargs, rets, nrets);
   bp_tensor *outs[8];
   if (nrets > 8)
     return shim_host->set_errorf(BP_ERR_INTERNAL, "%s: the shim takes at most 8 results", desc.name);

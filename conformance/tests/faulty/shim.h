@@ -34,6 +34,12 @@ typedef struct shim_fault {
   void (*on_teardown)(void);
 } shim_fault;
 
+/* A fault that defines this true has its kernel registered as structured
+ * (over a structured CPU kernel): the host hands it results to fill, which
+ * may be arguments of the call (the .out and in-place forms of pointwise
+ * ops), and shim_real() fills them too.  shim.c's weak default is false. */
+extern bool shim_fault_structured;
+
 /* Defined by the one fault the plugin is built with. */
 extern const shim_fault shim_the_fault;
 

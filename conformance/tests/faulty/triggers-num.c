@@ -248,6 +248,13 @@ static int t_cumsum_block_carry(char *why, size_t len) {
   return check("core::cumsum", c, want, false, sqrt_n(n), (double)n, why, len);
 }
 
+/* In place: the host hands the structured kernel self to fill. */
+static int t_add_two_pass(char *why, size_t len) {
+  rt *a = rnd(F32, 2, S(3, 5), -2, 2), *b = rnd(F32, 2, S(3, 5), -2, 2);
+  return check("core::add_", with(2, mk(a, NULL, 0), mk(b, NULL, 0), NULL),
+               ref_binary(RB_ADD, a, b, 1.0), true, 1, 1, why, len);
+}
+
 static int t_softmax_nomax(char *why, size_t len) {
   rt *x = vals(F32, 2, S(2, 5), V(100, 101, 99, 102, 100.5, 1, 2, 3, 4, 5));
   call *c = with(1, mk(x, NULL, 0), NULL, NULL);
@@ -350,6 +357,7 @@ const trigger num_triggers[] = {
     {"eq_signed_zero", t_eq_signed_zero, 0},
     {"gather_dense_strides", t_gather_dense_strides, 0},
     {"cumsum_block_carry", t_cumsum_block_carry, 0},
+    {"add_two_pass", t_add_two_pass, 0},
     {"softmax_nomax", t_softmax_nomax, 0},
     {"sum_f16_accum", t_sum_f16_accum, 0},
     {"abs_int_min", t_abs_int_min, 0},
