@@ -116,6 +116,26 @@ bp_status bp__core_into(const bp_op *op, const bp_value *args, bp_tensor *dst, b
     *out = bp_tensor_retain(dst);
     return BP_OK;
   }
+  /* add.Scalar ... pow.Scalar: the tensor op with the Scalar as a 0-dim
+   * tensor of the result's dtype (their composite's rule), so that the
+   * tensor op's kernel fills dst (x.mul_(0.5)). */
+  static const char *const scalar_ops[] = {"core::add.Scalar", "core::sub.Scalar",
+                                           "core::mul.Scalar", "core::div.Scalar",
+                                           "core::pow.Scalar"};
+  for (size_t i = 0; i < sizeof scalar_ops / sizeof scalar_ops[0]; i++) {
+    if (strcmp(op->name, scalar_ops[i]) != 0) continue;
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", (int)(strlen(scalar_ops[i]) - 7), scalar_ops[i]);
+    const bp_op *base = NULL;
+    bp_tensor *sc = NULL;
+    st = bp_op_find(name, &base);
+    if (!st) st = bp__core_scalar_tensor(m.device, m.dtype, &args[1], &sc);
+    if (st) return st;
+    bp_value v[3] = {args[0], tv(sc), i < 2 ? args[2] : fv(1.0)};
+    st = bp__core_into(base, v, dst, pointwise, out);
+    bp_tensor_release(sc);
+    return st;
+  }
   bool direct = same_layout(&m, d);
   if (direct) {
     EACH_TENSOR_ARG(op, args, a, i, {

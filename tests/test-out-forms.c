@@ -203,6 +203,16 @@ static void out_is_filled_by_the_structured_kernel(void) {
   ok(spy.filled == x);
   for (int i = 0; i < 4; i++) is_double(f32data(x)[i], X[i], 0);
   bp_stack_release(&s);
+  /* A Scalar in place (x.add_(0.5)): add's kernel fills self, with the
+   * Scalar as a 0-dim tensor. */
+  int before = spy.calls;
+  bp_stack_push_tensor(&s, x);
+  bp_stack_push_float(&s, 0.5);
+  is_int(bp_call(must_find("core::add_.Scalar"), &s), BP_OK);
+  ok(spy.filled == x);
+  is_int(spy.calls, before + 1);
+  for (int i = 0; i < 4; i++) is_double(f32data(x)[i], X[i] + 0.5, 0);
+  bp_stack_release(&s);
   bp_tensor_release(x);
   bp_tensor_release(out);
 }
