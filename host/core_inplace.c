@@ -36,45 +36,53 @@ static bp_status target(const bp_kernel_ctx *ctx, const bp_op **out) {
   return BP_OK;
 }
 
-static bp_status meta_inplace(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                              bp_tensor_meta *outs, size_t nouts) {
-  (void)nouts;
-  const bp_op *op = NULL;
-  bp_status st = target(ctx, &op);
+/* The checks of an in-place form: self is written once, op (the
+ * out-of-place op) accepts the arguments with result r, which has self's
+ * shape and no higher dtype category. */
+static bp_status inplace_check(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                               const bp_op **op, bp_tensor_meta *r) {
+  bp_status st = target(ctx, op);
   if (st) return st;
   const bp_tensor_view *self = V(&args[0]);
   st = written_once(ctx, 0, "self", self);
   if (st) return st;
-  bp_tensor_meta r;
-  st = bp__core_meta_as(ctx, op, args, nargs, &r);
+  st = bp__core_meta_as(ctx, *op, args, nargs, r);
   if (st) return st;
   char s1[160], s2[160];
-  bool same = r.ndim == self->ndim;
-  for (int32_t d = 0; same && d < r.ndim; d++) same = r.sizes[d] == self->sizes[d];
+  bool same = r->ndim == self->ndim;
+  for (int32_t d = 0; same && d < r->ndim; d++) same = r->sizes[d] == self->sizes[d];
   if (!same)
     return bp__error(BP_ERR_SHAPE, "%s: argument #0 'self' has shape %s, but the result has "
                      "shape %s; an in-place op does not broadcast self", ctx->op_name,
                      shape_str(self->ndim, self->sizes, s1, sizeof s1),
-                     shape_str(r.ndim, r.sizes, s2, sizeof s2));
-  if (category(r.dtype) > category(self->dtype))
+                     shape_str(r->ndim, r->sizes, s2, sizeof s2));
+  if (category(r->dtype) > category(self->dtype))
     return bp__error(BP_ERR_TYPE, "%s: the result's dtype %s cannot be written into argument #0 "
-                     "'self' of dtype %s", ctx->op_name, bp_dtype_name(r.dtype),
+                     "'self' of dtype %s", ctx->op_name, bp_dtype_name(r->dtype),
                      bp_dtype_name(self->dtype));
-  copy_meta(&outs[0], self);
+  return BP_OK;
+}
+
+static bp_status meta_inplace(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_tensor_meta *outs, size_t nouts) {
+  (void)nouts;
+  const bp_op *op = NULL;
+  bp_tensor_meta r;
+  bp_status st = inplace_check(ctx, args, nargs, &op, &r);
+  if (st) return st;
+  copy_meta(&outs[0], V(&args[0]));
   return BP_OK;
 }
 
 static bp_status inplace_composite(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                    bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_tensor_meta m;
-  bp_status st = run_meta(meta_inplace, ctx, args, nargs, &m);
-  if (st) return st;
   const bp_op *op = NULL;
-  st = target(ctx, &op);
+  bp_tensor_meta r;
+  bp_status st = inplace_check(ctx, args, nargs, &op, &r);
   if (st) return st;
   bp_tensor *w = NULL;
-  st = bp__core_into(op, args, args[0].u.tensor, bp__core_pointwise(op->name), &w);
+  st = bp__core_into(op, args, &r, args[0].u.tensor, bp__core_pointwise(op->name), &w);
   if (st) return st;
   return ret_tensor(rets, w); /* self */
 }

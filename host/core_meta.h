@@ -297,13 +297,13 @@ extern const size_t bp__core_ndefs_inplace;
 
 /* core_out.c: the .out forms and writing a result into a tensor.
  * bp__core_def_out defines c's .out form, if it has one.  bp__core_into
- * computes op on args (which op's meta function accepts) into dst (of the
- * result's shape, its dtype or one it converts to), straight from a
- * structured kernel where it can (pointwise: an argument may be dst
+ * computes op on args, which op's meta function accepted with result m,
+ * into dst (of m's shape, m's dtype or one it converts to), straight from
+ * a structured kernel where it can (pointwise: an argument may be dst
  * itself); *out is a new reference to dst. */
 bp_status bp__core_def_out(const bp_host_api *h, bp_library *lib, const core_def *c);
-bp_status bp__core_into(const bp_op *op, const bp_value *args, bp_tensor *dst, bool pointwise,
-                        bp_tensor **out);
+bp_status bp__core_into(const bp_op *op, const bp_value *args, const bp_tensor_meta *m,
+                        bp_tensor *dst, bool pointwise, bp_tensor **out);
 bool bp__core_pointwise(const char *name);
 /* op's meta function on the first nargs of args (those of op's schema),
  * for the in-place or .out form of ctx: its errors in ctx's op name. */

@@ -46,20 +46,13 @@ bool bp__core_pointwise(const char *name) {
 /* Overlap                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* The bytes [lo, hi) that v's elements reach; empty for no elements. */
+/* The bytes [lo, hi) that v's elements reach, as addresses (two tensors
+ * may wrap the same memory in storages of their own). */
 static void byte_span(const bp_tensor_view *v, uintptr_t *lo, uintptr_t *hi) {
-  *lo = *hi = (uintptr_t)v->data;
-  if (v->numel == 0 || !v->data) return;
-  int64_t neg = 0, pos = 0;
-  for (int32_t d = 0; d < v->ndim; d++) {
-    int64_t reach = (v->sizes[d] - 1) * v->strides[d];
-    if (reach < 0)
-      neg += reach;
-    else
-      pos += reach;
-  }
-  *lo = (uintptr_t)((const char *)v->data + neg * v->itemsize);
-  *hi = (uintptr_t)((const char *)v->data + (pos + 1) * v->itemsize);
+  int64_t a, b;
+  bp__view_span(v, &a, &b);
+  *lo = (uintptr_t)v->storage_base + (uintptr_t)a;
+  *hi = (uintptr_t)v->storage_base + (uintptr_t)b;
 }
 
 /* No overlap, the same elements in the same order, or any other overlap
@@ -71,7 +64,7 @@ static int overlap_of(const bp_tensor_view *a, const bp_tensor_view *b) {
   uintptr_t alo, ahi, blo, bhi;
   byte_span(a, &alo, &ahi);
   byte_span(b, &blo, &bhi);
-  if (alo == ahi || blo == bhi || ahi <= blo || bhi <= alo) return OV_NONE;
+  if (a->numel == 0 || b->numel == 0 || ahi <= blo || bhi <= alo) return OV_NONE;
   bool same = a->data == b->data && a->dtype == b->dtype && a->ndim == b->ndim;
   for (int32_t d = 0; same && d < a->ndim; d++)
     same = a->sizes[d] == b->sizes[d] && (a->sizes[d] <= 1 || a->strides[d] == b->strides[d]);
@@ -88,8 +81,8 @@ static bool same_layout(const bp_tensor_meta *m, const bp_tensor_view *v) {
   return true;
 }
 
-/* The tensors among op's arguments: calls f(view, index) for each, list
- * elements included, until it returns nonzero (which it returns). */
+/* Runs BODY for each tensor among op's arguments, list elements included,
+ * with V_ its view and I_ its argument's index. */
 #define EACH_TENSOR_ARG(op, args, V_, I_, BODY)                                              \
   for (uint32_t j_ = 0; j_ < (op)->ntensor_args; j_++) {                                   \
     uint32_t I_ = (op)->tensor_args[j_];                                                   \
@@ -106,12 +99,10 @@ static bool same_layout(const bp_tensor_meta *m, const bp_tensor_view *v) {
 /* Writing a result into a tensor                                           */
 /* ------------------------------------------------------------------------ */
 
-bp_status bp__core_into(const bp_op *op, const bp_value *args, bp_tensor *dst, bool pointwise,
-                        bp_tensor **out) {
+bp_status bp__core_into(const bp_op *op, const bp_value *args, const bp_tensor_meta *m,
+                        bp_tensor *dst, bool pointwise, bp_tensor **out) {
   const bp_tensor_view *d = &dst->view;
-  bp_tensor_meta m = {.struct_size = BP_TENSOR_META_STRUCT_SIZE};
-  bp_status st = bp__op_meta_args(op, args, op->nargs, &m, 1);
-  if (st) return st;
+  bp_status st;
   if (d->numel == 0) {
     *out = bp_tensor_retain(dst);
     return BP_OK;
@@ -129,14 +120,14 @@ bp_status bp__core_into(const bp_op *op, const bp_value *args, bp_tensor *dst, b
     const bp_op *base = NULL;
     bp_tensor *sc = NULL;
     st = bp_op_find(name, &base);
-    if (!st) st = bp__core_scalar_tensor(m.device, m.dtype, &args[1], &sc);
+    if (!st) st = bp__core_scalar_tensor(m->device, m->dtype, &args[1], &sc);
     if (st) return st;
     bp_value v[3] = {args[0], tv(sc), i < 2 ? args[2] : fv(1.0)};
-    st = bp__core_into(base, v, dst, pointwise, out);
+    st = bp__core_into(base, v, m, dst, pointwise, out);
     bp_tensor_release(sc);
     return st;
   }
-  bool direct = same_layout(&m, d);
+  bool direct = same_layout(m, d);
   if (direct) {
     EACH_TENSOR_ARG(op, args, a, i, {
       (void)i;
@@ -192,40 +183,53 @@ static bp_status base_op(const bp_kernel_ctx *ctx, const bp_op **out) {
   return BP_OK;
 }
 
-static bp_status meta_out(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                          bp_tensor_meta *outs, size_t nouts) {
-  (void)nouts;
-  const bp_op *op = NULL;
-  bp_status st = base_op(ctx, &op);
+/* The checks of an .out form: op (the out-of-place op) accepts the
+ * arguments before `out`, whose result metadata goes into m; `out` has its
+ * dtype, and its shape (*same) or no elements; `out` is written once and
+ * overlaps no argument in part. */
+static bp_status out_check(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                           const bp_op **op, bp_tensor_meta *m, bool *same) {
+  bp_status st = base_op(ctx, op);
   if (st) return st;
-  bp_tensor_meta m;
-  st = bp__core_meta_as(ctx, op, args, nargs - 1, &m);
+  st = bp__core_meta_as(ctx, *op, args, nargs - 1, m);
   if (st) return st;
   size_t k = nargs - 1;
   const bp_tensor_view *o = V(&args[k]);
-  if (o->dtype != m.dtype)
+  if (o->dtype != m->dtype)
     return bp__error(BP_ERR_TYPE, "%s: argument #%zu 'out' is %s, expected %s (the result's "
                      "dtype; an .out form does not convert)", ctx->op_name, k,
-                     bp_dtype_name(o->dtype), bp_dtype_name(m.dtype));
-  bool same = o->ndim == m.ndim;
-  for (int32_t d = 0; same && d < o->ndim; d++) same = o->sizes[d] == m.sizes[d];
+                     bp_dtype_name(o->dtype), bp_dtype_name(m->dtype));
+  *same = o->ndim == m->ndim;
+  for (int32_t d = 0; *same && d < o->ndim; d++) *same = o->sizes[d] == m->sizes[d];
   char s1[160], s2[160];
-  if (!same && o->numel != 0)
+  if (!*same && o->numel != 0)
     return bp__error(BP_ERR_SHAPE, "%s: argument #%zu 'out' has shape %s, expected %s (the "
                      "result's shape) or no elements", ctx->op_name, k,
                      shape_str(o->ndim, o->sizes, s1, sizeof s1),
-                     shape_str(m.ndim, m.sizes, s2, sizeof s2));
+                     shape_str(m->ndim, m->sizes, s2, sizeof s2));
   st = written_once(ctx, k, "out", o);
   if (st) return st;
-  if (o->device.type != m.device.type || o->device.index != m.device.index)
+  if (o->device.type != m->device.type || o->device.index != m->device.index)
     return bp__error(BP_ERR_DEVICE, "%s: argument #%zu 'out' is not on the result's device",
                      ctx->op_name, k);
-  EACH_TENSOR_ARG(op, args, a, i, {
+  EACH_TENSOR_ARG(*op, args, a, i, {
     if (overlap_of(a, o) == OV_PARTIAL)
       return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u '%s' and argument #%zu 'out' "
                        "share memory in part; an argument may be 'out' itself, but not overlap "
                        "it otherwise", ctx->op_name, i, an(ctx, i), k);
   })
+  return BP_OK;
+}
+
+static bp_status meta_out(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                          bp_tensor_meta *outs, size_t nouts) {
+  (void)nouts;
+  const bp_op *op = NULL;
+  bp_tensor_meta m;
+  bool same = false;
+  bp_status st = out_check(ctx, args, nargs, &op, &m, &same);
+  if (st) return st;
+  const bp_tensor_view *o = V(&args[nargs - 1]);
   if (same)
     copy_meta(&outs[0], o);
   else
@@ -236,21 +240,18 @@ static bp_status meta_out(const bp_kernel_ctx *ctx, const bp_value *args, size_t
 static bp_status out_composite(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                                bp_value *rets, size_t nrets) {
   (void)nrets;
-  bp_tensor_meta m;
-  bp_status st = run_meta(meta_out, ctx, args, nargs, &m);
-  if (st) return st;
   const bp_op *op = NULL;
-  st = base_op(ctx, &op);
+  bp_tensor_meta m;
+  bool same = false;
+  bp_status st = out_check(ctx, args, nargs, &op, &m, &same);
   if (st) return st;
   bp_tensor *o = args[nargs - 1].u.tensor;
-  bool same = o->view.ndim == m.ndim;
-  for (int32_t d = 0; same && d < m.ndim; d++) same = o->view.sizes[d] == m.sizes[d];
   if (!same) {
     st = bp__tensor_resize_empty(o, m.ndim, m.sizes, ctx->op_name);
     if (st) return st;
   }
   bp_tensor *r = NULL;
-  st = bp__core_into(op, args, o, bp__core_pointwise(op->name), &r);
+  st = bp__core_into(op, args, &m, o, bp__core_pointwise(op->name), &r);
   if (st) return st;
   return ret_tensor(rets, r);
 }

@@ -178,6 +178,15 @@ struct bp_tensor {
   atomic_bool dead;
 };
 
+/* The [lo, hi) byte offsets that a view with elements reaches in its
+ * storage (strides are never negative). */
+static inline void bp__view_span(const bp_tensor_view *v, int64_t *lo, int64_t *hi) {
+  int64_t reach = 0;
+  for (int32_t d = 0; d < v->ndim; d++) reach += (v->sizes[d] - 1) * v->strides[d];
+  *lo = v->storage_offset * v->itemsize;
+  *hi = (v->storage_offset + reach + 1) * v->itemsize;
+}
+
 /* The metadata view, without a NULL check (hot path). */
 static inline const bp_tensor_view *bp__view(const bp_tensor *t) {
   return &t->view;

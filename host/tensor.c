@@ -448,14 +448,6 @@ static void strided_copy(char *dst, const int64_t *dstr, const char *src, const 
   }
 }
 
-/* The [first, last) byte range a view touches in its storage. */
-static void byte_span(const bp_tensor_view *v, int64_t *lo, int64_t *hi) {
-  int64_t reach = 0;
-  for (int32_t d = 0; d < v->ndim; d++) reach += (v->sizes[d] - 1) * v->strides[d];
-  *lo = v->storage_offset * v->itemsize;
-  *hi = (v->storage_offset + reach + 1) * v->itemsize;
-}
-
 /* A live tensor keeps its device type registered, so its interface as
  * registered is valid (the published pointer may be hidden by an unload
  * attempt). */
@@ -517,8 +509,8 @@ BP_API bp_status bp_tensor_copy(bp_tensor *dst, const bp_tensor *src) {
    * and write back.  Device sides copy their whole touched span, so bytes
    * between a strided destination's elements survive. */
   int64_t slo, shi, dlo, dhi;
-  byte_span(sv, &slo, &shi);
-  byte_span(dv, &dlo, &dhi);
+  bp__view_span(sv, &slo, &shi);
+  bp__view_span(dv, &dlo, &dhi);
   char *sbuf = NULL, *dbuf = NULL;
   const char *sbase;
   char *dbase;
