@@ -166,6 +166,12 @@ static void bad_files_are_refused(void) {
           "\0\0\0\0\0\0\0\0", 8);
   is_int(npy_read(tmp_path("c8.npy"), &back, err, sizeof err), NPY_ERR_UNSUPPORTED);
   has_str(err, "dtype '<c8' has no Backplane equivalent");
+  /* Control bytes of the file are quoted escaped: the message is one line. */
+  put_npy(tmp_path("nl.npy"), "{'descr': '<f8\n\x0e', 'fortran_order': False, 'shape': (), }",
+          "\0\0\0\0\0\0\0\0", 8);
+  is_int(npy_read(tmp_path("nl.npy"), &back, err, sizeof err), NPY_ERR_UNSUPPORTED);
+  has_str(err, "dtype '<f8\\x0a\\x0e' has no Backplane equivalent");
+  ok(strchr(err, '\n') == NULL);
   static const char v9[] = "\x93NUMPY\x09\x00\x00\x00";
   put_file(tmp_path("v9.npy"), v9, sizeof v9 - 1);
   is_int(npy_read(tmp_path("v9.npy"), &back, err, sizeof err), NPY_ERR_UNSUPPORTED);

@@ -210,11 +210,19 @@ static npy_status read_header(FILE *f, const char *path, npy_header *h, char *er
   const char *why = parse_dict(text, h);
   free(text);
   if (why) return fail(NPY_ERR_FORMAT, err, errlen, "%s: bad .npy header: %s", path, why);
-  if (h->dtype == BP_DTYPE_INVALID)
+  if (h->dtype == BP_DTYPE_INVALID) {
+    /* The file's bytes, quoted on one line: control bytes as \xNN. */
+    char shown[4 * sizeof h->descr];
+    size_t k = 0;
+    for (const unsigned char *c = (const unsigned char *)h->descr; *c && k + 5 < sizeof shown; c++)
+      k += (size_t)snprintf(shown + k, sizeof shown - k, *c < 0x20 || *c == 0x7f ? "\\x%02x" : "%c",
+                            *c);
+    shown[k] = '\0';
     return fail(NPY_ERR_UNSUPPORTED, err, errlen,
                 "%s: dtype '%s' has no Backplane equivalent (supported: bool, int8, int16, "
                 "int32, int64, uint8, float16, float32, float64)",
-                path, h->descr);
+                path, shown);
+  }
   return NPY_OK;
 }
 
