@@ -650,7 +650,7 @@ static inline bp_status bp_aux_structured(const bp_kernel_ctx *ctx, const bp_val
     return impl(ctx, args, rets[0].u.tensor);                                                  \
   }
 
-/* Registers `fn` as a boxed kernel with `flags` (BP_KERNEL_DEF_*; 0 for a
+/* (Added with ABI 1.2; header-only.)  Registers `fn` as a boxed kernel with `flags` (BP_KERNEL_DEF_*; 0 for a
  * host before ABI 1.2): what bp_aux_impl_at and bp_aux_impl_structured
  * share.  Inside setup() only, as host->impl(). */
 static inline bp_status bp_aux_impl_flags(const bp_host_api *host, bp_library *lib, const char *op,
