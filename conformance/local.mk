@@ -50,6 +50,9 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/sha256.c \
 	host/schema.h \
 	host/schema.c \
+	host/schema_lex.h \
+	host/schema_lex.c \
+	host/schema_print.c \
 	tools/termsafe.h \
 	tools/termsafe.c \
 	tools/budget.h \

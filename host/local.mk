@@ -4,6 +4,9 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/internal.h \
 	%D%/schema.h \
 	%D%/schema.c \
+	%D%/schema_lex.h \
+	%D%/schema_lex.c \
+	%D%/schema_print.c \
 	%D%/error.c \
 	%D%/device.c \
 	%D%/guard.c \

@@ -24,7 +24,7 @@ check_PROGRAMS += \
 # The schema parser is internal (hidden in libbackplane), so its test
 # compiles it in; the test also includes it a second time to inject
 # allocation failures.
-%C%_test_schema_SOURCES = %D%/test-schema.c host/schema.c
+%C%_test_schema_SOURCES = %D%/test-schema.c host/schema.c host/schema_lex.c host/schema_print.c
 %C%_test_schema_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host
 %C%_test_schema_LDADD = %D%/libtap.la -lm
 %C%_test_dispatch_SOURCES = %D%/test-dispatch.c %D%/testutil.h

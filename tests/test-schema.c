@@ -1034,7 +1034,9 @@ static void robustness(void) {
 
 /*
  * The parser is compiled once more, into this file, with its allocator
- * renamed to a wrapper that fails the n-th allocation.  That exercises
+ * renamed to a wrapper that fails the n-th allocation (and the printer,
+ * whose functions it names; the lexer, which allocates nothing, is
+ * shared).  That exercises
  * every OOM path without hooking the C library; ASan, LSan and valgrind
  * then check that each failure frees what was built.
  */
@@ -1056,6 +1058,8 @@ static void *oom_realloc(void *p, size_t n) {
 #define bp__schema_free oom_schema_free
 #define bp__schema_format oom_schema_format
 #define bp__arg_type_format oom_arg_type_format
+#define bp__schema_type_spelling oom_type_spelling
+#define bp__schema_dtype_name oom_dtype_name
 #define malloc oom_malloc
 #define calloc oom_calloc
 #define realloc oom_realloc
@@ -1066,7 +1070,10 @@ void bp__schema_free(bp__schema *s);
 size_t bp__schema_format(const bp__schema *s, bool with_ns, char *buf,
                          size_t buflen);
 size_t bp__arg_type_format(const bp__arg *a, char *buf, size_t buflen);
+const char *bp__schema_type_spelling(int type);
+const char *bp__schema_dtype_name(int64_t code);
 #include "../host/schema.c"
+#include "../host/schema_print.c"
 #undef malloc
 #undef calloc
 #undef realloc
@@ -1074,6 +1081,8 @@ size_t bp__arg_type_format(const bp__arg *a, char *buf, size_t buflen);
 #undef bp__schema_free
 #undef bp__schema_format
 #undef bp__arg_type_format
+#undef bp__schema_type_spelling
+#undef bp__schema_dtype_name
 
 static void out_of_memory(void) {
   static const char *const texts[] = {
