@@ -51,6 +51,7 @@ run() {
   run tests/cuda/test-cuda-plugin
   run tests/cuda/test-cuda-ops
   run tests/cuda/test-cuda-functors
+  run tests/cuda/test-cuda-host
   # softmax and layer_norm with their rows in registers (BP_CUDA_NN).
   BP_CUDA_NN=registers TAP_ONLY=nn_ops run tests/cuda/test-cuda-ops
   # The reductions under the other geometries that --tune measures.

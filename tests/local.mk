@@ -11,6 +11,7 @@ check_PROGRAMS += \
 	%D%/test-dlpack \
 	%D%/test-device \
 	%D%/test-schema \
+	%D%/test-schema-stress \
 	%D%/test-dispatch \
 	%D%/test-arguments \
 	%D%/test-core-meta \
@@ -21,12 +22,17 @@ check_PROGRAMS += \
 %C%_test_stack_LDADD = $(TEST_LDADD)
 %C%_test_dlpack_LDADD = $(TEST_LDADD)
 %C%_test_device_LDADD = $(TEST_LDADD)
-# The schema parser is internal (hidden in libbackplane), so its test
-# compiles it in; the test also includes it a second time to inject
+# The schema parser is internal (hidden in libbackplane), so its tests
+# compile it in; the stress test also includes it a second time to inject
 # allocation failures.
-%C%_test_schema_SOURCES = %D%/test-schema.c host/schema.c host/schema_lex.c host/schema_print.c
+SCHEMA_TEST_SOURCES = %D%/schema-corpus.c %D%/schema-corpus.h host/schema.c host/schema_lex.c \
+	host/schema_print.c
+%C%_test_schema_SOURCES = %D%/test-schema.c $(SCHEMA_TEST_SOURCES)
 %C%_test_schema_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host
 %C%_test_schema_LDADD = %D%/libtap.la -lm
+%C%_test_schema_stress_SOURCES = %D%/test-schema-stress.c $(SCHEMA_TEST_SOURCES)
+%C%_test_schema_stress_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host
+%C%_test_schema_stress_LDADD = %D%/libtap.la -lm
 %C%_test_dispatch_SOURCES = %D%/test-dispatch.c %D%/testutil.h
 %C%_test_dispatch_LDADD = $(TEST_LDADD) -lpthread
 %C%_test_arguments_SOURCES = %D%/test-arguments.c %D%/testutil.h
@@ -45,6 +51,7 @@ TESTS += \
 	%D%/test-dlpack \
 	%D%/test-device \
 	%D%/test-schema \
+	%D%/test-schema-stress \
 	%D%/test-dispatch \
 	%D%/test-arguments \
 	%D%/test-core-meta \

@@ -2,8 +2,8 @@
 # tests/fuzz/run.sh BUILDDIR [SECONDS] - fuzzes the schema parser and
 # the .npy reader (tools/npy.c) with libFuzzer (clang), ASan and UBSan,
 # for SECONDS each (default 60).  BUILDDIR is a configured and built tree (for
-# config.h and libbackplane).  Seeds: every schema in host/core.c and
-# tests/test-schema.c, and .npy files that bp-run writes.  Crashing inputs
+# config.h and libbackplane).  Seeds: every schema in host/core.c,
+# tests/schema-corpus.c and tests/test-schema.c, and .npy files that bp-run writes.  Crashing inputs
 # are left in BUILDDIR/fuzz/; the exit status is libFuzzer's.
 set -eu
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,7 +19,7 @@ $CC $flags $inc "$src/tests/fuzz/fuzz-npy.c" "$src/tools/npy.c" -L"$build/host/.
   -Wl,-rpath,"$build/host/.libs" -lm -o "$out/fuzz-npy"
 
 # Seeds: each quoted string with "->" in it is a schema.
-for f in "$src/host/core.c" "$src/tests/test-schema.c"; do
+for f in "$src/host/core.c" "$src/tests/schema-corpus.c" "$src/tests/test-schema.c"; do
   grep -o '"[^"]*->[^"]*"' "$f" | sed 's/^"//; s/"$//' | while IFS= read -r s; do
     printf '%s' "$s" > "$out/schema/seed-$(printf '%s' "$s" | cksum | cut -d' ' -f1)"
   done
