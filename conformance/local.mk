@@ -18,6 +18,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/sample_sets.c \
 	%D%/sample_values.c \
 	%D%/sample_index.c \
+	%D%/sample_sort.c \
 	%D%/sample_bad.c \
 	%D%/procstate.h \
 	%D%/procstate.c \

@@ -89,7 +89,7 @@ const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t len)
 enum kind { K_BINARY, K_ADD_OUT, K_MULADD, K_UNARY, K_WHERE, K_REDUCE, K_ARGMAX, K_MATMUL,
             K_SOFTMAX, K_LAYER_NORM, K_CAST, K_CONTIGUOUS, K_FILL, K_COPY,
             /* op set 2 */
-            K_COMPARE, K_INDEX_SELECT, K_GATHER, K_EMBEDDING, K_CUMSUM };
+            K_COMPARE, K_INDEX_SELECT, K_GATHER, K_EMBEDDING, K_CUMSUM, K_TOPK, K_SORT };
 
 typedef struct core_ref {
   const char *name; /* without "core::" */
@@ -148,5 +148,8 @@ void sample_set_free(sample *v, size_t n);
  * tolerance (docs/op-set.md: rtol grows with sqrt(n) for ops that
  * accumulate, atol with n for sum). */
 rt *ref_core(int r, const sample *s, double *rscale, double *ascale);
+/* The reference of a core op's second result (topk's and sort's indices,
+ * compared exactly), or NULL for an op with one result. */
+rt *ref_core2(int r, const sample *s);
 
 #endif /* BP_CONFORMANCE_SAMPLE_H */

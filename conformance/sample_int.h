@@ -38,8 +38,10 @@ typedef struct shape shape;
 rt *gen_for_layout(int32_t dt, const shape *sh, int lay, enum kind kind, int sub);
 
 
-/* The sets of the gathers (sample_index.c): false for another kind. */
+/* The sets of the gathers (sample_index.c) and of topk and sort
+ * (sample_sort.c): false for another kind. */
 bool gen_index_set(slist *L, int sk);
+bool gen_sort_set(slist *L, int sk);
 
 /* The value-class set, and the bad-shape set of the errors check. */
 void gen_values(slist *L);

@@ -419,5 +419,7 @@ void gen_values(slist *L) {
     case K_INDEX_SELECT:
     case K_GATHER:
     case K_EMBEDDING: break; /* sample_index.c's */
+    case K_TOPK:
+    case K_SORT: break; /* sample_sort.c's */
   }
 }

@@ -149,6 +149,7 @@ const core_ref core_refs[] = {
     {"gt", K_COMPARE, RC_GT},            {"ge", K_COMPARE, RC_GE},
     {"index_select", K_INDEX_SELECT, 0}, {"gather", K_GATHER, 0},
     {"embedding", K_EMBEDDING, 0},       {"cumsum", K_CUMSUM, 0},
+    {"topk", K_TOPK, 0},                 {"sort", K_SORT, 0},
 };
 const size_t ncore_refs = sizeof core_refs / sizeof *core_refs;
 
@@ -166,14 +167,15 @@ bool sk_applies(enum kind kind, int sk) {
   bool elementwise2 = kind == K_BINARY || kind == K_ADD_OUT || kind == K_MULADD ||
                       kind == K_WHERE || kind == K_COMPARE;
   bool along = kind == K_REDUCE || kind == K_ARGMAX || kind == K_SOFTMAX || kind == K_CUMSUM ||
-               kind == K_LAYER_NORM;
+               kind == K_LAYER_NORM || kind == K_TOPK || kind == K_SORT;
   switch (sk) {
     case SK_BROADCAST: return elementwise2 || kind == K_MATMUL || kind == K_COPY;
     case SK_DIMS: return along || kind == K_INDEX_SELECT || kind == K_GATHER;
     case SK_PROMOTION: return elementwise2 || kind == K_CAST || kind == K_COPY;
     case SK_BADSHAPE:
       return elementwise2 || kind == K_MATMUL || kind == K_COPY || kind == K_LAYER_NORM ||
-             kind == K_INDEX_SELECT || kind == K_GATHER || kind == K_EMBEDDING;
+             kind == K_INDEX_SELECT || kind == K_GATHER || kind == K_EMBEDDING ||
+             kind == K_TOPK || kind == K_SORT;
     default: return true;
   }
 }
@@ -185,6 +187,22 @@ static int64_t norm_dim(int64_t d, int32_t ndim) { return ndim == 0 ? 0 : d < 0 
 /* The argument of schema position i, or NULL when the sample leaves it to
  * its default. */
 static const sarg *arg(const sample *s, int i) { return i < s->n ? &s->a[i] : NULL; }
+
+/* topk's or sort's two results: values, and *indices. */
+static rt *ref_topk_sort(const sample *s, bool topk, rt **indices) {
+  const rt *a = s->a[0].t;
+  const sarg *dim = arg(s, topk ? 2 : 1), *desc = arg(s, topk ? 3 : 2);
+  int64_t d = dim ? dim->i : -1, n = a->ndim ? a->sizes[norm_dim(d, a->ndim)] : 1;
+  return ref_topk(a, d, topk ? s->a[1].i : n, desc ? desc->i != 0 : topk, indices);
+}
+
+rt *ref_core2(int r, const sample *s) {
+  enum kind kind = core_refs[r].kind;
+  if (kind != K_TOPK && kind != K_SORT) return NULL;
+  rt *indices = NULL;
+  rt_free(ref_topk_sort(s, kind == K_TOPK, &indices));
+  return indices;
+}
 
 rt *ref_core(int r, const sample *s, double *rscale, double *ascale) {
   enum kind kind = core_refs[r].kind;
@@ -213,6 +231,12 @@ rt *ref_core(int r, const sample *s, double *rscale, double *ascale) {
       *rscale = sqrt((double)(n > 1 ? n : 1));
       *ascale = (double)(n > 1 ? n : 1);
       return w;
+    }
+    case K_TOPK:
+    case K_SORT: {
+      rt *indices = NULL, *values = ref_topk_sort(s, kind == K_TOPK, &indices);
+      rt_free(indices);
+      return values;
     }
     case K_INDEX_SELECT: return ref_index_select(a, s->a[1].i, s->a[2].t);
     case K_GATHER: return ref_gather(a, s->a[1].i, s->a[2].t);

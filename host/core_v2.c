@@ -469,6 +469,39 @@ static bp_status meta_cumsum(const bp_kernel_ctx *ctx, const bp_value *args, siz
 }
 
 /* ------------------------------------------------------------------------ */
+/* topk and sort                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* topk(self, k, dim, largest, sorted) and sort(self, dim, descending):
+ * values of self's dtype and int64 indices, of self's shape with dim's
+ * size k for topk.  topk refuses bool, as PyTorch does. */
+static bp_status meta_topk_sort(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  bool topk = (intptr_t)ctx->user_data == 1;
+  const bp_tensor_view *a = V(&args[0]);
+  size_t di = topk ? 2 : 1;
+  int32_t dim;
+  bp_status st = norm_dim(ctx, di, args[di].u.i, a->ndim, &dim);
+  if (st) return st;
+  int64_t sizes[BP_MAX_NDIM];
+  copy_sizes(sizes, a->sizes, a->ndim);
+  if (topk) {
+    if (a->dtype == BP_BOOL) return type_error(ctx, 0, a->dtype, "a numeric dtype (not bool)");
+    int64_t n = a->ndim > 0 ? a->sizes[dim] : 1, k = args[1].u.i;
+    if (k < 0 || k > n)
+      return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #1 'k' is %lld, but dimension %d "
+                       "has %lld elements (expected 0 .. %lld)", ctx->op_name, (long long)k,
+                       (int)dim, (long long)n, (long long)n);
+    if (a->ndim > 0) sizes[dim] = k;
+  }
+  set_contiguous(&outs[0], a->device, a->dtype, a->ndim, sizes);
+  set_contiguous(&outs[1], a->device, BP_INT64, a->ndim, sizes);
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The definitions                                                          */
 /* ------------------------------------------------------------------------ */
 
@@ -522,5 +555,12 @@ const core_def bp__core_defs_v2[] = {
      meta_gather, 0, 0, "self's elements along dim at index's values", 2, NULL},
     {"cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", meta_cumsum, 0, 0,
      "inclusive prefix sums along dim", 2, NULL},
+    {"topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor "
+     "values, Tensor indices)", meta_topk_sort, 1, 0,
+     "the k largest (smallest) elements along dim and their indices, in order; ties by index",
+     2, NULL},
+    {"sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+     meta_topk_sort, 0, 0, "self sorted along dim (stable) and the indices of the sorted order",
+     2, NULL},
 };
 const size_t bp__core_ndefs_v2 = sizeof bp__core_defs_v2 / sizeof bp__core_defs_v2[0];

@@ -29,7 +29,7 @@ check "counts both plugins" "$tmp/out.txt" "^Plugins: 2$"
 check "describes the CPU plugin" "$tmp/out.txt" "name        cpu .*(Backplane), ABI 1.2, op set 2"
 check "says why the missing plugin failed" "$tmp/out.txt" "error       BP_ERR_LOAD: plugin '$tmp/missing.so': cannot open: No such file or directory"
 check "lists the host CPU device" "$tmp/out.txt" "^  cpu:0  (code 1)"
-check "lists the 167 core operators" "$tmp/out.txt" "^Operators: 167$"
+check "lists the 169 core operators" "$tmp/out.txt" "^Operators: 169$"
 check "shows a schema, its owner and meta" "$tmp/out.txt" "defined by host; meta function: yes"
 check "shows the CPU plugin's boxed kernels" "$tmp/out.txt" "kernel cpu        boxed                from cpu"
 "$info" --json --no-discover "$cpu" > "$tmp/out.json" 2>&1
@@ -37,13 +37,13 @@ check "JSON has the plugin" "$tmp/out.json" '"name": "cpu"'
 check "JSON has the operators" "$tmp/out.json" '"name": "core::layer_norm", "schema": "core::layer_norm(Tensor input'
 n=$((n + 1))
 if command -v python3 >/dev/null 2>&1; then
-  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["ops"]) == 167 and d["abi"] == "1.2"' "$tmp/out.json"; then
-    echo "ok $n - the JSON parses, with 167 ops"
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["ops"]) == 169 and d["abi"] == "1.2"' "$tmp/out.json"; then
+    echo "ok $n - the JSON parses, with 169 ops"
   else
-    echo "not ok $n - the JSON parses, with 167 ops"; fail=1
+    echo "not ok $n - the JSON parses, with 169 ops"; fail=1
   fi
 else
-  echo "ok $n - the JSON parses, with 167 ops # SKIP python3 is not installed"
+  echo "ok $n - the JSON parses, with 169 ops # SKIP python3 is not installed"
 fi
 # A plugin built against the frozen ABI 1.0 headers, with an unboxed
 # kernel that lists its dtypes and a boxed one that does not.
@@ -97,7 +97,7 @@ check "names the file that crashed in bp_plugin_init" "$tmp/ci.txt" \
   "error       $segv while loading in a child process; not loaded"
 grep -A3 "^  .*/crash_setup.so$" "$tmp/crash.txt" > "$tmp/cs.txt"
 check "names the file that crashed in setup()" "$tmp/cs.txt" "error       crashed in setup (SIGABRT)"
-check "goes on to load and list the other plugins" "$tmp/crash.txt" "^Operators: 167$"
+check "goes on to load and list the other plugins" "$tmp/crash.txt" "^Operators: 169$"
 check "says on stderr which file was left out" "$tmp/crash.err" \
   "^bp-info: .*/crash_init.so: $segv; it was left out$"
 # (The limit is the child's CPU time, or wall time in which it uses none:
@@ -107,7 +107,7 @@ BP_PLUGIN_PATH= "$info" --no-discover --timeout 1 "$plugins/hang_setup.so" "$cpu
 st=$?
 grep -A3 "^  .*/hang_setup.so$" "$tmp/hang.txt" > "$tmp/hs.txt"
 check "a plugin that hangs in setup() times out" "$tmp/hs.txt" "error       timed out after 1 s in setup (asleep or blocked)"
-if [ $st -eq 1 ] && grep -q "^Operators: 167$" "$tmp/hang.txt"; then
+if [ $st -eq 1 ] && grep -q "^Operators: 169$" "$tmp/hang.txt"; then
   pass "the timeout is --timeout's, and the others are listed"
 else flunk "the timeout is --timeout's, and the others are listed (status $st)" "$tmp/hang.txt"; fi
 # Discovery isolates by default: a crashing plugin in BP_PLUGIN_PATH.
@@ -140,7 +140,7 @@ d = json.load(open(sys.argv[1]))
 c = [p for p in d["plugins"] if p["crashed"]]
 assert len(c) == 1 and c[0]["path"].endswith("/crash_init.so"), c
 assert c[0]["state"] == "failed" and c[0]["error"] == sys.argv[2], c[0]
-assert len(d["ops"]) == 167
+assert len(d["ops"]) == 169
 PY
 then echo "ok $n - JSON lists a crashed plugin"
 else echo "not ok $n - JSON lists a crashed plugin"; fail=1; fi

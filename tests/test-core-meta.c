@@ -501,7 +501,7 @@ static void op_set_listing(void) {
       "le.Scalar", "gt", "gt.Scalar", "ge", "ge.Scalar", "logical_not", "logical_and",
       "logical_or", "isnan", "masked_fill", "clamp", "add.Scalar", "sub.Scalar", "mul.Scalar",
       "div.Scalar", "pow.Scalar", "index_select", "embedding", "gather",
-      "cumsum", "cat", "stack", "linear", "rms_norm", "batch_norm",
+      "cumsum", "topk", "sort", "cat", "stack", "linear", "rms_norm", "batch_norm",
       "scaled_dot_product_attention", "conv2d", "max_pool2d", "avg_pool2d",
       "adaptive_avg_pool2d", "add_", "add_.Scalar", "sub_", "sub_.Scalar", "mul_", "mul_.Scalar", "div_", "div_.Scalar",
       "neg_", "abs_", "exp_", "log_", "sqrt_", "rsqrt_", "relu_", "sigmoid_", "tanh_", "sin_",
@@ -527,8 +527,8 @@ static void op_set_listing(void) {
     const char *dot = strchr(name, '.');
     size_t base = dot ? (size_t)(dot - name) : strlen(name);
     if (name[base - 1] == '_' || (dot && strcmp(dot, ".out") == 0) || !strcmp(name, "add") ||
-        !strcmp(name, "contiguous"))
-      continue;
+        !strcmp(name, "contiguous") || !strcmp(name, "topk") || !strcmp(name, "sort"))
+      continue; /* (topk and sort have two results) */
     char full[64];
     snprintf(full, sizeof full, "core::%s%s", name, dot ? "_out" : ".out");
     const bp_op *op = must_find(full);

@@ -92,7 +92,7 @@ bool op_set_refuses(const argset *as) {
   if (cx.cur.r < 0) return false;
   bp_tensor_meta meta[4];
   for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  if (bp_op_meta(cx.cur.op, &as->st, meta, 1) == BP_OK) return false;
+  if (bp_op_meta(cx.cur.op, &as->st, meta, 4) == BP_OK) return false;
   bp_clear_error();
   return true;
 }

@@ -37,7 +37,7 @@ static bool expect_failure(argset *as, const char *what) {
 static bool refuses_as_meta(argset *as, const char *desc, int32_t refuse) {
   bp_tensor_meta meta[4];
   for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  bp_status ms = bp_op_meta(cx.cur.op, &as->st, meta, 1);
+  bp_status ms = bp_op_meta(cx.cur.op, &as->st, meta, 4);
   char mmsg[300];
   if (ms == BP_OK && refuse) {
     ms = (bp_status)refuse;
@@ -183,7 +183,7 @@ void case_errors(const certify_case *c) {
       }
       bp_tensor_meta meta[4];
       for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-      if (!bad && cx.cur.r >= 0 && bp_op_meta(cx.cur.op, &as.st, meta, 1) == BP_ERR_TYPE)
+      if (!bad && cx.cur.r >= 0 && bp_op_meta(cx.cur.op, &as.st, meta, 4) == BP_ERR_TYPE)
         bad = true;
       bool ok = true;
       if (bad) {

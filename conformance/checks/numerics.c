@@ -69,7 +69,7 @@ static bool takes_dtype(const certify_case *c) {
   if (n && materialise(&v[0], &cx.cur.si, M_PLAIN, &as)) {
     bp_tensor_meta meta[4];
     for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-    if (bp_op_meta(cx.cur.op, &as.st, meta, 1) == BP_ERR_TYPE) {
+    if (bp_op_meta(cx.cur.op, &as.st, meta, 4) == BP_ERR_TYPE) {
       verdict(ST_SKIP, "%s does not take %s (%s)", c->op, dt_name(c->dt), bp_last_error());
       ok = false;
     }
@@ -77,6 +77,25 @@ static bool takes_dtype(const certify_case *c) {
   argset_free(&as);
   sample_set_free(v, n);
   return ok;
+}
+
+/* The second result of an op that has one (topk's and sort's indices),
+ * exactly: 1, or 0 after a verdict. */
+static int second_ok(const sample *s, const bp_stack *st, const char *desc) {
+  rt *want = ref_core2(cx.cur.r, s);
+  if (!want) return 1;
+  char why[700];
+  bp_tensor *res = NULL;
+  cmp_rule exact = {.exact = true};
+  int ret = 0;
+  if (st->top < 2 || bp_stack_get_tensor(st, 1, &res) != BP_OK)
+    verdict(ST_FAIL, "numerics: the call on %s returned no result #1", desc);
+  else if (!compare(res, want, &exact, why, sizeof why))
+    verdict(ST_FAIL, "numerics: %s: result #1 (the indices): %s", desc, why);
+  else
+    ret = 1;
+  rt_free(want);
+  return ret;
 }
 
 /* One sample: 1 checked, 0 after a verdict, -1 refused as the op set says. */
@@ -92,7 +111,7 @@ static int run_one(const certify_case *c, const sample *s) {
   }
   bp_tensor_meta meta[4];
   for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  bp_status ms = bp_op_meta(cx.cur.op, &as.st, meta, 1);
+  bp_status ms = bp_op_meta(cx.cur.op, &as.st, meta, 4);
   if (ms != BP_OK) {
     snprintf(mmsg, sizeof mmsg, "%s", bp_last_error());
     bool ok = refuses_too(&as, ms, mmsg, desc);
@@ -114,7 +133,7 @@ static int run_one(const certify_case *c, const sample *s) {
   else if (!compare(res, want, &rule, why, sizeof why))
     verdict(ST_FAIL, "numerics: %s: %s", desc, why);
   else
-    ret = 1;
+    ret = second_ok(s, &as.st, desc);
   bp_stack_release(&as.st);
   argset_free(&as);
   rt_free(want);

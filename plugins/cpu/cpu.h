@@ -15,6 +15,10 @@
  *   elementwise.h  dtype machinery elementwise.c and cast.c share
  *   elementwise.c  binary, unary, where, muladd, add.out
  *   cast.c         cast, contiguous, fill_, copy_; cpu_cast_to
+ *   compare.c      eq, ne, lt, le, gt, ge (op set 2)
+ *   index.c        index_select, gather (op set 2)
+ *   scan.c         cumsum (op set 2)
+ *   sort.c         topk, sort (op set 2)
  *   reduce.c       sum, mean, amax, amin, argmax
  *   softmax.c      softmax, log_softmax
  *   layer_norm.c   layer_norm
@@ -114,6 +118,7 @@ bp_status cpu_register_elementwise(bp_library *lib);
 bp_status cpu_register_compare(bp_library *lib);
 bp_status cpu_register_index(bp_library *lib);
 bp_status cpu_register_scan(bp_library *lib);
+bp_status cpu_register_sort(bp_library *lib);
 bp_status cpu_register_cast(bp_library *lib);
 bp_status cpu_register_reduce(bp_library *lib);
 bp_status cpu_register_softmax(bp_library *lib);

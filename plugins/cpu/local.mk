@@ -14,6 +14,7 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/compare.c \
 	%D%/index.c \
 	%D%/scan.c \
+	%D%/sort.c \
 	%D%/cast.c \
 	%D%/reduce.c \
 	%D%/rows.c \

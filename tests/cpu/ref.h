@@ -130,6 +130,12 @@ rt *ref_embedding(const rt *weight, const rt *indices);
  * *n_out receives the length of dim (the most terms in one sum). */
 rt *ref_cumsum(const rt *a, int64_t dim, int32_t dtype, int64_t *n_out);
 
+/* topk and sort: the first k elements along dim in the op set's order (by
+ * value, descending or ascending, NaN above every number, equal values by
+ * index), and in *indices (owned) their indices.  A 0-dim a gives its
+ * element whatever k is (0 or 1), as PyTorch's topk does. */
+rt *ref_topk(const rt *a, int64_t dim, int64_t k, bool descending, rt **indices);
+
 /* Helpers ref.c shares with ref2.c. */
 bool ref_next_index(int32_t n, const int64_t *sizes, int64_t *idx);
 int64_t ref_bidx(const rt *a, int32_t n, const int64_t *idx);

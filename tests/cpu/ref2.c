@@ -210,3 +210,60 @@ rt *ref_cumsum(const rt *a, int64_t dim, int32_t dtype, int64_t *n_out) {
   *n_out = n;
   return o;
 }
+
+/* Whether element x comes strictly before y in the order (integers by
+ * their int64 values, which a double would round). */
+static bool sort_before(const rt *a, int64_t x, int64_t y, bool descending) {
+  if (!dt_is_float(a->dtype)) return descending ? a->i[x] > a->i[y] : a->i[x] < a->i[y];
+  double fx = a->f[x], fy = a->f[y];
+  bool nx = isnan(fx), ny = isnan(fy);
+  if (nx || ny) return descending ? nx && !ny : ny && !nx;
+  return descending ? fx > fy : fx < fy;
+}
+
+/* Sorts positions order[lo .. hi-1] of the slice at element `base`, step
+ * `step`, stably. */
+static void sort_range(const rt *a, int64_t *order, int64_t *tmp, int64_t lo, int64_t hi,
+                       int64_t base, int64_t step, bool descending) {
+  if (hi - lo < 2) return;
+  int64_t mid = lo + (hi - lo) / 2;
+  sort_range(a, order, tmp, lo, mid, base, step, descending);
+  sort_range(a, order, tmp, mid, hi, base, step, descending);
+  int64_t x = lo, y = mid, o = lo;
+  while (x < mid && y < hi)
+    tmp[o++] = sort_before(a, base + order[y] * step, base + order[x] * step, descending)
+                   ? order[y++]
+                   : order[x++];
+  while (x < mid) tmp[o++] = order[x++];
+  while (y < hi) tmp[o++] = order[y++];
+  for (int64_t j = lo; j < hi; j++) order[j] = tmp[j];
+}
+
+rt *ref_topk(const rt *a, int64_t dim, int64_t k, bool descending, rt **indices) {
+  int32_t d = a->ndim == 0 ? 0 : (int32_t)(dim < 0 ? dim + a->ndim : dim);
+  int64_t sizes[BP_MAX_NDIM], outer = 1, n = a->ndim ? a->sizes[d] : 1, inner = 1;
+  for (int32_t j = 0; j < a->ndim; j++) sizes[j] = a->sizes[j];
+  if (a->ndim == 0) k = 1;
+  else sizes[d] = k;
+  for (int32_t j = 0; j < d; j++) outer *= a->sizes[j];
+  for (int32_t j = d + 1; j < a->ndim; j++) inner *= a->sizes[j];
+  rt *v = rt_new(a->dtype, a->ndim, sizes), *ix = rt_new(BP_INT64, a->ndim, sizes);
+  int64_t *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+  int64_t *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
+  for (int64_t p = 0; p < outer; p++)
+    for (int64_t i = 0; i < inner; i++) {
+      /* a top-down merge sort of the positions: stable */
+      for (int64_t e = 0; e < n; e++) order[e] = e;
+      sort_range(a, order, tmp, 0, n, p * n * inner + i, inner, descending);
+      for (int64_t r = 0; r < k; r++) {
+        int64_t from = (p * n + order[r]) * inner + i, to = (p * k + r) * inner + i;
+        if (dt_is_float(a->dtype)) v->f[to] = a->f[from];
+        else v->i[to] = a->i[from];
+        ix->i[to] = order[r];
+      }
+    }
+  free(order);
+  free(tmp);
+  *indices = ix;
+  return v;
+}

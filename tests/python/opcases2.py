@@ -206,6 +206,72 @@ def cumsum(case, refuses, core, bp):
             match="out of range")
 
 
+class _Part:
+    """One result of a two-result op, as `case` checks an op's one result
+    (its meta is that result's)."""
+
+    def __init__(self, op, k):
+        self.op, self.k, self.name = op, k, op.name
+
+    def __call__(self, *args, **kw):
+        return self.op(*args, **kw)[self.k]
+
+    def meta(self, *args, **kw):
+        return [self.op.meta(*args, **kw)[self.k]]
+
+
+def stable_order(x, axis, descending):
+    """The stable order along axis: NaN above every number, ties (0.0 and
+    -0.0 among them) by index."""
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    xf = x.astype(F64)
+    nan = np.isnan(xf)
+    return np.lexsort((np.where(nan, 0.0, -xf), ~nan), axis=axis)
+
+
+def topk_sort(case, refuses, core, bp):
+    for dt in ("float32", "float64", "float16", "int64", "int32", "int8",
+               "uint8"):
+        if dt in FLOATS:
+            x = vals(dt, (4, 37), -2, 2).round()
+            x.flat[::5] = np.nan
+            x.flat[1::7] = -0.0
+        else:
+            x = vals(dt, (4, 37), 0, 5)
+        for dim in (1, 0, -1):
+            for desc in (False, True):
+                order = stable_order(x, dim, desc)
+                want_v = np.take_along_axis(x, order, dim)
+                way = "descending" if desc else "ascending"
+                what = f"{dt} dim {dim} {way}"
+                case(_Part(core.sort, 0), (x, dim, desc), want_v, dt,
+                     desc=what)
+                case(_Part(core.sort, 1), (x, dim, desc), order, "int64",
+                     desc=what + " (indices)")
+                n = x.shape[dim]
+                for k in sorted({0, 1, min(5, n), n}):
+                    sl = [slice(None)] * 2
+                    sl[dim] = slice(0, k)
+                    kw = {"dim": dim, "largest": desc}
+                    what = f"{dt} k={k} dim {dim} largest={desc}"
+                    case(_Part(core.topk, 0), (x, k), want_v[tuple(sl)], dt,
+                         desc=what, kw=kw)
+                    case(_Part(core.topk, 1), (x, k), order[tuple(sl)],
+                         "int64", desc=what + " (indices)", kw=kw)
+    x = vals("float32", (5, 6))
+    order = stable_order(x.T, 0, True)
+    case(_Part(core.topk, 1), (x.T, 3), order[:3], "int64",
+         desc="transposed self", kw={"dim": 0})
+    case(_Part(core.topk, 0), (np.array(1.5, np.float32), 0),
+         np.array(1.5, np.float32), "float32",
+         desc="0-dim self, k 0: its element (as PyTorch)")
+    refuses(bp.InvalidArgumentError, core.topk, x, 7, match="'k' is 7")
+    refuses(bp.InvalidArgumentError, core.topk, x, -1, match="'k' is -1")
+    refuses(bp.DtypeError, core.topk, vals("bool", (3,)), 1, match="bool")
+    refuses(bp.InvalidArgumentError, core.sort, x, 2, match="out of range")
+
+
 def softmax(x):
     e = np.exp(x - np.max(x, -1, keepdims=True))
     return e / e.sum(-1, keepdims=True)
@@ -339,6 +405,7 @@ def run(case, refuses, core, bp):
     arith_scalar(case, refuses, core, bp)
     gathers(case, refuses, core, bp)
     cumsum(case, refuses, core, bp)
+    topk_sort(case, refuses, core, bp)
     layers(case, refuses, core, bp)
     inplace(case, refuses, core, bp)
     conv_pool(case, refuses, core, bp)

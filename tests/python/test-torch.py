@@ -161,8 +161,9 @@ CASES["gather"] = ((table.T, 1, ids.repeat(2, 1)), {},
                    lambda: torch.gather(table.T, 1, ids.repeat(2, 1)))
 CASES["matmul"] = (CASES["matmul"][0], {},
                    lambda: CASES["matmul"][0][0] @ CASES["matmul"][0][1])
-# ops with an out= or in-place form are checked below
-MUTATING = {"add.out", "fill_", "copy_"}
+# ops with an out= or in-place form, and the two-result ops, are checked
+# below
+MUTATING = {"add.out", "fill_", "copy_", "topk", "sort"}
 missing = [n for n in cpu.ops
            if n.split("::")[1] not in set(CASES) | MUTATING]
 ok(not missing, "every op of the CPU plugin has a case here", missing)
@@ -191,6 +192,43 @@ for name, (args, kwargs, ref) in CASES.items():
     ok(isinstance(got, torch.Tensor) and close(got, expected) and same,
        f"bp_core.{name} matches torch and backplane.ops",
        f"got {got}\nexpected {expected}\ndirect {direct}")
+
+# ---- topk and sort: two results, in the stable order -----------------------
+# torch.sort(stable=True) is the order: NaN above every number, equal
+# values (0.0 and -0.0 among them) by index.  torch's own topk orders ties
+# as its selection algorithm leaves them, which its docs leave open: its
+# values are compared, and the indices with the stable sort's.
+tie = torch.tensor([[1.0, 2.0, 2.0, float("nan"), 2.0, -0.0, 0.0, 1.0],
+                    [3.0, 3.0, 3.0, 3.0, -1.0, -1.0, 0.0, 0.0]])
+ties32 = torch.randint(0, 4, (3, 200), generator=gen).to(torch.int64)
+TWO = [
+    ("topk", (tie, 3), {}, (tie, 1, True, 3)),
+    ("topk", (tie, 5), {"largest": False}, (tie, 1, False, 5)),
+    ("topk", (ties32, 50), {"dim": 1}, (ties32, 1, True, 50)),
+    ("topk", (ties32, 2), {"dim": 0, "largest": False}, (ties32, 0, False, 2)),
+    ("topk", (tie.t(), 8), {"dim": 0}, (tie.t(), 0, True, 8)),
+    ("sort", (tie,), {}, (tie, 1, False, None)),
+    ("sort", (tie, 0, True), {}, (tie, 0, True, None)),
+    ("sort", (ties32,), {"descending": True}, (ties32, 1, True, None)),
+]
+for name, args, kwargs, (src, dim, desc, kk) in TWO:
+    values, indices = getattr(torch.ops.bp_core, name)(*args, **kwargs)
+    sv, si = torch.sort(src, stable=True, dim=dim, descending=desc)
+    if kk is not None:
+        sv, si = sv.narrow(dim, 0, kk), si.narrow(dim, 0, kk)
+        tv = torch.topk(src, kk, dim, largest=desc).values
+    else:
+        tv = torch.sort(src, dim, descending=desc).values
+    same = (torch.equal(indices, si) and
+            torch.equal(values.nan_to_num(7.5), sv.nan_to_num(7.5)) and
+            torch.equal(values.nan_to_num(7.5), tv.nan_to_num(7.5)) and
+            torch.equal(values.signbit(), sv.signbit()))
+    shapes = tuple(tuple(a.shape) if hasattr(a, "shape") else a for a in args)
+    ok(same, f"bp_core.{name}{shapes} {kwargs}: torch's values, the stable "
+       "order's indices",
+       f"got {values} {indices}\nwant {sv} {si}")
+ok(raises(Exception, lambda: torch.ops.bp_core.topk(tie, 9), "'k' is 9"),
+   "bp_core.topk refuses a k above the dim's size, naming k")
 
 # ---- op set 2's composites: Scalar overloads, logical ops ------------------
 # Served by the host's composites over the plugin's kernels; compared with

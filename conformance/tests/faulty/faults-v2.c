@@ -221,3 +221,85 @@ SHIM_KERNEL(add_two_pass) {
 const shim_fault shim_the_fault = {"add_two_pass", "add", add_two_pass, NULL, NULL};
 bool shim_fault_structured = true;
 #endif
+
+#if defined(FAULT_SORT_REVERSED_TIES) || defined(FAULT_TOPK_NAN_SMALLEST)
+/* The float32 slices of topk's or sort's results ([outer, k, inner],
+ * contiguous): calls f on each with its values, indices and the input. */
+typedef void (*slice_fn)(float *v, int64_t *ix, int64_t k, int64_t step, const bp_tensor_view *x,
+                         int64_t xbase, int64_t xstep, int64_t n, bool descending);
+static bp_status each_slice(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                            bp_value *rets, size_t nrets, bool topk, slice_fn f) {
+  bp_status st = shim_real(ctx, args, nargs, rets, nrets);
+  if (st) return st;
+  const bp_tensor_view *x = SHIM_ARG(0), *v = SHIM_RET(), *ix = shim_view(rets[1].u.tensor);
+  if (x->dtype != BP_FLOAT32 || x->ndim == 0 || !(x->flags & BP_VIEW_CONTIGUOUS)) return BP_OK;
+  int64_t dim = args[topk ? 2 : 1].u.i;
+  if (dim < 0) dim += x->ndim;
+  bool desc = args[topk ? 3 : 2].u.b;
+  int64_t outer = 1, n = x->sizes[dim], k = v->sizes[dim], inner = 1;
+  for (int64_t d = 0; d < dim; d++) outer *= x->sizes[d];
+  for (int64_t d = dim + 1; d < x->ndim; d++) inner *= x->sizes[d];
+  for (int64_t p = 0; p < outer; p++)
+    for (int64_t i = 0; i < inner; i++)
+      f((float *)v->data + p * k * inner + i, (int64_t *)ix->data + p * k * inner + i, k, inner, x,
+        p * n * inner + i, inner, n, desc);
+  return BP_OK;
+}
+#endif
+
+#if defined(FAULT_SORT_REVERSED_TIES)
+/* A descending sort made by reversing the ascending one: equal values come
+ * out in reverse index order (0.0 after -0.0 too), and NaNs in reverse. */
+static void reverse_ties(float *v, int64_t *ix, int64_t k, int64_t step, const bp_tensor_view *x,
+                         int64_t xbase, int64_t xstep, int64_t n, bool descending) {
+  (void)x, (void)xbase, (void)xstep, (void)n;
+  if (!descending) return;
+  for (int64_t a = 0; a < k;) {
+    int64_t b = a + 1;
+    while (b < k && (v[b * step] == v[a * step] || (v[b * step] != v[b * step] &&
+                                                    v[a * step] != v[a * step])))
+      b++;
+    for (int64_t lo = a, hi = b - 1; lo < hi; lo++, hi--) {
+      float tv = v[lo * step];
+      int64_t ti = ix[lo * step];
+      v[lo * step] = v[hi * step], ix[lo * step] = ix[hi * step];
+      v[hi * step] = tv, ix[hi * step] = ti;
+    }
+    a = b;
+  }
+}
+SHIM_KERNEL(sort_reversed_ties) {
+  return each_slice(ctx, args, nargs, rets, nrets, false, reverse_ties);
+}
+const shim_fault shim_the_fault = {"sort_reversed_ties", "sort", sort_reversed_ties, NULL, NULL};
+#endif
+
+#if defined(FAULT_TOPK_NAN_SMALLEST)
+/* A selection whose comparison puts NaN below every number (x > best is
+ * false for NaN): topk's largest never take a NaN while numbers remain,
+ * and its smallest take them first. */
+static void nan_smallest(float *v, int64_t *ix, int64_t k, int64_t step, const bp_tensor_view *x,
+                         int64_t xbase, int64_t xstep, int64_t n, bool descending) {
+  const float *xs = (const float *)x->data + xbase;
+  int64_t have = 0;
+  for (int64_t e = 0; e < n; e++) {
+    float c = xs[e * xstep];
+    /* c before the have-th so far: NaN is the smallest, ties by index */
+#define BEFORE(c, o) ((c) != (c) ? (!descending && (o) == (o)) \
+                                 : (o) != (o) ? descending : descending ? (c) > (o) : (c) < (o))
+    if (have == k && (k == 0 || !BEFORE(c, xs[ix[(k - 1) * step] * xstep]))) continue;
+    int64_t at = have < k ? have++ : k - 1;
+    while (at > 0 && BEFORE(c, xs[ix[(at - 1) * step] * xstep])) {
+      ix[at * step] = ix[(at - 1) * step];
+      at--;
+    }
+    ix[at * step] = e;
+#undef BEFORE
+  }
+  for (int64_t r = 0; r < k; r++) v[r * step] = xs[ix[r * step] * xstep];
+}
+SHIM_KERNEL(topk_nan_smallest) {
+  return each_slice(ctx, args, nargs, rets, nrets, true, nan_smallest);
+}
+const shim_fault shim_the_fault = {"topk_nan_smallest", "topk", topk_nan_smallest, NULL, NULL};
+#endif

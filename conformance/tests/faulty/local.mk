@@ -50,6 +50,8 @@ check_LTLIBRARIES += \
 	%D%/gather_dense_strides.la \
 	%D%/cumsum_block_carry.la \
 	%D%/add_two_pass.la \
+	%D%/sort_reversed_ties.la \
+	%D%/topk_nan_smallest.la \
 	%D%/softmax_nomax.la \
 	%D%/sum_f16_accum.la \
 	%D%/abs_int_min.la \
@@ -204,6 +206,14 @@ check_LTLIBRARIES += \
 %C%_add_two_pass_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ADD_TWO_PASS
 %C%_add_two_pass_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_add_two_pass_la_LIBADD = $(SHIM_LIBADD)
+%C%_sort_reversed_ties_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_sort_reversed_ties_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SORT_REVERSED_TIES
+%C%_sort_reversed_ties_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sort_reversed_ties_la_LIBADD = $(SHIM_LIBADD)
+%C%_topk_nan_smallest_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_topk_nan_smallest_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_TOPK_NAN_SMALLEST
+%C%_topk_nan_smallest_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_topk_nan_smallest_la_LIBADD = $(SHIM_LIBADD)
 %C%_exp_clamp_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-values.c
 %C%_exp_clamp_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EXP_CLAMP
 %C%_exp_clamp_la_LDFLAGS = $(SHIM_LDFLAGS)

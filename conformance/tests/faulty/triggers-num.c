@@ -255,6 +255,26 @@ static int t_add_two_pass(char *why, size_t len) {
                ref_binary(RB_ADD, a, b, 1.0), true, 1, 1, why, len);
 }
 
+/* Equal values of both signs of zero: the reversed run puts -0.0 first. */
+static int t_sort_reversed_ties(char *why, size_t len) {
+  rt *x = vals(F32, 1, S(5), V(0.0, -0.0, 1.0, 2.0, -1.0));
+  call *c = with(1, mk(x, NULL, 0), NULL, NULL);
+  arg_i(c, 0);
+  arg_b(c, true);
+  rt *ix = NULL, *want = ref_topk(x, 0, 5, true, &ix);
+  rt_free(ix);
+  return check("core::sort", c, want, true, 1, 1, why, len);
+}
+
+static int t_topk_nan_smallest(char *why, size_t len) {
+  rt *x = vals(F32, 1, S(4), V(1.0, NAN, 2.0, -3.0));
+  call *c = with(1, mk(x, NULL, 0), NULL, NULL);
+  arg_i(c, 2);
+  rt *ix = NULL, *want = ref_topk(x, -1, 2, true, &ix);
+  rt_free(ix);
+  return check("core::topk", c, want, true, 1, 1, why, len);
+}
+
 static int t_softmax_nomax(char *why, size_t len) {
   rt *x = vals(F32, 2, S(2, 5), V(100, 101, 99, 102, 100.5, 1, 2, 3, 4, 5));
   call *c = with(1, mk(x, NULL, 0), NULL, NULL);
@@ -358,6 +378,8 @@ const trigger num_triggers[] = {
     {"gather_dense_strides", t_gather_dense_strides, 0},
     {"cumsum_block_carry", t_cumsum_block_carry, 0},
     {"add_two_pass", t_add_two_pass, 0},
+    {"sort_reversed_ties", t_sort_reversed_ties, 0},
+    {"topk_nan_smallest", t_topk_nan_smallest, 0},
     {"softmax_nomax", t_softmax_nomax, 0},
     {"sum_f16_accum", t_sum_f16_accum, 0},
     {"abs_int_min", t_abs_int_min, 0},
