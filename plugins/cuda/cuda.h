@@ -125,6 +125,7 @@ bp_status cu_register_reduce(bp_library *lib);
 bp_status cu_register_nn(bp_library *lib);
 bp_status cu_register_index(bp_library *lib);
 bp_status cu_register_scan(bp_library *lib);
+bp_status cu_register_sort(bp_library *lib);
 bp_status cu_register_matmul(bp_library *lib);
 
 /* Blocks for n elements of grid-stride work: enough to fill the device,

@@ -11,6 +11,7 @@ cuda_plugin_cu = \
 	%D%/nn.cu \
 	%D%/index.cu \
 	%D%/scan.cu \
+	%D%/sort.cu \
 	%D%/matmul.cu
 cuda_plugin_hdr = %D%/cuda.h %D%/kernels.cuh %D%/reduce_ops.cuh %D%/elementwise_ops.cuh \
 	%D%/overlap.h %D%/reduce_plan.h %D%/blas_handles.h
@@ -27,7 +28,7 @@ cuda_plugin_lo = $(cuda_plugin_cu:.cu=.lo)
 %C%_cuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -no-undefined \
 	-export-symbols-regex '^bp_plugin_init$$'
 CLEANFILES += $(cuda_plugin_lo) %D%/.libs/plugin.o %D%/.libs/elementwise.o \
-	%D%/.libs/reduce.o %D%/.libs/nn.o %D%/.libs/index.o %D%/.libs/scan.o %D%/.libs/matmul.o
+	%D%/.libs/reduce.o %D%/.libs/nn.o %D%/.libs/index.o %D%/.libs/scan.o %D%/.libs/sort.o %D%/.libs/matmul.o
 
 BP_NVCC_ALLFLAGS = -std=c++17 $(CUDA_GENCODE) $(BP_NVCC_WARN) \
 	-Xcompiler -fPIC,-fvisibility=hidden,-fno-exceptions,-fno-threadsafe-statics \
@@ -58,6 +59,8 @@ $(cuda_plugin_lo): $(cuda_plugin_hdr) $(top_srcdir)/sdk/include/backplane/plugin
 %D%/index.lo: %D%/index.cu
 	$(BP_NVCC_LO)
 %D%/scan.lo: %D%/scan.cu
+	$(BP_NVCC_LO)
+%D%/sort.lo: %D%/sort.cu
 	$(BP_NVCC_LO)
 %D%/matmul.lo: %D%/matmul.cu
 	$(BP_NVCC_LO)

@@ -618,6 +618,7 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   if (!st) st = cu_register_nn(lib);
   if (!st) st = cu_register_index(lib);
   if (!st) st = cu_register_scan(lib);
+  if (!st) st = cu_register_sort(lib);
   if (!st) st = cu_register_matmul(lib);
   if (st) return st;
   if (cu_ndevices == 0) {
