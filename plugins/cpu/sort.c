@@ -5,24 +5,29 @@
  * every number, equal values (0.0 and -0.0 among them) by their index: the
  * stable order, PyTorch's sort(stable=True).  topk takes the first k of
  * the descending order (largest) or of the ascending one; sort all of
- * them.  Each slice's values are read once into keys (double for the
- * floats and the integers that fit, int64 for int64), and its order is
- * found by:
+ * them.  Each slice's values are read once into uint64 keys whose unsigned
+ * order is that order (below), and its order is found by:
  *   - a bounded insertion of the best k so far, for topk with k <= 64:
  *     one comparison per element once the buffer is full (sampling's
  *     topk of a vocabulary is this);
- *   - a bottom-up merge sort of the indices, which is stable, otherwise.
+ *   - for a larger k, a radix select of the first k, then a stable sort
+ *     of those;
+ *   - for sort, a stable sort of the keys: insertion for short slices,
+ *     merge sort for middling ones, radix sort for long ones.
  * Slices run on the pool.
  */
-#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "elementwise.h"
 
-/* topk takes the insertion path up to this k. */
+/* topk takes the insertion path up to this k; a slice shorter than
+ * SORT_SMALL is insertion-sorted. */
 #define TOPK_INSERT_MAX 64
+#define SORT_SMALL 32
+/* A slice this long or longer is radix-sorted, a shorter one merge-sorted. */
+#define SORT_RADIX 2048
 
 typedef struct sort_job {
   const char *x;       /* self, contiguous */
@@ -30,115 +35,205 @@ typedef struct sort_job {
   int64_t *indices;    /* likewise */
   int32_t dtype;
   int64_t itemsize, outer, n, inner, k;
-  bool descending, exact_int; /* exact_int: int64 keys */
+  bool descending;
   bool failed;
 } sort_job;
 
-/* One key: a double, or an int64 (int64 self, whose values a double would
- * round). */
-typedef union key {
-  double f;
-  int64_t i;
-} key;
+/*
+ * Each element becomes a uint64 key whose unsigned order is the op set's
+ * order: a double's bits with the sign folded (negative values flipped,
+ * positive ones offset), -0.0 as 0.0, every NaN above +inf; an int64 with
+ * its sign bit flipped.  Descending flips every bit.  Equal keys are equal
+ * values, which both orderings below keep in index order.
+ */
+static inline uint64_t float_key(double f) {
+  if (f != f) return UINT64_MAX;
+  if (f == 0) f = 0.0;
+  uint64_t b;
+  memcpy(&b, &f, sizeof b);
+  return b >> 63 ? ~b : b | (UINT64_C(1) << 63);
+}
 
-static key load_key(const sort_job *j, const char *p) {
-  key k;
-  switch (j->dtype) {
-    case BP_FLOAT32: k.f = *(const float *)(const void *)p; break;
-    case BP_FLOAT64: k.f = *(const double *)(const void *)p; break;
-    case BP_FLOAT16: k.f = bp_aux_f16_to_f32(*(const uint16_t *)(const void *)p); break;
-    case BP_BFLOAT16: k.f = bp_aux_bf16_to_f32(*(const uint16_t *)(const void *)p); break;
-    case BP_INT8: k.f = *(const int8_t *)(const void *)p; break;
-    case BP_INT16: k.f = *(const int16_t *)(const void *)p; break;
-    case BP_INT32: k.f = *(const int32_t *)(const void *)p; break;
-    case BP_UINT8: k.f = *(const uint8_t *)p; break;
-    case BP_BOOL: k.f = *(const uint8_t *)p != 0; break;
-    default: k.i = *(const int64_t *)(const void *)p; break; /* int64 */
+static inline uint64_t int_key(int64_t v) { return (uint64_t)v ^ (UINT64_C(1) << 63); }
+
+/* An element's key and its index along dim. */
+typedef struct kv {
+  uint64_t key;
+  int64_t idx;
+} kv;
+
+/* Runs BODY with key_ the key of each of the n elements from p, every
+ * `stride` bytes (e the element's index), with the dtype's switch outside
+ * the loop. */
+#define EACH_KEY(j, p, stride, n, BODY)                                                     \
+  do {                                                                                      \
+    uint64_t flip_ = (j)->descending ? UINT64_MAX : 0;                                     \
+    const char *q_ = (p);                                                                   \
+    int64_t n_ = (n);                                                                       \
+    size_t stride_ = (stride);                                                              \
+    switch ((j)->dtype) {                                                                   \
+      case BP_FLOAT32: KEY_LOOP(float_key(*(const float *)(const void *)q_), BODY); break;  \
+      case BP_FLOAT64: KEY_LOOP(float_key(*(const double *)(const void *)q_), BODY); break; \
+      case BP_FLOAT16:                                                                      \
+        KEY_LOOP(float_key(bp_aux_f16_to_f32(*(const uint16_t *)(const void *)q_)), BODY);  \
+        break;                                                                              \
+      case BP_BFLOAT16:                                                                     \
+        KEY_LOOP(float_key(bp_aux_bf16_to_f32(*(const uint16_t *)(const void *)q_)), BODY); \
+        break;                                                                              \
+      case BP_INT8: KEY_LOOP(int_key(*(const int8_t *)(const void *)q_), BODY); break;      \
+      case BP_INT16: KEY_LOOP(int_key(*(const int16_t *)(const void *)q_), BODY); break;    \
+      case BP_INT32: KEY_LOOP(int_key(*(const int32_t *)(const void *)q_), BODY); break;    \
+      case BP_UINT8: KEY_LOOP(int_key(*(const uint8_t *)q_), BODY); break;                  \
+      case BP_BOOL: KEY_LOOP(int_key(*(const uint8_t *)q_ != 0), BODY); break;              \
+      default: KEY_LOOP(int_key(*(const int64_t *)(const void *)q_), BODY); break;          \
+    }                                                                                       \
+  } while (0)
+#define KEY_LOOP(LOAD, BODY)                                                                \
+  for (int64_t e = 0; e < n_; e++, q_ += stride_) {                                         \
+    uint64_t key_ = (LOAD) ^ flip_;                                                         \
+    BODY                                                                                    \
   }
-  return k;
-}
 
-/* Whether element a (key ka) comes strictly before element b in the
- * order: by value, NaN above every number; equal values are left to the
- * caller (the lower index first). */
-static inline bool before(const sort_job *j, key ka, key kb) {
-  if (j->exact_int) return j->descending ? ka.i > kb.i : ka.i < kb.i;
-  bool na = ka.f != ka.f, nb = kb.f != kb.f;
-  if (na || nb) return j->descending ? na && !nb : nb && !na;
-  return j->descending ? ka.f > kb.f : ka.f < kb.f;
-}
-
-/* The order of keys[0 .. n-1], stable: idx gets it (tmp is scratch). */
-static void merge_sort(const sort_job *j, const key *keys, int64_t *idx, int64_t *tmp,
-                       int64_t n) {
-  for (int64_t i = 0; i < n; i++) idx[i] = i;
-  int64_t *src = idx, *dst = tmp;
-  for (int64_t w = 1; w < n; w *= 2) {
-    for (int64_t lo = 0; lo < n; lo += 2 * w) {
-      int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-      int64_t a = lo, b = mid, o = lo;
-      /* the right run's element goes first only when strictly before */
-      while (a < mid && b < hi)
-        dst[o++] = before(j, keys[src[b]], keys[src[a]]) ? src[b++] : src[a++];
-      while (a < mid) dst[o++] = src[a++];
-      while (b < hi) dst[o++] = src[b++];
-    }
-    int64_t *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != idx) memcpy(idx, src, (size_t)n * sizeof *idx);
-}
-
-/* The first k of the order of keys[0 .. n-1] into idx[0 .. k-1], by
- * insertion into the best k so far: a later element enters only when it
- * is strictly before the k-th, so equal values keep their index order. */
-static void select_k(const sort_job *j, const key *keys, int64_t *idx, int64_t n, int64_t k) {
-  int64_t have = 0;
-  for (int64_t e = 0; e < n; e++) {
-    if (have == k && !before(j, keys[e], keys[idx[k - 1]])) continue;
-    int64_t at = have < k ? have++ : k - 1;
-    while (at > 0 && before(j, keys[e], keys[idx[at - 1]])) {
+/* The first k (<= TOPK_INSERT_MAX) of the slice at x into idx, by
+ * insertion into the best k so far: a later element enters only when its
+ * key is below the k-th, so equal values keep their index order. */
+static void select_k(const sort_job *j, const char *x, size_t stride, int64_t *idx) {
+  uint64_t best[TOPK_INSERT_MAX];
+  int64_t have = 0, kk = j->k;
+  EACH_KEY(j, x, stride, j->n, {
+    if (have == kk && key_ >= best[kk - 1]) continue;
+    int64_t at = have < kk ? have++ : kk - 1;
+    while (at > 0 && key_ < best[at - 1]) {
+      best[at] = best[at - 1];
       idx[at] = idx[at - 1];
       at--;
     }
+    best[at] = key_;
     idx[at] = e;
+  });
+}
+
+/* Sorts a[0 .. n-1] by key, stably: insertion for short slices, a merge
+ * sort for middling ones, and a least-significant-digit radix sort (8-bit
+ * digits; a digit that every key shares is skipped) for long ones.  t is
+ * scratch of n. */
+static void sort_kv(kv *a, kv *t, int64_t n) {
+  if (n < SORT_SMALL) {
+    for (int64_t e = 1; e < n; e++) {
+      kv c = a[e];
+      int64_t at = e;
+      while (at > 0 && c.key < a[at - 1].key) {
+        a[at] = a[at - 1];
+        at--;
+      }
+      a[at] = c;
+    }
+    return;
   }
+  if (n < SORT_RADIX) {
+    kv *src = a, *dst = t;
+    for (int64_t w = 1; w < n; w *= 2) {
+      for (int64_t lo = 0; lo < n; lo += 2 * w) {
+        int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+        int64_t x = lo, y = mid, o = lo;
+        /* the right run's element goes first only when its key is lower */
+        while (x < mid && y < hi) dst[o++] = src[y].key < src[x].key ? src[y++] : src[x++];
+        while (x < mid) dst[o++] = src[x++];
+        while (y < hi) dst[o++] = src[y++];
+      }
+      kv *tmp = src;
+      src = dst;
+      dst = tmp;
+    }
+    if (src != a) memcpy(a, src, (size_t)n * sizeof *a);
+    return;
+  }
+  for (int shift = 0; shift < 64; shift += 8) {
+    int64_t count[256] = {0};
+    for (int64_t e = 0; e < n; e++) count[(a[e].key >> shift) & 255]++;
+    if (count[(a[0].key >> shift) & 255] == n) continue;
+    int64_t at = 0;
+    for (int d = 0; d < 256; d++) {
+      int64_t c = count[d];
+      count[d] = at;
+      at += c;
+    }
+    for (int64_t e = 0; e < n; e++) t[count[(a[e].key >> shift) & 255]++] = a[e];
+    memcpy(a, t, (size_t)n * sizeof *a);
+  }
+}
+
+/* The first k (< n) of the order of a[0 .. n-1] (in index order) into
+ * t[0 .. k-1], sorted: a most-significant-digit radix select finds the
+ * k-th key one byte at a time, taking the elements below it as it goes
+ * (equal keys share every digit, so each run of them is taken at once, in
+ * index order) and then the first of those equal to it; the k taken are
+ * then sorted stably.  a is overwritten; t has room for 2n. */
+static void select_radix(kv *a, kv *t, int64_t n, int64_t k) {
+  int64_t cand = n, taken = 0, need = k;
+  for (int shift = 56; shift >= 0 && need > 0; shift -= 8) {
+    int64_t count[256] = {0};
+    for (int64_t e = 0; e < cand; e++) count[(a[e].key >> shift) & 255]++;
+    int d = 0;
+    int64_t below = 0;
+    while (below + count[d] < need) below += count[d++];
+    int64_t kept = 0;
+    for (int64_t e = 0; e < cand; e++) {
+      int digit = (int)((a[e].key >> shift) & 255);
+      if (digit < d) t[taken++] = a[e];
+      else if (digit == d) a[kept++] = a[e];
+    }
+    cand = kept;
+    need -= below;
+  }
+  for (int64_t e = 0; e < need; e++) t[taken++] = a[e];
+  sort_kv(t, t + k, k);
 }
 
 static void sort_items(void *ctx, int64_t begin, int64_t end) {
   sort_job *j = ctx;
   int64_t n = j->n, k = j->k, inner = j->inner;
-  key *keys = malloc((size_t)(n > 0 ? n : 1) * sizeof *keys);
-  int64_t *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
-  int64_t *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
-  if (!keys || !idx || !tmp) {
-    j->failed = true;
-    free(keys);
-    free(idx);
-    free(tmp);
-    return;
-  }
   bool insert = k <= TOPK_INSERT_MAX && k < n;
-  size_t item = (size_t)j->itemsize;
+  size_t item = (size_t)j->itemsize, stride = (size_t)inner * item;
+  kv *a = NULL;
+  int64_t small[TOPK_INSERT_MAX];
+  if (!insert) {
+    a = malloc(3 * (size_t)(n > 0 ? n : 1) * sizeof *a);
+    if (!a) {
+      j->failed = true;
+      return;
+    }
+  }
   for (int64_t it = begin; it < end; it++) {
     int64_t o = it / inner, i = it % inner;
     const char *x = j->x + (size_t)(o * n * inner + i) * item;
-    for (int64_t e = 0; e < n; e++) keys[e] = load_key(j, x + (size_t)(e * inner) * item);
-    if (insert && k > 0)
-      select_k(j, keys, idx, n, k);
-    else
-      merge_sort(j, keys, idx, tmp, n);
     char *v = j->values + (size_t)(o * k * inner + i) * item;
     int64_t *ix = j->indices + o * k * inner + i;
+    if (insert) {
+      if (k > 0) select_k(j, x, stride, small);
+      for (int64_t r = 0; r < k; r++) {
+        memcpy(v + (size_t)r * stride, x + (size_t)small[r] * stride, item);
+        ix[r * inner] = small[r];
+      }
+      continue;
+    }
+    EACH_KEY(j, x, stride, n, {
+      a[e].key = key_;
+      a[e].idx = e;
+    });
+    kv *first = a;
+    if (k < n) {
+      select_radix(a, a + n, n, k);
+      first = a + n;
+    } else {
+      sort_kv(a, a + n, n);
+    }
     for (int64_t r = 0; r < k; r++) {
-      memcpy(v + (size_t)(r * inner) * item, x + (size_t)(idx[r] * inner) * item, item);
-      ix[r * inner] = idx[r];
+      memcpy(v + (size_t)r * stride, x + (size_t)first[r].idx * stride, item);
+      ix[r * inner] = first[r].idx;
     }
   }
-  free(keys);
-  free(idx);
-  free(tmp);
+  free(a);
 }
 
 /* Fills values and indices (the results the meta function sized). */
@@ -154,7 +249,7 @@ static bp_status topk_sort(const bp_kernel_ctx *ctx, const bp_value *args, bp_te
   int64_t dim_arg = args[topk ? 2 : 1].u.i;
   int32_t dim = vc->ndim > 0 ? (int32_t)(dim_arg < 0 ? dim_arg + vc->ndim : dim_arg) : 0;
   sort_job j = {vc->data, vv->data, view_of(indices)->data, vc->dtype, vc->itemsize, 1,
-                vc->ndim > 0 ? vc->sizes[dim] : 1, 1, 0, false, vc->dtype == BP_INT64, false};
+                vc->ndim > 0 ? vc->sizes[dim] : 1, 1, 0, false, false};
   /* a 0-dim self gives its element for k 0 or 1, as in PyTorch */
   j.k = topk && vc->ndim > 0 ? args[1].u.i : j.n;
   j.descending = topk ? args[3].u.b : args[2].u.b;
