@@ -15,6 +15,7 @@
  * convolution), in milliseconds.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,8 +120,8 @@ static bp_tensor *filled(int32_t dt, int32_t ndim, const int64_t *sizes, uint32_
   return t;
 }
 
-static bp_tensor *x, *y, *m, *mask, *rows, *perm, *gidx, *half1, *half2, *table, *eight, *q,
-    *k, *v, *img, *w7;
+static bp_tensor *x, *y, *m, *mask, *rows, *perm, *gidx, *half1, *half2, *table, *eight, *img,
+    *w7;
 static double triad_gbs;
 
 static void f_eq(bp_stack *s) { bp_stack_push_tensor(s, x), bp_stack_push_tensor(s, y); }
@@ -145,15 +146,76 @@ static void f_emb(bp_stack *s) { bp_stack_push_tensor(s, table), bp_stack_push_t
 static void f_sel8(bp_stack *s) {
   bp_stack_push_tensor(s, table), bp_stack_push_int(s, 0), bp_stack_push_tensor(s, eight);
 }
-static void f_sdpa(bp_stack *s) {
-  bp_stack_push_tensor(s, q), bp_stack_push_tensor(s, k), bp_stack_push_tensor(s, v);
-  bp_stack_push_none(s), bp_stack_push_float(s, 0.0), bp_stack_push_bool(s, true);
-}
 static void f_conv(bp_stack *s) {
   static const int64_t two[2] = {2, 2}, three[2] = {3, 3};
   bp_stack_push_tensor(s, img), bp_stack_push_tensor(s, w7), bp_stack_push_none(s);
   bp_stack_push_int_list(s, two, 2);
   bp_stack_push_int_list(s, three, 2);
+}
+
+/* One call of op on n values; its one Tensor result (owned). */
+static bp_tensor *call_values(const char *name, const bp_value *vals, size_t n) {
+  const bp_op *op;
+  if (bp_op_find(name, &op)) die(name);
+  bp_value slots[8];
+  bp_stack s = BP_STACK_INIT(slots, 8);
+  for (size_t i = 0; i < n; i++) slots[i] = vals[i];
+  s.top = n;
+  if (bp_call(op, &s)) die(name);
+  return slots[0].u.tensor;
+}
+
+static bp_value tval(bp_tensor *t) {
+  bp_value v = {.tag = BP_TAG_TENSOR};
+  v.u.tensor = t;
+  return v;
+}
+
+/* Causal attention on [12, L, 64] float32, fused (the plugin's kernel) and
+ * composed as the host's composite composes it (matmul by key viewed
+ * transposed, mul.Scalar, masked_fill of a causal mask, softmax, matmul);
+ * medians of reps each, alternating. */
+static void attention_rows(int64_t L, int reps) {
+  int64_t qs[3] = {12, L, 64}, ks[3] = {12, 64, L}, kst[3] = {L * 64, 1, 64}, ms[2] = {L, L};
+  bp_tensor *aq = filled(BP_FLOAT32, 3, qs, 21, 0), *ak = filled(BP_FLOAT32, 3, qs, 22, 0),
+            *av = filled(BP_FLOAT32, 3, qs, 23, 0), *kt = NULL, *upper = NULL;
+  if (bp_tensor_as_strided(ak, 3, ks, kst, 0, &kt)) die("as_strided");
+  if (bp_tensor_empty(BP_CPU, BP_BOOL, 2, ms, &upper)) die("bp_tensor_empty");
+  uint8_t *u = bp_tensor_get_view(upper)->data;
+  for (int64_t i = 0; i < L; i++)
+    for (int64_t j = 0; j < L; j++) u[i * L + j] = j > i;
+  const bp_op *sdpa;
+  if (bp_op_find("core::scaled_dot_product_attention", &sdpa)) die("sdpa");
+  double tf[16], tc[16];
+  for (int r = 0; r < reps && r < 16; r++) {
+    bp_value slots[8];
+    bp_stack s = BP_STACK_INIT(slots, 8);
+    bp_stack_push_tensor(&s, aq), bp_stack_push_tensor(&s, ak), bp_stack_push_tensor(&s, av);
+    bp_stack_push_none(&s), bp_stack_push_float(&s, 0.0), bp_stack_push_bool(&s, true);
+    double t0 = now();
+    if (bp_call(sdpa, &s)) die("sdpa");
+    tf[r] = now() - t0;
+    bp_stack_release(&s);
+    t0 = now();
+    bp_value mm[2] = {tval(aq), tval(kt)};
+    bp_tensor *sc = call_values("core::matmul", mm, 2);
+    bp_value ms2[2] = {tval(sc), {.tag = BP_TAG_FLOAT, .u.f = 0.125}};
+    bp_tensor *sc2 = call_values("core::mul.Scalar", ms2, 2);
+    bp_value mf[3] = {tval(sc2), tval(upper), {.tag = BP_TAG_FLOAT, .u.f = -INFINITY}};
+    bp_tensor *sc3 = call_values("core::masked_fill", mf, 3);
+    bp_value sm[2] = {tval(sc3), {.tag = BP_TAG_INT, .u.i = -1}};
+    bp_tensor *p = call_values("core::softmax", sm, 2);
+    bp_value pv[2] = {tval(p), tval(av)};
+    bp_tensor *o = call_values("core::matmul", pv, 2);
+    tc[r] = now() - t0;
+    bp_tensor *all[] = {sc, sc2, sc3, p, o};
+    for (size_t i = 0; i < 5; i++) bp_tensor_release(all[i]);
+  }
+  double f = median(tf, reps), c = median(tc, reps);
+  printf("  attention, causal, 12 heads, L %-5lld d 64: fused %9.2f ms, composed %9.2f ms, "
+         "%.2fx\n", (long long)L, f * 1e3, c * 1e3, c / f);
+  bp_tensor *all[] = {aq, ak, av, kt, upper};
+  for (size_t i = 0; i < 5; i++) bp_tensor_release(all[i]);
 }
 
 static void row(const char *what, const char *how, double t, double bytes) {
@@ -196,13 +258,10 @@ int main(int argc, char **argv) {
   row("masked_fill(x, mask, 0)", "composite", time_op("core::masked_fill", f_fill, REPS),
       2 * fb + N);
 
-  int64_t ts[2] = {50257, 768}, e8 = 8, qs[3] = {12, 1024, 64}, is[4] = {1, 3, 224, 224},
+  int64_t ts[2] = {50257, 768}, e8 = 8, is[4] = {1, 3, 224, 224},
           ws[4] = {64, 3, 7, 7};
   table = filled(BP_FLOAT32, 2, ts, 10, 0);
   eight = filled(BP_INT64, 1, &e8, 11, 50257);
-  q = filled(BP_FLOAT32, 3, qs, 12, 0);
-  k = filled(BP_FLOAT32, 3, qs, 13, 0);
-  v = filled(BP_FLOAT32, 3, qs, 14, 0);
   img = filled(BP_FLOAT32, 4, is, 15, 0);
   w7 = filled(BP_FLOAT32, 4, ws, 16, 0);
   printf("single calls (median of %d)\n", 101);
@@ -210,8 +269,8 @@ int main(int argc, char **argv) {
          time_op("core::embedding", f_emb, 101) * 1e6);
   printf("  %-44s %9.2f us\n", "index_select: the same 8 rows",
          time_op("core::index_select", f_sel8, 101) * 1e6);
-  printf("  %-44s %9.2f ms\n", "attention, causal, 12 heads, L 1024, d 64",
-         time_op("core::scaled_dot_product_attention", f_sdpa, 11) * 1e3);
+  attention_rows(1024, 7);
+  attention_rows(4096, 3);
   printf("  %-44s %9.2f ms\n", "conv2d [1, 3, 224, 224] * [64, 3, 7, 7] s2 p3",
          time_op("core::conv2d", f_conv, 11) * 1e3);
   return 0;

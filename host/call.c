@@ -340,7 +340,9 @@ __attribute__((noinline, cold)) static bp_status no_dtype(const bp_op *op, const
 }
 
 /* The first kernel from k on, in precedence order, that declares the
- * dtypes in `bits`; NULL (with an error) when none does. */
+ * dtypes in `bits`; else the op's composite, which serves every dtype
+ * (a plugin's kernel for some dtypes leaves it the others); NULL (with an
+ * error) when there is neither. */
 __attribute__((noinline)) static const bp__kernel *kernel_for_dtypes(const bp_op *op,
                                                                       const bp__kernel *k,
                                                                       const bp_value *args,
@@ -348,6 +350,7 @@ __attribute__((noinline)) static const bp__kernel *kernel_for_dtypes(const bp_op
   const bp__kernel *first = k;
   while (k && (bits & k->dtype_refused)) k = atomic_load_explicit(&k->next, memory_order_acquire);
   if (k) return k;
+  if (op->composite && bp__kernel_live(op->composite)) return op->composite;
   /* When the op set refuses the dtypes anyway, its error is the one every
    * backend gives; only dtypes the op takes are "not supported". */
   bp_tensor_meta outs[BP__MAX_RETS];

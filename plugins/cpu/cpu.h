@@ -19,6 +19,7 @@
  *   index.c        index_select, gather (op set 2)
  *   scan.c         cumsum (op set 2)
  *   sort.c         topk, sort (op set 2)
+ *   attention.c    scaled_dot_product_attention, fused (op set 2, float32)
  *   reduce.c       sum, mean, amax, amin, argmax
  *   softmax.c      softmax, log_softmax
  *   layer_norm.c   layer_norm
@@ -119,6 +120,7 @@ bp_status cpu_register_compare(bp_library *lib);
 bp_status cpu_register_index(bp_library *lib);
 bp_status cpu_register_scan(bp_library *lib);
 bp_status cpu_register_sort(bp_library *lib);
+bp_status cpu_register_attention(bp_library *lib);
 bp_status cpu_register_cast(bp_library *lib);
 bp_status cpu_register_reduce(bp_library *lib);
 bp_status cpu_register_softmax(bp_library *lib);

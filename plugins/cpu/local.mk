@@ -15,6 +15,7 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/index.c \
 	%D%/scan.c \
 	%D%/sort.c \
+	%D%/attention.c \
 	%D%/cast.c \
 	%D%/reduce.c \
 	%D%/rows.c \

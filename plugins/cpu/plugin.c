@@ -23,6 +23,7 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   if (!st) st = cpu_register_index(lib);
   if (!st) st = cpu_register_scan(lib);
   if (!st) st = cpu_register_sort(lib);
+  if (!st) st = cpu_register_attention(lib);
   if (!st) st = cpu_register_cast(lib);
   if (!st) st = cpu_register_reduce(lib);
   if (!st) st = cpu_register_softmax(lib);

@@ -163,7 +163,8 @@ CASES["matmul"] = (CASES["matmul"][0], {},
                    lambda: CASES["matmul"][0][0] @ CASES["matmul"][0][1])
 # ops with an out= or in-place form, and the two-result ops, are checked
 # below
-MUTATING = {"add.out", "fill_", "copy_", "topk", "sort"}
+MUTATING = {"add.out", "fill_", "copy_", "topk", "sort",
+            "scaled_dot_product_attention"}
 missing = [n for n in cpu.ops
            if n.split("::")[1] not in set(CASES) | MUTATING]
 ok(not missing, "every op of the CPU plugin has a case here", missing)
@@ -339,6 +340,42 @@ for name, args, ref in COMPOSITES:
     ok(same, f"bp_core.{name}{shown} matches torch",
        f"got {got}\nexpected {expected}")
 
+# The CPU plugin's fused attention (float32), past its blocks of 64: the
+# composition in float64 is the reference.  Grouped-query and broadcast
+# batch dims, masks that broadcast, causal with L < S and L > S, rows that
+# remove every key (NaN), E != Ev, strided inputs; float16 takes the
+# host's composite.
+sdpa = torch.ops.bp_core.scaled_dot_product_attention
+ATTN = []
+for L, S in ((70, 130), (130, 70), (64, 64), (1, 200)):
+    qa, ka = rand(2, 4, L, 16), rand(1, 2, S, 16)
+    va = rand(1, 2, S, 24)
+    bm = torch.rand(L, S, generator=gen) > 0.4
+    bm[min(L - 1, 3)] = False
+    fm = rand(4, 1, S)
+    ATTN += [((qa, ka, va), {}, {}),
+             ((qa, ka, va), {"is_causal": True}, {"causal": True}),
+             ((qa, ka, va, bm), {}, {}),
+             ((qa, ka, va, fm), {"scale": 0.3}, {"scale": 0.3})]
+qt = rand(2, 3, 16, 90).transpose(-1, -2)  # a strided query
+ATTN.append(((qt, rand(2, 3, 90, 16), rand(2, 3, 90, 8)), {"is_causal": True},
+             {"causal": True}))
+for args, kw, refkw in ATTN:
+    got = sdpa(*args, **kw)
+    d = [a.double() if a.is_floating_point() else a for a in args]
+    want = sdpa_ref(*d, **refkw).float()
+    shapes = [tuple(a.shape) for a in args]
+    ok(torch.allclose(got, want, rtol=1e-4, atol=1e-5, equal_nan=True) and
+       torch.equal(got.isnan(), want.isnan()),
+       f"fused attention {shapes} {kw} matches the composition",
+       f"max diff {(got - want).abs().nan_to_num(0).max()}")
+h = rand(1, 2, 70, 16).half()
+got = sdpa(h, h, h, is_causal=True)
+want = sdpa_ref(h.double(), h.double(), h.double(), causal=True).half()
+ok(got.dtype == torch.float16 and torch.allclose(got.float(), want.float(),
+                                                 atol=2e-3),
+   "float16 attention (the host's composite) matches the composition")
+
 # In-place forms: torch's tensor is written and returned.
 ip = rand(3, 5)
 want = torch.relu(ip * 2 + y)
@@ -400,7 +437,8 @@ ok(tuple(backplane.ops.sig.kinds(np.int32(2), np.float32(0.5),
    "Scalar arguments from NumPy scalars keep their kind")
 ok(tuple(backplane.ops.sig.kinds(7, torch.tensor(1.5).item())) == (1202, 11.0)
    and backplane.ops.sig.kinds.schema.endswith(
-       "kinds(Scalar a, Scalar b, Scalar? c=None, Scalar d=2.5) -> (int, float)"),
+       "kinds(Scalar a, Scalar b, Scalar? c=None, Scalar d=2.5) -> "
+       "(int, float)"),
    "a Scalar? left out is None, and the schema says Scalar")
 ok(torch.equal(s.lists([v, v + 1], [1, 2], [0.5]), torch.full((3,), 13.5)),
    "Tensor[], int[2] and float[] arguments")
