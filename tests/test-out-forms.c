@@ -6,9 +6,11 @@
  * shape or no elements (then resized, when the storage is out's own), an
  * exact alias allowed, a partial overlap refused.
  *
- * The "spy" plugin serves core::neg, core::add and core::cumsum on the CPU
- * with structured float32 kernels that note the tensor they were given to
- * fill, so each case can tell which path the host took.
+ * The "spy" plugin serves core::neg, core::add, core::cumsum and
+ * core::clamp on the CPU with structured float32 kernels that note the
+ * tensor they were given to fill, so each case can tell which path the
+ * host took.  (The last case: a kernel for some dtypes leaves an op's
+ * composite the others.)
  */
 #include <stdio.h>
 #include <string.h>
@@ -99,6 +101,23 @@ static bp_status cumsum_fill(const bp_kernel_ctx *ctx, const bp_value *args, siz
   return BP_OK;
 }
 
+/* clamp's kernel for float32 only: min and max 0 and 1, whatever is asked
+ * (so that a call it serves is told from the composite's). */
+static bp_status clamp01_fill(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_value *rets, size_t nrets) {
+  (void)nargs;
+  (void)nrets;
+  bp_status st = begin(ctx, rets);
+  if (st) return st;
+  const bp_tensor_view *x = host->tensor_view(args[0].u.tensor);
+  const bp_tensor_view *o = host->tensor_view(rets[0].u.tensor);
+  for (int64_t i = 0; i < o->numel; i++) {
+    float v = *at(x, i);
+    *at(o, i) = v < 0 ? 0 : v > 1 ? 1 : v;
+  }
+  return BP_OK;
+}
+
 static bp_status spy_setup(const bp_host_api *h, bp_registrar *reg) {
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "core", BP_LIBRARY_IMPL, 0};
   bp_library *lib;
@@ -107,7 +126,7 @@ static bp_status spy_setup(const bp_host_api *h, bp_registrar *reg) {
   const struct {
     const char *op;
     bp_boxed_kernel fill;
-  } k[] = {{"neg", neg_fill}, {"add", add_fill}, {"cumsum", cumsum_fill}};
+  } k[] = {{"neg", neg_fill}, {"add", add_fill}, {"cumsum", cumsum_fill}, {"clamp", clamp01_fill}};
   for (size_t i = 0; !st && i < sizeof k / sizeof k[0]; i++) {
     bp_kernel_def d;
     memset(&d, 0, sizeof d);
@@ -411,6 +430,35 @@ static void the_cpu_plugin_serves_every_out_form(void) {
   }
 }
 
+/* A kernel for some dtypes leaves the op's composite the others. */
+static void the_composite_serves_the_dtypes_no_kernel_declares(void) {
+  if (!spy_registered()) return;
+  static const double X64[3] = {-2, 0.5, 7};
+  bp_tensor *x32 = f32((const float[]){-2, 0.5f, 7}, 3), *x64 = NULL;
+  int64_t n = 3;
+  bp_tensor_empty(BP_CPU, BP_FLOAT64, 1, &n, &x64);
+  memcpy(bp_tensor_get_view(x64)->data, X64, sizeof X64);
+  bp_value slots[4];
+  bp_stack s = BP_STACK_INIT(slots, 4);
+  /* float32: the spy's kernel (0 and 1 whatever the bounds) */
+  int before = spy.calls;
+  bp_stack_push_tensor(&s, x32), bp_stack_push_float(&s, -1.0), bp_stack_push_float(&s, 5.0);
+  bp_tensor *r = call_for_tensor(must_find("core::clamp"), &s);
+  is_int(spy.calls, before + 1);
+  ok(r && f32data(r)[0] == 0 && f32data(r)[2] == 1);
+  bp_stack_release(&s);
+  /* float64: no kernel declares it, and the composite computes it */
+  bp_stack_push_tensor(&s, x64), bp_stack_push_float(&s, -1.0), bp_stack_push_float(&s, 5.0);
+  r = call_for_tensor(must_find("core::clamp"), &s);
+  is_int(spy.calls, before + 1);
+  const double *d = r ? (const double *)bp_tensor_get_view(r)->data : NULL;
+  ok(d && d[0] == -1 && d[1] == 0.5 && d[2] == 5);
+  if (!d) tap_diag("%s", bp_last_error());
+  bp_stack_release(&s);
+  bp_tensor_release(x32);
+  bp_tensor_release(x64);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(out_is_filled_by_the_structured_kernel),
@@ -418,6 +466,7 @@ int main(void) {
       TAP_CASE(out_follows_torchs_rules),
       TAP_CASE(a_failing_kernel_names_itself),
       TAP_CASE(the_cpu_plugin_serves_every_out_form),
+      TAP_CASE(the_composite_serves_the_dtypes_no_kernel_declares),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
