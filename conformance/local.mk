@@ -19,6 +19,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/sample_values.c \
 	%D%/sample_index.c \
 	%D%/sample_sort.c \
+	%D%/sample_sdpa.c \
 	%D%/sample_bad.c \
 	%D%/procstate.h \
 	%D%/procstate.c \

@@ -42,6 +42,7 @@ rt *gen_for_layout(int32_t dt, const shape *sh, int lay, enum kind kind, int sub
  * (sample_sort.c): false for another kind. */
 bool gen_index_set(slist *L, int sk);
 bool gen_sort_set(slist *L, int sk);
+bool gen_sdpa_set(slist *L, int sk);
 
 /* The value-class set, and the bad-shape set of the errors check. */
 void gen_values(slist *L);

@@ -542,7 +542,7 @@ static void set_large(slist *L) {
 
 sample *gen_core_set(int r, int32_t dt, int sk, const gen_opts *o, size_t *n) {
   slist L = {NULL, 0, 0, r, dt, o};
-  if (gen_index_set(&L, sk) || gen_sort_set(&L, sk)) {
+  if (gen_index_set(&L, sk) || gen_sort_set(&L, sk) || gen_sdpa_set(&L, sk)) {
     *n = L.n;
     return L.v;
   }

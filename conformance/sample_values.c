@@ -421,5 +421,6 @@ void gen_values(slist *L) {
     case K_EMBEDDING: break; /* sample_index.c's */
     case K_TOPK:
     case K_SORT: break; /* sample_sort.c's */
+    case K_SDPA: break; /* sample_sdpa.c's */
   }
 }

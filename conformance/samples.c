@@ -150,6 +150,7 @@ const core_ref core_refs[] = {
     {"index_select", K_INDEX_SELECT, 0}, {"gather", K_GATHER, 0},
     {"embedding", K_EMBEDDING, 0},       {"cumsum", K_CUMSUM, 0},
     {"topk", K_TOPK, 0},                 {"sort", K_SORT, 0},
+    {"scaled_dot_product_attention", K_SDPA, 0},
 };
 const size_t ncore_refs = sizeof core_refs / sizeof *core_refs;
 
@@ -169,13 +170,13 @@ bool sk_applies(enum kind kind, int sk) {
   bool along = kind == K_REDUCE || kind == K_ARGMAX || kind == K_SOFTMAX || kind == K_CUMSUM ||
                kind == K_LAYER_NORM || kind == K_TOPK || kind == K_SORT;
   switch (sk) {
-    case SK_BROADCAST: return elementwise2 || kind == K_MATMUL || kind == K_COPY;
+    case SK_BROADCAST: return elementwise2 || kind == K_MATMUL || kind == K_COPY || kind == K_SDPA;
     case SK_DIMS: return along || kind == K_INDEX_SELECT || kind == K_GATHER;
     case SK_PROMOTION: return elementwise2 || kind == K_CAST || kind == K_COPY;
     case SK_BADSHAPE:
       return elementwise2 || kind == K_MATMUL || kind == K_COPY || kind == K_LAYER_NORM ||
              kind == K_INDEX_SELECT || kind == K_GATHER || kind == K_EMBEDDING ||
-             kind == K_TOPK || kind == K_SORT;
+             kind == K_TOPK || kind == K_SORT || kind == K_SDPA;
     default: return true;
   }
 }
@@ -237,6 +238,15 @@ rt *ref_core(int r, const sample *s, double *rscale, double *ascale) {
       rt *indices = NULL, *values = ref_topk_sort(s, kind == K_TOPK, &indices);
       rt_free(indices);
       return values;
+    }
+    case K_SDPA: {
+      /* two products and a softmax: matmul's tolerance for each */
+      const sarg *mk = arg(s, 3), *causal = arg(s, 5), *sc = arg(s, 6);
+      int64_t E = a->sizes[a->ndim - 1], S = b->sizes[b->ndim - 2];
+      *rscale = sqrt((double)(E > 1 ? E : 1)) + sqrt((double)(S > 1 ? S : 1));
+      *ascale = sqrt((double)(S > 1 ? S : 1));
+      return ref_sdpa(a, b, s->a[2].t, mk && mk->k == AK_TENSOR ? mk->t : NULL,
+                      causal && causal->i != 0, sc && sc->k == AK_FLOAT ? sc->f : NAN);
     }
     case K_INDEX_SELECT: return ref_index_select(a, s->a[1].i, s->a[2].t);
     case K_GATHER: return ref_gather(a, s->a[1].i, s->a[2].t);

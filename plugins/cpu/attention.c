@@ -33,10 +33,12 @@ typedef struct attn_job {
   const bp_tensor_view *q, *k, *v, *mask; /* mask: NULL, bool or float32 */
   float *out;                             /* [batch..., L, Ev], contiguous */
   float *kt, *vp; /* per batch entry: key transposed in blocks [S/BK][E][BK], value [S][Ev] */
+  float *scratch; /* per chunk of work items (see attention_impl) */
+  int64_t per;    /* work items per chunk */
   int32_t nd;
   int64_t L, S, E, Ev, batch, qblocks, heads_q, heads_k;
   float scale;
-  bool causal, failed;
+  bool causal;
 } attn_job;
 
 /* The element offset of batch entry b in t (a tensor of the op's rank,
@@ -187,15 +189,15 @@ static void attn_pack(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-static void attn_items(void *ctx, int64_t begin, int64_t end) {
-  attn_job *j = ctx;
+/* The scratch floats of one chunk of work items. */
+static size_t chunk_floats(const attn_job *j) {
+  return (size_t)(BQ * j->E + BQ * BK + BQ * j->Ev + 3 * BQ);
+}
+
+/* Work items [begin, end) (a batch entry and a block of queries each),
+ * with scratch buf. */
+static void attn_items(attn_job *j, int64_t begin, int64_t end, float *buf) {
   int64_t E = j->E, Ev = j->Ev, L = j->L, S = j->S;
-  size_t floats = (size_t)(BQ * E + BQ * BK + BQ * Ev + 3 * BQ);
-  float *buf = malloc(floats * sizeof *buf);
-  if (!buf) {
-    j->failed = true;
-    return;
-  }
   float *Qb = buf, *Sb = Qb + BQ * E, *O = Sb + BQ * BK;
   float *m = O + BQ * Ev, *l = m + BQ, *corr = l + BQ;
   const bp_tensor_view *q = j->q, *mk = j->mask;
@@ -257,7 +259,16 @@ static void attn_items(void *ctx, int64_t begin, int64_t end) {
     for (int64_t i = 0; i < bq; i++)
       for (int64_t e = 0; e < Ev; e++) out[i * Ev + e] = O[i * Ev + e] / l[i]; /* 0 / 0: NaN */
   }
-  free(buf);
+}
+
+/* Chunks [begin, end) of work items, each with its scratch. */
+static void attn_chunks(void *ctx, int64_t begin, int64_t end) {
+  attn_job *j = ctx;
+  int64_t items = j->batch * j->qblocks;
+  for (int64_t c = begin; c < end; c++) {
+    int64_t i0 = c * j->per, i1 = i0 + j->per < items ? i0 + j->per : items;
+    attn_items(j, i0, i1, j->scratch + (size_t)c * chunk_floats(j));
+  }
 }
 
 static bp_status attention_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
@@ -280,22 +291,27 @@ static bp_status attention_impl(const bp_kernel_ctx *ctx, const bp_value *args, 
   j.batch = vo->numel / (j.L * j.Ev);
   j.qblocks = (j.L + BQ - 1) / BQ;
   if (j.S == 0) {
-    /* no keys: every row is removed, NaN */
-    for (int64_t i = 0; i < vo->numel; i++) j.out[i] = NAN;
+    /* no keys: an empty weighted sum, 0 (as the composite's matmul gives) */
+    memset(j.out, 0, (size_t)vo->numel * sizeof *j.out);
     return BP_OK;
   }
-  int64_t nkb = (j.S + BK - 1) / BK;
-  j.kt = malloc((size_t)(j.batch * (nkb * j.E * BK + j.S * j.Ev)) * sizeof(float));
+  /* The work items run in chunks, one a thread, whose scratch is
+   * allocated here with the packed keys and values: a pool thread never
+   * allocates (glibc gives each new thread an arena of its own, which
+   * would outlive the plugin's unload). */
+  int64_t nkb = (j.S + BK - 1) / BK, items = j.batch * j.qblocks, threads = cpu_num_threads();
+  int64_t chunks = items < threads ? items : threads;
+  j.per = (items + chunks - 1) / chunks;
+  size_t packed = (size_t)(j.batch * (nkb * j.E * BK + j.S * j.Ev));
+  j.kt = malloc((packed + (size_t)chunks * chunk_floats(&j)) * sizeof(float));
   if (!j.kt)
     return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory for the packed keys and values of "
                    "%lld attention heads", ctx->op_name, (long long)j.batch);
   j.vp = j.kt + j.batch * nkb * j.E * BK;
+  j.scratch = j.kt + packed;
   cpu_parallel_for(j.batch, 1, attn_pack, &j);
-  cpu_parallel_for(j.batch * j.qblocks, 1, attn_items, &j);
+  cpu_parallel_for(chunks, 1, attn_chunks, &j);
   free(j.kt);
-  if (j.failed)
-    return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory for the blocks of E %lld and Ev %lld",
-                   ctx->op_name, (long long)j.E, (long long)j.Ev);
   return BP_OK;
 }
 BP_AUX_STRUCTURED_KERNEL(attention_kernel, attention_impl)

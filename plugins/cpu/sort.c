@@ -29,6 +29,12 @@
 /* A slice this long or longer is radix-sorted, a shorter one merge-sorted. */
 #define SORT_RADIX 2048
 
+/* An element's key and its index along dim. */
+typedef struct kv {
+  uint64_t key;
+  int64_t idx;
+} kv;
+
 typedef struct sort_job {
   const char *x;       /* self, contiguous */
   char *values;        /* [outer, k, inner] */
@@ -36,7 +42,8 @@ typedef struct sort_job {
   int32_t dtype;
   int64_t itemsize, outer, n, inner, k;
   bool descending;
-  bool failed;
+  kv *scratch;           /* 3n per chunk of slices (see topk_sort) */
+  int64_t per;           /* slices per chunk */
 } sort_job;
 
 /*
@@ -55,12 +62,6 @@ static inline uint64_t float_key(double f) {
 }
 
 static inline uint64_t int_key(int64_t v) { return (uint64_t)v ^ (UINT64_C(1) << 63); }
-
-/* An element's key and its index along dim. */
-typedef struct kv {
-  uint64_t key;
-  int64_t idx;
-} kv;
 
 /* Runs BODY with key_ the key of each of the n elements from p, every
  * `stride` bytes (e the element's index), with the dtype's switch outside
@@ -190,20 +191,12 @@ static void select_radix(kv *a, kv *t, int64_t n, int64_t k) {
   sort_kv(t, t + k, k);
 }
 
-static void sort_items(void *ctx, int64_t begin, int64_t end) {
-  sort_job *j = ctx;
+/* The slices [begin, end) with scratch a (3n, or NULL for insertion). */
+static void sort_slices(const sort_job *j, int64_t begin, int64_t end, kv *a) {
   int64_t n = j->n, k = j->k, inner = j->inner;
   bool insert = k <= TOPK_INSERT_MAX && k < n;
   size_t item = (size_t)j->itemsize, stride = (size_t)inner * item;
-  kv *a = NULL;
   int64_t small[TOPK_INSERT_MAX];
-  if (!insert) {
-    a = malloc(3 * (size_t)(n > 0 ? n : 1) * sizeof *a);
-    if (!a) {
-      j->failed = true;
-      return;
-    }
-  }
   for (int64_t it = begin; it < end; it++) {
     int64_t o = it / inner, i = it % inner;
     const char *x = j->x + (size_t)(o * n * inner + i) * item;
@@ -233,7 +226,16 @@ static void sort_items(void *ctx, int64_t begin, int64_t end) {
       ix[r * inner] = first[r].idx;
     }
   }
-  free(a);
+}
+
+/* Chunks [begin, end) of slices, each with its scratch. */
+static void sort_chunks(void *ctx, int64_t begin, int64_t end) {
+  sort_job *j = ctx;
+  int64_t slices = j->outer * j->inner, per_chunk = 3 * (j->n > 0 ? j->n : 1);
+  for (int64_t c = begin; c < end; c++) {
+    int64_t s0 = c * j->per, s1 = s0 + j->per < slices ? s0 + j->per : slices;
+    sort_slices(j, s0, s1, j->scratch ? j->scratch + c * per_chunk : NULL);
+  }
 }
 
 /* Fills values and indices (the results the meta function sized). */
@@ -249,18 +251,31 @@ static bp_status topk_sort(const bp_kernel_ctx *ctx, const bp_value *args, bp_te
   int64_t dim_arg = args[topk ? 2 : 1].u.i;
   int32_t dim = vc->ndim > 0 ? (int32_t)(dim_arg < 0 ? dim_arg + vc->ndim : dim_arg) : 0;
   sort_job j = {vc->data, vv->data, view_of(indices)->data, vc->dtype, vc->itemsize, 1,
-                vc->ndim > 0 ? vc->sizes[dim] : 1, 1, 0, false, false};
+                vc->ndim > 0 ? vc->sizes[dim] : 1, 1, 0, false, NULL, 1};
   /* a 0-dim self gives its element for k 0 or 1, as in PyTorch */
   j.k = topk && vc->ndim > 0 ? args[1].u.i : j.n;
   j.descending = topk ? args[3].u.b : args[2].u.b;
   for (int32_t d = 0; d < dim; d++) j.outer *= vc->sizes[d];
   for (int32_t d = dim + 1; d < vc->ndim; d++) j.inner *= vc->sizes[d];
-  int64_t slices = j.outer * j.inner;
-  cpu_parallel_for(slices, j.n >= 4096 ? 1 : 4096 / (j.n > 0 ? j.n : 1), sort_items, &j);
+  /* The slices run in chunks, one a thread, whose scratch is allocated
+   * here: a pool thread never allocates (glibc gives each new thread an
+   * arena of its own, which would outlive the plugin's unload).  Below
+   * 4096 elements in all, one chunk, inline. */
+  int64_t slices = j.outer * j.inner, threads = cpu_num_threads();
+  int64_t chunks = slices * j.n < 4096 ? 1 : slices < threads ? slices : threads;
+  j.per = (slices + chunks - 1) / chunks;
+  bool insert = j.k <= TOPK_INSERT_MAX && j.k < j.n;
+  if (!insert) {
+    j.scratch = malloc((size_t)(chunks * 3 * (j.n > 0 ? j.n : 1)) * sizeof *j.scratch);
+    if (!j.scratch) {
+      cpu_host->tensor_release(c);
+      return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory for the scratch of %lld slices of "
+                     "%lld elements", ctx->op_name, (long long)chunks, (long long)j.n);
+    }
+  }
+  cpu_parallel_for(chunks, 1, sort_chunks, &j);
+  free(j.scratch);
   cpu_host->tensor_release(c);
-  if (j.failed)
-    return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory for the scratch of a slice of %lld "
-                   "elements", ctx->op_name, (long long)j.n);
   return BP_OK;
 }
 

@@ -136,6 +136,15 @@ rt *ref_cumsum(const rt *a, int64_t dim, int32_t dtype, int64_t *n_out);
  * element whatever k is (0 or 1), as PyTorch's topk does. */
 rt *ref_topk(const rt *a, int64_t dim, int64_t k, bool descending, rt **indices);
 
+/* scaled_dot_product_attention: softmax(q k^T * scale + mask) v in
+ * float64, rounded once to q's dtype.  q [..., L, E], k [..., S, E], v
+ * [..., S, Ev] of one rank, batch dims equal or 1, key heads (dim -3)
+ * dividing query heads; mask NULL, bool (true keeps) or float (added),
+ * broadcast to [..., L, S]; causal removes j > i; scale NAN for
+ * 1/sqrt(E).  A row with every score removed is NaN; with no keys (S 0)
+ * the result is 0. */
+rt *ref_sdpa(const rt *q, const rt *k, const rt *v, const rt *mask, bool causal, double scale);
+
 /* Helpers ref.c shares with ref2.c. */
 bool ref_next_index(int32_t n, const int64_t *sizes, int64_t *idx);
 int64_t ref_bidx(const rt *a, int32_t n, const int64_t *idx);

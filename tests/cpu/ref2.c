@@ -267,3 +267,82 @@ rt *ref_topk(const rt *a, int64_t dim, int64_t k, bool descending, rt **indices)
   *indices = ix;
   return v;
 }
+
+/* The offset in t (row-major, rank nd or less, broadcast) of batch entry
+ * idx[0 .. nb) and rows r, c of its last two dims; key heads map query
+ * head h to h / (out heads / t's heads). */
+static int64_t sdpa_at(const rt *t, int32_t nb, const int64_t *idx, const int64_t *out_sizes,
+                       int64_t r, int64_t c) {
+  int64_t off = 0, stride = 1;
+  int32_t tn = t->ndim;
+  int64_t tr = tn >= 2 ? t->sizes[tn - 2] : 1, tc = tn >= 1 ? t->sizes[tn - 1] : 1;
+  off += (tc == 1 ? 0 : c) * stride;
+  stride *= tc;
+  if (tn >= 2) {
+    off += (tr == 1 ? 0 : r) * stride;
+    stride *= tr;
+  }
+  for (int32_t d = nb - 1, td = tn - 3; d >= 0 && td >= 0; d--, td--) {
+    int64_t ts = t->sizes[td], i = idx[d];
+    if (ts == 1) i = 0;
+    else if (ts != out_sizes[d]) i /= out_sizes[d] / ts; /* grouped heads */
+    off += i * stride;
+    stride *= ts;
+  }
+  return off;
+}
+
+rt *ref_sdpa(const rt *q, const rt *k, const rt *v, const rt *mask, bool causal, double scale) {
+  int32_t nd = q->ndim, nb = nd - 2;
+  int64_t L = q->sizes[nd - 2], E = q->sizes[nd - 1], S = k->sizes[nd - 2], Ev = v->sizes[nd - 1];
+  int64_t sizes[BP_MAX_NDIM], batch = 1;
+  for (int32_t d = 0; d < nb; d++) {
+    sizes[d] = q->sizes[d] == 1 ? k->sizes[d] : q->sizes[d];
+    batch *= sizes[d];
+  }
+  sizes[nd - 2] = L;
+  sizes[nd - 1] = Ev;
+  if (scale != scale) scale = 1.0 / sqrt((double)E);
+  rt *o = rt_new(q->dtype, nd, sizes);
+  double *w = malloc((size_t)(S > 0 ? S : 1) * sizeof *w);
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t b = 0; b < batch; b++) {
+    for (int64_t i = 0; i < L; i++) {
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < S; j++) {
+        double s = 0;
+        for (int64_t e = 0; e < E; e++)
+          s += q->f[sdpa_at(q, nb, idx, sizes, i, e)] * k->f[sdpa_at(k, nb, idx, sizes, j, e)];
+        s *= scale;
+        if (causal && j > i) s = -INFINITY;
+        if (mask) {
+          int64_t mo = sdpa_at(mask, nb, idx, sizes, i, j);
+          if (mask->dtype == BP_BOOL) {
+            if (!mask->i[mo]) s = -INFINITY;
+          } else {
+            s += mask->f[mo];
+          }
+        }
+        w[j] = s;
+        if (s > mx) mx = s;
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < S; j++) {
+        w[j] = mx == -INFINITY ? 0 : exp(w[j] - mx);
+        sum += w[j];
+      }
+      for (int64_t c = 0; c < Ev; c++) {
+        double acc = 0;
+        for (int64_t j = 0; j < S; j++) acc += w[j] * v->f[sdpa_at(v, nb, idx, sizes, j, c)];
+        /* every score removed: NaN; no keys at all: the empty sum, 0 */
+        o->f[(b * L + i) * Ev + c] = round_to(q->dtype, sum > 0 ? acc / sum : S == 0 ? 0 : NAN);
+      }
+    }
+    for (int32_t d = nb - 1; d >= 0; d--) {
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+  free(w);
+  return o;
+}

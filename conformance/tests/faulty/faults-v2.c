@@ -303,3 +303,19 @@ SHIM_KERNEL(topk_nan_smallest) {
 }
 const shim_fault shim_the_fault = {"topk_nan_smallest", "topk", topk_nan_smallest, NULL, NULL};
 #endif
+
+#if defined(FAULT_SDPA_SCALE_INV_E)
+/* The default scale taken as 1 / E instead of 1 / sqrt(E) (the two agree
+ * only for E = 1): a given scale is right. */
+SHIM_KERNEL(sdpa_scale_inv_e) {
+  SHIM_COPY_ARGS(av);
+  const bp_tensor_view *q = SHIM_ARG(0);
+  if (av[6].tag == BP_TAG_NONE && q->ndim >= 1) {
+    av[6].tag = BP_TAG_FLOAT;
+    av[6].u.f = 1.0 / (double)q->sizes[q->ndim - 1];
+  }
+  return shim_real(ctx, av, nargs, rets, nrets);
+}
+const shim_fault shim_the_fault = {"sdpa_scale_inv_e", "scaled_dot_product_attention",
+                                   sdpa_scale_inv_e, NULL, NULL};
+#endif

@@ -52,6 +52,7 @@ check_LTLIBRARIES += \
 	%D%/add_two_pass.la \
 	%D%/sort_reversed_ties.la \
 	%D%/topk_nan_smallest.la \
+	%D%/sdpa_scale_inv_e.la \
 	%D%/softmax_nomax.la \
 	%D%/sum_f16_accum.la \
 	%D%/abs_int_min.la \
@@ -206,6 +207,10 @@ check_LTLIBRARIES += \
 %C%_add_two_pass_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ADD_TWO_PASS
 %C%_add_two_pass_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_add_two_pass_la_LIBADD = $(SHIM_LIBADD)
+%C%_sdpa_scale_inv_e_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
+%C%_sdpa_scale_inv_e_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SDPA_SCALE_INV_E
+%C%_sdpa_scale_inv_e_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sdpa_scale_inv_e_la_LIBADD = $(SHIM_LIBADD)
 %C%_sort_reversed_ties_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
 %C%_sort_reversed_ties_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SORT_REVERSED_TIES
 %C%_sort_reversed_ties_la_LDFLAGS = $(SHIM_LDFLAGS)

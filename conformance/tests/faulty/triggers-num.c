@@ -275,6 +275,14 @@ static int t_topk_nan_smallest(char *why, size_t len) {
   return check("core::topk", c, want, true, 1, 1, why, len);
 }
 
+static int t_sdpa_scale_inv_e(char *why, size_t len) {
+  rt *q = rnd(F32, 3, S(1, 4, 8), -1, 1), *k = rnd(F32, 3, S(1, 6, 8), -1, 1),
+     *v = rnd(F32, 3, S(1, 6, 8), -1, 1);
+  call *c = with(3, mk(q, NULL, 0), mk(k, NULL, 0), mk(v, NULL, 0));
+  return check("core::scaled_dot_product_attention", c, ref_sdpa(q, k, v, NULL, false, NAN),
+               false, 6, 3, why, len);
+}
+
 static int t_softmax_nomax(char *why, size_t len) {
   rt *x = vals(F32, 2, S(2, 5), V(100, 101, 99, 102, 100.5, 1, 2, 3, 4, 5));
   call *c = with(1, mk(x, NULL, 0), NULL, NULL);
@@ -380,6 +388,7 @@ const trigger num_triggers[] = {
     {"add_two_pass", t_add_two_pass, 0},
     {"sort_reversed_ties", t_sort_reversed_ties, 0},
     {"topk_nan_smallest", t_topk_nan_smallest, 0},
+    {"sdpa_scale_inv_e", t_sdpa_scale_inv_e, 0},
     {"softmax_nomax", t_softmax_nomax, 0},
     {"sum_f16_accum", t_sum_f16_accum, 0},
     {"abs_int_min", t_abs_int_min, 0},
