@@ -52,7 +52,8 @@ static float bcast(const bp_tensor_view *v, const bp_tensor_view *to, int64_t i)
 static bp_status begin(const bp_kernel_ctx *ctx, const bp_value *rets) {
   spy.calls++;
   spy.filled = rets[0].u.tensor;
-  if (spy.fail) return host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: the spy refuses", ctx->op_name);
+  if (spy.fail)
+    return host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: the spy refuses", ctx->op_name);
   return BP_OK;
 }
 
@@ -179,7 +180,8 @@ static bp_tensor *f32_2d(const float *v, int64_t r, int64_t c) {
 
 static bp_tensor *view1(bp_tensor *base, int64_t n, int64_t stride, int64_t offset) {
   bp_tensor *t = NULL;
-  if (bp_tensor_as_strided(base, 1, &n, &stride, offset, &t) != BP_OK) tap_diag("%s", bp_last_error());
+  if (bp_tensor_as_strided(base, 1, &n, &stride, offset, &t) != BP_OK)
+    tap_diag("%s", bp_last_error());
   return t;
 }
 

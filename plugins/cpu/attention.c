@@ -86,8 +86,8 @@ typedef float vf8 __attribute__((vector_size(32)));
 
 /* S[i][0 .. BK) = scale * (Q[i] . Kt[., 0 .. BK)) for the bq rows of Q:
  * two rows by 32 columns at a time, in 8 accumulators. */
-static CPU_CLONES ATTN_CONTRACT void attn_scores(const float *Q, const float *Kt, float *Sb, int64_t bq,
-                                   int64_t E, float scale) {
+static CPU_CLONES ATTN_CONTRACT void attn_scores(const float *Q, const float *Kt, float *Sb,
+                                                 int64_t bq, int64_t E, float scale) {
   for (int64_t i = 0; i < bq; i += 2) {
     const float *q0 = Q + i * E, *q1 = Q + (i + 1 < bq ? i + 1 : i) * E;
     for (int64_t c0 = 0; c0 < BK; c0 += 32) {
@@ -118,8 +118,9 @@ static CPU_CLONES ATTN_CONTRACT void attn_scores(const float *Q, const float *Kt
 
 /* O[i] = O[i] * corr[i] + sum_j P[i][j] V[j], for the bq rows: 64
  * columns of O at a time in 8 accumulators. */
-static CPU_CLONES ATTN_CONTRACT void attn_update(float *O, const float *P, const float *Vb, const float *corr,
-                                   int64_t bq, int64_t bk, int64_t Ev) {
+static CPU_CLONES ATTN_CONTRACT void attn_update(float *O, const float *P, const float *Vb,
+                                                 const float *corr, int64_t bq, int64_t bk,
+                                                 int64_t Ev) {
   for (int64_t i = 0; i < bq; i++) {
     float *oi = O + i * Ev;
     const float *pi = P + i * BK;
