@@ -320,15 +320,5 @@ BP_AUX_STRUCTURED_KERNEL(attention_kernel, attention_impl)
 bp_status cpu_register_attention(bp_library *lib) {
   /* float32 (and a bool mask); the host's composite serves other dtypes */
   static const int32_t dtypes[] = {BP_FLOAT32, BP_BOOL, BP_DTYPE_INVALID};
-  bool structured = cpu_host->abi_major == BP_ABI_VERSION_MAJOR && cpu_host->abi_minor >= 2;
-  bp_kernel_def k;
-  memset(&k, 0, sizeof k);
-  k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
-  k.op = "scaled_dot_product_attention";
-  k.device_type = BP_DEVICE_CPU;
-  k.flags = structured ? BP_KERNEL_DEF_STRUCTURED : 0;
-  k.boxed = structured ? attention_kernel_fill : attention_kernel;
-  k.dtypes = dtypes;
-  k.priority = BP_PRIORITY_REFERENCE;
-  return cpu_host->impl(lib, &k);
+  return CPU_IMPL_STRUCTURED_DTYPES(lib, "scaled_dot_product_attention", attention_kernel, dtypes);
 }

@@ -25,6 +25,7 @@
  *   layer_norm.c   layer_norm
  *   rows.c         row kernels that softmax.c and layer_norm.c share
  *   matmul.c       matmul: CBLAS when available, else a blocked kernel
+ *   conv.c         conv2d as an implicit GEMM over matmul.c's micro-kernel
  */
 #ifndef BP_PLUGINS_CPU_H
 #define BP_PLUGINS_CPU_H
@@ -114,6 +115,26 @@ static inline bp_status cpu_impl(bp_library *lib, const char *op, bp_boxed_kerne
   bp_aux_impl_structured(cpu_host, (lib), (op), BP_DEVICE_CPU, name, name##_fill, (user_data), \
                          BP_PRIORITY_REFERENCE)
 
+/* Registers a kernel of BP_AUX_STRUCTURED_KERNEL(name, impl) for the
+ * dtypes listed (ended by BP_DTYPE_INVALID), at the reference priority:
+ * the host's composite serves the others. */
+#define CPU_IMPL_STRUCTURED_DTYPES(lib, op, name, dtypes) \
+  cpu_impl_dtypes((lib), (op), name, name##_fill, (dtypes))
+static inline bp_status cpu_impl_dtypes(bp_library *lib, const char *op, bp_boxed_kernel boxed,
+                                        bp_boxed_kernel fill, const int32_t *dtypes) {
+  bool structured = cpu_host->abi_major == BP_ABI_VERSION_MAJOR && cpu_host->abi_minor >= 2;
+  bp_kernel_def k;
+  memset(&k, 0, sizeof k);
+  k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
+  k.op = op;
+  k.device_type = BP_DEVICE_CPU;
+  k.flags = structured ? BP_KERNEL_DEF_STRUCTURED : 0;
+  k.boxed = structured ? fill : boxed;
+  k.dtypes = dtypes;
+  k.priority = BP_PRIORITY_REFERENCE;
+  return cpu_host->impl(lib, &k);
+}
+
 /* Each kernel file registers its kernels. */
 bp_status cpu_register_elementwise(bp_library *lib);
 bp_status cpu_register_compare(bp_library *lib);
@@ -126,6 +147,27 @@ bp_status cpu_register_reduce(bp_library *lib);
 bp_status cpu_register_softmax(bp_library *lib);
 bp_status cpu_register_layer_norm(bp_library *lib);
 bp_status cpu_register_matmul(bp_library *lib);
+bp_status cpu_register_conv(bp_library *lib);
+
+/* ------------------------------------------------------------------------ */
+/* The GEMM micro-kernel (matmul.c), for conv.c                             */
+/* ------------------------------------------------------------------------ */
+
+/* Multiplies an mr-row panel of packed A (mr values per step: a[p*mr + i];
+ * or, for a "rows" kernel, mr rows of lda elements: a[i*lda + p]) by an
+ * nr-column panel of packed B (b[p*nr + j]) over kc steps, and writes (or,
+ * when accumulate, adds) the m x n top-left part of the mr x nr tile into
+ * c, row-major with ldc elements per row.  All mr rows of A are read, even
+ * past m.  float, or double for f64. */
+typedef void (*cpu_ukernel_fn)(int64_t kc, const void *a, int64_t lda, const void *b, void *c,
+                               int64_t ldc, int64_t m, int64_t n, bool accumulate);
+typedef struct cpu_ukernel {
+  cpu_ukernel_fn fn;
+  int mr, nr;
+} cpu_ukernel;
+
+/* The float "rows" form of the widest micro-kernel this CPU runs. */
+cpu_ukernel cpu_gemm_ukernel_rows(void);
 
 /* ------------------------------------------------------------------------ */
 /* Row kernels (rows.c), for softmax.c and layer_norm.c                     */

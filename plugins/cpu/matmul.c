@@ -42,10 +42,11 @@
  * A micro-kernel multiplies an MR-row panel of packed A by an NR-column
  * panel of packed B over kc steps and writes (or, when accumulate, adds)
  * the m x n top-left part of the MR x NR tile into C.  Packed A holds MR
- * values per step, packed B NR values per step.
+ * values per step, packed B NR values per step.  The "rows" kernels read
+ * A as MR rows of lda elements instead (conv.c's weights, unpacked); the
+ * others ignore lda.
  */
-typedef void (*ukernel_fn)(int64_t kc, const void *a, const void *b, void *c, int64_t ldc,
-                           int64_t m, int64_t n, bool accumulate);
+typedef cpu_ukernel_fn ukernel_fn;
 
 typedef struct ukernel {
   ukernel_fn fn;
@@ -73,9 +74,10 @@ typedef double vd2 __attribute__((vector_size(16)));
  * MR x (NV * VLEN) tile held in MR * NV vector registers, compiled with
  * ATTR.  The loops are unrolled completely so the tile stays in registers.
  */
-#define DEFINE_UKERNEL(name, T, VT, VLEN, MR, NV, ATTR)                                    \
-  static ATTR void name(int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc, \
-                        int64_t m, int64_t n, bool accumulate) {                           \
+#define DEFINE_UKERNEL(name, T, VT, VLEN, MR, NV, ATTR, AIDX)                              \
+  static ATTR void name(int64_t kc, const void *ap, int64_t lda, const void *bp, void *cp, \
+                        int64_t ldc, int64_t m, int64_t n, bool accumulate) {              \
+    (void)lda;                                                                             \
     const T *a = ap, *b = bp;                                                              \
     T *c = cp;                                                                             \
     VT acc[MR][NV];                                                                        \
@@ -86,7 +88,7 @@ typedef double vd2 __attribute__((vector_size(16)));
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                 \
           memcpy(&bv[v], b + (p * NV + v) * VLEN, sizeof bv[v]);                           \
       _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++) {                              \
-        T s = a[p * MR + i];                                                               \
+        T s = a[AIDX(MR)];                                                                 \
         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[i][v] += s * bv[v];       \
       }                                                                                    \
     }                                                                                      \
@@ -111,25 +113,48 @@ typedef double vd2 __attribute__((vector_size(16)));
         c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i][j] : tile[i][j];            \
   }
 
+#define PACKED(mr) p * (mr) + i /* A packed: mr values per step */
+#define ROWS(mr) i * lda + p      /* A as rows */
+#define AVX512 __attribute__((target("avx512f"), UK_CONTRACT))
+#define AVX2 __attribute__((target("avx2,fma"), UK_CONTRACT))
 #if defined(__x86_64__) && defined(__GNUC__)
-DEFINE_UKERNEL(sgemm_avx512, float, vf16, 16, 8, 2, __attribute__((target("avx512f"), UK_CONTRACT)))
-DEFINE_UKERNEL(sgemm_avx2, float, vf8, 8, 6, 2, __attribute__((target("avx2,fma"), UK_CONTRACT)))
-DEFINE_UKERNEL(dgemm_avx512, double, vd8, 8, 8, 2, __attribute__((target("avx512f"), UK_CONTRACT)))
-DEFINE_UKERNEL(dgemm_avx2, double, vd4, 4, 6, 2, __attribute__((target("avx2,fma"), UK_CONTRACT)))
+DEFINE_UKERNEL(sgemm_avx512, float, vf16, 16, 8, 2, AVX512, PACKED)
+DEFINE_UKERNEL(sgemm_avx2, float, vf8, 8, 6, 2, AVX2, PACKED)
+DEFINE_UKERNEL(dgemm_avx512, double, vd8, 8, 8, 2, AVX512, PACKED)
+DEFINE_UKERNEL(dgemm_avx2, double, vd4, 4, 6, 2, AVX2, PACKED)
+DEFINE_UKERNEL(sgemm_rows_avx512, float, vf16, 16, 8, 2, AVX512, ROWS)
+DEFINE_UKERNEL(sgemm_rows_avx2, float, vf8, 8, 6, 2, AVX2, ROWS)
 #endif
-DEFINE_UKERNEL(sgemm_base, float, vf4, 4, 4, 2, __attribute__((UK_CONTRACT)))
-DEFINE_UKERNEL(dgemm_base, double, vd2, 2, 4, 2, __attribute__((UK_CONTRACT)))
+DEFINE_UKERNEL(sgemm_base, float, vf4, 4, 4, 2, __attribute__((UK_CONTRACT)), PACKED)
+DEFINE_UKERNEL(dgemm_base, double, vd2, 2, 4, 2, __attribute__((UK_CONTRACT)), PACKED)
+DEFINE_UKERNEL(sgemm_rows_base, float, vf4, 4, 4, 2, __attribute__((UK_CONTRACT)), ROWS)
+#undef PACKED
+#undef ROWS
+#undef AVX512
+#undef AVX2
 
-/* The widest micro-kernel the CPU runs. */
+/* The widest micro-kernel the CPU runs, or the one BP_CPU_GEMM_ISA
+ * ("avx2", "baseline") caps it to (tests run every kernel that way). */
 static ukernel pick_ukernel(bool f64) {
 #if defined(__x86_64__) && defined(__GNUC__)
+  const char *cap = getenv("BP_CPU_GEMM_ISA");
+  bool base = cap && strcmp(cap, "baseline") == 0, avx2 = base || (cap && !strcmp(cap, "avx2"));
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f"))
+  if (!avx2 && __builtin_cpu_supports("avx512f"))
     return f64 ? (ukernel){dgemm_avx512, 8, 16} : (ukernel){sgemm_avx512, 8, 32};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+  if (!base && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     return f64 ? (ukernel){dgemm_avx2, 6, 8} : (ukernel){sgemm_avx2, 6, 16};
 #endif
   return f64 ? (ukernel){dgemm_base, 4, 4} : (ukernel){sgemm_base, 4, 8};
+}
+
+cpu_ukernel cpu_gemm_ukernel_rows(void) {
+  ukernel u = pick_ukernel(false);
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (u.fn == sgemm_avx512) return (cpu_ukernel){sgemm_rows_avx512, u.mr, u.nr};
+  if (u.fn == sgemm_avx2) return (cpu_ukernel){sgemm_rows_avx2, u.mr, u.nr};
+#endif
+  return (cpu_ukernel){sgemm_rows_base, u.mr, u.nr};
 }
 
 /* ------------------------------------------------------------------------ */
@@ -246,7 +271,7 @@ static void multiply_blocks(void *ctx, int64_t begin, int64_t end) {
       const char *bp = j->bpack + jr * j->kc * j->esz;
       for (int64_t ir = 0; ir < mc; ir += mr) {
         char *c = g->c + ((i0 + ir) * g->ldc + j->jc + jr) * j->esz;
-        j->uk.fn(j->kc, apack + ir * j->kc * j->esz, bp, c, g->ldc, mc - ir < mr ? mc - ir : mr,
+        j->uk.fn(j->kc, apack + ir * j->kc * j->esz, 0, bp, c, g->ldc, mc - ir < mr ? mc - ir : mr,
                  j->nc - jr < nr ? j->nc - jr : nr, j->pc > 0);
       }
     }

@@ -159,6 +159,10 @@ CASES["cumsum"] = ((table, 0), {"dtype": torch.float64},
                    lambda: torch.cumsum(table, 0, dtype=torch.float64))
 CASES["gather"] = ((table.T, 1, ids.repeat(2, 1)), {},
                    lambda: torch.gather(table.T, 1, ids.repeat(2, 1)))
+# conv2d: groups, strides, padding and a bias (test-conv.py covers it all)
+convx, convw, convb = rand(2, 4, 7, 6), rand(6, 2, 3, 3), rand(6)
+CASES["conv2d"] = ((convx, convw, convb, [2, 1], 1, 1, 2), {},
+                   lambda: F.conv2d(convx, convw, convb, (2, 1), 1, 1, 2))
 CASES["matmul"] = (CASES["matmul"][0], {},
                    lambda: CASES["matmul"][0][0] @ CASES["matmul"][0][1])
 # ops with an out= or in-place form, and the two-result ops, are checked
