@@ -629,7 +629,10 @@ static inline bool stack_ok(const bp_stack *stack) {
 }
 
 BP_API bp_status bp_call(const bp_op *op, bp_stack *stack) {
-  if (BP__UNLIKELY(!op || !stack || !stack_ok(stack))) return bad_call(op, stack);
+  /* Two tests, not one: GCC would otherwise combine the NULL tests with
+   * setcc and or, two instructions more per call. */
+  if (BP__UNLIKELY(!op)) return bad_call(op, stack);
+  if (BP__UNLIKELY(!stack || !stack_ok(stack))) return bad_call(op, stack);
   /* stack->top is set when the call returns: the results' count, or 0
    * (call_general() empties it first). */
   size_t top = stack->top;
