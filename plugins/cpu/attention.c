@@ -39,6 +39,7 @@ typedef struct attn_job {
   int64_t L, S, E, Ev, batch, qblocks, heads_q, heads_k;
   float scale;
   bool causal;
+  cpu_ukernel uk; /* matmul.c's micro-kernel, A read as rows */
 } attn_job;
 
 /* The element offset of batch entry b in t (a tensor of the op's rank,
@@ -63,102 +64,59 @@ static int64_t batch_offset(const attn_job *j, const bp_tensor_view *t, int64_t 
   return off;
 }
 
-/* Eight floats: GCC's vector extension, which each clone of CPU_CLONES
- * compiles to its own instructions (two SSE registers, or one AVX one). */
-typedef float vf8 __attribute__((vector_size(32)));
+/* Rows of the query and score blocks: BQ, and room for the micro-kernel,
+ * which reads whole panels of mr <= 8 rows. */
+#define BQP (BQ + 8)
 
-/* Loads and stores of eight floats, unaligned (macros: a function that
- * returns a vector would change the ABI with the clone's target). */
-#define LOAD8(v, p) memcpy(&(v), (p), sizeof(vf8))
-#define STORE8(p, v)                                                                        \
-  do {                                                                                      \
-    vf8 t_ = (v);                                                                           \
-    memcpy((p), &t_, sizeof t_);                                                            \
-  } while (0)
-
-/* The ISO C mode turns off contracting a * b + c into an FMA; these loops
- * want it (GCC turns it back on per function). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define ATTN_CONTRACT __attribute__((optimize("fp-contract=fast")))
-#else
-#define ATTN_CONTRACT
-#endif
-
-/* S[i][0 .. BK) = scale * (Q[i] . Kt[., 0 .. BK)) for the bq rows of Q:
- * two rows by 32 columns at a time, in 8 accumulators. */
-static CPU_CLONES ATTN_CONTRACT void attn_scores(const float *Q, const float *Kt, float *Sb,
-                                                 int64_t bq, int64_t E, float scale) {
-  for (int64_t i = 0; i < bq; i += 2) {
-    const float *q0 = Q + i * E, *q1 = Q + (i + 1 < bq ? i + 1 : i) * E;
-    for (int64_t c0 = 0; c0 < BK; c0 += 32) {
-      vf8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
-      for (int64_t e = 0; e < E; e++) {
-        const float *kr = Kt + e * BK + c0;
-        vf8 k0, k1, k2, k3;
-        LOAD8(k0, kr), LOAD8(k1, kr + 8), LOAD8(k2, kr + 16), LOAD8(k3, kr + 24);
-        vf8 x = (vf8){0} + q0[e], y = (vf8){0} + q1[e];
-        a0 += x * k0, a1 += x * k1, a2 += x * k2, a3 += x * k3;
-        b0 += y * k0, b1 += y * k1, b2 += y * k2, b3 += y * k3;
-      }
-      float *s0 = Sb + i * BK + c0;
-      STORE8(s0, a0 * scale);
-      STORE8(s0 + 8, a1 * scale);
-      STORE8(s0 + 16, a2 * scale);
-      STORE8(s0 + 24, a3 * scale);
-      if (i + 1 < bq) {
-        float *s1 = s0 + BK;
-        STORE8(s1, b0 * scale);
-        STORE8(s1 + 8, b1 * scale);
-        STORE8(s1 + 16, b2 * scale);
-        STORE8(s1 + 24, b3 * scale);
-      }
-    }
-  }
+/* S[0 .. bq)[0 .. BK) = Q . Kt, Kt packed in panels of nr columns (see
+ * attn_pack), by the GEMM micro-kernel; the scale is applied later, per
+ * row. */
+static void attn_scores(const attn_job *j, const float *Q, const float *Kt, float *Sb,
+                        int64_t bq) {
+  int mr = j->uk.mr, nr = j->uk.nr;
+  for (int64_t ir = 0; ir < bq; ir += mr)
+    for (int q = 0; q < BK / nr; q++)
+      j->uk.fn(j->E, Q + ir * j->E, j->E, Kt + q * j->E * nr, Sb + ir * BK + q * nr, BK,
+               bq - ir < mr ? bq - ir : mr, nr, false);
 }
 
-/* O[i] = O[i] * corr[i] + sum_j P[i][j] V[j], for the bq rows: 64
- * columns of O at a time in 8 accumulators. */
-static CPU_CLONES ATTN_CONTRACT void attn_update(float *O, const float *P, const float *Vb,
-                                                 const float *corr, int64_t bq, int64_t bk,
-                                                 int64_t Ev) {
-  for (int64_t i = 0; i < bq; i++) {
-    float *oi = O + i * Ev;
-    const float *pi = P + i * BK;
-    float c = corr[i];
-    int64_t c0 = 0;
-    for (; c0 + 64 <= Ev; c0 += 64) {
-      vf8 o[8];
-      for (int r = 0; r < 8; r++) {
-        LOAD8(o[r], oi + c0 + 8 * r);
-        o[r] *= c;
-      }
-      for (int64_t jj = 0; jj < bk; jj++) {
-        vf8 p = (vf8){0} + pi[jj];
-        const float *vr = Vb + jj * Ev + c0;
-        for (int r = 0; r < 8; r++) {
-          vf8 w;
-          LOAD8(w, vr + 8 * r);
-          o[r] += p * w;
-        }
-      }
-      for (int r = 0; r < 8; r++) STORE8(oi + c0 + 8 * r, o[r]);
-    }
-    for (int64_t cc = c0; cc < Ev; cc++) {
-      float acc = oi[cc] * c;
-      for (int64_t jj = 0; jj < bk; jj++) acc += pi[jj] * Vb[jj * Ev + cc];
-      oi[cc] = acc;
-    }
-  }
+/* O[i] = O[i] * corr[i] + sum_j P[i][j] V[j] for the bq rows and the block's
+ * bk keys, V packed in panels of nr columns from the block's first row. */
+static void attn_update(const attn_job *j, float *O, const float *P, const float *Vb,
+                        const float *corr, int64_t bq, int64_t bk) {
+  int mr = j->uk.mr, nr = j->uk.nr;
+  int64_t Ev = j->Ev, S = j->S;
+  for (int64_t i = 0; i < bq; i++)
+    for (int64_t e = 0; e < Ev; e++) O[i * Ev + e] *= corr[i];
+  for (int64_t ir = 0; ir < bq; ir += mr)
+    for (int64_t q = 0; q * nr < Ev; q++)
+      j->uk.fn(bk, P + ir * BK, BK, Vb + q * S * nr, O + ir * Ev + q * nr, Ev,
+               bq - ir < mr ? bq - ir : mr, Ev - q * nr < nr ? Ev - q * nr : nr, true);
 }
 
-/* exp of the row's scores minus its new maximum, in place; their sum. */
+/* The largest of n scores (NaN ignored, as by a > comparison), in lanes
+ * of 8 that the compiler vectorises. */
+static CPU_CLONES float attn_max(const float *s, int64_t n) {
+  float lanes[8], mx = -INFINITY;
+  for (int k = 0; k < 8; k++) lanes[k] = -INFINITY;
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8)
+    for (int k = 0; k < 8; k++) lanes[k] = s[c + k] > lanes[k] ? s[c + k] : lanes[k];
+  for (; c < n; c++) mx = s[c] > mx ? s[c] : mx;
+  for (int k = 0; k < 8; k++) mx = lanes[k] > mx ? lanes[k] : mx;
+  return mx;
+}
+
+/* exp of the row's scores minus its maximum (so of x <= 0: softmax's
+ * cheaper exp), in place; their sum, in lanes of 8. */
 static CPU_CLONES float attn_exp(float *s, int64_t n, float mx) {
-  float sum = 0;
-  for (int64_t c = 0; c < n; c++) {
-    float p = vm_exp_f32(s[c] - mx);
-    s[c] = p;
-    sum += p;
-  }
+  for (int64_t c = 0; c < n; c++) s[c] = vm_exp_neg_f32(s[c] - mx);
+  float lanes[8] = {0}, sum = 0;
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8)
+    for (int k = 0; k < 8; k++) lanes[k] += s[c + k];
+  for (; c < n; c++) sum += s[c];
+  for (int k = 0; k < 8; k++) sum += lanes[k];
   return sum;
 }
 
@@ -171,35 +129,43 @@ static float load_f32(const bp_tensor_view *t, int64_t off) {
 static void attn_pack(void *ctx, int64_t begin, int64_t end) {
   attn_job *j = ctx;
   const bp_tensor_view *k = j->k, *v = j->v;
-  int64_t E = j->E, Ev = j->Ev, S = j->S, nkb = (S + BK - 1) / BK;
+  int64_t E = j->E, Ev = j->Ev, S = j->S, nkb = (S + BK - 1) / BK, nr = j->uk.nr;
+  int64_t npv = (Ev + nr - 1) / nr;
   int32_t nd = j->nd;
   int64_t ks_s = k->strides[nd - 2], ks_e = k->strides[nd - 1];
   int64_t vs_s = v->strides[nd - 2], vs_e = v->strides[nd - 1];
   for (int64_t b = begin; b < end; b++) {
     int64_t ko = batch_offset(j, k, b, true), vo = batch_offset(j, v, b, true);
-    float *kt = j->kt + b * nkb * E * BK, *vp = j->vp + b * S * Ev;
+    float *kt = j->kt + b * nkb * E * BK, *vp = j->vp + b * npv * S * nr;
     const float *kd = (const float *)k->data + ko, *vd = (const float *)v->data + vo;
+    /* key row kb BK + q nr + c, element e at kt[((kb BK / nr + q) E + e) nr + c] */
     for (int64_t kb = 0; kb < nkb; kb++)
-      for (int64_t e = 0; e < E; e++)
-        for (int64_t c = 0; c < BK; c++) {
-          int64_t row = kb * BK + c;
-          kt[(kb * E + e) * BK + c] = row < S ? kd[row * ks_s + e * ks_e] : 0.0f;
+      for (int64_t q = 0; q < BK / nr; q++)
+        for (int64_t e = 0; e < E; e++)
+          for (int64_t c = 0; c < nr; c++) {
+            int64_t row = kb * BK + q * nr + c;
+            kt[((kb * (BK / nr) + q) * E + e) * nr + c] = row < S ? kd[row * ks_s + e * ks_e] : 0;
+          }
+    /* value row r, element q nr + c at vp[(q S + r) nr + c] */
+    for (int64_t q = 0; q < npv; q++)
+      for (int64_t r = 0; r < S; r++)
+        for (int64_t c = 0; c < nr; c++) {
+          int64_t e = q * nr + c;
+          vp[(q * S + r) * nr + c] = e < Ev ? vd[r * vs_s + e * vs_e] : 0.0f;
         }
-    for (int64_t r = 0; r < S; r++)
-      for (int64_t e = 0; e < Ev; e++) vp[r * Ev + e] = vd[r * vs_s + e * vs_e];
   }
 }
 
 /* The scratch floats of one chunk of work items. */
 static size_t chunk_floats(const attn_job *j) {
-  return (size_t)(BQ * j->E + BQ * BK + BQ * j->Ev + 3 * BQ);
+  return (size_t)(BQP * j->E + BQP * BK + BQ * j->Ev + 3 * BQ);
 }
 
 /* Work items [begin, end) (a batch entry and a block of queries each),
  * with scratch buf. */
 static void attn_items(attn_job *j, int64_t begin, int64_t end, float *buf) {
   int64_t E = j->E, Ev = j->Ev, L = j->L, S = j->S;
-  float *Qb = buf, *Sb = Qb + BQ * E, *O = Sb + BQ * BK;
+  float *Qb = buf, *Sb = Qb + BQP * E, *O = Sb + BQP * BK;
   float *m = O + BQ * Ev, *l = m + BQ, *corr = l + BQ;
   const bp_tensor_view *q = j->q, *mk = j->mask;
   int64_t nkb = (S + BK - 1) / BK;
@@ -208,7 +174,8 @@ static void attn_items(attn_job *j, int64_t begin, int64_t end, float *buf) {
     int64_t b = it / j->qblocks, i0 = it % j->qblocks * BQ;
     int64_t bq = L - i0 < BQ ? L - i0 : BQ;
     int64_t qo = batch_offset(j, q, b, false), mo = mk ? batch_offset(j, mk, b, false) : 0;
-    const float *kt = j->kt + b * nkb * E * BK, *vp = j->vp + b * S * Ev;
+    int64_t nr = j->uk.nr, npv = (Ev + nr - 1) / nr;
+    const float *kt = j->kt + b * nkb * E * BK, *vp = j->vp + b * npv * S * nr;
     int64_t qs_l = q->strides[nd - 2], qs_e = q->strides[nd - 1];
     for (int64_t i = 0; i < bq; i++)
       for (int64_t e = 0; e < E; e++) Qb[i * E + e] = load_f32(q, qo + (i0 + i) * qs_l + e * qs_e);
@@ -222,11 +189,12 @@ static void attn_items(attn_job *j, int64_t begin, int64_t end, float *buf) {
     for (int64_t j0 = 0; j0 < S; j0 += BK) {
       if (j->causal && j0 > i0 + bq - 1) break;
       int64_t bk = S - j0 < BK ? S - j0 : BK;
-      const float *Kt = kt + j0 / BK * E * BK, *Vb = vp + j0 * Ev;
-      attn_scores(Qb, Kt, Sb, bq, E, j->scale);
+      const float *Kt = kt + j0 / BK * E * BK, *Vb = vp + j0 * nr;
+      attn_scores(j, Qb, Kt, Sb, bq);
       for (int64_t i = 0; i < bq; i++) {
         float *s = Sb + i * BK;
         int64_t row = i0 + i;
+        for (int64_t c = 0; c < bk; c++) s[c] *= j->scale;
         if (j->causal && j0 + bk - 1 > row)
           for (int64_t c = row - j0 + 1; c < bk; c++) s[c] = -INFINITY;
         if (mk) {
@@ -240,8 +208,7 @@ static void attn_items(attn_job *j, int64_t begin, int64_t end, float *buf) {
             }
           }
         }
-        float mx = -INFINITY;
-        for (int64_t c = 0; c < bk; c++) mx = s[c] > mx ? s[c] : mx;
+        float mx = attn_max(s, bk);
         float mnew = mx > m[i] ? mx : m[i];
         if (mnew == -INFINITY) {
           /* every score so far removed: nothing to add */
@@ -249,12 +216,12 @@ static void attn_items(attn_job *j, int64_t begin, int64_t end, float *buf) {
           corr[i] = 1;
           continue;
         }
-        corr[i] = m[i] == -INFINITY ? 0.0f : vm_exp_f32(m[i] - mnew);
+        corr[i] = m[i] == -INFINITY ? 0.0f : vm_exp_neg_f32(m[i] - mnew);
         l[i] = l[i] * corr[i] + attn_exp(s, bk, mnew);
         for (int64_t c = bk; c < BK; c++) s[c] = 0;
         m[i] = mnew;
       }
-      attn_update(O, Sb, Vb, corr, bq, bk, Ev);
+      attn_update(j, O, Sb, Vb, corr, bq, bk);
     }
     float *out = j->out + (b * L + i0) * Ev;
     for (int64_t i = 0; i < bq; i++)
@@ -303,13 +270,17 @@ static bp_status attention_impl(const bp_kernel_ctx *ctx, const bp_value *args, 
   int64_t nkb = (j.S + BK - 1) / BK, items = j.batch * j.qblocks, threads = cpu_num_threads();
   int64_t chunks = items < threads ? items : threads;
   j.per = (items + chunks - 1) / chunks;
-  size_t packed = (size_t)(j.batch * (nkb * j.E * BK + j.S * j.Ev));
+  j.uk = cpu_gemm_ukernel_rows();
+  int64_t npv = (j.Ev + j.uk.nr - 1) / j.uk.nr;
+  size_t packed = (size_t)(j.batch * (nkb * j.E * BK + npv * j.S * j.uk.nr));
   j.kt = malloc((packed + (size_t)chunks * chunk_floats(&j)) * sizeof(float));
   if (!j.kt)
     return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory for the packed keys and values of "
                    "%lld attention heads", ctx->op_name, (long long)j.batch);
   j.vp = j.kt + j.batch * nkb * j.E * BK;
   j.scratch = j.kt + packed;
+  /* the micro-kernel reads the rows of a panel past bq too: keep them 0 */
+  memset(j.scratch, 0, (size_t)chunks * chunk_floats(&j) * sizeof(float));
   cpu_parallel_for(j.batch, 1, attn_pack, &j);
   cpu_parallel_for(chunks, 1, attn_chunks, &j);
   free(j.kt);
