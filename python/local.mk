@@ -132,6 +132,7 @@ PYTHON_TESTS = \
 	tests/python/test-threads.py \
 	tests/python/test-torch.py \
 	tests/python/test-conv.py \
+	tests/python/test-bridge.py \
 	tests/python/test-cli.py \
 	tests/python/test-examples.py \
 	tests/python/test-nodeps.sh

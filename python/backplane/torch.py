@@ -78,6 +78,37 @@ def registered():
     return dict(_registered)
 
 
+def _tensors(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, torch.Tensor):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from (e for e in a if isinstance(e, torch.Tensor))
+
+
+def _is_fake(t):
+    return t.is_meta or type(t).__name__ == "FakeTensor"
+
+
+def _meta_device(args, kwargs):
+    """The device of a Meta call's results: its meta (or fake) tensors'.
+    torch dispatches a call with any meta tensor to the Meta kernel, real
+    tensors among them too; as torch's own ops do, those are refused, but
+    for 0-dim CPU tensors (scalars)."""
+    device, other = None, None
+    for t in _tensors(args, kwargs):
+        if _is_fake(t):
+            device = device or t.device
+        elif not (t.dim() == 0 and t.device.type == "cpu"):
+            other = other or t.device
+    device = device or torch.device("meta")
+    if other is not None:
+        raise RuntimeError(
+            f"Expected all tensors to be on the same device, but found at "
+            f"least two devices, {device.type} and {other}!")
+    return device
+
+
 def _tensor_device(args, kwargs):
     for a in list(args) + list(kwargs.values()):
         if isinstance(a, torch.Tensor):
@@ -107,8 +138,8 @@ def _meta_impl(op):
         return None
 
     def meta(*args, **kwargs):
+        device = _meta_device(args, kwargs)
         outs = op.meta(*args, **kwargs)
-        device = _tensor_device(args, kwargs)
         results = []
         for ret, (dtype, sizes, strides, _) in zip(returns, outs):
             src = source(ret["alias_set"], args, kwargs)
@@ -154,6 +185,43 @@ def _needs_autograd_meta(torch_name):
     dump = getattr(torch._C, "_dispatch_dump", None)
     return (dump is not None and "AutogradMeta" not in dump(torch_name)
             and hasattr(torch._C, "_AutoDispatchBelowAutograd"))
+
+
+def _written_impl(op, fn):
+    """For an op that writes arguments (`Tensor(a!)`): what torch's own
+    in-place ops do around the kernel `fn`.  A leaf that requires grad is
+    refused while grad mode is on, and each written tensor's version
+    counter is bumped, so that autograd refuses a backward pass through a
+    value the op overwrote.  (torch 1.13 has no call that only bumps the
+    counter: an as_strided_ to the tensor's own geometry, under no_grad,
+    changes nothing else.)"""
+    arguments = op.signature[0]
+    written = [(i, a["name"]) for i, a in enumerate(arguments)
+               if a["written"]]
+
+    def targets(args, kwargs):
+        for i, name in written:
+            t = args[i] if i < len(args) else kwargs.get(name)
+            if isinstance(t, torch.Tensor):
+                yield name, t
+
+    def impl(*args, **kwargs):
+        if torch.is_grad_enabled():
+            for name, t in targets(args, kwargs):
+                if t.requires_grad and t.is_leaf:
+                    raise RuntimeError(
+                        f"{op.name}: argument '{name}' is a leaf tensor "
+                        "that requires grad, and the op writes it in "
+                        "place (a leaf Variable that requires grad is "
+                        "being used in an in-place operation)")
+        result = fn(*args, **kwargs)
+        with torch.no_grad():
+            for _, t in targets(args, kwargs):
+                t.as_strided_(t.size(), t.stride(), t.storage_offset())
+        return result
+
+    impl.__name__ = op.name.replace("::", "_").replace(".", "_")
+    return impl
 
 
 def _has_device_kernel(op, device):
@@ -244,6 +312,8 @@ def register(plugin_or_namespace, *, prefix="bp_"):
             impls = [("CompositeExplicitAutograd", op)]
         if _has_device_kernel(op, "cuda") or info["has_composite"]:
             impls.append(("CUDA", _cuda_impl(op)))
+        if any(a["written"] for a in arguments):
+            impls = [(key, _written_impl(op, fn)) for key, fn in impls]
         has_meta = _meta_capable(op)
         if has_meta:
             impls.append(("Meta", _meta_impl(op)))

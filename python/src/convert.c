@@ -22,6 +22,7 @@
  * In every case the source stays alive while any bp_tensor uses its
  * memory, and is released when the last one dies (DLPack's deleter rule).
  */
+
 #include "ext.h"
 
 #include <dlfcn.h>
@@ -84,13 +85,28 @@ static void pyobj_deleter(void *ctx, void *data) {
   PyGILState_Release(g);
 }
 
+char bpy_no_data;
+
 int bpy_wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
                   int32_t ndim, const int64_t *sizes,
                   const int64_t *strides, void *data, const char *what,
                   bp_tensor **out) {
-  static char dummy;
-  if (!data)
-    data = &dummy; /* an empty tensor's address is never read */
+  if (!data) {
+    /* Only an empty tensor may have no data: its address is never read.
+     * Any other would be read and written at address 0 and on. */
+    int64_t numel = 1;
+    for (int32_t i = 0; i < ndim && numel; i++)
+      numel = sizes[i] > 0 ? (numel > INT64_MAX / sizes[i] ? INT64_MAX
+                                                            : numel * sizes[i])
+                           : 0;
+    if (numel) {
+      PyErr_Format(bpy_error_class(BP_ERR_INVALID_ARGUMENT),
+                   "%s: the array's data pointer is NULL, but it has %lld "
+                   "elements", what ? what : "tensor", (long long)numel);
+      return -1;
+    }
+    data = &bpy_no_data;
+  }
   Py_INCREF(owner);
   bp_status st = bp_tensor_from_blob(dev, dtype, ndim, sizes, strides, data,
                                      pyobj_deleter, owner, out);
@@ -138,9 +154,10 @@ int bpy_read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
   if (len < 0)
     return -1;
   if (len > max) {
-    PyErr_Format(PyExc_ValueError, "%s: %zd dimensions in %s; Backplane "
-                 "allows at most %d", what ? what : "tensor", len, field,
-                 (int)max);
+    /* ShapeError, as for a NumPy array of too many dimensions */
+    PyErr_Format(bpy_error_class(BP_ERR_SHAPE), "%s: %zd dimensions in %s; "
+                 "Backplane allows at most %d", what ? what : "tensor", len,
+                 field, (int)max);
     return -1;
   }
   for (Py_ssize_t i = 0; i < len; i++) {

@@ -109,10 +109,37 @@ PyObject *bpy_error_class(bp_status status) {
   return cls ? cls : base_error;
 }
 
+/* Whether msg + i starts "bp_name: ", a C function's name that a host
+ * message begins a part with; its length, or 0. */
+static size_t c_name_at(const char *msg, size_t i) {
+  if (strncmp(msg + i, "bp_", 3) != 0 || (i > 0 && msg[i - 1] != ' '))
+    return 0;
+  size_t j = i + 3;
+  while ((msg[j] >= 'a' && msg[j] <= 'z') ||
+         (msg[j] >= '0' && msg[j] <= '9') || msg[j] == '_')
+    j++;
+  return msg[j] == ':' && msg[j + 1] == ' ' ? j + 2 - i : 0;
+}
+
 PyObject *bpy_raise_msg(bp_status status, const char *msg) {
   PyObject *cls = bpy_error_class(status);
   if (!msg || !*msg)
     msg = bp_status_str(status);
+  /* A Python user calls no C function: the names that begin the host's
+   * messages ("bp_op_find: ") are left out, at the start and after ": ". */
+  char clean[1024];
+  size_t n = 0;
+  for (size_t i = 0; strlen(msg) < sizeof clean && msg[i];) {
+    size_t skip =
+        (i == 0 || (i >= 2 && msg[i - 2] == ':')) ? c_name_at(msg, i) : 0;
+    if (skip)
+      i += skip;
+    else
+      clean[n++] = msg[i++];
+  }
+  clean[n] = '\0';
+  if (n)
+    msg = clean;
   /* The host's messages may hold bytes from plugins that are not UTF-8. */
   PyObject *text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg),
                                         "backslashreplace");

@@ -131,6 +131,9 @@ extern _Thread_local int bpy_torch_on_cpu;
 /* convert.c, for torchconv.c: wraps memory that `owner` keeps alive (a
  * reference is held until the last bp_tensor over it dies); reads a
  * sequence of at most `max` ints. */
+/* A NULL data pointer is refused unless the tensor is empty; &bpy_no_data
+ * stands for the data of a tensor that is never read (meta mode). */
+extern char bpy_no_data;
 int bpy_wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
                   int32_t ndim, const int64_t *sizes, const int64_t *strides,
                   void *data, const char *what, bp_tensor **out);

@@ -188,7 +188,8 @@ int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out) {
   if (rc < 0)
     return -1;
   if (bpy_meta_mode)
-    return bpy_wrap_blob(obj, dev, dtype, ndim, sizes, strides, NULL, what, out);
+    return bpy_wrap_blob(obj, dev, dtype, ndim, sizes, strides, &bpy_no_data,
+                         what, out);
   if (torch_grad_enabled_fn && !bpy_grad_inputs) {
     PyObject *g = PyObject_GetAttr(obj, s_requires_grad);
     if (!g)
@@ -204,6 +205,10 @@ int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out) {
   void *data = PyLong_AsVoidPtr(p);
   Py_DECREF(p);
   if (!data && PyErr_Occurred())
+    return -1;
+  /* No data: a meta tensor (torch may hand one to the CPU kernel beside
+   * CPU tensors), which says so by its device. */
+  if (!data && bpy_torch_on_cpu && torch_device_of(obj, &dev, what) < 0)
     return -1;
   return bpy_wrap_blob(obj, dev, dtype, ndim, sizes, strides, data, what, out);
 }
