@@ -13,6 +13,7 @@ speaks DLPack, without copying them.  ``backplane.torch`` makes every
 plugin op a torch op.  See docs/python.md.
 """
 
+import inspect
 import types
 from collections import namedtuple
 
@@ -136,10 +137,32 @@ def _op_doc(op):
     return text
 
 
+def _op_signature(op):
+    """The op's parameters as an inspect.Signature (annotations: the
+    schema's types), for inspect.signature, help() and editors; None
+    where the schema has no Python form (a parameter named by a keyword,
+    say)."""
+    arguments, returns = op.signature
+    empty = inspect.Parameter.empty
+    try:
+        params = [inspect.Parameter(
+            a["name"], inspect.Parameter.KEYWORD_ONLY if a["kwarg_only"]
+            else inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=a["default"] if a["has_default"] else empty,
+            annotation=a["type"]) for a in arguments]
+        types_ = [r["type"] for r in returns]
+        ret = (types_[0] if len(types_) == 1
+               else f"({', '.join(types_)})")
+        return inspect.Signature(params, return_annotation=ret)
+    except (ValueError, TypeError):
+        return None
+
+
 class OpOverload(Op):
     """One overload of an operator, such as ``ops.core.add.out``."""
 
     __doc__ = property(_op_doc)
+    __signature__ = property(_op_signature)
 
     @property
     def default(self):

@@ -395,6 +395,30 @@ def coverage():
         t.ok(name in seen, f"{name} has a test case")
 
 
+def signatures():
+    """inspect.signature of every op: its schema's parameters, in order,
+    with defaults and keyword-only markers."""
+    import inspect
+    sig = inspect.signature(core.add.out)
+    t.is_eq([(p.name, p.kind.name, p.default) for p in
+             sig.parameters.values()],
+            [("self", "POSITIONAL_OR_KEYWORD", inspect.Parameter.empty),
+             ("other", "POSITIONAL_OR_KEYWORD", inspect.Parameter.empty),
+             ("alpha", "KEYWORD_ONLY", 1.0),
+             ("out", "KEYWORD_ONLY", inspect.Parameter.empty)],
+            "inspect.signature(core.add.out): the schema's parameters")
+    t.is_eq(sig.return_annotation, "Tensor(a!)", "and its result's type")
+    bad = []
+    for name in bp._backplane.op_names():
+        op = bp.OpOverload(name)
+        s = inspect.signature(op)
+        if [p.name for p in s.parameters.values()] != \
+                [a["name"] for a in op.signature[0]]:
+            bad.append(name)
+    t.ok(not bad, "every op's signature lists its schema's parameters", bad)
+
+
+signatures()
 binary()
 add_out()
 unary()
