@@ -37,7 +37,7 @@ if not hasattr(torch.library, "Library"):  # pragma: no cover
 import backplane
 from backplane import _backplane
 
-__all__ = ["register", "registered"]
+__all__ = ["register", "registered", "to_torch"]
 
 _TORCH_DTYPES = {
     torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8",
@@ -71,6 +71,13 @@ _keep = []        # the implementations torch holds, kept alive here too
 
 _register_fake = (getattr(torch.library, "register_fake", None)
                   or getattr(torch.library, "impl_abstract", None))
+
+
+def to_torch(tensor):
+    """A backplane.Tensor as a torch.Tensor that shares its memory, bool
+    included: torch before 2.1 refuses DLPack's bool, so
+    torch.from_dlpack(t) fails for a bool tensor where this does not."""
+    return _backplane.to_torch(tensor)
 
 
 def registered():

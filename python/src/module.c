@@ -317,7 +317,19 @@ static PyObject *py_plugin_dir(PyObject *self, PyObject *noargs) {
   return PyUnicode_FromString(bp_plugin_dir());
 }
 
+/* to_torch(tensor): a backplane.Tensor as a torch.Tensor, sharing memory
+ * (bool through the uint8 detour that torch before 2.1 needs). */
+static PyObject *py_to_torch(PyObject *self, PyObject *arg) {
+  (void)self;
+  if (!bpy_tensor_check(arg))
+    return PyErr_Format(PyExc_TypeError, "to_torch: expected a "
+                        "backplane.Tensor, got %R", (PyObject *)Py_TYPE(arg));
+  return bpy_tensor_to_torch(((bpy_tensor *)arg)->t);
+}
+
 static PyMethodDef module_methods[] = {
+  {"to_torch", py_to_torch, METH_O,
+   "to_torch(tensor): a backplane.Tensor as a torch.Tensor, zero copy."},
   {"version", py_version, METH_NOARGS, "The version of libbackplane."},
   {"abi_version", py_abi_version, METH_NOARGS,
    "The (major, minor) ABI version libbackplane implements."},

@@ -128,4 +128,17 @@ e = raises(backplane.DtypeError,
 t.ok(e is not None and "bp_" not in str(e),
      "the host's DLPack error names no C function", e)
 
+# ---- bool tensors to torch -------------------------------------------------
+b = backplane.ops.core.lt(np.arange(4, dtype=np.float32), 2.0)
+tb = bt.to_torch(b)
+t.ok(tb.dtype == torch.bool and tb.tolist() == [True, True, False, False],
+     "to_torch gives a bool tensor (torch 1.13 takes no bool through DLPack)")
+tb[3] = True
+t.ok(bool(b.numpy()[3]), "and shares its memory")
+f = bt.to_torch(backplane.ops.core.neg(np.ones(2, np.float32)))
+t.ok(f.dtype == torch.float32 and f.tolist() == [-1.0, -1.0],
+     "to_torch of a float32 tensor")
+t.ok(raises(TypeError, lambda: bt.to_torch(np.ones(2)), "backplane.Tensor"),
+     "to_torch of something else is a TypeError")
+
 t.done()
