@@ -12,7 +12,9 @@ BP_PYTHON_FILES = \
 	%D%/backplane/__init__.py \
 	%D%/backplane/__main__.py \
 	%D%/backplane/_info.py \
-	%D%/backplane/torch.py
+	%D%/backplane/torch.py \
+	%D%/backplane/offload.py \
+	%D%/backplane/_aten.py
 
 BP_PYTHON_STAGE = %D%/stage/backplane
 
@@ -133,6 +135,7 @@ PYTHON_TESTS = \
 	tests/python/test-torch.py \
 	tests/python/test-conv.py \
 	tests/python/test-bridge.py \
+	tests/python/test-offload.py \
 	tests/python/test-cli.py \
 	tests/python/test-examples.py \
 	tests/python/test-nodeps.sh

@@ -37,7 +37,7 @@ if not hasattr(torch.library, "Library"):  # pragma: no cover
 import backplane
 from backplane import _backplane
 
-__all__ = ["register", "registered", "to_torch"]
+__all__ = ["offload", "register", "registered", "report", "to_torch"]
 
 _TORCH_DTYPES = {
     torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8",
@@ -339,3 +339,8 @@ def register(plugin_or_namespace, *, prefix="bp_"):
         _registered[torch_name] = name
         defined.append(torch_name)
     return defined
+
+
+# Last: offload's table calls Ops that return torch tensors, which needs
+# set_torch above.
+from backplane.offload import offload, report  # noqa: E402,F401

@@ -1,0 +1,446 @@
+"""The table of backplane.torch.offload: torch's aten overloads as core ops.
+
+Each entry takes an aten call's (args, kwargs) and returns its result,
+computed by core ops (Op objects with torch=True, which read torch tensors
+in place and return torch tensors), or raises Unsupported, after which
+the caller runs torch's own kernel.  torch's views, factories and metadata
+ops are not here: they stay torch's (offload.py tells them apart by their
+schemas).  Operand dtypes are first brought to torch's result_type, so
+that results have torch's dtype exactly, whatever core's promotion rules
+say of 0-dim tensors and numbers.
+"""
+
+import torch
+
+import backplane
+
+
+class Unsupported(Exception):
+    """This call cannot run on the plugin; the message says why."""
+
+
+_ops = {}
+
+
+def core(name):
+    """core::name as an Op that takes and returns torch tensors."""
+    op = _ops.get(name)
+    if op is None:
+        op = _ops[name] = backplane.Op("core::" + name, torch=True)
+    return op
+
+
+def _number(x):
+    return isinstance(x, (bool, int, float))
+
+
+def _to(t, dtype):
+    return t if t.dtype == dtype else core("cast")(t, dtype)
+
+
+def _floating(t):
+    """t in torch's default float dtype if it is not floating already (the
+    dtype torch computes exp, sqrt, ... of integers in)."""
+    return t if t.is_floating_point() else _to(t, torch.get_default_dtype())
+
+
+def _binary(name, a, b, dtype=None, **kw):
+    """core::name(a, b) with both in dtype (default: torch's result_type);
+    a number b goes to the .Scalar overload."""
+    if not isinstance(a, torch.Tensor):
+        raise Unsupported("the first operand is not a tensor")
+    dtype = dtype or torch.result_type(a, b)
+    if _number(b):
+        return core(name + ".Scalar")(_to(a, dtype), b, **kw)
+    return core(name)(_to(a, dtype), _to(b, dtype), **kw)
+
+
+def _alpha(kwargs):
+    alpha = kwargs.get("alpha", 1)
+    if isinstance(alpha, bool) or not _number(alpha):
+        raise Unsupported(f"alpha {alpha!r}")
+    return {} if alpha == 1 else {"alpha": float(alpha)}
+
+
+def _arith(name):
+    def fn(args, kwargs):
+        extra = _alpha(kwargs) if name in ("add", "sub") else {}
+        a, b = args[0], args[1]
+        if len(args) > 2:
+            extra = _alpha({"alpha": args[2]})
+        return _binary(name, a, b, **extra)
+    return fn
+
+
+def _div(args, kwargs):
+    if kwargs.get("rounding_mode") is not None:
+        raise Unsupported("rounding_mode")
+    dtype = torch.result_type(args[0], args[1])
+    if not dtype.is_floating_point:
+        dtype = torch.get_default_dtype()
+    return _binary("div", args[0], args[1], dtype)
+
+
+def _compare(name):
+    def fn(args, kwargs):
+        return _binary(name, args[0], args[1])
+    return fn
+
+
+def _inplace(name):
+    """self.name_(other): computed in self's dtype, which torch's result
+    type must not exceed; returns self itself."""
+    def fn(args, kwargs):
+        self, other = args[0], args[1]
+        if torch.result_type(self, other) != self.dtype:
+            raise Unsupported("the result's dtype is not self's")
+        extra = _alpha(kwargs) if name in ("add", "sub") else {}
+        if _number(other):
+            core(name + "_.Scalar")(self, other, **extra)
+        else:
+            core(name + "_")(self, _to(other, self.dtype), **extra)
+        return self
+    return fn
+
+
+def _unary(name, floating=True):
+    def fn(args, kwargs):
+        a = args[0]
+        return core(name)(_floating(a) if floating else a)
+    return fn
+
+
+def _unary_(name):
+    def fn(args, kwargs):
+        if not args[0].is_floating_point():
+            raise Unsupported("in place on an integer tensor")
+        core(name + "_")(args[0])
+        return args[0]
+    return fn
+
+
+def _gelu(args, kwargs):
+    approximate = kwargs.get("approximate", args[1] if len(args) > 1
+                             else "none")
+    return core("gelu")(_floating(args[0]), approximate=approximate)
+
+
+def _pow(args, kwargs):
+    return _binary("pow", args[0], args[1])
+
+
+def _dims(dim, ndim):
+    if dim is None:
+        return []
+    return [dim] if isinstance(dim, int) else list(dim)
+
+
+def _sum(args, kwargs):
+    a = args[0]
+    dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+    dtype = kwargs.get("dtype")
+    if dtype is None and not (a.is_floating_point() or
+                              a.dtype == torch.int64):
+        dtype = torch.int64  # torch sums integers and bools in int64
+    return core("sum")(a, _dims(dim, a.dim()), keepdim, dtype=dtype)
+
+
+def _mean(args, kwargs):
+    a = args[0]
+    dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+    if kwargs.get("dtype") is not None or not a.is_floating_point():
+        raise Unsupported("mean with a dtype, or of integers")
+    return core("mean")(a, _dims(dim, a.dim()), keepdim)
+
+
+def _minmax(name):
+    def fn(args, kwargs):
+        a = args[0]
+        dim = args[1] if len(args) > 1 else kwargs.get("dim", [])
+        keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+        return core(name)(a, _dims(dim, a.dim()), keepdim)
+    return fn
+
+
+def _argmax(args, kwargs):
+    dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+    return core("argmax")(args[0], dim, keepdim)
+
+
+def _softmax(name):
+    def fn(args, kwargs):
+        if args[2]:
+            raise Unsupported("half_to_float")
+        return core(name)(args[0], args[1])
+    return fn
+
+
+def _mm(args, kwargs):
+    return core("matmul")(args[0], args[1])
+
+
+def _addmm(args, kwargs):
+    bias, m1, m2 = args[0], args[1], args[2]
+    beta = kwargs.get("beta", args[3] if len(args) > 3 else 1)
+    alpha = kwargs.get("alpha", args[4] if len(args) > 4 else 1)
+    if beta != 1 or alpha != 1:
+        raise Unsupported("beta or alpha other than 1")
+    if bias.dim() == 1 and bias.shape[0] == m2.shape[1]:
+        return core("linear")(m1, m2.t(), bias)
+    return _binary("add", core("matmul")(m1, m2), bias)
+
+
+def _linear(args, kwargs):
+    bias = args[2] if len(args) > 2 else kwargs.get("bias")
+    return core("linear")(args[0], args[1], bias)
+
+
+def _layer_norm(args, kwargs):
+    """native_layer_norm: (out, mean, rstd), mean and rstd [*, 1, ...] in
+    the input's dtype, as torch returns them for backward."""
+    x, shape, w, b, eps = args
+    out = core("layer_norm")(x, list(shape), w, b, float(eps))
+    dims = list(range(x.dim() - len(shape), x.dim()))
+    mean = core("mean")(x, dims, True)
+    d = core("sub")(x, mean)
+    var = core("mean")(core("mul")(d, d), dims, True)
+    rstd = core("rsqrt")(core("add.Scalar")(var, float(eps)))
+    return out, mean, rstd
+
+
+def _masked_fill(args, kwargs):
+    self, mask, value = args
+    if isinstance(value, torch.Tensor):
+        if value.dim() != 0:
+            raise Unsupported("a value that is not 0-dim")
+        value = value.item()
+    if mask.dtype != torch.bool:
+        raise Unsupported("a mask that is not bool")
+    return core("masked_fill")(self, mask, value)
+
+
+def _where(args, kwargs):
+    cond, a, b = args
+    dtype = torch.result_type(a, b)
+    if _number(a) or _number(b):
+        raise Unsupported("a number operand")
+    return core("where")(cond, _to(a, dtype), _to(b, dtype))
+
+
+def _index(args, kwargs):
+    self, indices = args
+    if (len(indices) != 1 or indices[0] is None
+            or indices[0].dtype not in (torch.int64, torch.int32)):
+        raise Unsupported("an index other than one integer tensor")
+    idx = indices[0]
+    flat = core("index_select")(self, 0, idx.reshape(-1))
+    return flat.view(tuple(idx.shape) + tuple(self.shape[1:]))
+
+
+def _embedding(args, kwargs):
+    weight, idx = args[0], args[1]
+    padding_idx = args[2] if len(args) > 2 else kwargs.get("padding_idx", -1)
+    return core("embedding")(weight, idx, padding_idx)
+
+
+def _cat(args, kwargs):
+    tensors = list(args[0])
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+    return core("cat")(tensors, dim)
+
+
+def _clone(args, kwargs):
+    fmt = kwargs.get("memory_format")
+    if fmt not in (None, torch.contiguous_format, torch.preserve_format):
+        raise Unsupported(f"memory_format {fmt}")
+    a = args[0]
+    out = torch.empty(a.shape, dtype=a.dtype, device=a.device)
+    core("copy_")(out, a)
+    return out
+
+
+def _copy_(args, kwargs):
+    self, src = args[0], args[1]
+    if self.device != src.device:
+        raise Unsupported("a copy between devices")
+    core("copy_")(self, src)
+    return self
+
+
+def _fill_(args, kwargs):
+    value = args[1]
+    if isinstance(value, torch.Tensor):
+        value = value.item()
+    core("fill_")(args[0], float(value))
+    return args[0]
+
+
+def _zero_(args, kwargs):
+    core("fill_")(args[0], 0.0)
+    return args[0]
+
+
+def _to_copy(args, kwargs):
+    a = args[0]
+    dtype = kwargs.get("dtype")
+    device = kwargs.get("device")
+    if ((device is not None and torch.device(device) != a.device)
+            or kwargs.get("memory_format") not in
+            (None, torch.preserve_format)):
+        raise Unsupported("a copy to another device or layout")
+    if dtype is None or dtype == a.dtype:
+        return _clone((a,), {})
+    return core("cast")(a, dtype)
+
+
+def _tri(lower):
+    def fn(args, kwargs):
+        a = args[0]
+        k = args[1] if len(args) > 1 else kwargs.get("diagonal", 0)
+        if a.dim() < 2:
+            raise Unsupported("fewer than 2 dims")
+        rows = torch.arange(a.shape[-2], device=a.device).view(-1, 1)
+        cols = torch.arange(a.shape[-1], device=a.device)
+        diff = core("sub")(cols, rows)  # column - row
+        keep = core("le.Scalar" if lower else "ge.Scalar")(diff, k)
+        zero = torch.zeros((), dtype=a.dtype, device=a.device)
+        return core("where")(keep, a, zero)
+    return fn
+
+
+def _cumsum(args, kwargs):
+    return core("cumsum")(args[0], args[1], dtype=kwargs.get("dtype"))
+
+
+def _topk(args, kwargs):
+    return tuple(core("topk")(*args, **kwargs))
+
+
+def _convolution(args, kwargs):
+    (x, w, bias, stride, padding, dilation, transposed, _out_padding,
+     groups) = args
+    if transposed or x.dim() != 4:
+        raise Unsupported("a transposed or non-2-D convolution")
+    return core("conv2d")(x, w, bias, list(stride), list(padding),
+                          list(dilation), groups)
+
+
+def _batch_norm(args, kwargs):
+    x, w, b, mean, var, training, momentum, eps = args
+    if training:
+        raise Unsupported("batch_norm in training")
+    out = core("batch_norm")(x, w, b, mean, var, False, float(momentum),
+                             float(eps), False)
+    empty = torch.empty(0, dtype=x.dtype, device=x.device)
+    return out, empty, empty
+
+
+def _avg_pool2d(args, kwargs):
+    return core("avg_pool2d")(*args, **kwargs)
+
+
+def _adaptive_avg_pool2d(args, kwargs):
+    return core("adaptive_avg_pool2d")(args[0], list(args[1]))
+
+
+# ---- backward ops: their formulas in core ops ------------------------------
+
+def _one_minus(y):
+    return core("add.Scalar")(core("mul.Scalar")(y, -1.0), 1.0)
+
+
+def _tanh_backward(args, kwargs):
+    grad, out = args
+    return core("mul")(grad, _one_minus(core("mul")(out, out)))
+
+
+def _sigmoid_backward(args, kwargs):
+    grad, out = args
+    return core("mul")(grad, core("mul")(out, _one_minus(out)))
+
+
+def _threshold_backward(args, kwargs):
+    grad, x, threshold = args
+    zero = torch.zeros((), dtype=grad.dtype, device=grad.device)
+    return core("where")(core("gt.Scalar")(x, threshold), grad, zero)
+
+
+def _softmax_backward(log):
+    def fn(args, kwargs):
+        grad, out, dim, input_dtype = args
+        if input_dtype != grad.dtype:
+            raise Unsupported("an input dtype other than the gradient's")
+        if log:  # grad - exp(out) * sum(grad)
+            total = core("sum")(grad, [dim], True)
+            return core("sub")(grad, core("mul")(core("exp")(out), total))
+        total = core("sum")(core("mul")(grad, out), [dim], True)
+        return core("mul")(out, core("sub")(grad, total))
+    return fn
+
+
+TABLE = {
+    "aten.add.Tensor": _arith("add"), "aten.add.Scalar": _arith("add"),
+    "aten.sub.Tensor": _arith("sub"), "aten.sub.Scalar": _arith("sub"),
+    "aten.mul.Tensor": _arith("mul"), "aten.mul.Scalar": _arith("mul"),
+    "aten.div.Tensor": _div, "aten.div.Scalar": _div,
+    "aten.div.Tensor_mode": _div,
+    "aten.maximum.default": _arith("maximum"),
+    "aten.minimum.default": _arith("minimum"),
+    "aten.pow.Tensor_Scalar": _pow, "aten.pow.Tensor_Tensor": _pow,
+    "aten.add_.Tensor": _inplace("add"), "aten.add_.Scalar": _inplace("add"),
+    "aten.sub_.Tensor": _inplace("sub"), "aten.sub_.Scalar": _inplace("sub"),
+    "aten.mul_.Tensor": _inplace("mul"), "aten.mul_.Scalar": _inplace("mul"),
+    "aten.div_.Tensor": _inplace("div"), "aten.div_.Scalar": _inplace("div"),
+    "aten.neg.default": _unary("neg", False),
+    "aten.abs.default": _unary("abs", False),
+    "aten.relu.default": _unary("relu", False),
+    "aten.logical_not.default": _unary("logical_not", False),
+    "aten.isnan.default": _unary("isnan", False),
+    "aten.gelu.default": _gelu,
+    "aten.sum.default": _sum, "aten.sum.dim_IntList": _sum,
+    "aten.mean.default": _mean, "aten.mean.dim": _mean,
+    "aten.amax.default": _minmax("amax"), "aten.amin.default": _minmax("amin"),
+    "aten.argmax.default": _argmax,
+    "aten._softmax.default": _softmax("softmax"),
+    "aten._log_softmax.default": _softmax("log_softmax"),
+    "aten.mm.default": _mm, "aten.bmm.default": _mm,
+    "aten.matmul.default": _mm, "aten.addmm.default": _addmm,
+    "aten.linear.default": _linear,
+    "aten.native_layer_norm.default": _layer_norm,
+    "aten.masked_fill.Scalar": _masked_fill,
+    "aten.masked_fill.Tensor": _masked_fill,
+    "aten.where.self": _where,
+    "aten.index.Tensor": _index,
+    "aten.embedding.default": _embedding,
+    "aten.cat.default": _cat,
+    "aten.clone.default": _clone,
+    "aten.copy_.default": _copy_,
+    "aten.fill_.Scalar": _fill_, "aten.zero_.default": _zero_,
+    "aten._to_copy.default": _to_copy,
+    "aten.tril.default": _tri(True), "aten.triu.default": _tri(False),
+    "aten.cumsum.default": _cumsum,
+    "aten.topk.default": _topk,
+    "aten.convolution.default": _convolution,
+    "aten.native_batch_norm.default": _batch_norm,
+    "aten.avg_pool2d.default": _avg_pool2d,
+    "aten._adaptive_avg_pool2d.default": _adaptive_avg_pool2d,
+    "aten.tanh_backward.default": _tanh_backward,
+    "aten.sigmoid_backward.default": _sigmoid_backward,
+    "aten.threshold_backward.default": _threshold_backward,
+    "aten._softmax_backward_data.default": _softmax_backward(False),
+    "aten._log_softmax_backward_data.default": _softmax_backward(True),
+}
+for _n in ("exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "sin", "cos",
+           "erf", "silu"):
+    TABLE[f"aten.{_n}.default"] = _unary(_n)
+    TABLE[f"aten.{_n}_.default"] = _unary_(_n)
+for _n in ("relu", "neg", "abs"):
+    TABLE[f"aten.{_n}_.default"] = _unary_(_n)
+for _n in ("eq", "ne", "lt", "le", "gt", "ge"):
+    TABLE[f"aten.{_n}.Tensor"] = _compare(_n)
+    TABLE[f"aten.{_n}.Scalar"] = _compare(_n)
+for _n in ("logical_and", "logical_or"):
+    TABLE[f"aten.{_n}.default"] = _compare(_n)

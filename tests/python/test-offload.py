@@ -1,0 +1,208 @@
+"""backplane.torch.offload: unmodified torch code on the CPU plugin.  A
+GPT-2-shaped model (examples/gpt2-c/make_weights.py: 2 layers, real dims)
+generates torch's greedy tokens with no fallback; a small CNN (conv,
+batch norm, ReLU, pools, linear) and a transformer layer agree with torch;
+ops the table lacks fall back to torch with one warning each and are
+counted; fallback="error" and dtypes= work; a training step's gradients
+match torch's."""
+
+import math
+import os
+import sys
+import warnings
+
+import taplib as t
+
+np, torch = t.require("numpy", "torch")
+
+import backplane  # noqa: E402
+import backplane.torch as bt  # noqa: E402
+
+backplane.load(os.environ["BP_TEST_CPU_PLUGIN"])
+srcdir = os.environ.get("BP_TEST_SRCDIR", ".")
+sys.path.insert(0, os.path.join(srcdir, "examples", "gpt2-c"))
+import make_weights as gpt2  # noqa: E402
+
+F = torch.nn.functional
+torch.manual_seed(0)
+
+
+def fallbacks(rep):
+    return {k: v["fallback_calls"] for k, v in rep.items()
+            if v["fallback_calls"]}
+
+
+def on_plugin(rep):
+    return sum(v["plugin_calls"] for v in rep.values())
+
+
+def close(a, b, tol=1e-4):
+    return a.shape == b.shape and a.dtype == b.dtype and \
+        bool(torch.allclose(a, b, rtol=tol, atol=tol))
+
+
+# ---- GPT-2: torch's tokens, nothing left to torch --------------------------
+w = gpt2.weights(0)
+g = torch.Generator().manual_seed(1000)
+prompt = torch.randint(0, gpt2.VOCAB, (8,), generator=g).tolist()
+with torch.no_grad():
+    want, margin, _ = gpt2.generate(w, prompt)
+    bt.report(reset=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with bt.offload("core"):
+            got, _, _ = gpt2.generate(w, prompt)
+rep = bt.report(reset=True)
+t.is_eq(got, want, "GPT-2 (2 layers, 768 wide) generates torch's 16 tokens")
+t.is_eq(fallbacks(rep), {}, "with no op left to torch")
+t.ok(not caught, "and no warning", [str(c.message) for c in caught])
+t.ok(rep["aten.addmm.default"]["plugin_calls"] > 0 and
+     rep["aten.native_layer_norm.default"]["plugin_calls"] > 0,
+     "its linear layers and layer norms ran on the plugin")
+
+
+# ---- a small CNN and a transformer layer -----------------------------------
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, stride=2, groups=2)
+        self.fc = torch.nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = F.relu(self.bn(self.conv(x)))
+        x = F.avg_pool2d(x, 2)
+        x = torch.sigmoid(self.conv2(x))
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.fc(x).log_softmax(-1)
+
+
+net = Net().eval()
+with torch.no_grad():
+    net.bn.running_mean.uniform_(-0.5, 0.5)
+    net.bn.running_var.uniform_(0.5, 2)
+x = torch.randn(2, 3, 16, 16)
+with torch.no_grad():
+    want = net(x)
+    with bt.offload():
+        got = net(x)
+rep = bt.report(reset=True)
+t.ok(close(got, want), "a CNN (conv, batch norm, pools, linear) agrees",
+     f"{got}\n{want}")
+t.is_eq(fallbacks(rep), {}, "with no op left to torch")
+
+layer = torch.nn.TransformerEncoderLayer(32, 4, 64, batch_first=True,
+                                         dropout=0.0).eval()
+tokens = torch.randn(2, 6, 32)
+mask = torch.triu(torch.full((6, 6), -math.inf), 1)
+with torch.no_grad():
+    want = layer(tokens, src_mask=mask)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with bt.offload():
+            got = layer(tokens, src_mask=mask)
+rep = bt.report(reset=True)
+t.ok(close(got, want), "a transformer encoder layer agrees",
+     f"{(got - want).abs().max()}")
+t.ok(on_plugin(rep) > 0, "and ran ops on the plugin",
+     {k: v for k, v in rep.items() if v["fallback_calls"]})
+
+# ---- fallbacks -------------------------------------------------------------
+a = torch.randn(4, 5)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with bt.offload():
+        r1 = torch.flip(a, [0])
+        r2 = torch.flip(a, [1])
+rep = bt.report(reset=True)
+t.ok(torch.equal(r1, torch.flip(a, [0])) and torch.equal(r2, a.flip(1)),
+     "an op without a core op runs on torch")
+t.is_eq(rep.get("aten.flip.default", {}).get("fallback_calls"), 2,
+        "and each call is counted")
+t.is_eq(len([c for c in caught if "aten.flip" in str(c.message)]), 1,
+        "with one warning for the op")
+try:
+    with bt.offload(fallback="error"):
+        torch.flip(a, [0])
+    t.ok(False, "fallback='error' raises for an op without a core op")
+except backplane.UnsupportedError as e:
+    t.ok("aten.flip" in str(e), "fallback='error' raises for an op without "
+         "a core op", e)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    with bt.offload(dtypes={torch.float64}):
+        r = a + a
+rep = bt.report(reset=True)
+t.ok(torch.equal(r, a + a) and
+     rep["aten.add.Tensor"]["fallback_calls"] == 1,
+     "dtypes= leaves other dtypes to torch")
+c = torch.randn(3, dtype=torch.complex64)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    with bt.offload():
+        r = c + c
+rep = bt.report(reset=True)
+t.ok(torch.equal(r, c + c) and rep["aten.add.Tensor"]["fallback_calls"] == 1,
+     "a dtype the plugin lacks (complex64) falls back")
+
+
+@bt.offload()
+def scaled(z):
+    return z * 3 + 1
+
+
+i = torch.arange(6, dtype=torch.int32)
+r = scaled(i)
+rep = bt.report(reset=True)
+t.ok(torch.equal(r, i * 3 + 1) and r.dtype == torch.int32 and
+     rep["aten.mul.Tensor"]["plugin_calls"] == 1,
+     "the decorator form; int32 times a number stays int32, as in torch")
+h = torch.tensor([1, 2], dtype=torch.int64)
+with bt.offload():
+    r = h / 2
+    s = torch.tensor(2.5) * torch.ones(3, dtype=torch.float16)
+t.ok(r.dtype == torch.float32 and r.tolist() == [0.5, 1.0],
+     "int64 / int gives float32, as torch's true division")
+t.ok(s.dtype == torch.float16,
+     "a 0-dim float32 tensor times float16 stays float16 (torch's rule)")
+bt.report(reset=True)
+
+# ---- training --------------------------------------------------------------
+mlp = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(),
+                          torch.nn.Linear(16, 3))
+xb, yb = torch.randn(8, 6), torch.randint(0, 3, (8,))
+loss = F.cross_entropy(mlp(xb), yb)
+want = torch.autograd.grad(loss, list(mlp.parameters()))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    with bt.offload():
+        loss = F.cross_entropy(mlp(xb), yb)
+        got = torch.autograd.grad(loss, list(mlp.parameters()))
+rep = bt.report(reset=True)
+t.ok(all(close(g1, g2, 1e-5) for g1, g2 in zip(got, want)),
+     "a training step's gradients under offload equal torch's")
+t.ok(rep["aten.addmm.default"]["plugin_calls"] == 2 and
+     rep["aten.mm.default"]["plugin_calls"] == 3 and
+     rep["aten.tanh_backward.default"]["plugin_calls"] == 1 and
+     rep["aten._log_softmax_backward_data.default"]["plugin_calls"] == 1,
+     "its forward and backward matmuls, tanh and log_softmax backward ran "
+     "on the plugin", rep)
+relu_net = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(),
+                               torch.nn.Linear(8, 1), torch.nn.Sigmoid())
+want = torch.autograd.grad(relu_net(xb).softmax(0).sum() * 3,
+                           list(relu_net.parameters()))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    with bt.offload():
+        got = torch.autograd.grad(relu_net(xb).softmax(0).sum() * 3,
+                                  list(relu_net.parameters()))
+rep = bt.report(reset=True)
+t.ok(all(close(g1, g2, 1e-5) for g1, g2 in zip(got, want)) and
+     rep["aten.threshold_backward.default"]["plugin_calls"] == 1 and
+     rep["aten.sigmoid_backward.default"]["plugin_calls"] == 1 and
+     rep["aten._softmax_backward_data.default"]["plugin_calls"] == 1,
+     "ReLU, sigmoid and softmax backward on the plugin give torch's "
+     "gradients", rep)
+
+t.done()
