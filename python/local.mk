@@ -141,4 +141,4 @@ PYTHON_TESTS = \
 	tests/python/test-nodeps.sh
 TESTS += $(PYTHON_TESTS)
 EXTRA_DIST += $(PYTHON_TESTS) tests/python/run.sh tests/python/taplib.py \
-	tests/python/opref.py tests/python/opcases2.py
+	tests/python/opref.py tests/python/opcases2.py tests/python/models.py

@@ -346,6 +346,50 @@ def _adaptive_avg_pool2d(args, kwargs):
     return core("adaptive_avg_pool2d")(args[0], list(args[1]))
 
 
+def _index_select(args, kwargs):
+    return core("index_select")(args[0], args[1], args[2])
+
+
+def _stack(args, kwargs):
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+    return core("stack")(list(args[0]), dim)
+
+
+def _rsub(args, kwargs):
+    """other - alpha * self."""
+    self, other = args[0], args[1]
+    alpha = _alpha(kwargs).get("alpha", 1.0)
+    dtype = torch.result_type(self, other)
+    neg = _binary("mul", self, -alpha, dtype)
+    return _binary("add", neg, other, dtype)
+
+
+def _reciprocal(args, kwargs):
+    x = _floating(args[0])
+    return core("div")(torch.ones((), dtype=x.dtype, device=x.device), x)
+
+
+def _bitwise_not(args, kwargs):
+    if args[0].dtype != torch.bool:
+        raise Unsupported("bitwise_not of integers")
+    return core("logical_not")(args[0])
+
+
+def _repeat_interleave(args, kwargs):
+    """The indices repeat_interleave.Tensor makes of equal repeats (what
+    x.repeat_interleave(r, dim) asks for): arange's values, each r times,
+    made by a factory and views."""
+    repeats = args[0]
+    if repeats.dim() != 1 or repeats.numel() == 0:
+        raise Unsupported("repeats that are not a non-empty 1-D tensor")
+    r = int(repeats[0])
+    if not bool((repeats == r).all()):
+        raise Unsupported("unequal repeats")
+    n = repeats.numel()
+    idx = torch.arange(n, dtype=torch.int64, device=repeats.device)
+    return idx.view(n, 1).expand(n, r).reshape(-1)
+
+
 # ---- backward ops: their formulas in core ops ------------------------------
 
 def _one_minus(y):
@@ -427,6 +471,12 @@ TABLE = {
     "aten.native_batch_norm.default": _batch_norm,
     "aten.avg_pool2d.default": _avg_pool2d,
     "aten._adaptive_avg_pool2d.default": _adaptive_avg_pool2d,
+    "aten.index_select.default": _index_select,
+    "aten.stack.default": _stack,
+    "aten.rsub.Scalar": _rsub, "aten.rsub.Tensor": _rsub,
+    "aten.reciprocal.default": _reciprocal,
+    "aten.bitwise_not.default": _bitwise_not,
+    "aten.repeat_interleave.Tensor": _repeat_interleave,
     "aten.tanh_backward.default": _tanh_backward,
     "aten.sigmoid_backward.default": _sigmoid_backward,
     "aten.threshold_backward.default": _threshold_backward,

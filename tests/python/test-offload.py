@@ -1,7 +1,9 @@
 """backplane.torch.offload: unmodified torch code on the CPU plugin.  A
 GPT-2-shaped model (examples/gpt2-c/make_weights.py: 2 layers, real dims)
 generates torch's greedy tokens with no fallback; a small CNN (conv,
-batch norm, ReLU, pools, linear) and a transformer layer agree with torch;
+batch norm, ReLU, pools, linear), a transformer layer and the models of
+models.py (Llama-style, BERT, ViT, ResNet-18) agree with torch, in
+bfloat16 too;
 ops the table lacks fall back to torch with one warning each and are
 counted; fallback="error" and dtypes= work; a training step's gradients
 match torch's."""
@@ -107,6 +109,71 @@ t.ok(close(got, want), "a transformer encoder layer agrees",
      f"{(got - want).abs().max()}")
 t.ok(on_plugin(rep) > 0, "and ran ops on the plugin",
      {k: v for k, v in rep.items() if v["fallback_calls"]})
+
+# ---- the models of models.py ------------------------------------------------
+sys.path.insert(0, os.path.join(srcdir, "tests", "python"))
+import models  # noqa: E402
+
+
+def offloaded(model, inputs, dtype=torch.float32):
+    """model(*inputs) by torch and under offload, in dtype; the two first
+    results and the report."""
+    model = model.eval().to(dtype)
+    inputs = [i.to(dtype) if i.is_floating_point() else i for i in inputs]
+    with torch.no_grad():
+        want = model(*inputs)
+        bt.report(reset=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with bt.offload():
+                got = model(*inputs)
+    if isinstance(want, tuple):
+        want, got = want[0], got[0]
+    return got, want, bt.report(reset=True)
+
+
+CASES = [
+    ("a Llama-style layer (RMSNorm, rotary, SwiGLU, grouped-query "
+     "attention)", models.LlamaLayer(), [torch.randn(2, 7, 256)], {}),
+    ("a BERT layer with a padding mask", models.BertLayer(),
+     [torch.randn(2, 9, 256), torch.tensor([[1] * 9, [1] * 5 + [0] * 4])],
+     {}),
+    ("a ViT block (patches by conv, multi-head attention)",
+     models.ViTBlock(), [torch.randn(2, 3, 64, 64)], {}),
+    ("ResNet-18", models.randomize_norms(models.ResNet18()),
+     [torch.randn(1, 3, 64, 64)],
+     # torch's max_pool2d also returns the indices, which no core op does
+     {"aten.max_pool2d_with_indices.default": 1}),
+]
+for name, model, inputs, expected in CASES:
+    got, want, rep = offloaded(model, inputs)
+    t.ok(close(got, want, 1e-4), f"{name} agrees with torch",
+         f"largest difference {(got - want).abs().max()}")
+    t.is_eq(fallbacks(rep), expected, f"{name}: fallbacks")
+
+# bfloat16: the plugin accumulates in float32 as torch does; results within
+# bfloat16's rounding of the largest value
+for name, model, inputs in [("Llama-style layer", models.LlamaLayer(),
+                             [torch.randn(1, 5, 256)]),
+                            ("BERT layer", models.BertLayer(),
+                             [torch.randn(1, 6, 256), torch.ones(1, 6)])]:
+    got, want, rep = offloaded(model, inputs, torch.bfloat16)
+    err = (got.float() - want.float()).abs().max().item()
+    t.ok(got.dtype == torch.bfloat16 and
+         err <= 0.05 * want.float().abs().max().item(),
+         f"a {name} in bfloat16 agrees with torch's bfloat16", err)
+    t.is_eq(fallbacks(rep), {}, f"a {name} in bfloat16: no fallback")
+wb = {k: v.to(torch.bfloat16) for k, v in w.items()}
+with torch.no_grad():
+    want = gpt2.step(wb, torch.tensor(prompt), 0, [None] * gpt2.LAYERS)
+    with bt.offload():
+        got = gpt2.step(wb, torch.tensor(prompt), 0, [None] * gpt2.LAYERS)
+rep = bt.report(reset=True)
+err = (got.float() - want.float()).abs().max().item()
+t.ok(got.dtype == torch.bfloat16 and
+     err <= 0.05 * want.float().abs().max().item(),
+     "GPT-2's logits in bfloat16 agree with torch's", err)
+t.is_eq(fallbacks(rep), {}, "GPT-2 in bfloat16: no fallback")
 
 # ---- fallbacks -------------------------------------------------------------
 a = torch.randn(4, 5)
