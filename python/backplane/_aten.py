@@ -390,6 +390,63 @@ def _repeat_interleave(args, kwargs):
     return idx.view(n, 1).expand(n, r).reshape(-1)
 
 
+def _pair(v, default=None):
+    v = list(v) if v is not None else []
+    if not v:
+        return default
+    return v * 2 if len(v) == 1 else v
+
+
+def _max_pool2d_with_indices(args, kwargs):
+    """(max_pool2d, indices): the values by core::max_pool2d; each index
+    (h W + w in the input) is the first window position, in torch's scan
+    order, that is inside the input and holds the maximum (NaN for NaN).
+    One equality test per kernel position over the output."""
+    names = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+    a = dict(zip(names, args[1:]), **kwargs)
+    x = args[0]
+    k = _pair(a["kernel_size"])
+    st = _pair(a.get("stride"), k)
+    pad = _pair(a.get("padding", [0]), [0, 0])
+    dil = _pair(a.get("dilation", [1]), [1, 1])
+    ceil = bool(a.get("ceil_mode", False))
+    if not x.is_floating_point() or x.dim() not in (3, 4):
+        raise Unsupported("an integer or not 3-/4-D input")
+    out = core("max_pool2d")(x, k, st, pad, dil, ceil)
+    H, W = x.shape[-2], x.shape[-1]
+    OH, OW = out.shape[-2], out.shape[-1]
+    dev = x.device
+    rows = torch.arange(OH, device=dev) * st[0] - pad[0]
+    cols = torch.arange(OW, device=dev) * st[1] - pad[1]
+    # x padded with -inf wide enough for every window, viewed per position
+    ph = max(0, (OH - 1) * st[0] + (k[0] - 1) * dil[0] + 1 - pad[0] - H)
+    pw = max(0, (OW - 1) * st[1] + (k[1] - 1) * dil[1] + 1 - pad[1] - W)
+    shape = x.shape[:-2] + (H + pad[0] + ph, W + pad[1] + pw)
+    padded = torch.full(shape, float("-inf"), dtype=x.dtype, device=dev)
+    core("copy_")(padded[..., pad[0]:pad[0] + H, pad[1]:pad[1] + W], x)
+    nan_out = core("isnan")(out)
+    found = None
+    for kh in reversed(range(k[0])):
+        r = rows + kh * dil[0]
+        for kw in reversed(range(k[1])):
+            c = cols + kw * dil[1]
+            view = padded.as_strided(
+                out.shape, padded.stride()[:-2] +
+                (padded.stride(-2) * st[0], padded.stride(-1) * st[1]),
+                padded.storage_offset() + kh * dil[0] * padded.stride(-2)
+                + kw * dil[1] * padded.stride(-1))
+            hit = core("logical_or")(
+                core("eq")(view, out),
+                core("logical_and")(core("isnan")(view), nan_out))
+            inside = (((r >= 0) & (r < H))[:, None] &
+                      ((c >= 0) & (c < W))[None, :])
+            hit = core("logical_and")(hit, inside)
+            here = (r[:, None] * W + c[None, :]).expand(out.shape)
+            found = here.contiguous() if found is None else \
+                core("where")(hit, here, found)
+    return out, found
+
+
 # ---- backward ops: their formulas in core ops ------------------------------
 
 def _one_minus(y):
@@ -471,6 +528,7 @@ TABLE = {
     "aten.native_batch_norm.default": _batch_norm,
     "aten.avg_pool2d.default": _avg_pool2d,
     "aten._adaptive_avg_pool2d.default": _adaptive_avg_pool2d,
+    "aten.max_pool2d_with_indices.default": _max_pool2d_with_indices,
     "aten.index_select.default": _index_select,
     "aten.stack.default": _stack,
     "aten.rsub.Scalar": _rsub, "aten.rsub.Tensor": _rsub,
