@@ -134,6 +134,11 @@ class offload(TorchDispatchMode):
         stats = _stats[name]
         if reason is None:
             start = time.perf_counter()
+            # Below autograd, which torch runs above this mode: grad mode
+            # off, so that the bridge does not warn of inputs that require
+            # grad.
+            grad = torch.is_grad_enabled()
+            torch._C._set_grad_enabled(False)
             try:
                 result = entry(args, kwargs)
                 stats[0] += 1
@@ -143,6 +148,8 @@ class offload(TorchDispatchMode):
                 reason = str(e)
             except backplane.Error as e:
                 reason = f"{type(e).__name__}: {e}"
+            finally:
+                torch._C._set_grad_enabled(grad)
         if self.fallback == "error":
             raise backplane.UnsupportedError(
                 f"offload: {name} cannot run on the plugin ({reason})")

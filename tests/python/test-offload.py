@@ -295,4 +295,46 @@ t.ok(all(close(g1, g2, 1e-5) for g1, g2 in zip(got, want)) and
      "ReLU, sigmoid and softmax backward on the plugin give torch's "
      "gradients", rep)
 
+# backward formulas: gelu (both forms), layer norm (with and without its
+# affine parameters), nll_loss (every reduction, class weights,
+# ignore_index, one sample)
+cases = []
+for approx in ("none", "tanh"):
+    cases.append((f"gelu_backward ({approx})",
+                  lambda z, a=approx: F.gelu(z * 3, approximate=a).sum()))
+ln_w = torch.randn(5, requires_grad=True)
+ln_b = torch.randn(5, requires_grad=True)
+cases.append(("native_layer_norm_backward",
+              lambda z: (F.layer_norm(z, [5], ln_w, ln_b) ** 2).sum()))
+cases.append(("native_layer_norm_backward without weight",
+              lambda z: (F.layer_norm(z, [4, 5]) ** 3).sum()))
+tgt = torch.tensor([1, 4, 0, 2, 2, 3])
+cw = torch.rand(5) + 0.5
+for red in ("none", "mean", "sum"):
+    for wt in (None, cw):
+        cases.append((f"nll_loss {red}, weight {wt is not None}",
+                      lambda z, r=red, w_=wt: F.nll_loss(
+                          z.log_softmax(-1), tgt, w_, ignore_index=2,
+                          reduction=r).sum()))
+cases.append(("nll_loss of one sample (and select_backward)",
+              lambda z: F.nll_loss(z[0].log_softmax(-1), tgt[0])))
+cases.append(("slice_backward",
+              lambda z: (z[1:5:2, 1:] * z[1:5:2, 1:]).sum()))
+bad = []
+warnings.simplefilter("error")  # offload warns of no gradient here
+for name, fn in cases:
+    z = torch.randn(6, 4, 5, requires_grad=True) if "without" in name \
+        else torch.randn(6, 5, requires_grad=True)
+    params = [z] + ([ln_w, ln_b] if "weight" not in name and "layer" in name
+                    else [])
+    want = torch.autograd.grad(fn(z), params)
+    with bt.offload(fallback="error"):
+        got = torch.autograd.grad(fn(z), params)
+    if not all(close(a, b, 1e-5) for a, b in zip(got, want)):
+        bad.append(name)
+warnings.resetwarnings()
+bt.report(reset=True)
+t.ok(not bad, f"{len(cases)} backward formulas give torch's gradients, "
+     "with nothing left to torch", bad)
+
 t.done()
