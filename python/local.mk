@@ -140,5 +140,9 @@ PYTHON_TESTS = \
 	tests/python/test-examples.py \
 	tests/python/test-nodeps.sh
 TESTS += $(PYTHON_TESTS)
+# Two processes training with torch.distributed (DDP over gloo), under
+# backplane.torch.offload and without: the long tier.
+LONG_TESTS += tests/python/test-ddp.py
+EXTRA_DIST += tests/python/test-ddp.py
 EXTRA_DIST += $(PYTHON_TESTS) tests/python/run.sh tests/python/taplib.py \
 	tests/python/opref.py tests/python/opcases2.py tests/python/models.py
