@@ -14,7 +14,9 @@ BP_PYTHON_FILES = \
 	%D%/backplane/_info.py \
 	%D%/backplane/torch.py \
 	%D%/backplane/offload.py \
-	%D%/backplane/_aten.py
+	%D%/backplane/_aten.py \
+	%D%/backplane/_backplane.pyi \
+	%D%/backplane/py.typed
 
 BP_PYTHON_STAGE = %D%/stage/backplane
 
@@ -53,6 +55,8 @@ endif
 EXTRA_DIST += \
 	$(BP_PYTHON_FILES) \
 	%D%/configure-probe.py \
+	%D%/pyproject.toml \
+	%D%/setup.py \
 	%D%/gen-stable-abi.py \
 	%D%/stable_abi.txt
 
@@ -136,6 +140,7 @@ PYTHON_TESTS = \
 	tests/python/test-conv.py \
 	tests/python/test-bridge.py \
 	tests/python/test-offload.py \
+	tests/python/test-pip.sh \
 	tests/python/test-cli.py \
 	tests/python/test-examples.py \
 	tests/python/test-nodeps.sh

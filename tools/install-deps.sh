@@ -16,7 +16,8 @@
 set -e
 packages="build-essential autoconf automake libtool pkg-config \
   libffi-dev libdlpack-dev libopenblas-dev abigail-tools valgrind \
-  python3-dev python3-numpy python3-torch"
+  python3-dev python3-numpy python3-torch python3-pip python3-setuptools \
+  python3-wheel"
 check_only=no
 case ${1-} in
   "") ;;

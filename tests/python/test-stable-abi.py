@@ -97,8 +97,9 @@ def judge(name, entry, target):
 def main():
     builddir = os.environ["BP_TEST_BUILDDIR"]
     srcdir = os.environ["BP_TEST_SRCDIR"]
-    module = os.path.join(builddir, "python", "stage", "backplane",
-                          "_backplane.abi3.so")
+    # the staged module, or another build of it (test-pip.sh: the wheel's)
+    module = os.environ.get("BP_TEST_ABI_MODULE") or os.path.join(
+        builddir, "python", "stage", "backplane", "_backplane.abi3.so")
     table = load_stable_abi(os.path.join(srcdir, "python", "stable_abi.txt"))
     target = limited_api_target()
     imports = sorted(set(s for s in dynamic_symbols(module, "undefined-only")
