@@ -15,6 +15,7 @@ BP_PYTHON_FILES = \
 	%D%/backplane/torch.py \
 	%D%/backplane/offload.py \
 	%D%/backplane/_aten.py \
+	%D%/backplane/_grads.py \
 	%D%/backplane/_backplane.pyi \
 	%D%/backplane/py.typed
 
@@ -140,6 +141,7 @@ PYTHON_TESTS = \
 	tests/python/test-conv.py \
 	tests/python/test-bridge.py \
 	tests/python/test-offload.py \
+	tests/python/test-grad.py \
 	tests/python/test-pip.sh \
 	tests/python/test-cli.py \
 	tests/python/test-examples.py \

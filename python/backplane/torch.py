@@ -35,7 +35,7 @@ if not hasattr(torch.library, "Library"):  # pragma: no cover
         f"later); this torch is {torch.__version__}")
 
 import backplane
-from backplane import _backplane
+from backplane import _backplane, _grads
 
 __all__ = ["offload", "register", "registered", "report", "to_torch"]
 
@@ -231,6 +231,99 @@ def _written_impl(op, fn):
     return impl
 
 
+def _autograd_impl(op, torch_name, formula):
+    """The Autograd kernel of an op with a derivative in _grads.py: a
+    torch.autograd.Function whose forward calls the op below autograd and
+    whose backward is the formula, in core ops.  Tensor[] arguments are
+    passed to it element by element, so that autograd sees each tensor."""
+    arguments = op.signature[0]
+    names = [a["name"] for a in arguments]
+    npos = sum(1 for a in arguments if not a["kwarg_only"])
+    ns, rest = torch_name.split("::", 1)
+    name, _, overload = rest.partition(".")
+    target = getattr(getattr(getattr(torch.ops, ns), name),
+                     overload or "default")
+
+    def bind(args, kwargs):
+        full = list(args)
+        for a in arguments[len(args):]:
+            if a["name"] in kwargs:
+                full.append(kwargs[a["name"]])
+            elif a["has_default"]:
+                full.append(a["default"])
+            else:
+                raise TypeError(f"{op.name}() missing argument "
+                                f"'{a['name']}'")
+        return full
+
+    def pack(full):
+        """The arguments with each tensor replaced by its place in a flat
+        list of tensors, and that list."""
+        tensors, packed = [], []
+        for v in full:
+            if isinstance(v, torch.Tensor):
+                packed.append(len(tensors))
+                tensors.append(v)
+            elif isinstance(v, (list, tuple)) and v and \
+                    all(isinstance(e, torch.Tensor) for e in v):
+                packed.append([len(tensors) + i for i in range(len(v))])
+                tensors.extend(v)
+            else:
+                packed.append(("value", v))
+        return packed, tensors
+
+    def unpack(packed, tensors):
+        return [tensors[p] if isinstance(p, int) else
+                [tensors[i] for i in p] if isinstance(p, list) else p[1]
+                for p in packed]
+
+    class Fn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, packed, *tensors):
+            full = unpack(packed, tensors)
+            kw = {n: v for n, v in zip(names[npos:], full[npos:])}
+            guard = torch._C._AutoDispatchBelowAutograd()
+            try:
+                out = target(*full[:npos], **kw)
+            finally:
+                del guard
+            ctx.packed = packed
+            ctx.save_for_backward(*tensors, out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            *tensors, out = ctx.saved_tensors
+            grads = formula(unpack(ctx.packed, tensors), out, grad)
+            flat = [None] * len(tensors)
+            for p, gr in zip(ctx.packed, grads):
+                if isinstance(p, int):
+                    flat[p] = gr
+                elif isinstance(p, list):
+                    for i, gi in zip(p, gr or [None] * len(p)):
+                        flat[i] = gi
+            return (None, *flat)
+
+    def impl(*args, **kwargs):
+        unknown = set(kwargs) - set(names)
+        if unknown:
+            raise TypeError(f"{op.name}() got an unexpected keyword "
+                            f"argument '{sorted(unknown)[0]}'")
+        packed, tensors = pack(bind(args, kwargs))
+        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            return Fn.apply(packed, *tensors)
+        # nothing to differentiate: the op itself, results as they are
+        # (contiguous of a contiguous tensor is that tensor)
+        guard = torch._C._AutoDispatchBelowAutograd()
+        try:
+            return target(*args, **kwargs)
+        finally:
+            del guard
+
+    impl.__name__ = op.name.replace("::", "_").replace(".", "_") + "_grad"
+    return impl
+
+
 def _has_device_kernel(op, device):
     return any(k["device"] == device and k["enabled"] for k in op.kernels)
 
@@ -336,6 +429,11 @@ def register(plugin_or_namespace, *, prefix="bp_"):
                 _register_fake(torch_name, impls[-1][1], lib=lib)
             except (RuntimeError, TypeError):
                 pass  # the Meta kernel serves fake tensors as well
+        formula = _grads.FORMULAS.get(rest) if ns == "core" else None
+        if formula is not None and not any(a["written"] for a in arguments):
+            fn = _autograd_impl(op, torch_name, formula)
+            lib.impl(rest, fn, "Autograd")
+            _keep.append(fn)
         _registered[torch_name] = name
         defined.append(torch_name)
     return defined

@@ -486,23 +486,28 @@ ok("bp_core::add" in graph and "bp_core::relu" in graph
 # ---- autograd ---------------------------------------------------------------
 import warnings  # noqa: E402
 
+# pow has no derivative in backplane/_grads.py (test-grad.py checks those
+# that do)
 needs = torch.ones(3, requires_grad=True)
 with warnings.catch_warnings(record=True) as seen:
     warnings.simplefilter("always")
-    prod = torch.ops.bp_core.mul(needs, needs)
+    prod = torch.ops.bp_core.pow(needs, needs)
     with torch.no_grad():
-        torch.ops.bp_core.mul(needs, needs)
-    torch.ops.bp_core.mul(needs.detach(), needs)
+        torch.ops.bp_core.pow(needs, needs)
+    torch.ops.bp_core.pow(needs.detach(), needs)
 fallback = hasattr(torch._C, "_set_autograd_fallback_mode")
 texts = [str(w.message) for w in seen]
 if fallback:
     ok(not texts, "torch has an autograd fallback: the bridge adds no "
        "warning", texts)
 else:
-    ok(len(texts) == 2 and "core::mul has no derivative" in texts[0]
+    ok(len(texts) == 2 and "core::pow has no derivative" in texts[0]
        and not prod.requires_grad, "without torch's autograd fallback, an "
        "input that requires grad gets a warning, except under no_grad",
        texts)
+prod = torch.ops.bp_core.mul(needs, needs)
+ok(prod.requires_grad and prod.grad_fn is not None,
+   "an op with a derivative (mul) gives a result that requires grad")
 
 # ---- errors and lifetimes -------------------------------------------------
 ok(raises(backplane.ShapeError,
