@@ -14,7 +14,9 @@ Two measurements in one run, printed as Markdown tables:
   torch.ops.aten.add, a torch.library op whose Python implementation does
   nothing, np.add, a DLPack round trip of a torch tensor,
   backplane.ops.core.add on NumPy arrays (and on backplane.Tensors), the
-  torch bridge's torch.ops.bp_core.add, and bp_call from C (bench/add);
+  torch bridge's torch.ops.bp_core.add, torch.add under
+  backplane.torch.offload and under a TorchDispatchMode that does nothing
+  (torch's floor for any such mode), and bp_call from C (bench/add);
 - the throughput of core::add at N elements (16M by default): from NumPy
   arrays, through the bridge, and from C (bench/add, run once per round).
 
@@ -84,9 +86,10 @@ class Variant:
     """One way of making a call: a statement timed by timeit, or a
     function that returns its own best time (the C program)."""
 
-    def __init__(self, name, stmt=None, env=None, measure=None):
+    def __init__(self, name, stmt=None, env=None, measure=None, calls=1):
         self.name, self.best = name, float("inf")
         self.measure = measure
+        self.calls = calls  # calls per execution of stmt
         if stmt is not None:
             self.timer = timeit.Timer(stmt, globals=env)
             self.timer.timeit(10)  # warm up: caches, lazy set-up
@@ -103,7 +106,8 @@ class Variant:
         if self.measure is not None:
             t = self.measure()
         else:
-            t = min(self.timer.repeat(PER_ROUND, self.number)) / self.number
+            t = min(self.timer.repeat(PER_ROUND, self.number)) / (
+                self.number * self.calls)
         self.best = min(self.best, t)
 
 
@@ -147,6 +151,23 @@ def small_variants(args):
     if torch is not None:
         vs.append(Variant("torch.ops.bp_core.add (the bridge)", "f(a, b)",
                           {"f": torch.ops.bp_core.add, "a": ta, "b": tb}))
+    if torch is not None:
+        # offload's cost per op: torch.add inside the mode, 100 calls per
+        # entry of the mode, against a mode that does nothing but call the
+        # op (torch's own floor for any TorchDispatchMode)
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Noop(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+        loop = "with m:\n    for _ in r:\n        f(a, b)"
+        for name, mode in (("a TorchDispatchMode that does nothing",
+                            Noop()),
+                           ("backplane.torch.offload",
+                            backplane.torch.offload())):
+            vs.append(Variant(f"torch.add under {name}", loop,
+                              {"m": mode, "r": range(100), "f": torch.add,
+                               "a": ta, "b": tb}, calls=100))
     if args.add:
         vs.append(Variant("bp_call from C (bench/add)", measure=lambda: (
             run_c_add(args.add, args.plugin, 1, PER_ROUND))))
@@ -232,6 +253,13 @@ def main():
     print(ratio_row("bridge / torch.add, 1 element",
                     best_of(small, "torch.ops.bp_core"),
                     best_of(small, "torch.add"), "<= 2"))
+    add = best_of(small, "torch.add")
+    noop = best_of(small, "torch.add under a TorchDispatchMode")
+    off = best_of(small, "torch.add under backplane.torch.offload")
+    if add and noop and off:
+        print(f"| offload's added cost per op, 1 element | "
+              f"{(off - add) * 1e9:.0f} ns over torch.add, "
+              f"{(off - noop) * 1e9:.0f} ns over a do-nothing mode | | |")
     # Throughput ratios: C's time over the Python call's.
     print(ratio_row(f"backplane.ops.core.add / C, GB/s at {args.large:,}",
                     c_large, best_of(large, "backplane.ops.core.add"),

@@ -231,11 +231,27 @@ def _written_impl(op, fn):
     return impl
 
 
-def _autograd_impl(op, torch_name, formula):
+def _needs_grad(values):
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            if v.requires_grad:
+                return True
+        elif isinstance(v, (list, tuple)):
+            if any(isinstance(e, torch.Tensor) and e.requires_grad
+                   for e in v):
+                return True
+    return False
+
+
+def _autograd_impl(op, torch_name, formula, direct=None):
     """The Autograd kernel of an op with a derivative in _grads.py: a
     torch.autograd.Function whose forward calls the op below autograd and
     whose backward is the formula, in core ops.  Tensor[] arguments are
-    passed to it element by element, so that autograd sees each tensor."""
+    passed to it element by element, so that autograd sees each tensor.
+    A call with nothing to differentiate goes straight to `direct` (the
+    CPU kernel, for AutogradCPU: no second trip through the dispatcher),
+    else below autograd."""
+    grad_enabled, needs_grad = torch.is_grad_enabled, _needs_grad
     arguments = op.signature[0]
     names = [a["name"] for a in arguments]
     npos = sum(1 for a in arguments if not a["kwarg_only"])
@@ -305,15 +321,18 @@ def _autograd_impl(op, torch_name, formula):
             return (None, *flat)
 
     def impl(*args, **kwargs):
-        unknown = set(kwargs) - set(names)
-        if unknown:
-            raise TypeError(f"{op.name}() got an unexpected keyword "
-                            f"argument '{sorted(unknown)[0]}'")
-        packed, tensors = pack(bind(args, kwargs))
-        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        if grad_enabled() and (needs_grad(args) or
+                               (kwargs and needs_grad(kwargs.values()))):
+            unknown = set(kwargs) - set(names)
+            if unknown:
+                raise TypeError(f"{op.name}() got an unexpected keyword "
+                                f"argument '{sorted(unknown)[0]}'")
+            packed, tensors = pack(bind(args, kwargs))
             return Fn.apply(packed, *tensors)
         # nothing to differentiate: the op itself, results as they are
         # (contiguous of a contiguous tensor is that tensor)
+        if direct is not None:
+            return direct(*args, **kwargs)
         guard = torch._C._AutoDispatchBelowAutograd()
         try:
             return target(*args, **kwargs)
@@ -431,9 +450,10 @@ def register(plugin_or_namespace, *, prefix="bp_"):
                 pass  # the Meta kernel serves fake tensors as well
         formula = _grads.FORMULAS.get(rest) if ns == "core" else None
         if formula is not None and not any(a["written"] for a in arguments):
-            fn = _autograd_impl(op, torch_name, formula)
-            lib.impl(rest, fn, "Autograd")
-            _keep.append(fn)
+            for key, direct in (("AutogradCPU", cpu_op), ("Autograd", None)):
+                fn = _autograd_impl(op, torch_name, formula, direct)
+                lib.impl(rest, fn, key)
+                _keep.append(fn)
         _registered[torch_name] = name
         defined.append(torch_name)
     return defined
