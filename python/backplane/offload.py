@@ -25,6 +25,7 @@ from backplane import _aten
 
 _stats = collections.defaultdict(lambda: [0, 0.0, 0, 0.0, ""])
 _warned = set()
+_plan = {}  # aten overload -> (stays torch's, its name, its table entry)
 
 
 def report(reset=False):
@@ -125,10 +126,13 @@ class offload(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if _torch_own(func):
+        known = _plan.get(func)
+        if known is None:  # once per aten overload
+            known = _plan[func] = (_torch_own(func), str(func),
+                                   _aten.TABLE.get(str(func)))
+        own, name, entry = known
+        if own:
             return func(*args, **kwargs)
-        name = str(func)
-        entry = _aten.TABLE.get(name)
         reason = self._why_not(func, args, kwargs) if entry else \
             "no core op for it"
         stats = _stats[name]
