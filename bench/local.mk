@@ -38,7 +38,7 @@ EXTRA_PROGRAMS += %D%/add
 %C%_add_SOURCES = %D%/add.c
 %C%_add_LDADD = host/libbackplane.la
 CLEANFILES += %D%/add$(EXEEXT)
-EXTRA_DIST += %D%/python.py %D%/resnet_conv.py %D%/inplace.py %D%/topk.py
+EXTRA_DIST += %D%/python.py %D%/resnet_conv.py %D%/inplace.py %D%/topk.py %D%/offload.py
 
 # The CUDA benchmark (bench/cuda.cu), built by nvcc and linked by libtool
 # against libbackplane, the static CUDA runtime and libstdc++ (CUB's
