@@ -40,9 +40,21 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
  * runs inline.  A pthread key rather than _Thread_local: LeakSanitizer
  * cannot read a dlopen'ed module's TLS in threads still alive at exit. */
 static pthread_key_t task_key;
+/* Whether task_key exists: made before the pool's first job, deleted at
+ * teardown, so that a host that loads, calls and unloads the plugin again
+ * and again does not use up the process's keys (glibc has 1024: every
+ * library's pthread_key_create failed after about 1,020 cycles).  Written
+ * under `lock`. */
+static atomic_bool key_live;
 
-static bool in_task(void) { return pthread_getspecific(task_key) != NULL; }
-static void set_in_task(bool on) { pthread_setspecific(task_key, on ? (void *)&task_key : NULL); }
+static bool in_task(void) {
+  return atomic_load_explicit(&key_live, memory_order_acquire) &&
+         pthread_getspecific(task_key) != NULL;
+}
+static void set_in_task(bool on) {
+  if (atomic_load_explicit(&key_live, memory_order_acquire))
+    pthread_setspecific(task_key, on ? (void *)&task_key : NULL);
+}
 
 static void after_fork_child(void) {
   /* Only the forking thread exists in the child. */
@@ -63,7 +75,6 @@ static void init_once(void) {
   if (n < 1) n = 1;
   if (n > MAX_THREADS) n = MAX_THREADS;
   nthreads = (int)n;
-  pthread_key_create(&task_key, NULL);
   pthread_atfork(NULL, NULL, after_fork_child);
 }
 
@@ -137,6 +148,9 @@ void cpu_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t be
   atomic_init(&j.next, 0);
   atomic_init(&j.pending, (n + j.chunk - 1) / j.chunk);
   pthread_mutex_lock(&lock);
+  if (!atomic_load_explicit(&key_live, memory_order_relaxed) &&
+      pthread_key_create(&task_key, NULL) == 0)
+    atomic_store_explicit(&key_live, true, memory_order_release);
   if (!started) start_workers();
   current = &j;
   generation++;
@@ -161,5 +175,9 @@ void cpu_pool_shutdown(void) {
   pthread_mutex_lock(&lock);
   nworkers = 0;
   started = stopping = false;
+  if (atomic_load_explicit(&key_live, memory_order_relaxed)) {
+    atomic_store_explicit(&key_live, false, memory_order_release);
+    pthread_key_delete(task_key);
+  }
   pthread_mutex_unlock(&lock);
 }

@@ -162,11 +162,44 @@ static void concurrent_callers(void) {
   cpu_done();
 }
 
+/* Load, a call that wakes the pool, unload: again and again, the process
+ * keeps its pthread keys (the pool's key was never deleted: after about
+ * 1,020 cycles pthread_key_create failed for every library), and its
+ * thread count. */
+static void reload_cycles(void) {
+  pthread_key_t first, last;
+  ok(pthread_key_create(&first, NULL) == 0);
+  pthread_key_delete(first);
+  const int cycles = 40;
+  for (int i = 0; i < cycles; i++) {
+    cpu_setup();
+    rng r;
+    rng_seed(&r, 0x7e10ad + (uint64_t)i);
+    int64_t sz[] = {256, 1024}, all[] = {0, 1}, cnt;
+    rt *ra;
+    bp_tensor *a = gen_tensor(&r, BP_FLOAT32, 2, sz, LAY_CONTIG, VP_FINITE, &ra, NULL);
+    ctx_set("sum of [256, 1024] float32 after %d reloads", i);
+    bp_tensor *res = call_reduce("sum", a, all, 2, false);
+    rt *w = ref_reduce(RR_SUM, ra, all, 2, false, BP_DTYPE_INVALID, &cnt);
+    if (res) CLOSE(res, w, cnt, TOL_SUM);
+    rt_free(w);
+    rt_free(ra);
+    bp_tensor_release(res);
+    bp_tensor_release(a);
+    cpu_done();
+  }
+  ok(pthread_key_create(&last, NULL) == 0);
+  /* keys are handed out lowest free first: the same one if none leaked */
+  cmp_ok((long)last - (long)first, "<", 4);
+  pthread_key_delete(last);
+}
+
 int main(void) {
   static const tap_case cases[] = {
       POOL_CASES(LIST_CASE, _)
       TAP_CASE(column_pieces_memory),
       TAP_CASE(concurrent_callers),
+      TAP_CASE(reload_cycles),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
