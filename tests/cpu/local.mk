@@ -6,7 +6,7 @@
 # arithmetic (num.c), written from docs/op-set.md alone: one library,
 # never installed, that these tests and bp-certify share.
 noinst_LTLIBRARIES += %D%/libbpref.la
-%C%_libbpref_la_SOURCES = %D%/ref.c %D%/ref2.c %D%/ref.h %D%/num.c %D%/num.h
+%C%_libbpref_la_SOURCES = %D%/ref.c %D%/ref2.c %D%/ref3.c %D%/ref.h %D%/num.c %D%/num.h
 
 # The tests' machinery (harness.c and tensors.c), small helpers for
 # writing cases (cases.c) and one seeded random trial per op family

@@ -265,6 +265,17 @@ void store_i(void *p, int32_t dt, int64_t v) {
   }
 }
 
+double dt_ulp(int32_t dt, double v) {
+  int p = dt == BP_FLOAT64 ? 53 : dt == BP_FLOAT16 ? 11 : dt == BP_BFLOAT16 ? 8 : 24;
+  int emin = dt == BP_FLOAT64 ? -1021 : dt == BP_FLOAT16 ? -13 : -125; /* frexp's exponent */
+  v = fabs(v);
+  if (!isfinite(v)) return INFINITY;
+  int e;
+  frexp(v, &e);
+  if (v == 0 || e < emin) e = emin;
+  return ldexp(1.0, e - p);
+}
+
 void dt_tolerance(int32_t dt, double *rtol, double *atol) {
   switch (dt) {
     case BP_FLOAT32:

@@ -58,6 +58,10 @@ int64_t load_i(const void *p, int32_t dt);
 void store_f(void *p, int32_t dt, double v);
 void store_i(void *p, int32_t dt, int64_t v);
 
+/* The spacing of float dtype dt's values at |v|: one unit in the last
+ * place (the smallest normal's for subnormals and 0; inf for inf). */
+double dt_ulp(int32_t dt, double v);
+
 /* The spec's tolerance for a float dtype (0 and 0 for the exact ones). */
 void dt_tolerance(int32_t dt, double *rtol, double *atol);
 

@@ -145,6 +145,53 @@ rt *ref_topk(const rt *a, int64_t dim, int64_t k, bool descending, rt **indices)
  * the result is 0. */
 rt *ref_sdpa(const rt *q, const rt *k, const rt *v, const rt *mask, bool causal, double scale);
 
+/* ---- Op set 2's layers (ref3.c) ----------------------------------------- */
+
+/* The number of windows along one dim of size `in`: kernel k, stride s,
+ * padding p on both sides, dilation d; PyTorch's output size, rounded up
+ * with ceil_mode unless the last window would start in the end padding. */
+int64_t ref_window_count(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode);
+
+/* Some results are sums whose terms a correct implementation may round
+ * first (a bias added to the rounded products, as the host's composites
+ * do): `terms` (may be NULL) then receives a float64 array of the
+ * result's shape with the largest such term's magnitude per element, or
+ * NULL where there is none (no bias). */
+
+/* conv2d: x [N, C, H, W] or [C, H, W], w [O, C / groups, KH, KW], b [O]
+ * or NULL; stride, padding and dilation hold (height, width).  *k_out
+ * receives the products summed into each result, C / groups * KH * KW. */
+rt *ref_conv2d(const rt *x, const rt *w, const rt *b, const int64_t *stride,
+               const int64_t *padding, const int64_t *dilation, int64_t groups, int64_t *k_out,
+               rt **terms);
+/* max_pool2d over windows of k (height, width) with s, p, d; NaN
+ * propagates, the padding is the lowest value; any numeric dtype. */
+rt *ref_max_pool2d(const rt *x, const int64_t *k, const int64_t *s, const int64_t *p,
+                   const int64_t *d, bool ceil_mode);
+/* avg_pool2d: each window's sum over the input, divided by
+ * divisor_override (0 for None), else by the window's size clipped to the
+ * padded input (count_include_pad) or to the input. */
+rt *ref_avg_pool2d(const rt *x, const int64_t *k, const int64_t *s, const int64_t *p,
+                   bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+/* adaptive_avg_pool2d to out_size (height, width); *n_out receives the
+ * size of the largest window. */
+rt *ref_adaptive_avg_pool2d(const rt *x, const int64_t *out_size, int64_t *n_out);
+/* cat of ts[0 .. n-1] along dim, in their promoted dtype; a [0] tensor is
+ * skipped (but promotes). */
+rt *ref_cat(const rt *const *ts, int n, int64_t dim);
+/* linear: x [..., in] times w [out, in] transposed, plus b [out] or NULL. */
+rt *ref_linear(const rt *x, const rt *w, const rt *b, rt **terms);
+/* rms_norm over the last nnorm dims, w NULL or of their shape; eps NAN
+ * for None (the computation dtype's machine epsilon).  float16 and
+ * bfloat16 are rounded to their dtype before the weight, as the op's
+ * definition casts back first. */
+rt *ref_rms_norm(const rt *x, int32_t nnorm, const rt *w, double eps);
+/* batch_norm in inference: per channel (dim 1) of x, with the running
+ * statistics; w and b may be NULL.  The terms: the normalised value
+ * (times the weight) and the bias. */
+rt *ref_batch_norm(const rt *x, const rt *w, const rt *b, const rt *mean, const rt *var,
+                   double eps, rt **terms);
+
 /* Helpers ref.c shares with ref2.c. */
 bool ref_next_index(int32_t n, const int64_t *sizes, int64_t *idx);
 int64_t ref_bidx(const rt *a, int32_t n, const int64_t *idx);

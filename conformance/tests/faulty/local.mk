@@ -355,6 +355,7 @@ check_PROGRAMS += %D%/confirm
 	%D%/triggers-proc.c \
 	tests/cpu/ref.c \
 	tests/cpu/ref2.c \
+	tests/cpu/ref3.c \
 	tests/cpu/ref.h \
 	tests/cpu/num.c \
 	tests/cpu/num.h
