@@ -132,6 +132,7 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
  * on a host-visible device).  Data is staged through a CPU tensor. */
 bool make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool writable, int arg,
                  const char *name) {
+  if (as->nmade == (int)(sizeof as->made / sizeof *as->made)) return false;
   int64_t strides[BP_MAX_NDIM], span;
   lay_strides(lay, v->ndim, v->sizes, strides, &span);
   int64_t pre = lay->offset + (mode == M_GUARD ? CANARY : 0), post = mode == M_GUARD ? CANARY : 0;
@@ -177,6 +178,7 @@ bool make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool wri
   }
   as->made[as->nmade] = t;
   as->made_arg[as->nmade] = arg;
+  as->made_elem[as->nmade] = -1;
   as->base[as->nmade] = base;
   as->span[as->nmade] = span;
   as->pre[as->nmade] = pre;
@@ -205,6 +207,21 @@ bool materialise(const sample *s, const schema_info *si, int mode, argset *as) {
       case AK_DTYPE: st = bp_stack_push_scalar_type(&as->st, a->dt); break;
       case AK_NONE: st = bp_stack_push_none(&as->st); break;
       case AK_STR: st = bp_stack_push_str(&as->st, a->s); break;
+      case AK_TENSORLIST: {
+        /* each element is made as a tensor argument is; the list points
+         * at them, and must stay where it is until the call */
+        int first = as->nlist;
+        if (first + a->l->n > (int)(sizeof as->list / sizeof *as->list)) return false;
+        for (int j = 0; j < a->l->n; j++) {
+          if (!make_tensor(as, a->l->t[j], &a->l->lay[j], mode, i < si->n && si->mutated[i], i,
+                           i < si->n ? si->name[i] : "?"))
+            return false;
+          as->made_elem[as->nmade - 1] = j;
+          as->list[as->nlist++] = as->made[as->nmade - 1];
+        }
+        st = bp_stack_push_tensor_list(&as->st, &as->list[first], (size_t)a->l->n);
+        break;
+      }
     }
     if (st != BP_OK) return false;
   }

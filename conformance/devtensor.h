@@ -25,12 +25,15 @@ typedef struct argset {
   bp_value slots[16];
   bp_stack st;
   size_t nargs;
-  bp_tensor *made[8];  /* one per tensor argument, owned */
-  int made_arg[8];     /* its argument index */
-  bp_tensor *base[8];  /* the guarded storage of made[i] (owned), or NULL */
-  int64_t span[8];     /* elements of the view's reach */
-  int64_t pre[8];      /* elements of storage before the view (M_GUARD: canary) */
+  bp_tensor *made[16];  /* one per tensor argument or Tensor[] element, owned */
+  int made_arg[16];     /* its argument index */
+  int made_elem[16];    /* its index in a Tensor[] argument, or -1 */
+  bp_tensor *base[16];  /* the guarded storage of made[i] (owned), or NULL */
+  int64_t span[16];     /* elements of the view's reach */
+  int64_t pre[16];      /* elements of storage before the view (M_GUARD: canary) */
   int nmade;
+  bp_tensor *list[16];  /* the Tensor[] arguments' elements, borrowed from made[] */
+  int nlist;
 } argset;
 
 void argset_free(argset *as);

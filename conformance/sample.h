@@ -33,9 +33,18 @@ double rng_uniform(double lo, double hi);
 
 /* ---- Samples ------------------------------------------------------------ */
 
-enum argk { AK_TENSOR, AK_FLOAT, AK_INT, AK_BOOL, AK_INTLIST, AK_DTYPE, AK_NONE, AK_STR };
+enum argk { AK_TENSOR, AK_FLOAT, AK_INT, AK_BOOL, AK_INTLIST, AK_DTYPE, AK_NONE, AK_STR,
+            AK_TENSORLIST };
 
-#define SAMPLE_MAX_ARGS 8
+#define SAMPLE_MAX_ARGS 10
+#define SAMPLE_MAX_LIST 6
+
+/* A Tensor[] argument: its tensors (owned) and how each lies in memory. */
+typedef struct tlist {
+  int n;
+  rt *t[SAMPLE_MAX_LIST];
+  tlayout lay[SAMPLE_MAX_LIST];
+} tlist;
 
 typedef struct sarg {
   int k;                        /* enum argk */
@@ -47,6 +56,7 @@ typedef struct sarg {
   size_t nlist;
   int32_t dt;                   /* AK_DTYPE */
   const char *s;                /* AK_STR: static */
+  tlist *l;                     /* AK_TENSORLIST (owned) */
 } sarg;
 
 typedef struct sample {
@@ -69,6 +79,9 @@ void add_list(sample *s, const int64_t *v, size_t n);
 void add_dtype(sample *s, int32_t dt);
 void add_none(sample *s);
 void add_str(sample *s, const char *str);
+/* A Tensor[] of the n tensors ts (taken), tensor i in layout kind lays[i]
+ * (NULL: all contiguous). */
+void add_tensor_list(sample *s, rt *const *ts, const int *lays, int n);
 
 /* Random values of r's dtype: floats in [lo, hi) rounded to the dtype,
  * integers in [lo, hi] clipped to the dtype's range, bools 0 or 1. */

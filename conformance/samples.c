@@ -34,7 +34,12 @@ double rng_uniform(double lo, double hi) {
 /* ---- Samples ------------------------------------------------------------ */
 
 void sample_free(sample *s) {
-  for (int i = 0; i < s->n; i++) rt_free(s->a[i].t);
+  for (int i = 0; i < s->n; i++) {
+    rt_free(s->a[i].t);
+    if (s->a[i].l)
+      for (int j = 0; j < s->a[i].l->n; j++) rt_free(s->a[i].l->t[j]);
+    free(s->a[i].l);
+  }
   memset(s, 0, sizeof *s);
 }
 
@@ -56,6 +61,18 @@ void add_bool(sample *s, bool b) { add_arg(s, AK_BOOL)->i = b; }
 void add_dtype(sample *s, int32_t dt) { add_arg(s, AK_DTYPE)->dt = dt; }
 void add_none(sample *s) { add_arg(s, AK_NONE); }
 void add_str(sample *s, const char *str) { add_arg(s, AK_STR)->s = str; }
+void add_tensor_list(sample *s, rt *const *ts, const int *lays, int n) {
+  sarg *a = add_arg(s, AK_TENSORLIST);
+  a->l = calloc(1, sizeof *a->l);
+  if (!a->l) abort(); /* the certifier's own memory */
+  if (n > SAMPLE_MAX_LIST) n = SAMPLE_MAX_LIST;
+  a->l->n = n;
+  for (int j = 0; j < n; j++) {
+    rt *t = ts[j];
+    a->l->t[j] = t;
+    a->l->lay[j] = lay_make(t->ndim > 0 && lays ? lays[j] : L_CONTIG, t->ndim, t->sizes);
+  }
+}
 void add_list(sample *s, const int64_t *v, size_t n) {
   sarg *a = add_arg(s, AK_INTLIST);
   if (n > BP_MAX_NDIM) n = BP_MAX_NDIM;
@@ -117,6 +134,17 @@ const char *sample_desc(const sample *s, char *buf, size_t len) {
       case AK_DTYPE: o += (size_t)snprintf(buf + o, len - o, ", %s", dt_name(a->dt)); break;
       case AK_NONE: o += (size_t)snprintf(buf + o, len - o, ", None"); break;
       case AK_STR: o += (size_t)snprintf(buf + o, len - o, ", '%s'", a->s); break;
+      case AK_TENSORLIST:
+        o += (size_t)snprintf(buf + o, len - o, "%s[", i ? ", " : "");
+        for (int j = 0; j < a->l->n && o < len; j++) {
+          int lk = a->l->lay[j].kind;
+          o += (size_t)snprintf(buf + o, len - o, "%s%s%s%s%s%s", j ? ", " : "",
+                                dt_name(a->l->t[j]->dtype),
+                                shape_str(a->l->t[j]->ndim, a->l->t[j]->sizes, sh, sizeof sh),
+                                lk ? "(" : "", lk ? lay_name[lk] : "", lk ? ")" : "");
+        }
+        if (o < len) o += (size_t)snprintf(buf + o, len - o, "]");
+        break;
     }
   }
   return buf;

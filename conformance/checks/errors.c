@@ -147,8 +147,15 @@ void case_errors(const certify_case *c) {
     const bp_tensor_view *v = bp_tensor_get_view(as.made[1]);
     if (bp_tensor_empty(BP_CPU, v->dtype, v->ndim, v->sizes, &cpu) == BP_OK &&
         bp_tensor_copy(cpu, as.made[1]) == BP_OK) {
-      as.slots[as.made_arg[1]].u.tensor = cpu;
-      snprintf(what, sizeof what, "argument %d '%s' on the CPU, the others on %s", as.made_arg[1],
+      int e = as.made_elem[1];
+      if (e >= 0) { /* an element of a Tensor[] (cat's) */
+        for (int k = 0; k < as.nlist; k++)
+          if (as.list[k] == as.made[1]) as.list[k] = cpu;
+      } else {
+        as.slots[as.made_arg[1]].u.tensor = cpu;
+      }
+      snprintf(what, sizeof what, "%sargument %d '%s' on the CPU, the others on %s",
+               e >= 0 ? "an element of " : "", as.made_arg[1],
                cx.cur.si.name[as.made_arg[1]], device_name(cx.put.device.type));
       bool ok = expect_failure(&as, what);
       bp_tensor_release(cpu);
