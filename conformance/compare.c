@@ -18,21 +18,9 @@
 #include "ref.h"
 #include "sample.h"
 
-/* The spacing of dtype dt's values at |w|: one unit in the last place. */
-static double ulp_of(int32_t dt, double w) {
-  int p = dt == BP_FLOAT64 ? 53 : dt == BP_FLOAT16 ? 11 : dt == BP_BFLOAT16 ? 8 : 24;
-  int emin = dt == BP_FLOAT64 ? -1021 : dt == BP_FLOAT16 ? -13 : -125; /* frexp's exponent */
-  w = fabs(w);
-  if (!isfinite(w)) return INFINITY;
-  int e;
-  frexp(w, &e);
-  if (w == 0 || e < emin) e = emin;
-  return ldexp(1.0, e - p);
-}
-
 /* Whether got and want (both floats of the result dtype) match under r. */
 static bool float_match(const cmp_rule *r, int32_t dt, double g, double w, double rtol,
-                        double atol, double *excess) {
+                        double atol, double slack, double *excess) {
   *excess = 0;
   if (isnan(g) && isnan(w)) return true;
   if (r->exact) {
@@ -54,10 +42,10 @@ static bool float_match(const cmp_rule *r, int32_t dt, double g, double w, doubl
   }
   double d = fabs(g - w), bound;
   if (r->ulps > 0) {
-    bound = r->ulps * ulp_of(dt, w);
+    bound = r->ulps * dt_ulp(dt, w);
     if (r->ulp_floor && atol > bound) bound = atol;
   } else {
-    bound = atol + rtol * fabs(w);
+    bound = atol + rtol * fabs(w) + slack;
   }
   if (d <= bound) return true;
   *excess = isnan(d) ? INFINITY : d - bound;
@@ -100,7 +88,8 @@ bool compare(const bp_tensor *got, const rt *want, const cmp_rule *r, char *why,
     double excess;
     if (dt_is_float(want->dtype)) {
       double g = load_f(p, want->dtype), w = want->f[i];
-      if (float_match(r, want->dtype, g, w, rtol, atol, &excess)) continue;
+      double slack = r->slack ? r->slack->f[i] : 0;
+      if (float_match(r, want->dtype, g, w, rtol, atol, slack, &excess)) continue;
       if (excess > worst_excess) worst_excess = excess, worst = i, wg = g, ww = w;
     } else {
       int64_t gi = load_i(p, want->dtype);
@@ -121,6 +110,9 @@ bool compare(const bp_tensor *got, const rt *want, const cmp_rule *r, char *why,
   else if (r->ulps > 0)
     snprintf(rule, sizeof rule, "within %g ulp%s", r->ulps,
              r->ulp_floor ? " or the dtype's atol" : "");
+  else if (r->slack)
+    snprintf(rule, sizeof rule, "rtol %g, atol %g, and %g for the rounding of its terms", rtol,
+             atol, r->slack->f[worst]);
   else
     snprintf(rule, sizeof rule, "rtol %g, atol %g", rtol, atol);
   snprintf(why, whylen,

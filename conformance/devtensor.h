@@ -71,6 +71,7 @@ typedef struct cmp_rule {
   bool ulp_floor; /* with ulps: or within the dtype's atol */
   double rscale;  /* otherwise rtol * rscale + atol * ascale */
   double ascale;
+  const rt *slack; /* and per element this much more (NULL: none) */
 } cmp_rule;
 
 /* A result against the reference; false with a reason. */

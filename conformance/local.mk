@@ -20,6 +20,8 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/sample_index.c \
 	%D%/sample_sort.c \
 	%D%/sample_sdpa.c \
+	%D%/sample_conv.c \
+	%D%/sample_nn.c \
 	%D%/sample_bad.c \
 	%D%/procstate.h \
 	%D%/procstate.c \

@@ -103,12 +103,14 @@ enum kind { K_BINARY, K_ADD_OUT, K_MULADD, K_UNARY, K_WHERE, K_REDUCE, K_ARGMAX,
             K_SOFTMAX, K_LAYER_NORM, K_CAST, K_CONTIGUOUS, K_FILL, K_COPY,
             /* op set 2 */
             K_COMPARE, K_INDEX_SELECT, K_GATHER, K_EMBEDDING, K_CUMSUM, K_TOPK, K_SORT,
-            K_SDPA };
+            K_SDPA, K_LOGICAL, K_BOOL_UNARY, K_MASKED_FILL, K_CLAMP, K_CAT, K_LINEAR,
+            K_RMS_NORM, K_BATCH_NORM, K_CONV2D, K_MAX_POOL, K_AVG_POOL, K_ADAPTIVE_POOL };
 
 typedef struct core_ref {
   const char *name; /* without "core::" */
   enum kind kind;
-  int sub;          /* the ref_binop, ref_unop, ref_redop, or log for softmax */
+  int sub;          /* the ref_binop, ref_unop, ref_redop, or log for softmax;
+                       or for logical_*, isnan: or, isnan */
 } core_ref;
 
 extern const core_ref core_refs[];
@@ -160,8 +162,11 @@ void sample_set_free(sample *v, size_t n);
 
 /* The reference result of a valid core sample, and the scales of its
  * tolerance (docs/op-set.md: rtol grows with sqrt(n) for ops that
- * accumulate, atol with n for sum). */
-rt *ref_core(int r, const sample *s, double *rscale, double *ascale);
+ * accumulate, atol with n for sum); *slack (owned) receives, for the ops
+ * whose definition rounds its terms on the way (a bias added to a rounded
+ * sum, batch_norm's steps), the error each element may have beyond them,
+ * or NULL. */
+rt *ref_core(int r, const sample *s, double *rscale, double *ascale, rt **slack);
 /* The reference of a core op's second result (topk's and sort's indices,
  * compared exactly), or NULL for an op with one result. */
 rt *ref_core2(int r, const sample *s);

@@ -33,6 +33,7 @@ void gen_badshape(slist *L) {
     case K_MULADD:
     case K_ADD_OUT:
     case K_COMPARE:
+    case K_LOGICAL:
       s = two(L, "shapes [2, 3] and [4]", 2, s23, 1, s4);
       if (alpha) add_float(s, 1.0);
       if (k == K_ADD_OUT) add_tensor(s, rand_rt(L->dt, 2, s23, -1, 1), L_CONTIG);
@@ -62,6 +63,30 @@ void gen_badshape(slist *L) {
       add_tensor(s, rand_rt(L->dt == BP_BOOL ? BP_INT8 : L->dt, 2, s23, 0, 1), L_CONTIG);
       add_tensor(s, gen_input(L, 1, L->dt, 2, s23), L_CONTIG);
       add_tensor(s, gen_input(L, 2, L->dt, 2, s23), L_CONTIG);
+      break;
+    case K_MASKED_FILL:
+      s = gen_next(L, "self [2, 3], mask [4]");
+      add_tensor(s, gen_input(L, 0, L->dt, 2, s23), L_CONTIG);
+      add_tensor(s, rand_rt(BP_BOOL, 1, s4, 0, 1), L_CONTIG);
+      add_float(s, 1.0);
+      s = gen_next(L, "a mask that is not bool");
+      add_tensor(s, gen_input(L, 0, L->dt, 2, s23), L_CONTIG);
+      add_tensor(s, rand_rt(BP_FLOAT32, 2, s23, 0, 1), L_CONTIG);
+      add_float(s, 1.0);
+      s = gen_next(L, "a value float32 cannot hold (1e39)");
+      add_tensor(s, gen_input(L, 0, L->dt, 2, s23), L_CONTIG);
+      add_tensor(s, rand_rt(BP_BOOL, 2, s23, 0, 1), L_CONTIG);
+      add_float(s, 1e39);
+      break;
+    case K_CLAMP:
+      s = gen_next(L, "min and max both None");
+      add_tensor(s, gen_input(L, 0, L->dt, 2, s23), L_CONTIG);
+      add_none(s);
+      add_none(s);
+      s = gen_next(L, "a bool self with bool bounds");
+      add_tensor(s, rand_rt(BP_BOOL, 2, s23, 0, 1), L_CONTIG);
+      add_bool(s, false);
+      add_bool(s, true);
       break;
     case K_MATMUL: {
       static const int64_t s42[] = {4, 2}, s3x45[] = {3, 4, 5};

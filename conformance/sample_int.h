@@ -38,11 +38,25 @@ typedef struct shape shape;
 rt *gen_for_layout(int32_t dt, const shape *sh, int lay, enum kind kind, int sub);
 
 
-/* The sets of the gathers (sample_index.c) and of topk and sort
- * (sample_sort.c): false for another kind. */
+/* The special values of a dtype (sample_values.c): float value i <
+ * NSPECIAL (NaN first), integer value i < NSPECIAL_I; and t with one
+ * element in `every` made special (NaN only when nan; the largest finite
+ * values, which overflow an accumulator or a product, only when big). */
+#define NSPECIAL 17
+#define NSPECIAL_I 8
+double gen_special_f(int32_t dt, int i);
+int64_t gen_special_i(int32_t dt, int i);
+void gen_sprinkle(rt *t, int every, bool nan, bool big);
+
+/* The sets of the gathers (sample_index.c), of topk and sort
+ * (sample_sort.c), of attention (sample_sdpa.c), of conv2d and the pools
+ * (sample_conv.c), and of cat, linear, rms_norm and batch_norm
+ * (sample_nn.c): false for another kind. */
 bool gen_index_set(slist *L, int sk);
 bool gen_sort_set(slist *L, int sk);
 bool gen_sdpa_set(slist *L, int sk);
+bool gen_conv_set(slist *L, int sk);
+bool gen_nn_set(slist *L, int sk);
 
 /* The value-class set, and the bad-shape set of the errors check. */
 void gen_values(slist *L);

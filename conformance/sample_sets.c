@@ -44,8 +44,80 @@ bool gen_declared(const slist *L, int32_t dt) {
 
 rt *gen_input(const slist *L, int arg, int32_t dt, int32_t nd, const int64_t *sz) {
   double lo, hi;
-  gen_domain(kind_of(L), sub_of(L), arg, dt, &lo, &hi);
-  return rand_rt(dt, nd, sz, lo, hi);
+  enum kind k = kind_of(L);
+  gen_domain(k, sub_of(L), arg, dt, &lo, &hi);
+  rt *r = rand_rt(dt, nd, sz, lo, hi);
+  if (k == K_LOGICAL || k == K_BOOL_UNARY) {
+    /* what a value's truth depends on: zeros of both signs among the
+     * others, and NaN (true, and isnan's) */
+    for (int64_t j = 0; j < r->numel; j++) {
+      uint64_t u = rng_next() % 8;
+      if (u < 2 && dt_is_float(dt)) r->f[j] = u ? -0.0 : 0.0;
+      else if (u < 2) r->i[j] = 0;
+      else if (u == 2 && dt_is_float(dt)) r->f[j] = NAN;
+    }
+  }
+  return r;
+}
+
+/* ---- The Scalars of masked_fill and clamp ------------------------------ */
+
+/* Pushes Scalar v as the kind c names: 'i' an int, 'f' a float, 'b' a
+ * bool, 'n' None. */
+static void add_scalar(sample *s, char c, double v) {
+  switch (c) {
+    case 'i': add_int(s, (int64_t)v); break;
+    case 'b': add_bool(s, v != 0); break;
+    case 'n': add_none(s); break;
+    default: add_float(s, v); break;
+  }
+}
+
+/* masked_fill's value, variant v of self's dtype dt: plain and of each
+ * kind (an int, a float truncated for an integer self, a bool). */
+static const char *fill_scalar(sample *s, int32_t dt, int v) {
+  static const struct {
+    char c;
+    double f, i, b; /* the value for a float, an integer and a bool self */
+    const char *what;
+  } t[] = {{'f', 2.5, 2.75, 0.5, "a float value"},
+           {'i', 3, 7, 5, "an int value"},
+           {'f', -0.0, -1.5, 0, "a float value of -0.0 (-1.5 for integers)"},
+           {'b', 1, 1, 1, "a bool value"},
+           {'i', -7, 0, 0, "an int value of -7 (0 for integers)"}};
+  int j = v % 5;
+  double x = dt_is_float(dt) ? t[j].f : dt == BP_BOOL ? t[j].b : t[j].i;
+  if (x < 0 && dt_min(dt) == 0 && !dt_is_float(dt)) x = -x; /* uint8 holds no negative */
+  add_scalar(s, t[j].c, x);
+  return t[j].what;
+}
+
+/* clamp's min and max, variant v for self's dtype dt: both, either one,
+ * an int or a float, min above max. */
+static const char *clamp_scalars(sample *s, int32_t dt, int v) {
+  static const struct {
+    char cmin, cmax;
+    double fmin, fmax; /* for a float self */
+    double imin, imax; /* for an integer or bool self */
+    const char *what;
+  } t[] = {{'f', 'f', -1, 1, -2.5, 7.5, "float min and max"},
+           {'n', 'f', 0, 0.5, 0, 7, "max only"},
+           {'f', 'n', -0.5, 0, -3, 0, "min only"},
+           {'i', 'i', -1, 1, -10, 10, "int min and max"},
+           {'f', 'f', 1, -1, 10, -10, "min above max"},
+           {'i', 'f', 0, 1.5, 0, 1.5, "an int min and a float max"}};
+  int j = v % 6;
+  bool fl = dt_is_float(dt);
+  double lo = fl ? t[j].fmin : t[j].imin, hi = fl ? t[j].fmax : t[j].imax;
+  if (!fl && dt_min(dt) == 0) lo = lo < 0 ? 0 : lo, hi = hi < 0 ? 0 : hi; /* uint8, bool */
+  /* a float bound on an integer self is a float; an int one a whole number */
+  char cmin = t[j].cmin, cmax = t[j].cmax;
+  if (!fl && j == 1) cmax = 'i';
+  if (!fl && j == 2) cmin = 'i';
+  if (!fl && j == 4) cmin = cmax = 'i';
+  add_scalar(s, cmin, lo);
+  add_scalar(s, cmax, hi);
+  return t[j].what;
 }
 
 /* ---- Shapes -------------------------------------------------------------- */
@@ -110,9 +182,22 @@ static void ew(slist *L, const char *label, const shape *sa, const shape *sb, co
       s->exact = true;
       return;
     case K_UNARY:
+    case K_BOOL_UNARY:
     case K_CONTIGUOUS:
       add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
       tail_args(L, s, variant);
+      return;
+    case K_MASKED_FILL:
+      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
+      add_tensor(s, rand_rt(BP_BOOL, sb->n, sb->s, 0, 1), lb);
+      fill_scalar(s, dta, variant);
+      s->exact = true;
+      return;
+    case K_CLAMP:
+      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
+      clamp_scalars(s, dta, variant);
+      /* maximum and minimum may give either zero where -0.0 meets 0.0 */
+      s->exact = s->zero_ties = true;
       return;
     case K_CAST:
       add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
@@ -303,10 +388,11 @@ static void set_layouts(slist *L) {
   enum kind k = kind_of(L);
   static const shape s3 = {3, {5, 7, 9}}, s4 = {4, {2, 3, 5, 7}};
   char label[64];
-  int nt = k == K_WHERE || k == K_ADD_OUT ? 3 : k == K_BINARY || k == K_MULADD || k == K_COPY ||
-                                                        k == K_MATMUL || k == K_COMPARE
-                                                    ? 2
-                                                    : 1;
+  int nt = k == K_WHERE || k == K_ADD_OUT ? 3
+           : k == K_BINARY || k == K_MULADD || k == K_COPY || k == K_MATMUL || k == K_COMPARE ||
+                   k == K_LOGICAL || k == K_MASKED_FILL
+               ? 2
+               : 1;
   for (int arg = 0; arg < nt; arg++)
     for (int lay = 1; lay < L_KINDS; lay++) {
       bool mutated = (k == K_COPY && arg == 0) || (k == K_ADD_OUT && arg == 2);
@@ -344,7 +430,7 @@ static void set_layouts(slist *L) {
           /* An expanded argument holds one value along the expanded dim. */
           sample *s = &L->v[before];
           int t = k == K_ADD_OUT || k == K_BINARY || k == K_MULADD || k == K_COPY ||
-                          k == K_WHERE || k == K_COMPARE
+                          k == K_WHERE || k == K_COMPARE || k == K_LOGICAL || k == K_MASKED_FILL
                       ? arg
                       : 0;
           if (lay_is_expanded(lay)) gen_make_expandable(s->a[t].t, lay);
@@ -480,6 +566,20 @@ static void set_promotion(slist *L) {
   enum kind k = kind_of(L);
   static const shape v = {1, {67}}, m = {2, {3, 67}};
   char label[64];
+  if (k == K_MASKED_FILL || k == K_CLAMP) {
+    /* a Scalar of each kind, which promotes weakly (clamp's result
+     * becomes float32 for an integer self and a float bound) */
+    for (int j = 0; j < (k == K_CLAMP ? 6 : 5); j++) {
+      sample *s = next(L, "");
+      add_tensor(s, gen_input(L, 0, L->dt, m.n, m.s), L_CONTIG);
+      if (k == K_MASKED_FILL) add_tensor(s, rand_rt(BP_BOOL, v.n, v.s, 0, 1), L_CONTIG);
+      const char *what = k == K_CLAMP ? clamp_scalars(s, L->dt, j) : fill_scalar(s, L->dt, j);
+      snprintf(s->label, sizeof s->label, "%s", what);
+      s->exact = true;
+      s->zero_ties = k == K_CLAMP;
+    }
+    return;
+  }
   for (int d = 0; d < NUM_DTYPES; d++) {
     int32_t x = all_dtypes[d];
     if (!gen_declared(L, x)) continue;
@@ -534,7 +634,8 @@ static void set_large(slist *L) {
     default:
       ew_same(L, "100003 elements", &v, 0, 0);
       ew_same(L, "[331, 317] transposed", &big, L_TRANSPOSED, 1);
-      if (k == K_BINARY || k == K_MULADD || k == K_ADD_OUT || k == K_COPY || k == K_COMPARE)
+      if (k == K_BINARY || k == K_MULADD || k == K_ADD_OUT || k == K_COPY || k == K_COMPARE ||
+          k == K_LOGICAL || k == K_MASKED_FILL)
         ew(L, "[331, 317] with [317]", &big, &row, &big, 0, 0, 0, L->dt, L->dt, 3);
       break;
   }
@@ -542,7 +643,8 @@ static void set_large(slist *L) {
 
 sample *gen_core_set(int r, int32_t dt, int sk, const gen_opts *o, size_t *n) {
   slist L = {NULL, 0, 0, r, dt, o};
-  if (gen_index_set(&L, sk) || gen_sort_set(&L, sk) || gen_sdpa_set(&L, sk)) {
+  if (gen_index_set(&L, sk) || gen_sort_set(&L, sk) || gen_sdpa_set(&L, sk) ||
+      gen_conv_set(&L, sk) || gen_nn_set(&L, sk)) {
     *n = L.n;
     return L.v;
   }

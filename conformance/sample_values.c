@@ -27,7 +27,12 @@ void gen_domain(enum kind kind, int sub, int arg, int32_t dt, double *lo, double
       if (sub == RB_POW && arg == 1) *lo = fl ? -2 : 0, *hi = fl ? 2 : 3;
       break;
     case K_ARGMAX: *lo = -5, *hi = 5; break;
-    case K_MATMUL: *lo = -0.5, *hi = 0.5; break;
+    case K_MATMUL:
+    case K_CONV2D:
+    case K_LINEAR: *lo = -0.5, *hi = 0.5; break; /* sums of products */
+    case K_BATCH_NORM:
+      if (arg == 4) *lo = 0.5, *hi = 2; /* running_var */
+      break;
     case K_SOFTMAX:
     case K_LAYER_NORM: *lo = -3, *hi = 3; break;
     case K_CUMSUM: *lo = fl ? -2 : -5, *hi = fl ? 2 : 5; break;
@@ -42,6 +47,12 @@ bool gen_exact(enum kind kind, int sub) {
     case K_REDUCE: return sub == RR_AMAX || sub == RR_AMIN;
     case K_WHERE:
     case K_COMPARE:
+    case K_LOGICAL:
+    case K_BOOL_UNARY:
+    case K_MASKED_FILL:
+    case K_CLAMP:
+    case K_CAT:
+    case K_MAX_POOL:
     case K_ARGMAX:
     case K_CAST:
     case K_CONTIGUOUS:
@@ -105,8 +116,7 @@ static double fdenorm_min(int32_t dt) {
 }
 
 /* The i-th special value of float dtype dt (i < NSPECIAL); NaN first. */
-#define NSPECIAL 17
-static double special_f(int32_t dt, int i) {
+double gen_special_f(int32_t dt, int i) {
   double mx = fmax_of(dt), mn = fmin_normal(dt), dn = fdenorm_min(dt);
   const double v[NSPECIAL] = {NAN, INFINITY, -INFINITY, 0.0,      -0.0,    1.0,    -1.0,
                               mx,  -mx,      mn,        -mn,      dn,      mn / 3, -dn * 5,
@@ -115,30 +125,29 @@ static double special_f(int32_t dt, int i) {
 }
 
 /* The i-th special value of integer dtype dt (i < NSPECIAL_I). */
-#define NSPECIAL_I 8
-static int64_t special_i(int32_t dt, int i) {
+int64_t gen_special_i(int32_t dt, int i) {
   int64_t lo = dt_min(dt), hi = dt_max(dt);
   const int64_t v[NSPECIAL_I] = {lo, hi, lo + 1, hi - 1, 0, 1, lo < 0 ? -1 : 2, hi / 2};
   return v[i];
 }
 
 /* Fills t with special values of its dtype, one element in `every`
- * (the rest from the usual range, already there); NaN only when nan. */
-static bool is_big(int i) { return i == 7 || i == 8 || i == 15; }
-
-/* `big`: the largest finite values too, which overflow an accumulator
+ * (the rest from the usual range, already there); NaN only when nan.
+ * `big`: the largest finite values too, which overflow an accumulator
  * (whose width the op set leaves open for sum and mean) or an
  * intermediate product (muladd). */
-static void sprinkle(rt *t, int every, bool nan, bool big) {
+static bool is_big(int i) { return i == 7 || i == 8 || i == 15; }
+
+void gen_sprinkle(rt *t, int every, bool nan, bool big) {
   bool fl = dt_is_float(t->dtype);
   for (int64_t k = 0; k < t->numel; k++) {
     if ((int)(rng_next() % (uint64_t)every) != 0) continue;
     if (fl) {
       int i = (int)(rng_next() % NSPECIAL);
       while ((i == 0 && !nan) || (!big && is_big(i))) i = 1 + (int)(rng_next() % (NSPECIAL - 1));
-      t->f[k] = special_f(t->dtype, i);
+      t->f[k] = gen_special_f(t->dtype, i);
     } else if (t->dtype != BP_BOOL) {
-      t->i[k] = special_i(t->dtype, (int)(rng_next() % NSPECIAL_I));
+      t->i[k] = gen_special_i(t->dtype, (int)(rng_next() % NSPECIAL_I));
     }
   }
 }
@@ -168,9 +177,9 @@ static void pair_table(slist *L, const char *label, int variant) {
   rt *a = rt_new(L->dt, 2, sa), *b = rt_new(L->dt, 1, sb);
   bool muladd = core_refs[L->r].kind == K_MULADD;
   for (int i = 0; i < n; i++) {
-    if (fl) a->f[i] = b->f[i] = special_f(L->dt, muladd && is_big(i) ? 5 : i);
+    if (fl) a->f[i] = b->f[i] = gen_special_f(L->dt, muladd && is_big(i) ? 5 : i);
     else if (L->dt == BP_BOOL) a->i[i] = b->i[i] = i & 1;
-    else a->i[i] = b->i[i] = special_i(L->dt, i);
+    else a->i[i] = b->i[i] = gen_special_i(L->dt, i);
   }
   if (core_refs[L->r].sub == RB_POW && core_refs[L->r].kind == K_BINARY) {
     /* the exponents that matter to pow */
@@ -231,6 +240,105 @@ static void on(slist *L, const char *label, rt *x, int64_t dim) {
   }
 }
 
+/* A Scalar of a sample: its kind ('i' int, 'f' float, 'n' None) and value. */
+typedef struct sv {
+  char c;
+  double f;
+  int64_t i;
+} sv;
+
+static void add_sv(sample *s, const sv *v) {
+  if (v->c == 'n') add_none(s);
+  else if (v->c == 'i') add_int(s, v->i);
+  else add_float(s, v->f);
+}
+
+static const char *sv_str(const sv *v, char *buf, size_t len) {
+  if (v->c == 'n') snprintf(buf, len, "None");
+  else if (v->c == 'i') snprintf(buf, len, "%lld", (long long)v->i);
+  else snprintf(buf, len, "%g", v->f);
+  return buf;
+}
+
+/* isnan and logical_not: every special value, NaN of both signs among
+ * them; masked_fill: the special values as the value, and in self; clamp:
+ * special values in self and as bounds. */
+static void scalar_ops_values(slist *L) {
+  enum kind k = kind_of(L);
+  int32_t dt = L->dt;
+  bool fl = dt_is_float(dt);
+  int64_t v67[1] = {67}, all[1] = {fl ? NSPECIAL + 1 : NSPECIAL_I};
+  if (k == K_BOOL_UNARY) {
+    rt *x = gen_input(L, 0, dt, 1, all);
+    for (int i = 0; i < all[0]; i++) {
+      if (fl) x->f[i] = i < NSPECIAL ? gen_special_f(dt, i) : -NAN;
+      else if (dt != BP_BOOL) x->i[i] = gen_special_i(dt, i);
+    }
+    on(L, "every special value", x, 0);
+    x = gen_input(L, 0, dt, 1, v67);
+    gen_sprinkle(x, 2, true, true);
+    on(L, "special values", x, 0);
+    return;
+  }
+  sv vals[8];
+  int nv = 0;
+  if (fl) {
+    /* NaN, the infinities, -0.0, the largest finite values, a denormal */
+    static const int sp[] = {0, 1, 2, 4, 7, 8, 11};
+    for (size_t j = 0; j < sizeof sp / sizeof *sp; j++)
+      vals[nv++] = (sv){'f', gen_special_f(dt, sp[j]), 0};
+  } else if (dt != BP_BOOL) {
+    vals[nv++] = (sv){'i', 0, dt_min(dt)};
+    vals[nv++] = (sv){'i', 0, dt_max(dt)};
+    vals[nv++] = (sv){'f', dt_min(dt) < 0 ? -2.9 : 2.9, 0}; /* truncated */
+  }
+  char label[64], b1[32], b2[32];
+  if (k == K_MASKED_FILL) {
+    int64_t m[2] = {4, 67};
+    for (int j = 0; j < nv; j++) {
+      rt *x = gen_input(L, 0, dt, 2, m);
+      gen_sprinkle(x, 3, true, true);
+      snprintf(label, sizeof label, "special values, value %s", sv_str(&vals[j], b1, 32));
+      sample *s = gen_next(L, label);
+      add_tensor(s, x, L_CONTIG);
+      add_tensor(s, rand_rt(BP_BOOL, 1, &m[1], 0, 1), L_CONTIG);
+      add_sv(s, &vals[j]);
+      s->exact = true;
+    }
+    return;
+  }
+  /* clamp: (min, max) */
+  sv b[8][2];
+  int nb = 0;
+  const sv none = {'n', 0, 0};
+  if (fl) {
+    double mx = gen_special_f(dt, 7);
+    const double pairs[][2] = {{-INFINITY, INFINITY}, {-0.0, 0.0}, {-mx, mx}, {1, -1}};
+    for (size_t j = 0; j < sizeof pairs / sizeof *pairs; j++) {
+      b[nb][0] = (sv){'f', pairs[j][0], 0};
+      b[nb++][1] = (sv){'f', pairs[j][1], 0};
+    }
+    b[nb][0] = (sv){'f', NAN, 0}, b[nb++][1] = none;
+    b[nb][0] = none, b[nb++][1] = (sv){'f', NAN, 0};
+    b[nb][0] = (sv){'f', 0.0, 0}, b[nb++][1] = none;
+  } else if (dt != BP_BOOL) {
+    b[nb][0] = vals[0], b[nb++][1] = vals[1];
+    b[nb][0] = vals[1], b[nb++][1] = none;
+    b[nb][0] = none, b[nb++][1] = vals[0];
+  }
+  for (int j = 0; j < nb; j++) {
+    rt *x = gen_input(L, 0, dt, 1, v67);
+    gen_sprinkle(x, 2, true, true);
+    snprintf(label, sizeof label, "special values, min %s, max %s", sv_str(&b[j][0], b1, 32),
+             sv_str(&b[j][1], b2, 32));
+    sample *s = gen_next(L, label);
+    add_tensor(s, x, L_CONTIG);
+    add_sv(s, &b[j][0]);
+    add_sv(s, &b[j][1]);
+    s->exact = s->zero_ties = true;
+  }
+}
+
 void gen_values(slist *L) {
   enum kind k = kind_of(L);
   int sub = core_refs[L->r].sub;
@@ -246,15 +354,16 @@ void gen_values(slist *L) {
     case K_MULADD:
     case K_WHERE:
     case K_COMPARE:
+    case K_LOGICAL:
       pair_table(L, "every pair of special values", 0);
       pair_table(L, "every pair of special values", 1);
       break;
     case K_UNARY: {
       rt *x = gen_input(L, 0, dt, 1, v67);
-      sprinkle(x, 2, true, true);
+      gen_sprinkle(x, 2, true, true);
       on(L, "special values", x, 0);
       x = gen_input(L, 0, dt, 2, m);
-      sprinkle(x, 3, false, acc_ok);
+      gen_sprinkle(x, 3, false, acc_ok);
       on(L, "special values, no NaN", x, 1);
       x = rt_new(dt, 1, v67);
       edges(x);
@@ -267,13 +376,13 @@ void gen_values(slist *L) {
     case K_REDUCE:
     case K_ARGMAX: {
       rt *x = gen_input(L, 0, dt, 2, m);
-      sprinkle(x, 3, false, acc_ok);
+      gen_sprinkle(x, 3, false, acc_ok);
       on(L, "special values, no NaN", x, -1);
       x = gen_input(L, 0, dt, 2, m);
-      sprinkle(x, 3, false, acc_ok);
+      gen_sprinkle(x, 3, false, acc_ok);
       on(L, "special values, no NaN", x, 0);
       x = gen_input(L, 0, dt, 2, m);
-      sprinkle(x, 9, true, acc_ok);
+      gen_sprinkle(x, 9, true, acc_ok);
       on(L, "special values", x, -1);
       if (fl) {
         /* a long run that a narrow accumulator cannot hold */
@@ -290,7 +399,7 @@ void gen_values(slist *L) {
       } else if (dt != BP_BOOL) {
         int64_t lng[2] = {3, 1000};
         x = rt_new(dt, 2, lng);
-        for (int64_t j = 0; j < x->numel; j++) x->i[j] = special_i(dt, (int)(j % 2));
+        for (int64_t j = 0; j < x->numel; j++) x->i[j] = gen_special_i(dt, (int)(j % 2));
         on(L, "integer extremes, 1000 each row", x, -1);
       }
       break;
@@ -349,7 +458,7 @@ void gen_values(slist *L) {
         char label[64];
         snprintf(label, sizeof label, "special values to %s", dt_name(to));
         rt *x = gen_input(L, 0, dt, 1, v67);
-        sprinkle(x, 2, true, true);
+        gen_sprinkle(x, 2, true, true);
         if (fl) {
           static const double edge[] = {0.9,   -0.9,   1.5,   127.5,  128.0,  -128.5, -129.0,
                                         255.5, 256.0,  32767.5, 32768, -32769, 2147483647.0,
@@ -381,7 +490,7 @@ void gen_values(slist *L) {
         char label[64];
         snprintf(label, sizeof label, "special values from %s", dt_name(from));
         rt *x = gen_input(L, 1, from, 1, v67);
-        sprinkle(x, 2, true, true);
+        gen_sprinkle(x, 2, true, true);
         sample *s = gen_next(L, label);
         add_tensor(s, gen_input(L, 0, dt, 1, v67), L_CONTIG);
         add_tensor(s, x, L_CONTIG);
@@ -390,7 +499,7 @@ void gen_values(slist *L) {
       break;
     case K_CONTIGUOUS: {
       rt *x = gen_input(L, 0, dt, 2, m);
-      sprinkle(x, 2, true, true);
+      gen_sprinkle(x, 2, true, true);
       sample *s = gen_next(L, "special values, transposed");
       add_tensor(s, x, L_TRANSPOSED);
       s->exact = true;
@@ -407,7 +516,7 @@ void gen_values(slist *L) {
         x->f[134 + 1] = INFINITY;
         x->f[134 + 2] = -INFINITY;
       } else {
-        for (int64_t j = 0; j < x->numel; j += 2) x->i[j] = special_i(dt, (int)(j % 4));
+        for (int64_t j = 0; j < x->numel; j += 2) x->i[j] = gen_special_i(dt, (int)(j % 4));
       }
       on(L, "special values", x, -1);
       x = gen_input(L, 0, dt, 2, m);
@@ -422,5 +531,16 @@ void gen_values(slist *L) {
     case K_TOPK:
     case K_SORT: break; /* sample_sort.c's */
     case K_SDPA: break; /* sample_sdpa.c's */
+    case K_BOOL_UNARY:
+    case K_MASKED_FILL:
+    case K_CLAMP: scalar_ops_values(L); break;
+    case K_CAT:
+    case K_LINEAR:
+    case K_RMS_NORM:
+    case K_BATCH_NORM: break; /* sample_nn.c's */
+    case K_CONV2D:
+    case K_MAX_POOL:
+    case K_AVG_POOL:
+    case K_ADAPTIVE_POOL: break; /* sample_conv.c's */
   }
 }

@@ -179,6 +179,13 @@ const core_ref core_refs[] = {
     {"embedding", K_EMBEDDING, 0},       {"cumsum", K_CUMSUM, 0},
     {"topk", K_TOPK, 0},                 {"sort", K_SORT, 0},
     {"scaled_dot_product_attention", K_SDPA, 0},
+    {"logical_and", K_LOGICAL, 0},       {"logical_or", K_LOGICAL, 1},
+    {"logical_not", K_BOOL_UNARY, 0},    {"isnan", K_BOOL_UNARY, 1},
+    {"masked_fill", K_MASKED_FILL, 0},   {"clamp", K_CLAMP, 0},
+    {"cat", K_CAT, 0},                   {"linear", K_LINEAR, 0},
+    {"rms_norm", K_RMS_NORM, 0},         {"batch_norm", K_BATCH_NORM, 0},
+    {"conv2d", K_CONV2D, 0},             {"max_pool2d", K_MAX_POOL, 0},
+    {"avg_pool2d", K_AVG_POOL, 0},       {"adaptive_avg_pool2d", K_ADAPTIVE_POOL, 0},
 };
 const size_t ncore_refs = sizeof core_refs / sizeof *core_refs;
 
@@ -194,17 +201,24 @@ const char *const sk_name[SK_COUNT] = {"basic",     "sizes",  "layouts", "broadc
 
 bool sk_applies(enum kind kind, int sk) {
   bool elementwise2 = kind == K_BINARY || kind == K_ADD_OUT || kind == K_MULADD ||
-                      kind == K_WHERE || kind == K_COMPARE;
+                      kind == K_WHERE || kind == K_COMPARE || kind == K_LOGICAL ||
+                      kind == K_MASKED_FILL;
   bool along = kind == K_REDUCE || kind == K_ARGMAX || kind == K_SOFTMAX || kind == K_CUMSUM ||
-               kind == K_LAYER_NORM || kind == K_TOPK || kind == K_SORT;
+               kind == K_LAYER_NORM || kind == K_TOPK || kind == K_SORT || kind == K_CAT ||
+               kind == K_RMS_NORM;
+  bool layer = kind == K_CONV2D || kind == K_MAX_POOL || kind == K_AVG_POOL ||
+               kind == K_ADAPTIVE_POOL || kind == K_LINEAR || kind == K_BATCH_NORM;
   switch (sk) {
     case SK_BROADCAST: return elementwise2 || kind == K_MATMUL || kind == K_COPY || kind == K_SDPA;
     case SK_DIMS: return along || kind == K_INDEX_SELECT || kind == K_GATHER;
-    case SK_PROMOTION: return elementwise2 || kind == K_CAST || kind == K_COPY;
+    /* (the Scalar ops: a Scalar of each kind, which promotes weakly) */
+    case SK_PROMOTION:
+      return elementwise2 || kind == K_CAST || kind == K_COPY || kind == K_CAT || kind == K_CLAMP;
     case SK_BADSHAPE:
       return elementwise2 || kind == K_MATMUL || kind == K_COPY || kind == K_LAYER_NORM ||
              kind == K_INDEX_SELECT || kind == K_GATHER || kind == K_EMBEDDING ||
-             kind == K_TOPK || kind == K_SORT || kind == K_SDPA;
+             kind == K_TOPK || kind == K_SORT || kind == K_SDPA || kind == K_CLAMP ||
+             kind == K_CAT || kind == K_RMS_NORM || layer;
     default: return true;
   }
 }
@@ -225,6 +239,116 @@ static rt *ref_topk_sort(const sample *s, bool topk, rt **indices) {
   return ref_topk(a, d, topk ? s->a[1].i : n, desc ? desc->i != 0 : topk, indices);
 }
 
+/* A Scalar argument (absent or None: REF_S_NONE). */
+static ref_scalar scalar_of(const sarg *a) {
+  ref_scalar v = {REF_S_NONE, 0, 0};
+  if (a && a->k == AK_INT) v.kind = REF_S_INT, v.i = a->i;
+  else if (a && a->k == AK_BOOL) v.kind = REF_S_BOOL, v.i = a->i;
+  else if (a && a->k == AK_FLOAT) v.kind = REF_S_FLOAT, v.f = a->f;
+  return v;
+}
+
+/* An int[2] argument as (height, width): one value for both, and an
+ * absent or empty one `dflt` (NULL: 0). */
+static void pair_of(const sarg *a, const int64_t *dflt, int64_t *out) {
+  if (a && a->k == AK_INTLIST && a->nlist > 0) {
+    out[0] = a->list[0];
+    out[1] = a->list[a->nlist - 1];
+  } else {
+    out[0] = dflt ? dflt[0] : 0;
+    out[1] = dflt ? dflt[1] : 0;
+  }
+}
+
+/* A Tensor? argument, or NULL. */
+static const rt *opt_t(const sample *s, int i) {
+  const sarg *a = arg(s, i);
+  return a && a->k == AK_TENSOR ? a->t : NULL;
+}
+
+/* The slack of a result of dtype dt whose definition rounds terms of
+ * magnitude terms[i] `rounds` times on the way to element i (when run op
+ * by op in dt, as the host's composites do): an ulp of the term for each
+ * (terms is freed). */
+static rt *slack_of(rt *terms, int32_t dt, double rounds) {
+  if (!terms) return NULL;
+  for (int64_t i = 0; i < terms->numel; i++) terms->f[i] = rounds * dt_ulp(dt, terms->f[i]);
+  return terms;
+}
+
+/* The layers and pools of op set 2 (sample_conv.c, sample_nn.c). */
+static rt *ref_layer(enum kind kind, const sample *s, double *rscale, rt **slack) {
+  const rt *a = s->a[0].t;
+  static const int64_t ones[2] = {1, 1};
+  int64_t k[2], st[2], p[2], d[2], n = 1;
+  rt *terms = NULL, *w = NULL;
+  switch (kind) {
+    case K_CONV2D: {
+      /* matmul's tolerance for C / groups * KH * KW products */
+      const sarg *g = arg(s, 6);
+      pair_of(arg(s, 3), ones, st);
+      pair_of(arg(s, 4), NULL, p);
+      pair_of(arg(s, 5), ones, d);
+      /* with a bias: the sum may be rounded before it is added */
+      w = ref_conv2d(a, s->a[1].t, opt_t(s, 2), st, p, d, g && g->k == AK_INT ? g->i : 1, &n,
+                     &terms);
+      *rscale = sqrt((double)(n > 1 ? n : 1));
+      *slack = slack_of(terms, a->dtype, 1);
+      return w;
+    }
+    case K_MAX_POOL: {
+      const sarg *cm = arg(s, 5);
+      pair_of(arg(s, 1), NULL, k);
+      pair_of(arg(s, 2), k, st);
+      pair_of(arg(s, 3), NULL, p);
+      pair_of(arg(s, 4), ones, d);
+      return ref_max_pool2d(a, k, st, p, d, cm && cm->i);
+    }
+    case K_AVG_POOL: {
+      /* mean's tolerance over a window */
+      const sarg *cm = arg(s, 4), *cip = arg(s, 5), *dv = arg(s, 6);
+      pair_of(arg(s, 1), NULL, k);
+      pair_of(arg(s, 2), k, st);
+      pair_of(arg(s, 3), NULL, p);
+      *rscale = sqrt((double)(k[0] * k[1]));
+      return ref_avg_pool2d(a, k, st, p, cm && cm->i, !cip || cip->i,
+                            dv && dv->k == AK_INT ? dv->i : 0);
+    }
+    case K_ADAPTIVE_POOL: {
+      pair_of(arg(s, 1), NULL, k);
+      w = ref_adaptive_avg_pool2d(a, k, &n);
+      *rscale = sqrt((double)(n > 1 ? n : 1));
+      return w;
+    }
+    case K_LINEAR: {
+      n = s->a[1].t->sizes[1];
+      *rscale = sqrt((double)(n > 1 ? n : 1));
+      w = ref_linear(a, s->a[1].t, opt_t(s, 2), &terms);
+      *slack = slack_of(terms, a->dtype, 1);
+      return w;
+    }
+    case K_RMS_NORM: {
+      /* layer_norm's: rtol grows with the normalized elements */
+      const sarg *eps = arg(s, 3);
+      for (size_t j = 0; j < s->a[1].nlist; j++) n *= s->a[1].list[j];
+      *rscale = sqrt((double)(n > 1 ? n : 1));
+      return ref_rms_norm(a, (int32_t)s->a[1].nlist, opt_t(s, 2),
+                          eps && eps->k == AK_FLOAT ? eps->f : NAN);
+    }
+    case K_BATCH_NORM:
+      /* five steps (sub, rsqrt, mul, mul, add), each rounded op by op */
+      w = ref_batch_norm(a, opt_t(s, 1), opt_t(s, 2), s->a[3].t, s->a[4].t, s->a[7].f, &terms);
+      *slack = slack_of(terms, a->dtype, 5);
+      return w;
+    case K_CAT: {
+      const tlist *l = s->a[0].l;
+      const sarg *dim = arg(s, 1);
+      return ref_cat((const rt *const *)l->t, l->n, dim && dim->k == AK_INT ? dim->i : 0);
+    }
+    default: return NULL;
+  }
+}
+
 rt *ref_core2(int r, const sample *s) {
   enum kind kind = core_refs[r].kind;
   if (kind != K_TOPK && kind != K_SORT) return NULL;
@@ -233,11 +357,12 @@ rt *ref_core2(int r, const sample *s) {
   return indices;
 }
 
-rt *ref_core(int r, const sample *s, double *rscale, double *ascale) {
+rt *ref_core(int r, const sample *s, double *rscale, double *ascale, rt **slack) {
   enum kind kind = core_refs[r].kind;
   int sub = core_refs[r].sub;
   const rt *a = s->a[0].t, *b = s->n > 1 ? s->a[1].t : NULL;
   *rscale = *ascale = 1;
+  *slack = NULL;
   switch (kind) {
     case K_BINARY: {
       const sarg *al = arg(s, 2);
@@ -276,6 +401,24 @@ rt *ref_core(int r, const sample *s, double *rscale, double *ascale) {
       return ref_sdpa(a, b, s->a[2].t, mk && mk->k == AK_TENSOR ? mk->t : NULL,
                       causal && causal->i != 0, sc && sc->k == AK_FLOAT ? sc->f : NAN);
     }
+    case K_LOGICAL: return ref_logical(sub != 0, a, b);
+    case K_BOOL_UNARY: return sub ? ref_isnan(a) : ref_logical_not(a);
+    case K_MASKED_FILL: {
+      ref_scalar v = scalar_of(arg(s, 2));
+      return ref_masked_fill(a, b, &v);
+    }
+    case K_CLAMP: {
+      ref_scalar lo = scalar_of(arg(s, 1)), hi = scalar_of(arg(s, 2));
+      return ref_clamp(a, &lo, &hi);
+    }
+    case K_CAT:
+    case K_LINEAR:
+    case K_RMS_NORM:
+    case K_BATCH_NORM:
+    case K_CONV2D:
+    case K_MAX_POOL:
+    case K_AVG_POOL:
+    case K_ADAPTIVE_POOL: return ref_layer(kind, s, rscale, slack);
     case K_INDEX_SELECT: return ref_index_select(a, s->a[1].i, s->a[2].t);
     case K_GATHER: return ref_gather(a, s->a[1].i, s->a[2].t);
     case K_EMBEDDING: return ref_embedding(a, s->a[1].t);

@@ -28,6 +28,7 @@
 static bool pointwise(int r) {
   switch (core_refs[r].kind) {
     case K_BINARY: case K_MULADD: case K_UNARY: case K_WHERE: case K_CAST: case K_COMPARE:
+    case K_LOGICAL: case K_BOOL_UNARY: case K_MASKED_FILL: case K_CLAMP:
       return true;
     default:
       return false;

@@ -22,7 +22,7 @@
 /* How results of sample s of the current op must match, dt being the
  * result's dtype. */
 static cmp_rule rule_for(const sample *s, int32_t dt, double rscale, double ascale) {
-  cmp_rule r = {s->exact, s->zero_ties, 0, false, rscale, ascale};
+  cmp_rule r = {s->exact, s->zero_ties, 0, false, rscale, ascale, NULL};
   const core_ref *cr = &core_refs[cx.cur.r];
   bool transcendental = (cr->kind == K_UNARY && !s->exact) ||
                         (cr->kind == K_BINARY && cr->sub == RB_POW);
@@ -120,8 +120,10 @@ static int run_one(const certify_case *c, const sample *s) {
     return ok ? -1 : 0;
   }
   double rscale, ascale;
-  rt *want = ref_core(cx.cur.r, s, &rscale, &ascale);
+  rt *slack = NULL;
+  rt *want = ref_core(cx.cur.r, s, &rscale, &ascale, &slack);
   cmp_rule rule = rule_for(s, want ? want->dtype : c->dt, rscale, ascale);
+  rule.slack = slack;
   int ret = 0;
   bp_tensor *res = NULL;
   if (bp_call(cx.cur.op, &as.st) != BP_OK)
@@ -137,6 +139,7 @@ static int run_one(const certify_case *c, const sample *s) {
   bp_stack_release(&as.st);
   argset_free(&as);
   rt_free(want);
+  rt_free(slack);
   if (ret && !guard_ok("bounds", s)) ret = 0;
   (void)c;
   return ret;
