@@ -26,7 +26,7 @@ grep -v '^#' "$manifest" | grep . > "$tmp/corpus" || {
 }
 tab=$(printf '\t')
 # The core ops, by name.
-"$certify" "$cpu" --list | sed -n 's|^core::\([a-z_]*\)/.*|\1|p' | sort -u > "$tmp/ops"
+"$certify" "$cpu" --list | sed -n 's|^core::\([a-z0-9_]*\)/.*|\1|p' | sort -u > "$tmp/ops"
 # A sanitizer runtime maps memory of its own (ASan, TSan), and TSan starts
 # a thread of its own: the certifier then leaves those measurements out,
 # and the faults that only they show are skipped here.
@@ -79,7 +79,7 @@ while IFS="$tab" read -r name category expected profile description; do
   # ("load sets ...", "teardown ...") shows in any op's process checks and
   # in the plugin-wide cases, so core::add's are enough.  Only that op's
   # cases run (with the plugin-wide ones), which keeps the corpus quick.
-  op=$(printf '%s\n' "$expected" | grep -o 'core::[a-z_.]*' | head -n 1)
+  op=$(printf '%s\n' "$expected" | grep -o 'core::[a-z0-9_.]*' | head -n 1)
   if [ -z "$op" ]; then
     word=${description%%[ :]*}
     op=core::add

@@ -156,6 +156,7 @@ void arg_list(call *c, const int64_t *v, size_t n) { bp_stack_push_int_list(&c->
 void arg_dt(call *c, int32_t dt) { bp_stack_push_scalar_type(&c->st, dt); }
 void arg_s(call *c, const char *s) { bp_stack_push_str(&c->st, s); }
 void arg_none(call *c) { bp_stack_push_none(&c->st); }
+void arg_tl(call *c, bp_tensor *const *t, size_t n) { bp_stack_push_tensor_list(&c->st, t, n); }
 
 bp_status run(const char *name, call *c, bp_tensor **out) {
   const bp_op *op;

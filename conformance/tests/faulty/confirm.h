@@ -70,6 +70,7 @@ void arg_list(call *c, const int64_t *v, size_t n);
 void arg_dt(call *c, int32_t dt);
 void arg_s(call *c, const char *s);
 void arg_none(call *c);
+void arg_tl(call *c, bp_tensor *const *t, size_t n); /* t must outlive the call */
 
 /* Calls op ("core::add"): *out (may be NULL) receives the first result,
  * owned; any other result is released. */

@@ -53,6 +53,12 @@ check_LTLIBRARIES += \
 	%D%/sort_reversed_ties.la \
 	%D%/topk_nan_smallest.la \
 	%D%/sdpa_scale_inv_e.la \
+	%D%/conv2d_group_offset.la \
+	%D%/max_pool2d_nan_gt.la \
+	%D%/avg_pool2d_pad_ignored.la \
+	%D%/cat_empty_break.la \
+	%D%/clamp_fmax_nan.la \
+	%D%/rms_norm_eps_outside.la \
 	%D%/softmax_nomax.la \
 	%D%/sum_f16_accum.la \
 	%D%/abs_int_min.la \
@@ -211,6 +217,30 @@ check_LTLIBRARIES += \
 %C%_sdpa_scale_inv_e_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SDPA_SCALE_INV_E
 %C%_sdpa_scale_inv_e_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_sdpa_scale_inv_e_la_LIBADD = $(SHIM_LIBADD)
+%C%_conv2d_group_offset_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-layers.c
+%C%_conv2d_group_offset_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_CONV2D_GROUP_OFFSET
+%C%_conv2d_group_offset_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_conv2d_group_offset_la_LIBADD = $(SHIM_LIBADD)
+%C%_max_pool2d_nan_gt_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-layers.c
+%C%_max_pool2d_nan_gt_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MAX_POOL2D_NAN_GT
+%C%_max_pool2d_nan_gt_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_max_pool2d_nan_gt_la_LIBADD = $(SHIM_LIBADD)
+%C%_avg_pool2d_pad_ignored_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-layers.c
+%C%_avg_pool2d_pad_ignored_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_AVG_POOL2D_PAD_IGNORED
+%C%_avg_pool2d_pad_ignored_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_avg_pool2d_pad_ignored_la_LIBADD = $(SHIM_LIBADD)
+%C%_cat_empty_break_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-layers.c
+%C%_cat_empty_break_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_CAT_EMPTY_BREAK
+%C%_cat_empty_break_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_cat_empty_break_la_LIBADD = $(SHIM_LIBADD)
+%C%_clamp_fmax_nan_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-layers.c
+%C%_clamp_fmax_nan_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_CLAMP_FMAX_NAN
+%C%_clamp_fmax_nan_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_clamp_fmax_nan_la_LIBADD = $(SHIM_LIBADD)
+%C%_rms_norm_eps_outside_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-layers.c
+%C%_rms_norm_eps_outside_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_RMS_NORM_EPS_OUTSIDE
+%C%_rms_norm_eps_outside_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_rms_norm_eps_outside_la_LIBADD = $(SHIM_LIBADD)
 %C%_sort_reversed_ties_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-v2.c
 %C%_sort_reversed_ties_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SORT_REVERSED_TIES
 %C%_sort_reversed_ties_la_LDFLAGS = $(SHIM_LDFLAGS)

@@ -8,7 +8,10 @@
  * op set, as a real vendor's does.  When the CPU plugin registers the
  * fault's op through the proxy's `impl`, the fault's kernel goes in
  * instead, with the CPU kernel's user_data, so that shim_real() can pass
- * the call's context on unchanged.  Every CPU kernel is boxed.
+ * the call's context on unchanged.  Every CPU kernel is boxed.  A fault
+ * with a kernel of its own (shim.h) for an op the CPU plugin has no
+ * kernel for (shim_fault_dtypes) is registered in the CPU plugin's core
+ * library after its setup.
  *
  * Like every plugin of the faulty corpus, it appends its pid to the file
  * named by BP_FAULTY_LOAD_LOG and sleeps BP_FAULTY_INIT_MS milliseconds
@@ -35,6 +38,7 @@ static const bp_plugin_desc *cpu_desc;
 static bp_plugin_desc desc;
 static bp_boxed_kernel real_kernel;
 static bool real_structured;
+static bp_library *core_lib; /* the CPU plugin's, for a fault with a kernel of its own */
 
 static bool is_target(const char *op) {
   if (!shim_the_fault.op || !shim_the_fault.kernel || !op) return false;
@@ -43,6 +47,7 @@ static bool is_target(const char *op) {
 }
 
 __attribute__((weak)) bool shim_fault_structured = false;
+__attribute__((weak)) const int32_t *shim_fault_dtypes = NULL;
 
 /* The proxy's impl: the fault's kernel replaces the CPU kernel of its op. */
 static bp_status proxy_impl(bp_library *lib, const bp_kernel_def *k) {
@@ -52,6 +57,7 @@ static bp_status proxy_impl(bp_library *lib, const bp_kernel_def *k) {
                                  desc.name, k->op);
   bp_kernel_def w = *k;
   real_kernel = k->boxed;
+  if (shim_fault_dtypes) w.dtypes = shim_fault_dtypes; /* a kernel of its own */
   w.boxed = shim_the_fault.kernel;
   /* A fault is written as a vendor's plain boxed kernel: when the CPU
    * kernel is structured (it fills results the host allocates),
@@ -62,13 +68,42 @@ static bp_status proxy_impl(bp_library *lib, const bp_kernel_def *k) {
   return shim_host->impl(lib, &w);
 }
 
+/* The proxy's library: the CPU plugin's core library is remembered. */
+static bp_status proxy_library(bp_registrar *reg, const bp_library_def *def, bp_library **out) {
+  bp_status st = shim_host->library(reg, def, out);
+  if (!st && def->ns && strcmp(def->ns, "core") == 0) core_lib = *out;
+  return st;
+}
+
+/* A fault with a kernel of its own, for an op the CPU plugin has none
+ * for: registered in the CPU plugin's core library, on the CPU. */
+static bp_status register_own(void) {
+  bp_kernel_def k;
+  memset(&k, 0, sizeof k);
+  k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
+  k.op = shim_the_fault.op;
+  k.device_type = BP_DEVICE_CPU;
+  k.boxed = shim_the_fault.kernel;
+  k.dtypes = shim_fault_dtypes;
+  k.priority = BP_PRIORITY_REFERENCE;
+  if (!core_lib)
+    return shim_host->set_errorf(BP_ERR_NOT_FOUND, "%s: the CPU plugin opened no core library",
+                                 desc.name);
+  return shim_host->impl(core_lib, &k);
+}
+
 static bp_status shim_setup(const bp_host_api *host, bp_registrar *reg) {
   (void)host;
   bp_status st = cpu_desc->setup(&proxy, reg);
   if (st) return st;
-  if (shim_the_fault.op && !real_kernel)
-    return shim_host->set_errorf(BP_ERR_NOT_FOUND, "%s: the CPU plugin registered no kernel for '%s'",
-                                 desc.name, shim_the_fault.op);
+  if (shim_the_fault.op && shim_the_fault.kernel && !real_kernel && shim_fault_dtypes) {
+    st = register_own();
+    if (st) return st;
+  } else if (shim_the_fault.op && !real_kernel) {
+    return shim_host->set_errorf(BP_ERR_NOT_FOUND,
+                                 "%s: the CPU plugin registered no kernel for '%s'", desc.name,
+                                 shim_the_fault.op);
+  }
   if (shim_the_fault.on_setup) shim_the_fault.on_setup();
   return BP_OK;
 }
@@ -109,6 +144,7 @@ BP_PLUGIN_EXPORT const bp_plugin_desc *bp_plugin_init(const bp_host_api *host) {
   memcpy(&proxy, host, n);
   proxy.struct_size = n;
   proxy.impl = proxy_impl;
+  proxy.library = proxy_library;
   cpu_desc = cpuref_plugin_init(&proxy);
   if (!cpu_desc) return NULL;
   instruments();
@@ -126,6 +162,9 @@ BP_PLUGIN_EXPORT const bp_plugin_desc *bp_plugin_init(const bp_host_api *host) {
 
 bp_status shim_real(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                     bp_value *rets, size_t nrets) {
+  if (!real_kernel)
+    return shim_host->set_errorf(BP_ERR_INTERNAL, "%s: the CPU plugin has no kernel for %s",
+                                 desc.name, ctx->op_name);
   if (!real_structured || shim_fault_structured)
     return real_kernel(ctx, args, nargs, rets, nrets);
   bp_tensor *outs[8];

@@ -40,6 +40,16 @@ typedef struct shim_fault {
  * ops), and shim_real() fills them too.  shim.c's weak default is false. */
 extern bool shim_fault_structured;
 
+/* A fault that defines this (to a list ended by BP_DTYPE_INVALID) has a
+ * whole kernel of its own, declaring those dtypes (the host's composite
+ * serves the others), as a vendor writes one for an op the host would
+ * otherwise compose: the shim registers it in the CPU plugin's core
+ * library when the CPU plugin has no kernel for the op (conv2d, the
+ * pools, cat, clamp, ...), or puts it in place of the CPU kernel when
+ * there is one.  It never calls shim_real().  shim.c's weak default is
+ * NULL. */
+extern const int32_t *shim_fault_dtypes;
+
 /* Defined by the one fault the plugin is built with. */
 extern const shim_fault shim_the_fault;
 

@@ -283,6 +283,72 @@ static int t_sdpa_scale_inv_e(char *why, size_t len) {
                false, 6, 3, why, len);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Op set 2's layers                                                        */
+/* ------------------------------------------------------------------------ */
+
+static int t_conv2d_group_offset(char *why, size_t len) {
+  rt *x = rnd(F32, 4, S(1, 4, 5, 5), -0.5, 0.5), *w = rnd(F32, 4, S(4, 2, 3, 3), -0.5, 0.5);
+  call *c = with(2, mk(x, NULL, 0), mk(w, NULL, 0), NULL);
+  arg_none(c);
+  arg_list(c, S(1, 1), 2);
+  arg_list(c, S(1, 1), 2);
+  arg_list(c, S(1, 1), 2);
+  arg_i(c, 2); /* groups */
+  int64_t k;
+  rt *want = ref_conv2d(x, w, NULL, S(1, 1), S(1, 1), S(1, 1), 2, &k, NULL);
+  return check("core::conv2d", c, want, false, sqrt_n(k), 1, why, len);
+}
+
+static int t_max_pool2d_nan_gt(char *why, size_t len) {
+  rt *x = vals(F32, 4, S(1, 1, 2, 4), V(1, NAN, 3, 4, 5, 6, NAN, NAN));
+  call *c = with(1, mk(x, NULL, 0), NULL, NULL);
+  arg_list(c, S(2, 2), 2);
+  arg_list(c, NULL, 0); /* stride []: the kernel's */
+  arg_list(c, S(0, 0), 2);
+  arg_list(c, S(1, 1), 2);
+  arg_b(c, false);
+  return check("core::max_pool2d", c, ref_max_pool2d(x, S(2, 2), S(2, 2), S(0, 0), S(1, 1), false),
+               true, 1, 1, why, len);
+}
+
+static int t_avg_pool2d_pad_ignored(char *why, size_t len) {
+  rt *x = rnd(F32, 4, S(1, 2, 4, 5), -2, 2);
+  call *c = with(1, mk(x, NULL, 0), NULL, NULL);
+  arg_list(c, S(3, 3), 2);
+  arg_list(c, S(1, 1), 2);
+  arg_list(c, S(1, 1), 2); /* padding, counted by the default count_include_pad */
+  rt *want = ref_avg_pool2d(x, S(3, 3), S(1, 1), S(1, 1), false, true, 0);
+  return check("core::avg_pool2d", c, want, false, 3, 1, why, len);
+}
+
+static int t_cat_empty_break(char *why, size_t len) {
+  rt *a = rnd(F32, 2, S(2, 3), -2, 2), *e = rt_new(F32, 1, S(0)), *b = rnd(F32, 2, S(2, 2), -2, 2);
+  static bp_tensor *list[3];
+  list[0] = mk(a, NULL, 0), list[1] = mk(e, NULL, 0), list[2] = mk(b, NULL, 0);
+  call *c = with(0, NULL, NULL, NULL);
+  arg_tl(c, list, 3);
+  arg_i(c, -1);
+  const rt *ts[3] = {a, e, b};
+  return check("core::cat", c, ref_cat(ts, 3, -1), true, 1, 1, why, len);
+}
+
+static int t_clamp_fmax_nan(char *why, size_t len) {
+  rt *x = vals(F32, 1, S(4), V(NAN, 1.5, -3, 5));
+  call *c = with(1, mk(x, NULL, 0), NULL, NULL);
+  arg_f(c, -1);
+  arg_f(c, 2);
+  ref_scalar lo = {REF_S_FLOAT, 0, -1}, hi = {REF_S_FLOAT, 0, 2};
+  return check("core::clamp", c, ref_clamp(x, &lo, &hi), true, 1, 1, why, len);
+}
+
+static int t_rms_norm_eps_outside(char *why, size_t len) {
+  rt *x = rnd(F32, 2, S(2, 5), -1e-3, 1e-3);
+  call *c = with(1, mk(x, NULL, 0), NULL, NULL);
+  arg_list(c, S(5), 1);
+  return check("core::rms_norm", c, ref_rms_norm(x, 1, NULL, NAN), false, sqrt_n(5), 1, why, len);
+}
+
 static int t_softmax_nomax(char *why, size_t len) {
   rt *x = vals(F32, 2, S(2, 5), V(100, 101, 99, 102, 100.5, 1, 2, 3, 4, 5));
   call *c = with(1, mk(x, NULL, 0), NULL, NULL);
@@ -389,6 +455,12 @@ const trigger num_triggers[] = {
     {"sort_reversed_ties", t_sort_reversed_ties, 0},
     {"topk_nan_smallest", t_topk_nan_smallest, 0},
     {"sdpa_scale_inv_e", t_sdpa_scale_inv_e, 0},
+    {"conv2d_group_offset", t_conv2d_group_offset, 0},
+    {"max_pool2d_nan_gt", t_max_pool2d_nan_gt, 0},
+    {"avg_pool2d_pad_ignored", t_avg_pool2d_pad_ignored, 0},
+    {"cat_empty_break", t_cat_empty_break, 0},
+    {"clamp_fmax_nan", t_clamp_fmax_nan, 0},
+    {"rms_norm_eps_outside", t_rms_norm_eps_outside, 0},
     {"softmax_nomax", t_softmax_nomax, 0},
     {"sum_f16_accum", t_sum_f16_accum, 0},
     {"abs_int_min", t_abs_int_min, 0},
