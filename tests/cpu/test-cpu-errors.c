@@ -330,6 +330,53 @@ static void huge_empty(void) {
   cpu_done();
 }
 
+/* gather checks each index in the loop that reads with it: an index out
+ * of range deep in a large index (past the vector loops' first lanes,
+ * in another thread's rows) is still refused, and the message names the
+ * first one, whichever row or lane saw one first.  (The meta function
+ * cannot see the values: the kernel alone refuses them.) */
+static void errors_index(void) {
+  cpu_setup();
+  bp_value slots[5];
+  bp_stack s = BP_STACK_INIT(slots, 5);
+  static const int32_t dts[] = {BP_FLOAT32, BP_FLOAT64, BP_FLOAT16, BP_INT8};
+  static const int32_t idts[] = {BP_INT64, BP_INT32};
+  static const int64_t at[2] = {20007, 50001}, bad[2] = {1000, -1};
+  for (size_t d = 0; d < NELEMS(dts); d++)
+    for (int64_t dim = 0; dim < 2; dim++)
+      for (size_t it = 0; it < NELEMS(idts); it++)
+        for (int from = 0; from < 2; from++) {
+          /* 1000 along dim, 64 across it; zeros but for bad indices at
+           * at[from ..] (one in each thread's rows, then one) */
+          int64_t sz[2] = {dim == 0 ? 1000 : 64, dim == 0 ? 64 : 1000};
+          bp_tensor *a = tensor_zeros(dts[d], 2, sz), *ix = tensor_zeros(idts[it], 2, sz);
+          void *iv = bp_tensor_get_view(ix)->data;
+          for (int k = from; k < 2; k++) {
+            if (idts[it] == BP_INT64) ((int64_t *)iv)[at[k]] = bad[k];
+            else ((int32_t *)iv)[at[k]] = (int32_t)bad[k];
+          }
+          ctx_set("gather of %s along %d, %s indices, bad from %lld", bp_dtype_name(dts[d]),
+                  (int)dim, bp_dtype_name(idts[it]), (long long)at[from]);
+          char msg[256];
+          snprintf(msg, sizeof msg,
+                   "core::gather: argument #2 'index': index %lld (at position %lld) is out of "
+                   "range for dimension %d of size 1000 (expected 0 .. 999)",
+                   (long long)bad[from], (long long)at[from], (int)dim);
+          int64_t live = bp_live_tensor_count();
+          push_t(&s, a, NULL, NULL);
+          bp_stack_push_int(&s, dim);
+          bp_stack_push_tensor(&s, ix);
+          is_status(bp_call(core_op("gather"), &s), BP_ERR_INVALID_ARGUMENT);
+          is_str(bp_last_error(), msg);
+          is_int(s.top, 0);
+          is_int(bp_live_tensor_count(), live);
+          s.top = 0;
+          bp_tensor_release(a);
+          bp_tensor_release(ix);
+        }
+  cpu_done();
+}
+
 /* Mixed devices are refused; a device without core kernels has none. */
 static void errors_device(void) {
   cpu_setup();
@@ -379,6 +426,7 @@ int main(void) {
       TAP_CASE(errors_shape),
       TAP_CASE(errors_dim),
       TAP_CASE(errors_args),
+      TAP_CASE(errors_index),
       TAP_CASE(errors_device),
       TAP_CASE(huge_empty),
   };
