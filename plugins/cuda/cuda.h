@@ -14,9 +14,14 @@
  * Layout:
  *   plugin.cu      entry point, setup, the "cuda" and "cuda_host" device
  *                  types: allocator, copies, streams and events
- *   elementwise.cu binary, unary, where, muladd, cast, contiguous, fill_,
- *                  copy_, add.out (their functors in elementwise_ops.cuh,
- *                  which tests also run on the host)
+ *   elementwise.cu where, cast, contiguous, fill_, copy_, the elementwise
+ *                  geometry and cu_cast_to
+ *   binary.cu      binary ops, muladd, add.out
+ *   unary.cu       unary ops
+ *   compare.cu     comparisons (eq, ne, lt, le, gt, ge)
+ *                  (the elementwise files' functors are in
+ *                  elementwise_ops.cuh, which tests also run on the host,
+ *                  and their kernels and launchers in map.cuh)
  *   reduce.cu      sum, mean, amax, amin, argmax (their functors in
  *                  reduce_ops.cuh and their launch plan in reduce_plan.h,
  *                  which tests also run on the host)
@@ -121,6 +126,9 @@ void cu_matmul_shutdown(void);
 
 /* Each kernel file registers its kernels. */
 bp_status cu_register_elementwise(bp_library *lib);
+bp_status cu_register_binary(bp_library *lib);
+bp_status cu_register_unary(bp_library *lib);
+bp_status cu_register_compare(bp_library *lib);
 bp_status cu_register_reduce(bp_library *lib);
 bp_status cu_register_nn(bp_library *lib);
 bp_status cu_register_index(bp_library *lib);

@@ -1,8 +1,8 @@
 /*
  * plugins/cuda/elementwise_ops.cuh - the elementwise ops' functors, shared
- * by the kernels of elementwise.cu and by tests/cuda/test-cuda-functors,
- * which runs them on the host against the CPU plugin (every member is
- * __host__ __device__).
+ * by the kernels of elementwise.cu, binary.cu, unary.cu and compare.cu and
+ * by tests/cuda/test-cuda-functors, which runs them on the host against
+ * the CPU plugin (every member is __host__ __device__).
  *
  * Each functor maps storage values to a storage value in the op's compute
  * type (Tr<T>::C): Bin<OP, T> the binary ops (al: add and sub's alpha,

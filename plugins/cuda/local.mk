@@ -3,10 +3,16 @@
 # runtime statically (so it loads where no CUDA runtime is installed), and
 # exports only bp_plugin_init.  nvcc compiles each .cu file to a PIC object
 # that a hand-written libtool object file (.lo) describes, so libtool links
-# them like any other object.
+# them like any other object.  The elementwise ops are split over four
+# files (elementwise.cu, binary.cu, unary.cu, compare.cu; their shared
+# kernels and launchers in map.cuh) so that make -j compiles them in
+# parallel: together they instantiate most of the plugin's kernels.
 cuda_plugin_cu = \
 	%D%/plugin.cu \
 	%D%/elementwise.cu \
+	%D%/binary.cu \
+	%D%/unary.cu \
+	%D%/compare.cu \
 	%D%/reduce.cu \
 	%D%/nn.cu \
 	%D%/index.cu \
@@ -14,7 +20,7 @@ cuda_plugin_cu = \
 	%D%/sort.cu \
 	%D%/matmul.cu
 cuda_plugin_hdr = %D%/cuda.h %D%/kernels.cuh %D%/reduce_ops.cuh %D%/elementwise_ops.cuh \
-	%D%/overlap.h %D%/reduce_plan.h %D%/blas_handles.h
+	%D%/map.cuh %D%/overlap.h %D%/reduce_plan.h %D%/blas_handles.h
 EXTRA_DIST += $(cuda_plugin_cu) $(cuda_plugin_hdr)
 
 if HAVE_CUDA
@@ -28,10 +34,15 @@ cuda_plugin_lo = $(cuda_plugin_cu:.cu=.lo)
 %C%_cuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -no-undefined \
 	-export-symbols-regex '^bp_plugin_init$$'
 CLEANFILES += $(cuda_plugin_lo) %D%/.libs/plugin.o %D%/.libs/elementwise.o \
-	%D%/.libs/reduce.o %D%/.libs/nn.o %D%/.libs/index.o %D%/.libs/scan.o %D%/.libs/sort.o %D%/.libs/matmul.o
+	%D%/.libs/binary.o %D%/.libs/unary.o %D%/.libs/compare.o %D%/.libs/reduce.o \
+	%D%/.libs/nn.o %D%/.libs/index.o %D%/.libs/scan.o %D%/.libs/sort.o %D%/.libs/matmul.o
 
+# -Xfatbin -compress-all: fatbinary compresses the machine code of every
+# file, not only of those whose images are large (it would leave those of
+# files of a few MB, such as the split elementwise files, as they are).
 BP_NVCC_ALLFLAGS = -std=c++17 $(CUDA_GENCODE) $(BP_NVCC_WARN) \
 	-Xcompiler -fPIC,-fvisibility=hidden,-fno-exceptions,-fno-threadsafe-statics \
+	-Xfatbin -compress-all \
 	-I$(top_srcdir)/sdk/include -I$(CUDA_DIR)/include $(NVCCFLAGS)
 
 # Compiles $< into .libs/STEM.o beside the target, then writes the
@@ -51,6 +62,12 @@ $(cuda_plugin_lo): $(cuda_plugin_hdr) $(top_srcdir)/sdk/include/backplane/plugin
 %D%/plugin.lo: %D%/plugin.cu
 	$(BP_NVCC_LO)
 %D%/elementwise.lo: %D%/elementwise.cu
+	$(BP_NVCC_LO)
+%D%/binary.lo: %D%/binary.cu
+	$(BP_NVCC_LO)
+%D%/unary.lo: %D%/unary.cu
+	$(BP_NVCC_LO)
+%D%/compare.lo: %D%/compare.cu
 	$(BP_NVCC_LO)
 %D%/reduce.lo: %D%/reduce.cu
 	$(BP_NVCC_LO)

@@ -613,6 +613,9 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "core", BP_LIBRARY_IMPL, 0};
   bp_library *lib = NULL;
   if (!st) st = host->library(reg, &ld, &lib);
+  if (!st) st = cu_register_binary(lib);
+  if (!st) st = cu_register_unary(lib);
+  if (!st) st = cu_register_compare(lib);
   if (!st) st = cu_register_elementwise(lib);
   if (!st) st = cu_register_reduce(lib);
   if (!st) st = cu_register_nn(lib);
