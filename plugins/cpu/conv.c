@@ -182,24 +182,47 @@ static bool balanced(int64_t n, int64_t threads) {
   return n % threads == 0 || n >= 8 * threads;
 }
 
-/* Sizes the work items: column blocks of at most NCB columns, narrowed
- * (in whole panels) until the items share evenly among the threads; then,
- * if that is not enough, Og split into row blocks (each packs its own
- * input, so only as many as needed). */
-static void plan_items(conv_job *j, int64_t threads) {
-  int64_t ohw = j->OH * j->OW, nr = j->uk.nr, panels = (ohw + nr - 1) / nr, ng = j->N * j->G;
-  for (int64_t c = (ohw + NCB - 1) / NCB;; c++) {
+/* Splits Og into more row blocks (of whole panels) until the items share
+ * evenly or every block is one panel. */
+static void split_rows(conv_job *j, int64_t threads) {
+  int64_t outer = j->N * j->G * j->colblocks;
+  while (!balanced(outer * j->mblocks, threads) && j->mblocks < j->mpanels) j->mblocks++;
+}
+
+/* Narrows the column blocks (in whole panels) until the items share
+ * evenly or every block is one panel. */
+static void split_columns(conv_job *j, int64_t threads) {
+  int64_t ohw = j->OH * j->OW, nr = j->uk.nr, panels = (ohw + nr - 1) / nr;
+  for (int64_t c = j->colblocks;; c++) {
     int64_t per = (panels + c - 1) / c; /* panels per block */
     j->ncb = per * nr;
     j->colblocks = (ohw + j->ncb - 1) / j->ncb;
-    if (balanced(ng * j->colblocks, threads) || per == 1) break;
+    if (balanced(j->N * j->G * j->colblocks * j->mblocks, threads) || per == 1) break;
   }
+}
+
+/* Sizes the work items: column blocks of at most NCB columns and row
+ * blocks of at most MB_MAX rows, then split further until they share
+ * evenly among the threads.  A row block packs its own input block and a
+ * column block reads all its rows' weights, so the split goes first along
+ * the dimension whose other operand is smaller: rows where the weights
+ * (Og x K) outweigh the input block (K x OH OW), as in ResNet's last
+ * layers, else columns. */
+static void plan_items(conv_job *j, int64_t threads) {
+  int64_t ohw = j->OH * j->OW, nr = j->uk.nr, panels = (ohw + nr - 1) / nr;
+  j->ncb = panels * nr < NCB ? panels * nr : NCB;
+  j->colblocks = (ohw + j->ncb - 1) / j->ncb;
   j->mblocks = (j->Og + MB_MAX - 1) / MB_MAX;
-  while (!balanced(ng * j->colblocks * j->mblocks, threads) && j->mblocks < j->mpanels)
-    j->mblocks++;
+  if (j->Og >= ohw) {
+    split_rows(j, threads);
+    split_columns(j, threads);
+  } else {
+    split_columns(j, threads);
+    split_rows(j, threads);
+  }
   j->mrows = (j->mpanels + j->mblocks - 1) / j->mblocks * j->uk.mr;
   j->mblocks = (j->Og + j->mrows - 1) / j->mrows;
-  j->items = ng * j->colblocks * j->mblocks;
+  j->items = j->N * j->G * j->colblocks * j->mblocks;
 }
 
 static bp_status conv2d_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
