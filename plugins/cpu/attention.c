@@ -268,7 +268,10 @@ static bp_status attention_impl(const bp_kernel_ctx *ctx, const bp_value *args, 
    * allocates (glibc gives each new thread an arena of its own, which
    * would outlive the plugin's unload). */
   int64_t nkb = (j.S + BK - 1) / BK, items = j.batch * j.qblocks, threads = cpu_num_threads();
-  int64_t chunks = items < threads ? items : threads;
+  /* Four chunks a thread: the pool hands them out as threads come free,
+   * so a worker that wakes late (or a busy CPU) costs a chunk, not half
+   * the work (with one chunk a thread, the caller often ran both). */
+  int64_t chunks = items < 4 * threads ? items : 4 * threads;
   j.per = (items + chunks - 1) / chunks;
   j.uk = cpu_gemm_ukernel_rows();
   int64_t npv = (j.Ev + j.uk.nr - 1) / j.uk.nr;
@@ -282,7 +285,7 @@ static bp_status attention_impl(const bp_kernel_ctx *ctx, const bp_value *args, 
   /* the micro-kernel reads the rows of a panel past bq too: keep them 0 */
   memset(j.scratch, 0, (size_t)chunks * chunk_floats(&j) * sizeof(float));
   cpu_parallel_for(j.batch, 1, attn_pack, &j);
-  cpu_parallel_for(chunks, 1, attn_chunks, &j);
+  cpu_parallel_items(chunks, attn_chunks, &j);
   free(j.kt);
   return BP_OK;
 }

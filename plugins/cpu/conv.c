@@ -269,7 +269,9 @@ static bp_status conv2d_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
   j.nkb = (j.K + KC - 1) / KC;
   j.mpanels = (j.Og + j.uk.mr - 1) / j.uk.mr;
   plan_items(&j, cpu_num_threads());
-  int64_t threads = cpu_num_threads(), chunks = j.items < threads ? j.items : threads;
+  /* Up to four chunks a thread, handed out as threads come free (see
+   * attention.c); the items are sized to share evenly among them. */
+  int64_t threads = cpu_num_threads(), chunks = j.items < 4 * threads ? j.items : 4 * threads;
   j.per = (j.items + chunks - 1) / chunks;
   int64_t mr = j.uk.mr, rem = j.Og % mr;
   size_t tfloats = rem ? (size_t)(j.G * mr * j.K) : 0;
@@ -289,7 +291,7 @@ static bp_status conv2d_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
       memcpy(j.tail + g * mr * j.K, j.w + (g * j.Og + j.Og - rem) * j.K,
              (size_t)(rem * j.K) * sizeof(float));
   }
-  cpu_parallel_for(chunks, 1, conv_chunks, &j);
+  cpu_parallel_items(chunks, conv_chunks, &j);
   free(mem);
   cpu_host->tensor_release(w);
   cpu_host->tensor_release(b);

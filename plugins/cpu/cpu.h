@@ -213,6 +213,12 @@ int cpu_num_threads(void);
 void cpu_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
                       void *ctx);
 
+/* The same over n items of uneven or large work, handed out one at a time
+ * as threads come free (a thread that wakes late takes fewer; with
+ * cpu_parallel_for's one chunk a thread, the caller could end up running
+ * every chunk itself).  Runs inline where cpu_parallel_for would. */
+void cpu_parallel_items(int64_t n, void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx);
+
 /* Stops the pool's threads (at teardown). */
 void cpu_pool_shutdown(void);
 /* blas.c: the CBLAS library matmul hands float32 and float64 GEMMs to. */

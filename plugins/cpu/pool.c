@@ -129,22 +129,15 @@ static void start_workers(void) {
   started = true;
 }
 
-void cpu_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
-                      void *ctx) {
-  if (n <= 0) return;
-  int t = cpu_num_threads();
-  if (grain < 1) grain = 1;
-  if (t <= 1 || n <= grain || in_task() || pthread_mutex_trylock(&job_lock) != 0) {
-    fn(ctx, 0, n);
-    return;
-  }
-  int64_t chunks = n / grain < t ? n / grain : t;
-  if (chunks < 2) chunks = 2;
+/* Runs fn over [0, n) on the pool in pieces of `chunk` items, which the
+ * threads take as they come free. */
+static void run_job(int64_t n, int64_t chunk, void (*fn)(void *ctx, int64_t begin, int64_t end),
+                    void *ctx) {
   job j;
   j.fn = fn;
   j.ctx = ctx;
   j.n = n;
-  j.chunk = (n + chunks - 1) / chunks;
+  j.chunk = chunk;
   atomic_init(&j.next, 0);
   atomic_init(&j.pending, (n + j.chunk - 1) / j.chunk);
   pthread_mutex_lock(&lock);
@@ -164,6 +157,29 @@ void cpu_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t be
   current = NULL;
   pthread_mutex_unlock(&lock);
   pthread_mutex_unlock(&job_lock);
+}
+
+void cpu_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t begin, int64_t end),
+                      void *ctx) {
+  if (n <= 0) return;
+  int t = cpu_num_threads();
+  if (grain < 1) grain = 1;
+  if (t <= 1 || n <= grain || in_task() || pthread_mutex_trylock(&job_lock) != 0) {
+    fn(ctx, 0, n);
+    return;
+  }
+  int64_t chunks = n / grain < t ? n / grain : t;
+  if (chunks < 2) chunks = 2;
+  run_job(n, (n + chunks - 1) / chunks, fn, ctx);
+}
+
+void cpu_parallel_items(int64_t n, void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx) {
+  if (n <= 0) return;
+  if (cpu_num_threads() <= 1 || n == 1 || in_task() || pthread_mutex_trylock(&job_lock) != 0) {
+    fn(ctx, 0, n);
+    return;
+  }
+  run_job(n, 1, fn, ctx);
 }
 
 void cpu_pool_shutdown(void) {
