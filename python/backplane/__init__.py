@@ -199,6 +199,16 @@ class OpPacket(OpOverload):
 OpPacket.__doc__ = property(_op_doc)
 
 
+# Types that are never a number: a call's `other` of one of these goes to
+# the tensor overload at once (backplane.torch adds torch.Tensor).
+_TENSOR_TYPES = {Tensor}
+try:
+    import numpy as _np
+    _TENSOR_TYPES.add(_np.ndarray)
+except ImportError:
+    pass
+
+
 def _is_number(x):
     # A Python number, or a NumPy scalar (np.float32(1.5): not an array,
     # though it has a dtype).
@@ -224,6 +234,11 @@ class _ScalarPacket(OpPacket):
 
     # (No parameter named `self`: a call may pass the op's `self` by name.)
     def __call__(*args, **kwargs):
+        # The common call, a tensor `other` given by position and no out=,
+        # decided by its type alone: the general _pick cost 0.8 us a call.
+        if len(args) > 2 and not kwargs and type(args[2]) in _TENSOR_TYPES:
+            op = args[0].__dict__.get("_default") or args[0].default
+            return op(*args[1:])
         return args[0]._pick(args[1:], kwargs)(*args[1:], **kwargs)
 
     def meta(*args, **kwargs):
