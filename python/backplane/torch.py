@@ -54,8 +54,6 @@ def _from_dlpack():
     return getattr(torch._C, "_from_dlpack", torch.utils.dlpack.from_dlpack)
 
 
-backplane._TENSOR_TYPES.add(torch.Tensor)
-
 # Before 2.1 torch has no autograd fallback: an op without a derivative
 # silently gives results that do not require grad, so the bridge warns.
 _backplane.set_torch(

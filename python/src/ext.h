@@ -170,6 +170,8 @@ PyObject *bpy_torch_dtype(int32_t dtype);
 /* Registers torch: its Tensor type, {torch dtype: bp code}, and the
  * function that imports a DLPack capsule.  Module function set_torch. */
 PyObject *bpy_set_torch(PyObject *self, PyObject *args);
+/* op.c: set_scalar_routing(route, numpy.ndarray or None). */
+PyObject *bpy_set_scalar_routing(PyObject *self, PyObject *args);
 
 /* ---- op.c --------------------------------------------------------------- */
 

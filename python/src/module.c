@@ -361,6 +361,9 @@ static PyMethodDef module_methods[] = {
    "dtype_code(dtype) -> the bp_dtype code."},
   {"synchronize", py_device_synchronize, METH_VARARGS,
    "synchronize(device): waits for the device's queued work."},
+  {"set_scalar_routing", bpy_set_scalar_routing, METH_VARARGS,
+   "set_scalar_routing(route, ndarray_type): how ops with a Scalar overload "
+   "route calls (used by backplane)."},
   {"set_torch", bpy_set_torch, METH_VARARGS,
    "set_torch(Tensor, {dtype: code}, from_dlpack): used by "
    "backplane.torch."},

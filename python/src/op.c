@@ -149,8 +149,70 @@ static op_schema *bind_call(bpy_op *self, PyObject *args, PyObject *kwargs,
   return sc;
 }
 
+/* Scalar routing (an op with a .Scalar overload, backplane.ops.core.mul):
+ * set by _backplane.set_scalar_routing. */
+static PyObject *scalar_route;  /* route(op, args, kwargs) -> the overload */
+static PyObject *ndarray_type;  /* numpy.ndarray, or NULL */
+
+PyObject *bpy_set_scalar_routing(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *route, *nd;
+  if (!PyArg_ParseTuple(args, "OO:set_scalar_routing", &route, &nd))
+    return NULL;
+  Py_INCREF(route);
+  Py_XDECREF(scalar_route);
+  scalar_route = route;
+  Py_XDECREF(ndarray_type);
+  ndarray_type = NULL;
+  if (nd != Py_None) {
+    Py_INCREF(nd);
+    ndarray_type = nd;
+  }
+  Py_RETURN_NONE;
+}
+
+/* The overload a call of an op with a .Scalar overload goes to (a new
+ * reference): the .Scalar one for a Python int, float or bool `other`, the
+ * op itself for a tensor, else what the Python route says (out=, NumPy
+ * scalars). */
+static PyObject *scalar_target(bpy_op *self, PyObject *args, PyObject *kwargs) {
+  PyObject *other = PyTuple_Size(args) >= 2 ? PyTuple_GetItem(args, 1)
+                    : kwargs ? PyDict_GetItemString(kwargs, "other") : NULL;
+  int out = kwargs && PyDict_GetItemString(kwargs, "out") != NULL;
+  if (!out) {
+    PyObject *to = NULL;
+    if (!other ||
+        (ndarray_type && PyObject_TypeCheck(other, (PyTypeObject *)ndarray_type)) ||
+        bpy_tensor_check(other) || bpy_is_torch_tensor(other))
+      to = (PyObject *)self;
+    else if (PyFloat_Check(other) || PyLong_Check(other))
+      to = self->scalar_op;
+    if (to) {
+      Py_INCREF(to);
+      return to;
+    }
+  }
+  if (!scalar_route) {
+    Py_INCREF((PyObject *)self);
+    return (PyObject *)self;
+  }
+  return PyObject_CallFunctionObjArgs(scalar_route, (PyObject *)self, args,
+                                      kwargs ? kwargs : Py_None, NULL);
+}
+
 static PyObject *op_call(PyObject *o, PyObject *args, PyObject *kwargs) {
   bpy_op *self = (bpy_op *)o;
+  if (self->scalar_op) {
+    PyObject *target = scalar_target(self, args, kwargs);
+    if (!target)
+      return NULL;
+    if (target != o) {
+      PyObject *r = PyObject_Call(target, args, kwargs);
+      Py_DECREF(target);
+      return r;
+    }
+    Py_DECREF(target);
+  }
   PyObject *bound[MAX_ARGS];
   op_schema *sc = bind_call(self, args, kwargs, bound);
   if (!sc)
@@ -273,6 +335,7 @@ static PyObject *op_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
   self->torch_cpu = torch_cpu;
   self->gen = 0;
   self->schema = NULL;
+  self->scalar_op = NULL;
   self->name = PyUnicode_FromString(name);
   if (!self->name) {
     Py_DECREF(self);
@@ -281,18 +344,31 @@ static PyObject *op_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
   return (PyObject *)self;
 }
 
+/* op._set_scalar(overload): calls whose `other` is a number go to the
+ * given .Scalar overload (see scalar_target). */
+static PyObject *op_set_scalar(PyObject *o, PyObject *arg) {
+  bpy_op *self = (bpy_op *)o;
+  Py_INCREF(arg);
+  Py_XDECREF(self->scalar_op);
+  self->scalar_op = arg;
+  Py_RETURN_NONE;
+}
+
 static void op_dealloc(PyObject *o) {
   bpy_op *self = (bpy_op *)o;
   PyTypeObject *tp = Py_TYPE(o);
   bpy_schema_release(self->schema);
   self->schema = NULL;
   Py_CLEAR(self->name);
+  Py_CLEAR(self->scalar_op);
   freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
   f(o);
   Py_DECREF(tp);
 }
 
 static PyMethodDef op_methods[] = {
+  {"_set_scalar", op_set_scalar, METH_O,
+   "_set_scalar(overload): calls whose `other` is a number go to it."},
   {"meta", (PyCFunction)(void (*)(void))op_meta, METH_VARARGS | METH_KEYWORDS,
    "meta(*args, **kwargs): each result's (dtype, sizes, strides, device) "
    "from the op's meta function, without running a kernel."},

@@ -45,6 +45,8 @@ typedef struct bpy_op {
   int torch_cpu;         /* called by torch for its CPU dispatch key */
   unsigned long gen;     /* bpy_registry_generation of `schema`, + 1 */
   op_schema *schema;     /* a reference, or NULL */
+  PyObject *scalar_op;   /* the .Scalar overload calls with a number
+                          * `other` go to (op._set_scalar), or NULL */
 } bpy_op;
 
 /* The schema for a call: a new reference (op_schema_release it), or NULL
