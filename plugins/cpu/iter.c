@@ -81,6 +81,11 @@ typedef struct run_ctx {
   const cpu_iter *it;
   cpu_loop_fn loop;
   void *ctx;
+  /* tiled runs: slices of `per` tiles, each with `bufsize` bytes of
+   * buffers at bufs + slice * bufsize (NULL: the inputs read in place) */
+  int64_t tiles, per;
+  char *bufs;
+  size_t bufsize;
 } run_ctx;
 
 /* Runs the elements [begin, end) in row-major order of the iteration.  A
@@ -296,20 +301,25 @@ static void prefetch_tile(const cpu_iter *it, int64_t t) {
   }
 }
 
-static void run_tiles(void *p, int64_t begin, int64_t end) {
-  const run_ctx *rc = p;
+/* The bytes of one slice's buffers (one per packed input, 16 KiB for
+ * float32), and each input's offset in them. */
+static size_t tile_buffers(const cpu_iter *it, size_t at[CPU_ITER_MAX_OPS]) {
+  size_t total = 0;
+  for (int i = 0; i < it->a.nops; i++) {
+    at[i] = total;
+    if (it->packed & (1u << i)) total += (size_t)(TILE * TILE * it->a.elsize[i]);
+  }
+  return total;
+}
+
+/* Tiles [begin, end) with the buffers bufs (NULL: the inputs are read in
+ * place, the same results, slower). */
+static void run_tile_range(const run_ctx *rc, int64_t begin, int64_t end, char *bufs) {
   const cpu_iter *it = rc->it;
   int nops = it->a.nops;
-  /* One buffer per packed input (16 KiB for float32); without memory, the
-   * inputs are read in place (the same results, slower). */
-  unsigned packed = it->packed;
-  size_t at[CPU_ITER_MAX_OPS], total = 0;
-  for (int i = 0; i < nops; i++) {
-    at[i] = total;
-    if (packed & (1u << i)) total += (size_t)(TILE * TILE * it->a.elsize[i]);
-  }
-  char *bufs = packed ? malloc(total) : NULL;
-  if (!bufs) packed = 0;
+  size_t at[CPU_ITER_MAX_OPS];
+  tile_buffers(it, at);
+  unsigned packed = bufs ? it->packed : 0;
   if (begin < end) prefetch_tile(it, begin);
   for (int64_t t = begin; t < end; t++) {
     if (t + 1 < end) prefetch_tile(it, t + 1);
@@ -333,16 +343,37 @@ static void run_tiles(void *p, int64_t begin, int64_t end) {
       rc->loop(ptrs, si, ti, rc->ctx);
     }
   }
-  free(bufs);
+}
+
+/* Slices [begin, end), each with its buffers. */
+static void run_slices(void *p, int64_t begin, int64_t end) {
+  const run_ctx *rc = p;
+  for (int64_t sl = begin; sl < end; sl++) {
+    int64_t t0 = sl * rc->per, t1 = t0 + rc->per < rc->tiles ? t0 + rc->per : rc->tiles;
+    run_tile_range(rc, t0, t1, rc->bufs ? rc->bufs + (size_t)sl * rc->bufsize : NULL);
+  }
 }
 
 void cpu_iter_run(const cpu_iter *it, cpu_loop_fn loop, void *ctx) {
   if (it->a.numel == 0) return;
-  run_ctx rc = {it, loop, ctx};
+  run_ctx rc = {it, loop, ctx, 0, 0, NULL, 0};
   if (it->tile_dim >= 0) {
     int64_t nk = it->a.sizes[it->tile_dim], ni = it->a.sizes[it->a.ndim - 1];
-    int64_t tiles = it->a.numel / (nk * ni) * ((nk + TILE - 1) / TILE) * ((ni + TILE - 1) / TILE);
-    cpu_parallel_for(tiles, CPU_GRAIN / (TILE * TILE), run_tiles, &rc);
+    rc.tiles = it->a.numel / (nk * ni) * ((nk + TILE - 1) / TILE) * ((ni + TILE - 1) / TILE);
+    /* Slices of at least the pool's grain, up to four a thread, handed
+     * out as threads come free; their buffers are allocated here, as a
+     * pool thread never allocates (see attention.c). */
+    int64_t grain = CPU_GRAIN / (TILE * TILE), threads = cpu_num_threads();
+    int64_t slices = rc.tiles / grain;
+    if (slices > 4 * threads) slices = 4 * threads;
+    if (slices < 1 || threads <= 1) slices = 1;
+    rc.per = (rc.tiles + slices - 1) / slices;
+    slices = (rc.tiles + rc.per - 1) / rc.per;
+    size_t at[CPU_ITER_MAX_OPS];
+    rc.bufsize = tile_buffers(it, at);
+    rc.bufs = rc.bufsize ? malloc(rc.bufsize * (size_t)slices) : NULL;
+    cpu_parallel_items(slices, run_slices, &rc);
+    free(rc.bufs);
     return;
   }
   cpu_parallel_for(it->a.ndim == 0 ? 1 : it->a.numel, CPU_GRAIN, run_range, &rc);
