@@ -25,6 +25,11 @@
 #   synchronisation of the uninstrumented OpenMP runtime that torch's
 #   threads use, and reports their memcpy and memset calls as races; on
 #   one thread torch's ops run where TSan sees every access.
+#   Likewise OpenBLAS's threads, which are not instrumented either: the
+#   CPU plugin uses its own (instrumented) GEMM (BP_BLAS_LIBRARY=none)
+#   rather than setting OpenBLAS to its thread count, and torch's OpenBLAS
+#   runs on one thread (OPENBLAS_NUM_THREADS=1); a large GEMM of
+#   test-offload's models raced in sgemm_beta otherwise.
 test=$1
 if [ -z "$test" ]; then
   echo "usage: run.sh TEST.py" >&2
@@ -85,7 +90,9 @@ case ${BP_SANITIZER:-no} in
       exit 0
     }
     OMP_NUM_THREADS=1
-    export BP_TEST_PRELOAD OMP_NUM_THREADS
+    OPENBLAS_NUM_THREADS=1
+    BP_BLAS_LIBRARY=none
+    export BP_TEST_PRELOAD OMP_NUM_THREADS OPENBLAS_NUM_THREADS BP_BLAS_LIBRARY
     # The interpreter drops LD_PRELOAD from its environment, then runs
     # the test as python TEST.py would.
     LD_PRELOAD="$BP_TEST_PRELOAD${LD_PRELOAD:+ $LD_PRELOAD}" exec "$BP_PYTHON" -c '
