@@ -9,16 +9,8 @@ import math
 
 import torch
 
-import backplane
-
-_ops = {}
-
-
-def core(name):
-    op = _ops.get(name)
-    if op is None:
-        op = _ops[name] = backplane.Op("core::" + name, torch=True)
-    return op
+# The same Op cache and helpers as offload's table.
+from backplane._aten import _one_minus, core
 
 
 def _mul(a, b):
@@ -89,10 +81,6 @@ def _unary(fn):
     def grad(args, out, g):
         return [fn(args[0], out, g)]
     return grad
-
-
-def _one_minus(y):
-    return core("add.Scalar")(_scale(y, -1), 1.0)
 
 
 def _sign(x):
@@ -206,7 +194,7 @@ def _where(args, out, g):
 
 
 def _masked_fill(args, out, g):
-    x, mask = args[0], args[1]
+    mask = args[1]
     return [core("where")(mask, _zero(g), g), None, None]
 
 

@@ -117,14 +117,8 @@ def _meta_device(args, kwargs):
 
 
 def _tensor_device(args, kwargs):
-    for a in list(args) + list(kwargs.values()):
-        if isinstance(a, torch.Tensor):
-            return a.device
-        if isinstance(a, (list, tuple)):
-            for e in a:
-                if isinstance(e, torch.Tensor):
-                    return e.device
-    return torch.device("meta")
+    first = next(_tensors(args, kwargs), None)
+    return torch.device("meta") if first is None else first.device
 
 
 def _meta_impl(op):
