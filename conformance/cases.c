@@ -42,6 +42,7 @@ certify_case *add_case(const char *group, const char *name, void (*fn)(const cer
   snprintf(c->name, sizeof c->name, "%s", name);
   c->group = group;
   c->fn = fn;
+  c->timeout = cx.opt.timeout * (strcmp(group, "cycles") == 0 ? 10 : 1);
   snprintf(c->op, sizeof c->op, "%s", op ? op : "");
   return c;
 }
@@ -119,12 +120,25 @@ static void add_op_cases(void) {
  * loads; what the plugin registers comes from the probe, so the parent
  * never runs plugin code.  A plugin the probe could not load gets the
  * CHECK_PLUGIN cases alone. */
+/* Whether check ck belongs to the profile: the hostile hosts' group
+ * "host" to full and host, "cycles" to host alone, which runs only them
+ * and the plugin-wide handshake.  With --ops, a hostile host's case runs
+ * only when the glob matches its name (host/fork): each is a whole
+ * process of its own. */
+static bool in_profile(const check_def *ck) {
+  bool host = strcmp(ck->group, "host") == 0, cycles = strcmp(ck->group, "cycles") == 0;
+  if ((host || cycles) && cx.opt.ops && fnmatch(cx.opt.ops, ck->name, 0) != 0) return false;
+  if (cx.opt.host) return host || cycles || ck->scope == CHECK_PLUGIN;
+  return cycles ? false : host ? cx.opt.full : true;
+}
+
 void build_cases(void) {
   bool ops_done = false;
   size_t before = 0;
   for (size_t k = 0; k < ncheck_table; k++) {
     const check_def *ck = &check_table[k];
     if (ck->scope != CHECK_PLUGIN && !cx.probe.loaded) continue;
+    if (!in_profile(ck)) continue;
     if (ck->scope == CHECK_PLUGIN || ck->scope == CHECK_DEVICE) {
       add_case(ck->group, ck->name, ck->fn, NULL)->fresh = ck->fresh;
       if (cx.opt.ops && fnmatch(cx.opt.ops, ck->name, 0) == 0) cx.ops_name_plugin_case = true;
@@ -137,6 +151,6 @@ void build_cases(void) {
   }
   /* Fail closed: a run that checks no op certifies nothing.  (A --ops
    * that selects none is bad usage, which main() reports.) */
-  if (cx.probe.loaded && cx.op_cases == 0 && !cx.opt.ops)
+  if (cx.probe.loaded && cx.op_cases == 0 && !cx.opt.ops && !cx.opt.host)
     add_case("registration", "registration/ops", case_no_ops, NULL);
 }

@@ -57,7 +57,7 @@ extern const char *const isolation_name[];
 typedef struct cert_options {
   const char *plugin;
   const char *device;  /* "TYPE[:INDEX]" as given, or NULL */
-  const char *profile; /* "core" or "full" */
+  const char *profile; /* "core", "full" or "host" */
   const char *ops;     /* fnmatch glob, or NULL for all */
   const char *json;
   const char *html;
@@ -66,6 +66,7 @@ typedef struct cert_options {
   uint64_t seed;
   bool list;
   bool full;
+  bool host; /* --profile host: the hostile-host checks alone */
   enum isolation isolation;
 } cert_options;
 
@@ -83,6 +84,8 @@ struct certify_case {
   char op[96];       /* the op under test, or "" */
   int32_t dt;        /* numerics: the dtype */
   int sk;            /* numerics: the sample kind */
+  double timeout;    /* its time limit: --timeout, ten times that for
+                      * host/cycles (a thousand loads) */
   enum status status;
   char detail[1024];
   double seconds;

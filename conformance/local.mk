@@ -23,6 +23,8 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/sample_conv.c \
 	%D%/sample_nn.c \
 	%D%/sample_bad.c \
+	%D%/hoststate.h \
+	%D%/hoststate.c \
 	%D%/procstate.h \
 	%D%/procstate.c \
 	%D%/devtensor.h \
@@ -49,6 +51,11 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/device.c \
 	%D%/checks/process.c \
 	%D%/checks/teardown.c \
+	%D%/checks/hostrun.h \
+	%D%/checks/hostrun.c \
+	%D%/checks/host.c \
+	%D%/checks/fpenv.c \
+	%D%/checks/cycles.c \
 	%D%/elfsha.h \
 	%D%/elfsyms.c \
 	%D%/sha256.c \

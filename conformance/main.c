@@ -158,8 +158,11 @@ int main(int argc, char **argv) {
            "(\"depends on earlier calls\")\n",
            cx.run.ndepends);
   char scope[400] = "";
+  const char *prof = cx.opt.full   ? ""
+                     : cx.opt.host ? "profile host: the hostile-host checks alone"
+                                   : "profile core";
   if (cx.opt.ops || !cx.opt.full)
-    snprintf(scope, sizeof scope, " (%s%s%s%s%s)", cx.opt.full ? "" : "profile core",
+    snprintf(scope, sizeof scope, " (%s%s%s%s%s)", prof,
              cx.opt.ops && !cx.opt.full ? ", " : "", cx.opt.ops ? "only the ops --ops '" : "",
              cx.opt.ops ? cx.opt.ops : "", cx.opt.ops ? "' selects" : "");
   printf("# %zu passed, %zu failed, %zu skipped: %s%s\n", cx.run.npassed, cx.run.nfailed,

@@ -18,7 +18,7 @@ const char *const isolation_name[] = {"worker", "case"};
 
 static void usage(FILE *to) {
   fprintf(to,
-          "usage: bp-certify PLUGIN.so [--device TYPE[:INDEX]] [--profile core|full]\n"
+          "usage: bp-certify PLUGIN.so [--device TYPE[:INDEX]] [--profile core|full|host]\n"
           "                  [--ops GLOB] [--json FILE] [--html FILE] [--jobs N]\n"
           "                  [--timeout S] [--seed N] [--isolation worker|case] [--list]\n");
 }
@@ -91,10 +91,11 @@ void parse_args(int argc, char **argv) {
         bad_usage("--device: bad index in '%s' (expected TYPE[:INDEX], INDEX >= 0)", val);
       cx.opt.device = val;
     } else if (strcmp(name, "--profile") == 0) {
-      if (strcmp(val, "core") != 0 && strcmp(val, "full") != 0)
-        bad_usage("--profile: expected 'core' or 'full', got '%s'", val);
+      if (strcmp(val, "core") != 0 && strcmp(val, "full") != 0 && strcmp(val, "host") != 0)
+        bad_usage("--profile: expected 'core', 'full' or 'host', got '%s'", val);
       cx.opt.profile = val;
       cx.opt.full = strcmp(val, "full") == 0;
+      cx.opt.host = strcmp(val, "host") == 0;
     } else if (strcmp(name, "--ops") == 0) {
       cx.opt.ops = val;
     } else if (strcmp(name, "--json") == 0) {

@@ -320,7 +320,9 @@ bool write_html(const char *path) {
           cx.run.nfailed, cx.run.nskipped, cx.run.nfailed ? "does NOT conform" : "conforms");
   if (!cx.opt.full || cx.opt.ops) {
     fputs("<p><b>A partial run:</b> ", f);
-    if (!cx.opt.full) fputs("the core profile, not full", f);
+    if (!cx.opt.full)
+      fputs(cx.opt.host ? "the host profile (the hostile-host checks alone), not full"
+                        : "the core profile, not full", f);
     if (!cx.opt.full && cx.opt.ops) fputs("; ", f);
     if (cx.opt.ops) {
       fputs("only the ops that --ops '", f);

@@ -473,8 +473,9 @@ static void service_worker(slot *s) {
   }
   char detail[160];
   int how;
-  if (in_case && (how = budget_spent(&s->cb, cx.opt.timeout)) != BUDGET_LEFT) {
-    snprintf(detail, sizeof detail, "TIMEOUT after %g s%s", cx.opt.timeout, budget_how(how));
+  double limit = in_case ? cx.cases.v[s->ci].timeout : cx.opt.timeout;
+  if (in_case && (how = budget_spent(&s->cb, limit)) != BUDGET_LEFT) {
+    snprintf(detail, sizeof detail, "TIMEOUT after %g s%s", limit, budget_how(how));
     kill_worker(s);
     s->busy = false;
     set_verdict(s->ci, true, ST_TIMEOUT, detail, now() - s->t0);
@@ -490,7 +491,8 @@ static void service_child(slot *s) {
     s->cfd = -1;
   }
   int wst = 0;
-  int how = budget_spent(&s->cb, cx.opt.timeout);
+  double limit = cx.cases.v[s->ci].timeout;
+  int how = budget_spent(&s->cb, limit);
   bool timed_out = how != BUDGET_LEFT;
   pid_t w = s->cfd < 0 ? waitpid(s->cpid, &wst, WNOHANG) : 0;
   if (w == 0 && !timed_out) return;
@@ -504,7 +506,7 @@ static void service_child(slot *s) {
   double seconds = now() - s->t0;
   char detail[1024];
   if (w == 0) {
-    snprintf(detail, sizeof detail, "TIMEOUT after %g s%s", cx.opt.timeout, budget_how(how));
+    snprintf(detail, sizeof detail, "TIMEOUT after %g s%s", limit, budget_how(how));
     set_verdict(s->ci, false, ST_TIMEOUT, detail, seconds);
     return;
   }

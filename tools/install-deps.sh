@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs what building and testing Backplane needs on Debian (12 or
 # later): the Python package is built for Debian's python3 (python3-dev),
-# and its tests use numpy and torch.
+# and its tests use numpy and torch; the certifier's tests make a locale
+# with a decimal comma from the locales package's sources.
 #
 # When every package is already installed it says so and exits 0, as any
 # user.  Otherwise it installs the missing ones with apt-get: as root
@@ -17,7 +18,7 @@ set -e
 packages="build-essential autoconf automake libtool pkg-config \
   libffi-dev libdlpack-dev libopenblas-dev abigail-tools valgrind \
   python3-dev python3-numpy python3-torch python3-pip python3-setuptools \
-  python3-wheel"
+  python3-wheel locales"
 check_only=no
 case ${1-} in
   "") ;;

@@ -29,6 +29,15 @@ void case_process_load(const certify_case *c);
 void case_process(const certify_case *c);
 /* teardown.c */
 void case_teardown(const certify_case *c);
+/* host.c, fpenv.c, cycles.c: the hostile hosts (group "host" in the full
+ * and host profiles, "cycles" in the host profile) */
+void case_host_sigprof(const certify_case *c);
+void case_host_fork(const certify_case *c);
+void case_host_stack(const certify_case *c);
+void case_host_affinity(const certify_case *c);
+void case_host_locale(const certify_case *c);
+void case_host_fpenv(const certify_case *c);
+void case_host_cycles(const certify_case *c);
 /* numerics.c */
 void case_numerics(const certify_case *c);
 /* meta.c */

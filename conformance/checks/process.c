@@ -16,14 +16,17 @@
 
 #include <backplane/host.h>
 
+#include "../hoststate.h"
 #include "../procstate.h"
 #include "checks.h"
 
-/* Compares the process state with fp0/sig0; false after a verdict that
- * starts with `what`. */
-static bool unchanged(const fp_state *fp0, const sig_state *sig0, const char *what) {
+/* Compares the process state with fp0/sig0/hs0; false after a verdict
+ * that starts with `what`. */
+static bool unchanged(const fp_state *fp0, const sig_state *sig0, const host_state *hs0,
+                      const char *what) {
   fp_state fp;
   sig_state sig;
+  host_state hs;
   char why[400];
   fp_state_get(&fp);
   if (!fp_state_same(fp0, &fp, why, sizeof why)) {
@@ -35,27 +38,40 @@ static bool unchanged(const fp_state *fp0, const sig_state *sig0, const char *wh
     verdict(ST_FAIL, "process: %s changed a signal's disposition: %s", what, why);
     return false;
   }
+  host_state_get(&hs);
+  bool same = host_state_same(hs0, &hs, HS_NO_FDS, why, sizeof why);
+  host_state_free(&hs);
+  if (!same) {
+    verdict(ST_FAIL, "process: %s changed the host process: %s", what, why);
+    return false;
+  }
   return true;
 }
 
 /* process/load: loading the plugin (its init and setup) leaves the FP
- * environment, the signal dispositions and the mask as they were. */
+ * environment, the signal dispositions and the mask, the environment
+ * variables, locale, working directory, umask, resource limits and CPU
+ * affinity as they were. */
 void case_process_load(const certify_case *c) {
   (void)c;
   fp_state fp0;
   sig_state sig0;
+  host_state hs0;
   fp_state_get(&fp0);
   sig_state_get(&sig0);
-  if (!load_plugin() || !pick_device()) return;
-  if (!unchanged(&fp0, &sig0, "loading the plugin")) return;
-  verdict(ST_PASS, "loading the plugin leaves the floating-point environment and every signal's "
-                   "disposition and mask as they were");
+  host_state_get(&hs0);
+  bool ok = load_plugin() && pick_device() && unchanged(&fp0, &sig0, &hs0, "loading the plugin");
+  host_state_free(&hs0);
+  if (!ok) return;
+  verdict(ST_PASS, "loading the plugin leaves the floating-point environment, every signal's "
+                   "disposition and the mask, the environment variables, locale, working "
+                   "directory, umask, resource limits and CPU affinity as they were");
 }
 
 /* Calls the op on each sample of v and checks the state after each;
  * false after a verdict. */
 static bool calls_leave_alone(sample *v, size_t n, const fp_state *fp0, const sig_state *sig0,
-                              size_t *ncalls) {
+                              const host_state *hs0, size_t *ncalls) {
   for (size_t k = 0; k < n; k++) {
     argset as;
     char desc[300], what[400];
@@ -69,7 +85,7 @@ static bool calls_leave_alone(sample *v, size_t n, const fp_state *fp0, const si
     (*ncalls)++;
     snprintf(what, sizeof what, "a %s call on %s", st == BP_OK ? "successful" : "failing",
              sample_desc(&v[k], desc, sizeof desc));
-    if (!unchanged(fp0, sig0, what) || !guard_ok("bounds", &v[k])) return false;
+    if (!unchanged(fp0, sig0, hs0, what) || !guard_ok("bounds", &v[k])) return false;
   }
   return true;
 }
@@ -81,21 +97,25 @@ void case_process(const certify_case *c) {
   if (!op_setup(c)) return;
   fp_state fp0;
   sig_state sig0;
-  fp_state_get(&fp0);
-  sig_state_get(&sig0);
+  host_state hs0;
   size_t n, nb = 0, ncalls = 0;
   sample *set = op_check_set(&n), *bad = NULL;
   if (!set) return;
-  bool ok = calls_leave_alone(set, n, &fp0, &sig0, &ncalls);
+  fp_state_get(&fp0);
+  sig_state_get(&sig0);
+  host_state_get(&hs0);
+  bool ok = calls_leave_alone(set, n, &fp0, &sig0, &hs0, &ncalls);
   if (ok && cx.cur.r >= 0) {
     gen_opts o = op_gen_opts();
     bad = gen_core_set(cx.cur.r, BP_FLOAT32, SK_BADSHAPE, &o, &nb);
-    ok = calls_leave_alone(bad, nb, &fp0, &sig0, &ncalls);
+    ok = calls_leave_alone(bad, nb, &fp0, &sig0, &hs0, &ncalls);
   }
+  host_state_free(&hs0);
   sample_set_free(set, n);
   sample_set_free(bad, nb);
   if (!ok) return;
-  verdict(ST_PASS, "%zu calls leave the floating-point environment and the signal dispositions "
-                   "and mask as they were",
+  verdict(ST_PASS, "%zu calls leave the floating-point environment, the signal dispositions and "
+                   "mask, the environment variables, locale, working directory, umask, resource "
+                   "limits and CPU affinity as they were",
           ncalls);
 }

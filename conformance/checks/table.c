@@ -41,6 +41,13 @@ const check_def check_table[] = {
     {"device",        "device/synchronize",   CHECK_DEVICE,      case_sync,        NULL, false},
     {"device",        "device/streams",       CHECK_DEVICE,      case_streams,     NULL, false},
     {"teardown",      "teardown/unload",      CHECK_DEVICE,      case_teardown,    NULL, true},
+    {"host",          "host/fpenv",           CHECK_DEVICE,      case_host_fpenv,  NULL, true},
+    {"host",          "host/sigprof",         CHECK_DEVICE,      case_host_sigprof, NULL, true},
+    {"host",          "host/fork",            CHECK_DEVICE,      case_host_fork,   NULL, true},
+    {"host",          "host/stack",           CHECK_DEVICE,      case_host_stack,  NULL, true},
+    {"host",          "host/affinity",        CHECK_DEVICE,      case_host_affinity, NULL, true},
+    {"host",          "host/locale",          CHECK_DEVICE,      case_host_locale, NULL, true},
+    {"cycles",        "host/cycles",          CHECK_DEVICE,      case_host_cycles, NULL, true},
 };
 const size_t ncheck_table = sizeof check_table / sizeof *check_table;
 

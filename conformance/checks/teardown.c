@@ -18,6 +18,7 @@
 
 #include <backplane/host.h>
 
+#include "../hoststate.h"
 #include "../procstate.h"
 #include "checks.h"
 
@@ -74,8 +75,11 @@ void case_teardown(const certify_case *c) {
   sig_state sig0, sig;
   map_state prev = {0, 0, 0}, m;
   char why[400];
+  /* (static: a verdict returns early, and the snapshot stays reachable) */
+  static host_state hs0, hs;
   fp_state_get(&fp0);
   sig_state_get(&sig0);
+  host_state_get(&hs0);
   int threads0 = proc_threads();
   long tids0[256];
   int ntids0 = proc_thread_ids(tids0, 256);
@@ -115,6 +119,15 @@ void case_teardown(const certify_case *c) {
               cycle, why);
       return;
     }
+    host_state_get(&hs);
+    bool same = host_state_same(&hs0, &hs, HS_FDS, why, sizeof why);
+    host_state_free(&hs);
+    if (!same) {
+      verdict(ST_FAIL, "teardown: cycle %d: after bp_plugin_unload the process differs from "
+                       "before the load: %s",
+              cycle, why);
+      return;
+    }
     /* The process goes on: the host still answers, and its definitions
      * of the core ops outlive the plugin's kernels. */
     const bp_op *add = NULL;
@@ -136,8 +149,10 @@ void case_teardown(const certify_case *c) {
     }
     prev = m;
   }
+  host_state_free(&hs0);
   verdict(ST_PASS, "%d cycles of load, %ld calls in all, unload: %s left behind, the "
-                   "floating-point environment and signals as before, and the host goes on",
+                   "floating-point environment, signals, file descriptors, environment, locale, "
+                   "working directory, umask, limits and affinity as before, and the host goes on",
           CYCLES, calls,
           !proc_threads_meaningful() ? "no mapping or thread measured (a sanitizer runtime maps "
                                        "memory and starts a thread of its own)"

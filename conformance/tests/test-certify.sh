@@ -25,6 +25,12 @@ if [ "$tier" = long ]; then
     result $? "profile $profile: both isolations certify the CPU plugin with the same cases, verdicts and reasons" \
       "$tmp/${profile}case.tap"
   done
+  # The host profile: the hostile hosts, a thousand load cycles included.
+  run host "$cpu" --profile host --jobs 2
+  has "$tmp/host.tap" "^exit 0$" && has "$tmp/host.tap" "^ok [0-9]* - host/cycles$" &&
+    has "$tmp/host.tap" "^ok [0-9]* - host/fork$" &&
+    has "$tmp/host.tap" "^# .* passed, 0 failed, .*: conforms (profile host: the hostile-host checks alone)$"
+  result $? "profile host: the CPU plugin survives a thousand load cycles and every hostile host" "$tmp/host.tap"
   echo "1..$n"
   exit $fail
 fi
@@ -264,6 +270,19 @@ else
       has "$tmp/cudanodev.tap" "^1\.\.0 # SKIP cannot certify: cuda:0 does not exist: there are 0 cuda devices (the plugin's note: cuda: 0 devices: .*)$"
     result $? "a GPU plugin without its GPU gives the plugin's note" "$tmp/cudanodev.tap"
   fi
+fi
+
+# host/locale under a locale whose decimal point is a comma, made for the
+# test where the system has none installed.
+if command -v localedef > /dev/null 2>&1 &&
+   localedef -i de_DE -f UTF-8 "$tmp/locales/de_DE.UTF-8" > "$tmp/localedef.txt" 2>&1; then
+  LOCPATH="$tmp/locales" run locale "$cpu" --profile full --ops host/locale
+  has "$tmp/locale.tap" "^exit 0$" &&
+    has "$tmp/locale.tap" "^ok [0-9]* - host/locale$" &&
+    ! has "$tmp/locale.tap" "host/locale # SKIP"
+  result $? "host/locale: the CPU plugin registers and computes the same under a decimal comma" "$tmp/locale.tap"
+else
+  skip "host/locale: the CPU plugin registers and computes the same under a decimal comma" "localedef cannot make de_DE.UTF-8 here"
 fi
 
 # Bad usage.

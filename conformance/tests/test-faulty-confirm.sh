@@ -38,10 +38,10 @@ result() { # result STATUS DESCRIPTION [DETAIL]
 bad=
 while IFS="$tab" read -r name cat re prof desc; do
   case $cat in
-    sizes|layouts|broadcast|dims|promotion|values|matmul|aliasing|bounds|process|teardown|errors|races|leaks) ;;
+    sizes|layouts|broadcast|dims|promotion|values|matmul|aliasing|bounds|process|teardown|errors|races|leaks|host) ;;
     *) bad="$bad $name(category '$cat')" ;;
   esac
-  case $prof in core|full) ;; *) bad="$bad $name(profile '$prof')" ;; esac
+  case $prof in core|full|host) ;; *) bad="$bad $name(profile '$prof')" ;; esac
   echo | grep -E -- "$re" > /dev/null 2>&1
   [ $? -le 1 ] || bad="$bad $name(regex)"
   [ -n "$desc" ] || bad="$bad $name(no description)"

@@ -5,9 +5,13 @@
  * caller that finds the pool busy, or that is itself a pool task, runs its
  * work inline, so the pool never deadlocks and never oversubscribes.  A
  * forked child starts with no workers (pthread_atfork), as the threads do
- * not survive fork.
+ * not survive fork.  Each job carries its caller's floating-point
+ * environment (rounding, flush to zero, denormals are zero), which the
+ * workers take on before they run it: a worker would otherwise keep the
+ * environment of whichever thread started the pool.
  */
 #define _GNU_SOURCE
+#include <fenv.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -23,6 +27,7 @@ typedef struct job {
   int64_t n, chunk;
   atomic_int_fast64_t next;     /* next chunk to take */
   atomic_int_fast64_t pending;  /* chunks not yet finished */
+  fenv_t env;                   /* the caller's floating-point environment */
 } job;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -113,6 +118,7 @@ static void *worker_main(void *arg) {
      * to drop, not only for the chunks, before it returns. */
     active++;
     pthread_mutex_unlock(&lock);
+    fesetenv(&j->env);
     work_on(j);
     pthread_mutex_lock(&lock);
     if (--active == 0) pthread_cond_broadcast(&done_cv);
@@ -138,6 +144,7 @@ static void run_job(int64_t n, int64_t chunk, void (*fn)(void *ctx, int64_t begi
   j.ctx = ctx;
   j.n = n;
   j.chunk = chunk;
+  fegetenv(&j.env);
   atomic_init(&j.next, 0);
   atomic_init(&j.pending, (n + j.chunk - 1) / j.chunk);
   pthread_mutex_lock(&lock);

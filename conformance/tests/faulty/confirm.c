@@ -349,6 +349,8 @@ static const trigger *find(const char *name) {
     if (strcmp(num_triggers[i].name, name) == 0) return &num_triggers[i];
   for (size_t i = 0; i < proc_ntriggers; i++)
     if (strcmp(proc_triggers[i].name, name) == 0) return &proc_triggers[i];
+  for (size_t i = 0; i < host_ntriggers; i++)
+    if (strcmp(host_triggers[i].name, name) == 0) return &host_triggers[i];
   return NULL;
 }
 
@@ -363,6 +365,7 @@ int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--list") == 0) {
     for (size_t k = 0; k < num_ntriggers; k++) printf("%s\n", num_triggers[k].name);
     for (size_t k = 0; k < proc_ntriggers; k++) printf("%s\n", proc_triggers[k].name);
+    for (size_t k = 0; k < host_ntriggers; k++) printf("%s\n", host_triggers[k].name);
     return 0;
   }
   if (argc == 2 && strcmp(argv[1], "--sanitizer") == 0) {

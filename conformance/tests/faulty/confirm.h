@@ -34,8 +34,8 @@ typedef struct trigger {
   unsigned flags;
 } trigger;
 
-extern const trigger num_triggers[], proc_triggers[];
-extern const size_t num_ntriggers, proc_ntriggers;
+extern const trigger num_triggers[], proc_triggers[], host_triggers[];
+extern const size_t num_ntriggers, proc_ntriggers, host_ntriggers;
 
 /* The plugin under test: its path, and the loaded plugin. */
 extern const char *plugin_path;

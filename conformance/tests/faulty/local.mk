@@ -88,7 +88,18 @@ check_LTLIBRARIES += \
 	%D%/exp_table_init.la \
 	%D%/softmax_pingpong.la \
 	%D%/add_leak_on_error.la \
-	%D%/matmul_leak_ws.la
+	%D%/matmul_leak_ws.la \
+	%D%/setenv_omp.la \
+	%D%/umask_at_load.la \
+	%D%/fd_left_open.la \
+	%D%/pins_caller.la \
+	%D%/fpenv_worker_ftz.la \
+	%D%/sigprof_sem_eintr.la \
+	%D%/fork_no_atfork.la \
+	%D%/stack_scratch.la \
+	%D%/one_cpu_divide.la \
+	%D%/key_leak.la \
+	%D%/tls_destructor.la
 %C%_mul_tail7_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
 %C%_mul_tail7_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MUL_TAIL7
 %C%_mul_tail7_la_LDFLAGS = $(SHIM_LDFLAGS)
@@ -373,6 +384,50 @@ check_LTLIBRARIES += \
 %C%_matmul_leak_ws_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MATMUL_LEAK_WS
 %C%_matmul_leak_ws_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_matmul_leak_ws_la_LIBADD = $(SHIM_LIBADD)
+%C%_setenv_omp_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_setenv_omp_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SETENV_OMP
+%C%_setenv_omp_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_setenv_omp_la_LIBADD = $(SHIM_LIBADD)
+%C%_umask_at_load_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_umask_at_load_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_UMASK_AT_LOAD
+%C%_umask_at_load_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_umask_at_load_la_LIBADD = $(SHIM_LIBADD)
+%C%_fd_left_open_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_fd_left_open_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_FD_LEFT_OPEN
+%C%_fd_left_open_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_fd_left_open_la_LIBADD = $(SHIM_LIBADD)
+%C%_pins_caller_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_pins_caller_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_PINS_CALLER
+%C%_pins_caller_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_pins_caller_la_LIBADD = $(SHIM_LIBADD)
+%C%_fpenv_worker_ftz_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_fpenv_worker_ftz_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_FPENV_WORKER_FTZ
+%C%_fpenv_worker_ftz_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_fpenv_worker_ftz_la_LIBADD = $(SHIM_LIBADD)
+%C%_sigprof_sem_eintr_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_sigprof_sem_eintr_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SIGPROF_SEM_EINTR
+%C%_sigprof_sem_eintr_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sigprof_sem_eintr_la_LIBADD = $(SHIM_LIBADD)
+%C%_fork_no_atfork_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_fork_no_atfork_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_FORK_NO_ATFORK
+%C%_fork_no_atfork_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_fork_no_atfork_la_LIBADD = $(SHIM_LIBADD)
+%C%_stack_scratch_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_stack_scratch_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_STACK_SCRATCH
+%C%_stack_scratch_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_stack_scratch_la_LIBADD = $(SHIM_LIBADD)
+%C%_one_cpu_divide_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_one_cpu_divide_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ONE_CPU_DIVIDE
+%C%_one_cpu_divide_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_one_cpu_divide_la_LIBADD = $(SHIM_LIBADD)
+%C%_key_leak_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_key_leak_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_KEY_LEAK
+%C%_key_leak_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_key_leak_la_LIBADD = $(SHIM_LIBADD)
+%C%_tls_destructor_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_tls_destructor_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_TLS_DESTRUCTOR
+%C%_tls_destructor_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_tls_destructor_la_LIBADD = $(SHIM_LIBADD)
 EXTRA_DIST += %D%/corpus.tsv
 
 # Confirms each fault on its trigger, against the float64 reference of the
@@ -383,6 +438,7 @@ check_PROGRAMS += %D%/confirm
 	%D%/confirm.h \
 	%D%/triggers-num.c \
 	%D%/triggers-proc.c \
+	%D%/triggers-host.c \
 	tests/cpu/ref.c \
 	tests/cpu/ref2.c \
 	tests/cpu/ref3.c \
