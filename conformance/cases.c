@@ -42,7 +42,7 @@ certify_case *add_case(const char *group, const char *name, void (*fn)(const cer
   snprintf(c->name, sizeof c->name, "%s", name);
   c->group = group;
   c->fn = fn;
-  c->timeout = cx.opt.timeout * (strcmp(group, "cycles") == 0 ? 10 : 1);
+  c->timeout = cx.opt.timeout * (strcmp(group, "host-long") == 0 ? 10 : 1);
   snprintf(c->op, sizeof c->op, "%s", op ? op : "");
   return c;
 }
@@ -121,12 +121,12 @@ static void add_op_cases(void) {
  * never runs plugin code.  A plugin the probe could not load gets the
  * CHECK_PLUGIN cases alone. */
 /* Whether check ck belongs to the profile: the hostile hosts' group
- * "host" to full and host, "cycles" to host alone, which runs only them
+ * "host" to full and host, "host-long" to host alone, which runs only them
  * and the plugin-wide handshake.  With --ops, a hostile host's case runs
  * only when the glob matches its name (host/fork): each is a whole
  * process of its own. */
 static bool in_profile(const check_def *ck) {
-  bool host = strcmp(ck->group, "host") == 0, cycles = strcmp(ck->group, "cycles") == 0;
+  bool host = strcmp(ck->group, "host") == 0, cycles = strcmp(ck->group, "host-long") == 0;
   if ((host || cycles) && cx.opt.ops && fnmatch(cx.opt.ops, ck->name, 0) != 0) return false;
   if (cx.opt.host) return host || cycles || ck->scope == CHECK_PLUGIN;
   return cycles ? false : host ? cx.opt.full : true;

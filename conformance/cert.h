@@ -67,6 +67,7 @@ typedef struct cert_options {
   bool list;
   bool full;
   bool host; /* --profile host: the hostile-host checks alone */
+  const char *threads_env; /* --threads-env: the plugin's thread-count setting */
   enum isolation isolation;
 } cert_options;
 
@@ -85,7 +86,7 @@ struct certify_case {
   int32_t dt;        /* numerics: the dtype */
   int sk;            /* numerics: the sample kind */
   double timeout;    /* its time limit: --timeout, ten times that for
-                      * host/cycles (a thousand loads) */
+                      * host/cycles and host/threads (many loads) */
   enum status status;
   char detail[1024];
   double seconds;
@@ -159,6 +160,9 @@ typedef struct case_list {
 
 void send_verdict(enum status st, char *detail);
 void verdict(enum status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text put before every verdict's detail while not empty (a check that
+ * runs another's under a condition says which). */
+extern char verdict_prefix[128];
 
 /* A read-only input between two PROT_NONE guard pages.  A write into the
  * data pages is a schema-honesty failure, an access to a guard page a

@@ -56,6 +56,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/host.c \
 	%D%/checks/fpenv.c \
 	%D%/checks/cycles.c \
+	%D%/checks/threads.c \
 	%D%/elfsha.h \
 	%D%/elfsyms.c \
 	%D%/sha256.c \

@@ -19,8 +19,9 @@ const char *const isolation_name[] = {"worker", "case"};
 static void usage(FILE *to) {
   fprintf(to,
           "usage: bp-certify PLUGIN.so [--device TYPE[:INDEX]] [--profile core|full|host]\n"
-          "                  [--ops GLOB] [--json FILE] [--html FILE] [--jobs N]\n"
-          "                  [--timeout S] [--seed N] [--isolation worker|case] [--list]\n");
+          "                  [--threads-env NAME] [--ops GLOB] [--json FILE] [--html FILE]\n"
+          "                  [--jobs N] [--timeout S] [--seed N] [--isolation worker|case]\n"
+          "                  [--list]\n");
 }
 
 static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -60,8 +61,9 @@ void parse_args(int argc, char **argv) {
       cx.opt.plugin = a;
       continue;
     }
-    static const char *const with_value[] = {"--device", "--profile", "--ops",  "--json",
-                                             "--html",   "--jobs",    "--timeout", "--seed",
+    static const char *const with_value[] = {"--device",      "--profile", "--ops",
+                                             "--threads-env", "--json",    "--html",
+                                             "--jobs",        "--timeout", "--seed",
                                              "--isolation"};
     const char *val = NULL;
     size_t k;
@@ -98,6 +100,13 @@ void parse_args(int argc, char **argv) {
       cx.opt.host = strcmp(val, "host") == 0;
     } else if (strcmp(name, "--ops") == 0) {
       cx.opt.ops = val;
+    } else if (strcmp(name, "--threads-env") == 0) {
+      bool ok = (val[0] >= 'A' && val[0] <= 'Z') || (val[0] >= 'a' && val[0] <= 'z') || val[0] == '_';
+      for (const char *q = val; ok && *q; q++)
+        ok = (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ||
+             *q == '_';
+      if (!ok) bad_usage("--threads-env: expected an environment variable's name, got '%s'", val);
+      cx.opt.threads_env = val;
     } else if (strcmp(name, "--json") == 0) {
       if (!*val) bad_usage("--json: empty file name");
       cx.opt.json = val;

@@ -43,11 +43,14 @@ void send_verdict(enum status st, char *detail) {
   }
 }
 
+char verdict_prefix[128];
+
 void verdict(enum status st, const char *fmt, ...) {
   char detail[1024];
+  size_t o = (size_t)snprintf(detail, sizeof detail, "%s", verdict_prefix);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(detail, sizeof detail, fmt, ap);
+  vsnprintf(detail + o, sizeof detail - o, fmt, ap);
   va_end(ap);
   send_verdict(st, detail);
 }

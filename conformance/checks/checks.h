@@ -38,8 +38,13 @@ void case_host_affinity(const certify_case *c);
 void case_host_locale(const certify_case *c);
 void case_host_fpenv(const certify_case *c);
 void case_host_cycles(const certify_case *c);
+void case_host_threads(const certify_case *c);
 /* numerics.c */
 void case_numerics(const certify_case *c);
+/* One sample of the current op (op_setup) against the float64 reference:
+ * 1 when it matches, 0 after a verdict, -1 when the op set refuses it
+ * and so does the kernel.  c->dt is the sample's dtype. */
+int numerics_one(const certify_case *c, const sample *s);
 /* meta.c */
 void case_meta(const certify_case *c);
 void case_nometa(const certify_case *c);

@@ -99,7 +99,7 @@ static int second_ok(const sample *s, const bp_stack *st, const char *desc) {
 }
 
 /* One sample: 1 checked, 0 after a verdict, -1 refused as the op set says. */
-static int run_one(const certify_case *c, const sample *s) {
+int numerics_one(const certify_case *c, const sample *s) {
   char desc[400], why[700], mmsg[400];
   argset as;
   sample_desc(s, desc, sizeof desc);
@@ -162,7 +162,7 @@ void case_numerics(const certify_case *c) {
   size_t n, checked = 0, nrefused = 0, nexact = 0;
   sample *set = gen_core_set(cx.cur.r, c->dt, c->sk, &o, &n);
   for (size_t i = 0; i < n; i++) {
-    int got = run_one(c, &set[i]);
+    int got = numerics_one(c, &set[i]);
     if (got == 0) {
       sample_set_free(set, n);
       return;

@@ -47,7 +47,8 @@ const check_def check_table[] = {
     {"host",          "host/stack",           CHECK_DEVICE,      case_host_stack,  NULL, true},
     {"host",          "host/affinity",        CHECK_DEVICE,      case_host_affinity, NULL, true},
     {"host",          "host/locale",          CHECK_DEVICE,      case_host_locale, NULL, true},
-    {"cycles",        "host/cycles",          CHECK_DEVICE,      case_host_cycles, NULL, true},
+    {"host-long",     "host/cycles",          CHECK_DEVICE,      case_host_cycles, NULL, true},
+    {"host-long",     "host/threads",         CHECK_DEVICE,      case_host_threads, NULL, true},
 };
 const size_t ncheck_table = sizeof check_table / sizeof *check_table;
 

@@ -26,8 +26,9 @@ if [ "$tier" = long ]; then
       "$tmp/${profile}case.tap"
   done
   # The host profile: the hostile hosts, a thousand load cycles included.
-  run host "$cpu" --profile host --jobs 2
+  run host "$cpu" --profile host --jobs 2 --threads-env BP_CPU_THREADS
   has "$tmp/host.tap" "^exit 0$" && has "$tmp/host.tap" "^ok [0-9]* - host/cycles$" &&
+    has "$tmp/host.tap" "^ok [0-9]* - host/threads$" &&
     has "$tmp/host.tap" "^ok [0-9]* - host/fork$" &&
     has "$tmp/host.tap" "^# .* passed, 0 failed, .*: conforms (profile host: the hostile-host checks alone)$"
   result $? "profile host: the CPU plugin survives a thousand load cycles and every hostile host" "$tmp/host.tap"

@@ -272,3 +272,32 @@ SHIM_KERNEL(tls_destructor) {
 }
 const shim_fault shim_the_fault = {"tls_destructor", "add", tls_destructor, NULL, NULL};
 #endif
+
+#if defined(FAULT_SUM_POW2_PARTIALS)
+/* sum of all of 65536 contiguous float32 elements or more splits them
+ * among as many threads as BP_CPU_THREADS says (else the CPUs online) and
+ * adds the threads' partial sums in a tree that takes their count for a
+ * power of two: with 3 threads the third partial is dropped, with 7 the
+ * third and seventh. */
+SHIM_KERNEL(sum_pow2_partials) {
+  const bp_tensor_view *a = SHIM_ARG(0);
+  if (a->dtype != BP_FLOAT32 || a->numel < 65536 || !(a->flags & BP_VIEW_CONTIGUOUS) ||
+      args[1].len != 0 || args[3].tag != BP_TAG_NONE)
+    return shim_real(ctx, args, nargs, rets, nrets);
+  const char *env = getenv("BP_CPU_THREADS");
+  long t = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+  if (t < 1 || t > 64) t = 1;
+  bp_status st = shim_real(ctx, args, nargs, rets, nrets);
+  if (st) return st;
+  double part[64] = {0};
+  const float *x = a->data;
+  int64_t per = (a->numel + t - 1) / t;
+  for (long i = 0; i < t; i++)
+    for (int64_t k = i * per; k < (i + 1) * per && k < a->numel; k++) part[i] += x[k];
+  for (long w = t / 2; w > 0; w /= 2)
+    for (long i = 0; i < w; i++) part[i] += part[i + w];
+  shim_store(SHIM_RET(), 0, part[0]);
+  return BP_OK;
+}
+const shim_fault shim_the_fault = {"sum_pow2_partials", "sum", sum_pow2_partials, NULL, NULL};
+#endif

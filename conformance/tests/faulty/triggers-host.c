@@ -265,6 +265,23 @@ static int t_tls_destructor(char *why, size_t len) {
   return 0;
 }
 
+static int t_sum_pow2_partials(char *why, size_t len) {
+  setenv("BP_CPU_THREADS", "3", 1);
+  if (bp_plugin_load(plugin_path, &plugin) != BP_OK) return -1;
+  int64_t n = 100003;
+  rt *x = rnd(F32, 1, &n, 0.5, 1);
+  bp_tensor *a = mk(x, NULL, 0);
+  call c;
+  call_init(&c);
+  arg_t(&c, a);
+  int64_t m = 0;
+  rt *want = ref_reduce(RR_SUM, x, NULL, 0, false, BP_DTYPE_INVALID, &m);
+  int r = check("core::sum", &c, want, false, 1, 1, why, len);
+  bp_tensor_release(a);
+  rt_free(x);
+  return r;
+}
+
 const trigger host_triggers[] = {
     {"setenv_omp", t_setenv_omp, T_NOLOAD},
     {"umask_at_load", t_umask_at_load, T_NOLOAD},
@@ -277,5 +294,6 @@ const trigger host_triggers[] = {
     {"one_cpu_divide", t_one_cpu_divide, 0},
     {"key_leak", t_key_leak, T_NOLOAD},
     {"tls_destructor", t_tls_destructor, T_NOLOAD},
+    {"sum_pow2_partials", t_sum_pow2_partials, T_NOLOAD},
 };
 const size_t host_ntriggers = sizeof host_triggers / sizeof *host_triggers;
