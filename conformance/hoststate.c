@@ -51,6 +51,57 @@ static long read_umask(void) {
   return m;
 }
 
+typedef struct host_map {
+  unsigned long lo, hi;
+  char perms[5];
+  char path[200];
+} host_map;
+
+/* The file-backed mappings, from /proc/self/maps. */
+static void read_maps(host_state *s) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (!f) return;
+  char line[512];
+  size_t cap = 0;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    char perms[8];
+    int name = 0;
+    if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perms, &name) < 3 || !name ||
+        line[name] != '/')
+      continue;
+    if (s->nmaps == cap) {
+      cap = cap ? 2 * cap : 64;
+      host_map *m = realloc(s->maps, cap * sizeof *m);
+      if (!m) break;
+      s->maps = m;
+    }
+    host_map *m = &s->maps[s->nmaps++];
+    m->lo = lo;
+    m->hi = hi;
+    snprintf(m->perms, sizeof m->perms, "%.4s", perms);
+    line[strcspn(line, "\n")] = '\0';
+    snprintf(m->path, sizeof m->path, "%s", line + name);
+  }
+  fclose(f);
+}
+
+/* Every address that a file-backed mapping of b and one of n with the
+ * same path both cover has the same permissions in each. */
+static bool maps_same(const host_state *b, const host_state *n, char *why, size_t len) {
+  for (size_t i = 0; i < b->nmaps; i++)
+    for (size_t j = 0; j < n->nmaps; j++) {
+      const host_map *x = &b->maps[i], *y = &n->maps[j];
+      if (y->hi <= x->lo || y->lo >= x->hi || strcmp(x->path, y->path) != 0) continue;
+      if (strcmp(x->perms, y->perms) == 0) continue;
+      unsigned long at = x->lo > y->lo ? x->lo : y->lo;
+      snprintf(why, len, "the host's mapping of %s at 0x%lx changed its permissions from %s to %s",
+               x->path, at, x->perms, y->perms);
+      return false;
+    }
+  return true;
+}
+
 static void read_fds(host_state *s) {
   DIR *d = opendir("/proc/self/fd");
   s->nfd = -1;
@@ -70,7 +121,7 @@ static void read_fds(host_state *s) {
   closedir(d);
 }
 
-void host_state_get(host_state *out) {
+void host_state_get(host_state *out, int what) {
   memset(out, 0, sizeof *out);
   out->env = env_text();
   const char *loc = setlocale(LC_ALL, NULL);
@@ -81,12 +132,19 @@ void host_state_get(host_state *out) {
     if (getrlimit(r, &out->rl[r]) != 0) memset(&out->rl[r], 0, sizeof out->rl[r]);
   out->have_aff = pthread_getaffinity_np(pthread_self(), sizeof out->aff, &out->aff) == 0 &&
                   sched_getaffinity(getpid(), sizeof out->aff_main, &out->aff_main) == 0;
-  read_fds(out);
+  out->nfd = -1;
+  if (what == HS_FDS) {
+    read_fds(out);
+    read_maps(out);
+  }
 }
 
 void host_state_free(host_state *s) {
   free(s->env);
+  free(s->maps);
   s->env = NULL;
+  s->maps = NULL;
+  s->nmaps = 0;
 }
 
 /* The line of text (one variable) at p, into buf. */
@@ -210,5 +268,6 @@ bool host_state_same(const host_state *b, const host_state *n, int what, char *w
     }
   }
   if (what == HS_FDS && !fds_same(b, n, why, len)) return false;
+  if (what == HS_FDS && !maps_same(b, n, why, len)) return false;
   return true;
 }

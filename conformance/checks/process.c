@@ -38,7 +38,7 @@ static bool unchanged(const fp_state *fp0, const sig_state *sig0, const host_sta
     verdict(ST_FAIL, "process: %s changed a signal's disposition: %s", what, why);
     return false;
   }
-  host_state_get(&hs);
+  host_state_get(&hs, HS_NO_FDS);
   bool same = host_state_same(hs0, &hs, HS_NO_FDS, why, sizeof why);
   host_state_free(&hs);
   if (!same) {
@@ -59,7 +59,7 @@ void case_process_load(const certify_case *c) {
   host_state hs0;
   fp_state_get(&fp0);
   sig_state_get(&sig0);
-  host_state_get(&hs0);
+  host_state_get(&hs0, HS_NO_FDS);
   bool ok = load_plugin() && pick_device() && unchanged(&fp0, &sig0, &hs0, "loading the plugin");
   host_state_free(&hs0);
   if (!ok) return;
@@ -103,7 +103,7 @@ void case_process(const certify_case *c) {
   if (!set) return;
   fp_state_get(&fp0);
   sig_state_get(&sig0);
-  host_state_get(&hs0);
+  host_state_get(&hs0, HS_NO_FDS);
   bool ok = calls_leave_alone(set, n, &fp0, &sig0, &hs0, &ncalls);
   if (ok && cx.cur.r >= 0) {
     gen_opts o = op_gen_opts();

@@ -79,7 +79,7 @@ void case_teardown(const certify_case *c) {
   static host_state hs0, hs;
   fp_state_get(&fp0);
   sig_state_get(&sig0);
-  host_state_get(&hs0);
+  host_state_get(&hs0, HS_FDS);
   int threads0 = proc_threads();
   long tids0[256];
   int ntids0 = proc_thread_ids(tids0, 256);
@@ -119,7 +119,7 @@ void case_teardown(const certify_case *c) {
               cycle, why);
       return;
     }
-    host_state_get(&hs);
+    host_state_get(&hs, HS_FDS);
     bool same = host_state_same(&hs0, &hs, HS_FDS, why, sizeof why);
     host_state_free(&hs);
     if (!same) {

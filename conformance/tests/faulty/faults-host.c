@@ -15,6 +15,7 @@
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #if defined(__SSE__)
@@ -81,6 +82,19 @@ SHIM_KERNEL(pins_caller) {
   return shim_real(ctx, args, nargs, rets, nrets);
 }
 const shim_fault shim_the_fault = {"pins_caller", "exp", pins_caller, NULL, NULL};
+#endif
+
+#if defined(FAULT_HOOKS_LIBC)
+/* A memory tracker: at load it makes the C library's page of free()
+ * writable (to patch a jump to its hook in) and never puts the page's
+ * permissions back, so the host runs with writable code. */
+static void hook_free(void) {
+  long pg = sysconf(_SC_PAGESIZE);
+  void *f = (void *)(uintptr_t)&free;
+  void *page = (void *)((uintptr_t)f & ~(uintptr_t)(pg - 1));
+  mprotect(page, (size_t)pg, PROT_READ | PROT_WRITE | PROT_EXEC);
+}
+const shim_fault shim_the_fault = {"hooks_libc", NULL, NULL, hook_free, NULL};
 #endif
 
 /* ------------------------------------------------------------------------ */

@@ -100,7 +100,8 @@ check_LTLIBRARIES += \
 	%D%/one_cpu_divide.la \
 	%D%/key_leak.la \
 	%D%/tls_destructor.la \
-	%D%/sum_pow2_partials.la
+	%D%/sum_pow2_partials.la \
+	%D%/hooks_libc.la
 %C%_mul_tail7_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
 %C%_mul_tail7_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MUL_TAIL7
 %C%_mul_tail7_la_LDFLAGS = $(SHIM_LDFLAGS)
@@ -433,6 +434,10 @@ check_LTLIBRARIES += \
 %C%_sum_pow2_partials_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SUM_POW2_PARTIALS
 %C%_sum_pow2_partials_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_sum_pow2_partials_la_LIBADD = $(SHIM_LIBADD)
+%C%_hooks_libc_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-host.c
+%C%_hooks_libc_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_HOOKS_LIBC
+%C%_hooks_libc_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_hooks_libc_la_LIBADD = $(SHIM_LIBADD)
 EXTRA_DIST += %D%/corpus.tsv
 
 # Confirms each fault on its trigger, against the float64 reference of the

@@ -282,6 +282,30 @@ static int t_sum_pow2_partials(char *why, size_t len) {
   return r;
 }
 
+/* The permissions of the mapping that holds address a ("r-xp"). */
+static void perms_at(const void *a, char out[8]) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  char line[512];
+  snprintf(out, 8, "?");
+  while (f && fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    char p[8];
+    if (sscanf(line, "%lx-%lx %7s", &lo, &hi, p) == 3 && (uintptr_t)a >= lo && (uintptr_t)a < hi)
+      snprintf(out, 8, "%s", p);
+  }
+  if (f) fclose(f);
+}
+
+static int t_hooks_libc(char *why, size_t len) {
+  char before[8], after[8];
+  const void *f = (const void *)(uintptr_t)&free;
+  perms_at(f, before);
+  if (!cycle(why, len)) return -1;
+  perms_at(f, after);
+  snprintf(why, len, "the page of free() is %s after a load and unload, %s before", after, before);
+  return strcmp(before, after) != 0;
+}
+
 const trigger host_triggers[] = {
     {"setenv_omp", t_setenv_omp, T_NOLOAD},
     {"umask_at_load", t_umask_at_load, T_NOLOAD},
@@ -295,5 +319,6 @@ const trigger host_triggers[] = {
     {"key_leak", t_key_leak, T_NOLOAD},
     {"tls_destructor", t_tls_destructor, T_NOLOAD},
     {"sum_pow2_partials", t_sum_pow2_partials, T_NOLOAD},
+    {"hooks_libc", t_hooks_libc, T_NOLOAD},
 };
 const size_t host_ntriggers = sizeof host_triggers / sizeof *host_triggers;
