@@ -268,6 +268,7 @@ BP_AUX_POINTWISE_KERNEL(add_kernel, 2, (self, other, alpha), self + alpha * othe
 BP_AUX_POINTWISE_KERNEL(mul_kernel, 2, (self, other), self * other)
 BP_AUX_POINTWISE_KERNEL(relu_kernel, 1, (self), bp_aux_max(self, 0))
 BP_AUX_POINTWISE_KERNEL(where_kernel, 3, (c, a, b), c ? a : b)
+BP_AUX_POINTWISE_OUT_KERNEL(add_out_kernel, add_kernel, 2)
 BP_AUX_POINTWISE_FLOAT_KERNEL(swish_kernel, 1, (x), x / (1 + exp(-(double)x)))
 
 static bp_host_api host;
@@ -276,6 +277,11 @@ static bp_kernel_ctx ctx;
 /* host->impl: keeps what was registered. */
 static bp_kernel_def defs[8];
 static int ndefs;
+static bp_status op_meta(const bp_op *op, const bp_value *args, size_t nargs, bp_tensor_meta *outs,
+                         size_t nouts) {
+  (void)op, (void)args, (void)nargs, (void)outs, (void)nouts;
+  return BP_OK;
+}
 static bp_status impl(bp_library *lib, const bp_kernel_def *k) {
   (void)lib;
   defs[ndefs++] = *k;
@@ -302,6 +308,7 @@ int main(void) {
   ctx.host = &host;
   ctx.op_name = "test::op";
   host.impl = impl;
+  host.op_meta = op_meta;
   host.abi_major = BP_ABI_VERSION_MAJOR;
   host.abi_minor = BP_ABI_VERSION_MINOR;
   /* Registration declares dtypes: the structured form on this host. */
@@ -401,6 +408,18 @@ int main(void) {
   CHECK(call(swish_kernel_fill, rargs, 1, to) == BP_ERR_UNSUPPORTED);
   CHECK(strcmp(msg, "test::op: argument #0: this plugin has no kernel for int8") == 0);
 
+  /* add.out: out may be exactly an input, not part of one. */
+  int8_t big[5] = {1, 2, 3, 4, 5};
+  bp_tensor *tbig = wrap(big, BP_INT8, 1, s4, NULL), *tpart = wrap(big + 1, BP_INT8, 1, s4, NULL);
+  bp_value oargs[4] = {tv(tbig), tv(tbig), fv(2), tv(tbig)}, oret;
+  CHECK(add_out_kernel(&ctx, oargs, 4, &oret, 1) == BP_OK && oret.u.tensor == tbig);
+  CHECK(big[0] == 3 && big[3] == 12 && big[4] == 5);
+  tensor_release(oret.u.tensor);
+  oargs[3] = tv(tpart);
+  CHECK(add_out_kernel(&ctx, oargs, 4, &oret, 1) == BP_ERR_INVALID_ARGUMENT);
+  CHECK(strcmp(msg, "test::op: argument #3: overlaps argument #0 in memory (it may only be exactly "
+                    "that tensor)") == 0);
+
   /* Errors name the argument by its schema index. */
   bp_value bad[3] = {tv(ta), fv(1), fv(1)};
   CHECK(call(add_kernel_fill, bad, 3, to) == BP_ERR_TYPE);
@@ -412,7 +431,7 @@ int main(void) {
   bp_value shp[2] = {tv(ta), tv(tbf)};
   CHECK(call(mul_kernel_fill, shp, 2, to) == BP_ERR_SHAPE);
 
-  bp_tensor *all[] = {ta, tb, to, t64a, t64b, t64o, tua, tub, tuo, tr, trf, tai, tbf, tof,
+  bp_tensor *all[] = {tbig, tpart, ta, tb, to, t64a, t64b, t64o, tua, tub, tuo, tr, trf, tai, tbf, tof,
                       tba, tbb, tbo, twa, twb, two, th, tho};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) tensor_release(all[i]);
   CHECK(live == 0); /* every converted input released */
