@@ -283,6 +283,7 @@ double now(void);
 bool failed_status(enum status s);
 bool send_all(int fd, const char *buf, size_t n);
 void run_all(void);
+const char *tap_text(const char *s, char *buf, size_t n);
 void worker_main(int fd) __attribute__((noreturn));
 
 /* ------------------------------------------------------------------------ */
