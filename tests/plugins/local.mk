@@ -109,3 +109,15 @@ check_LTLIBRARIES += %D%/sig.la
 %C%_sig_la_SOURCES = %D%/sig.c
 %C%_sig_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_sig_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+
+# The vendor guide's host-memory device (examples/hostmem-device), built
+# with the kit from the source tree, and a host-visible device whose relu
+# writes its input (tests/test-kit-plugin.sh certifies both).
+check_LTLIBRARIES += %D%/hostmem.la %D%/hostvis.la
+%C%_hostmem_la_SOURCES = examples/hostmem-device/hostmem.c
+%C%_hostmem_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_hostmem_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_hostmem_la_LIBADD = -lm
+%C%_hostvis_la_SOURCES = %D%/hostvis.c
+%C%_hostvis_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_hostvis_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
