@@ -77,6 +77,9 @@ bprun core::gelu "$tmp/a.npy" approximate=tanh
 expect "a str keyword argument" 0 '^  0.841'
 bprun core::muladd "$tmp/a.npy" "$tmp/b.npy" 1 --repeat 3
 expect "--repeat prints the timing" 0 '^timing: 3 calls, min [0-9.]* us, median [0-9.]* us, mean [0-9.]* us$'
+"$run" --write "$tmp/big.npy" float32 2 70000,-70000 > /dev/null 2>&1
+bprun core::sum "$tmp/big.npy" dtype=float16
+expect "sum(dtype=) converts each element first, as torch does: float16 inf - inf is NaN" 0 '^  -\{0,1\}nan$'
 bprun core::sum "$tmp/m.npy" 1 false float64
 expect_usage "a keyword-only argument given by position is named" \
   "core::sum: argument #3 'dtype' is keyword-only: write dtype=float64 "
