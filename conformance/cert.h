@@ -196,10 +196,11 @@ typedef struct plugin_state {
   bp_plugin *plugin;
   bp_plugin_info info;
   bp_device device;
-  /* Whether the CPU may touch the device's memory.  Only the host CPU
-   * device counts as host visible (bp_device_type_flags could say so of
-   * others, but the checks that write through host pointers are kept to
-   * the CPU); BP_CERTIFY_DEVICE_PATH=1 forces the device path even there. */
+  /* Whether the CPU may touch the device's memory: the host CPU device, or
+   * a type that declares BP_DEVICE_HOST_VISIBLE (bp_device_type_flags).
+   * Inputs then live in read-only pages between guard pages, made on the
+   * device with bp_tensor_from_blob.  BP_CERTIFY_DEVICE_PATH=1 forces the
+   * device path even on the CPU. */
   bool host_visible;
 } plugin_state;
 
@@ -290,6 +291,7 @@ double now(void);
 bool failed_status(enum status s);
 bool send_all(int fd, const char *buf, size_t n);
 void run_all(void);
+const char *tap_text(const char *s, char *buf, size_t n);
 void worker_main(int fd) __attribute__((noreturn));
 
 /* ------------------------------------------------------------------------ */

@@ -71,9 +71,10 @@ static void store_values(char *data, const rt *v, const int64_t *strides, int64_
   }
 }
 
-/* A CPU tensor of v's values in its own mapping between PROT_NONE guard
- * pages, registered for the fault handler: `pre` elements of canary, the
- * view's reach (span) and `post` more.  Read-only for an input
+/* A tensor of v's values on the (host-visible) device under test, in its
+ * own mapping between PROT_NONE guard pages, registered for the fault
+ * handler: `pre` elements of canary, the view's reach (span) and `post`
+ * more.  Read-only for an input
  * (M_PROTECT: the view itself, at offset pre), or a 1-D base of it all
  * (M_GUARD), whose view the caller makes.  The data ends where the upper
  * guard page begins, rounded to 64 bytes. */
@@ -102,9 +103,10 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
   c->len = len;
   c->region = -1;
   bp_tensor *t = NULL;
-  bp_status st = readonly ? bp_tensor_from_blob(BP_CPU, v->dtype, v->ndim, v->sizes, strides,
-                                                data + pre * (int64_t)item, unmap_blob, c, &t)
-                          : bp_tensor_from_blob(BP_CPU, v->dtype, 1, &total, NULL, data,
+  bp_status st = readonly ? bp_tensor_from_blob(cx.put.device, v->dtype, v->ndim, v->sizes,
+                                                strides, data + pre * (int64_t)item, unmap_blob,
+                                                c, &t)
+                          : bp_tensor_from_blob(cx.put.device, v->dtype, 1, &total, NULL, data,
                                                 unmap_blob, c, &t);
   if (st != BP_OK) {
     munmap(map, len);

@@ -46,10 +46,20 @@ bool plugin_kernel(const bp_op *op, int32_t type, bp_kernel_info *out) {
   return false;
 }
 
+/* Whether the CPU may touch memory of device type `type`: the CPU, or a
+ * type whose interface declares BP_DEVICE_HOST_VISIBLE, unless
+ * BP_CERTIFY_DEVICE_PATH=1 asks for the device path. */
+static bool host_visible(int32_t type) {
+  const char *force = getenv("BP_CERTIFY_DEVICE_PATH");
+  uint32_t flags = 0;
+  if (force && *force == '1') return false;
+  return type == BP_DEVICE_CPU ||
+         (bp_device_type_flags(type, &flags) == BP_OK && (flags & BP_DEVICE_HOST_VISIBLE));
+}
+
 /* The device under test: --device when given, else the device type for
  * which the plugin registered most of its kernels, else the CPU. */
 bool pick_device(void) {
-  const char *force = getenv("BP_CERTIFY_DEVICE_PATH");
   if (cx.opt.device) {
     const char *colon = strchr(cx.opt.device, ':');
     size_t tlen = colon ? (size_t)(colon - cx.opt.device) : strlen(cx.opt.device);
@@ -59,7 +69,7 @@ bool pick_device(void) {
       const char *n = bp_device_type_name(code);
       if (n && strlen(n) == tlen && strncmp(n, cx.opt.device, tlen) == 0) {
         cx.put.device = bp_device_make(code, index);
-        cx.put.host_visible = code == BP_DEVICE_CPU && !(force && *force == '1');
+        cx.put.host_visible = host_visible(code);
         return true;
       }
     }
@@ -90,7 +100,7 @@ bool pick_device(void) {
     }
   }
   cx.put.device = bp_device_make(best, 0);
-  cx.put.host_visible = best == BP_DEVICE_CPU && !(force && *force == '1');
+  cx.put.host_visible = host_visible(best);
   return true;
 }
 

@@ -254,7 +254,7 @@ static void html_str(FILE *f, const char *s) {
 /* One matrix cell: the worst status of the cases of op in group (and
  * dtype, for numerics), linked to the first failure. */
 static void html_cell(FILE *f, const char *op, const char *group, const char *dtname) {
-  size_t n = 0, first_bad = (size_t)-1;
+  size_t n = 0, first_bad = (size_t)-1, first_skip = (size_t)-1;
   bool pass = false, bad = false;
   char prefix[160];
   snprintf(prefix, sizeof prefix, "%s/%s/", op, dtname ? dtname : "");
@@ -264,6 +264,7 @@ static void html_cell(FILE *f, const char *op, const char *group, const char *dt
     if (dtname && strncmp(c->name, prefix, strlen(prefix)) != 0) continue;
     n++;
     if (c->status == ST_PASS) pass = true;
+    if (c->status == ST_SKIP && first_skip == (size_t)-1) first_skip = i;
     if (failed_status(c->status)) {
       if (!bad) first_bad = i;
       bad = true;
@@ -274,8 +275,14 @@ static void html_cell(FILE *f, const char *op, const char *group, const char *dt
   } else if (bad) {
     fprintf(f, "<td class=fail><a href=\"#case%zu\">%s</a></td>", first_bad + 1,
             status_name[cx.cases.v[first_bad].status]);
+  } else if (pass) {
+    fputs("<td class=pass>pass</td>", f);
   } else {
-    fprintf(f, "<td class=%s>%s</td>", pass ? "pass" : "skip", pass ? "pass" : "skip");
+    /* Every case skipped: say why (the first one's reason), so that a
+     * dtype the kernel does not declare is not a blank. */
+    fputs("<td class=skip>skip<br><small>", f);
+    html_str(f, cx.cases.v[first_skip].detail);
+    fputs("</small></td>", f);
   }
 }
 

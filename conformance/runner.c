@@ -531,20 +531,42 @@ static void service_child(slot *s) {
   set_verdict(s->ci, false, st, detail, seconds);
 }
 
+/* s for a TAP line: termsafe's escapes, and each '#' as "\#" (a run of
+ * backslashes just before it doubled, so that the run stays whole), which
+ * a TAP reader takes as part of the text, never as the start of a
+ * directive ("# SKIP").  Into buf (n bytes), truncated where it does not
+ * fit.  The JSON certificate and the HTML report keep the text as is. */
+const char *tap_text(const char *s, char *buf, size_t n) {
+  const char *t = termsafe(s);
+  size_t o = 0, run = 0;
+  for (; *t; t++) {
+    size_t need = *t == '#' ? run + 2 : 1;
+    if (o + need >= n) break;
+    for (size_t k = 0; *t == '#' && k <= run; k++) buf[o++] = '\\';
+    buf[o++] = *t;
+    run = *t == '\\' ? run + 1 : 0;
+  }
+  buf[o] = '\0';
+  return buf;
+}
+
 static void print_case(size_t i) {
   certify_case *c = &cx.cases.v[i];
+  char name[400], detail[2400];
+  tap_text(c->name, name, sizeof name);
+  tap_text(c->detail, detail, sizeof detail);
   switch (c->status) {
     case ST_PASS:
       cx.run.npassed++;
-      printf("ok %zu - %s\n", i + 1, termsafe(c->name));
+      printf("ok %zu - %s\n", i + 1, name);
       break;
     case ST_SKIP:
       cx.run.nskipped++;
-      printf("ok %zu - %s # SKIP %s\n", i + 1, termsafe(c->name), termsafe(c->detail));
+      printf("ok %zu - %s # SKIP %s\n", i + 1, name, detail);
       break;
     default:
       cx.run.nfailed++;
-      printf("not ok %zu - %s # %s\n", i + 1, termsafe(c->name), termsafe(c->detail));
+      printf("not ok %zu - %s # %s\n", i + 1, name, detail);
       break;
   }
   /* Names and details may quote the plugin: escaped, each TAP line stays

@@ -25,9 +25,10 @@
 const char *const status_name[] = {"pass", "fail", "skip", "crash", "timeout"};
 
 void send_verdict(enum status st, char *detail) {
-  /* The detail is one line of a TAP point. */
+  /* The detail is one line of a TAP point (a '#' in it is escaped where
+   * the TAP line is printed, and kept in the JSON and HTML). */
   for (char *p = detail; *p; p++)
-    if (*p == '\n' || *p == '\r' || *p == '#' || *p == '\t') *p = ' ';
+    if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
   if (cx.chan.fd < 0) {
     snprintf(cx.chan.unsent, sizeof cx.chan.unsent, "%s", detail);
     return;

@@ -1,7 +1,8 @@
 # examples/: out-of-tree vendor plugins and a minimal embedding host:
 #   vendor-plugin   acme, ops of its own namespace, boxed and unboxed
 #   core-op-plugin  vmul, core::mul for the CPU with <backplane/plugin_aux.h>
-#   hostmem-device  hostmem, a vendor device type backed by host memory
+#   hostmem-device  hostmem, a vendor device type backed by host memory,
+#                   with core ops and one of its own on it (the kit)
 #   host            a program that embeds libbackplane
 #   gpt2-c          GPT-2 (2 layers, GPT-2's dims) generating 16 tokens
 #                   through bp_call, checked against torch's tokens
@@ -12,7 +13,9 @@
 # installed tree, as a vendor or an embedding program would: through
 # pkg-config, with their own Makefiles.  It loads the plugins with bp-info,
 # certifies acme and vmul with bp-certify (vmul alone and on its op: the
-# CPU plugin implements core::mul for the CPU too), and runs the host.  Then it runs the
+# CPU plugin implements core::mul for the CPU too), calls hostmem's ops on
+# its device with bp-run and certifies it in the full profile, and runs
+# the host.  Then it runs the
 # commands of docs/vendor-guide.md (which build and install Backplane from
 # this source tree into a scratch HOME and certify the guide's plugin) and
 # of docs/host-guide.md (against the installed tree).
@@ -93,6 +96,12 @@ installcheck-examples:
 	nm -D --defined-only hostmem.so | grep -q ' T bp_plugin_init$$' && \
 	bp-info --no-discover ./hostmem.so > info.txt && cat info.txt && \
 	grep -q '^  hostmem:0 ' info.txt && \
+	grep -q 'kernel hostmem .*structured.* from hostmem.*dtypes: float32$$' info.txt && \
+	bp-run --write a.npy int8 4 100,-100,-5,7 && \
+	bp-run --no-discover -p ./hostmem.so --device hostmem:0 core::relu a.npy > out.txt && \
+	cat out.txt && grep -q '^  100 0 0 7$$' out.txt && \
+	bp-certify ./hostmem.so --profile full --json cert.json && \
+	grep -q '"conforms": true' cert.json && \
 	cd ../gpt2-c && \
 	$(MAKE) $(EXAMPLES_MAKEFLAGS) && \
 	if test -n '$(PYTHON_IF_CONFIGURED)' && \

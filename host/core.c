@@ -61,8 +61,8 @@ bp_status bp__core_binary_result(const bp_kernel_ctx *ctx, const bp_tensor_view 
   if ((kind == OP_ADD || kind == OP_SUB) && !is_float(dt)) {
     if (dt == BP_BOOL ? alpha != 1.0 : alpha != floor(alpha))
       return bp__error(BP_ERR_TYPE,
-                       "%s: argument #2 'alpha' is %g, which a %s result cannot use (expected %s)",
-                       ctx->op_name, alpha, bp_dtype_name(dt),
+                       "%s: argument #2 'alpha' is %g, which %s %s result cannot use (expected %s)",
+                       ctx->op_name, alpha, bp_dtype_name(dt)[0] == 'i' ? "an" : "a", bp_dtype_name(dt),
                        dt == BP_BOOL ? "1" : "an integral value");
   }
   set_contiguous(out, a->device, dt, ndim, sizes);

@@ -272,7 +272,8 @@ bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_libra
   if (def->kind == BP_LIBRARY_DEF) {
     if (e && e->owner != reg->plugin) {
       st = bp__error(BP_ERR_ALREADY_EXISTS,
-                     "plugin '%s': namespace '%s' is already defined by plugin '%s'", who, def->ns,
+                     "plugin '%s': namespace '%s' is already defined by plugin '%s'; to register "
+                     "kernels for its ops, open it with kind BP_LIBRARY_IMPL", who, def->ns,
                      bp__plugin_label(e->owner));
     } else if (!e) {
       if (nns == ns_cap) {
@@ -615,6 +616,12 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
   int slot = bp__device_slot(kd->device_type);
   if (slot < 0)
     return bp__error(BP_ERR_DEVICE, "plugin '%s': impl '%s': %s cannot have kernels", who, name, dev);
+  if (!bp_device_type_name(kd->device_type))
+    return bp__error(BP_ERR_DEVICE,
+                     "plugin '%s': impl '%s': device type %d is not registered: no plugin "
+                     "registered a device type with that code (register one with "
+                     "host->device_type() and use the code it returns)",
+                     who, name, (int)kd->device_type);
   /* Flags: a plugin built before ABI 1.2 could not know any, so what it
    * left there is ignored, as its host did. */
   uint32_t kflags = p->abi_minor >= 2 ? kd->flags : 0;
@@ -698,6 +705,12 @@ bp_status bp__reg_fallback(bp_registrar *reg, const bp_fallback_def *fd) {
   const char *dev = bp__device_type_label(fd->device_type, dbuf, sizeof dbuf);
   if (slot < 0)
     return bp__error(BP_ERR_DEVICE, "plugin '%s': fallback: %s cannot have a fallback", who, dev);
+  if (!bp_device_type_name(fd->device_type))
+    return bp__error(BP_ERR_DEVICE,
+                     "plugin '%s': fallback: device type %d is not registered: no plugin "
+                     "registered a device type with that code (register one with "
+                     "host->device_type() and use the code it returns)",
+                     who, (int)fd->device_type);
   bp__kernel *k = kernel_new(reg->plugin, NULL, BP__ENTRY_FALLBACK,
                              BP_HAS_FIELD(fd, bp_fallback_def, user_data) ? fd->user_data : NULL,
                              fd->device_type);

@@ -170,3 +170,8 @@ check_PROGRAMS += %D%/test-out-forms
 %C%_test_out_forms_SOURCES = %D%/test-out-forms.c %D%/testutil.h
 %C%_test_out_forms_LDADD = $(TEST_LDADD)
 TESTS += %D%/test-out-forms
+
+# A vendor plugin written with the kit (the vendor guide's host-memory
+# device), called with bp-run and certified with bp-certify.
+TESTS += %D%/test-kit-plugin.sh
+dist_check_SCRIPTS += %D%/test-kit-plugin.sh

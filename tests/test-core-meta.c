@@ -124,7 +124,7 @@ static void binary_rules(void) {
   s = stack_of(2, ii);
   bp_stack_push_float(&s, 0.5);
   is_status(meta("core::add", &s, &m), BP_ERR_TYPE);
-  is_str(bp_last_error(), "core::add: argument #2 'alpha' is 0.5, which a int32 result cannot use "
+  is_str(bp_last_error(), "core::add: argument #2 'alpha' is 0.5, which an int32 result cannot use "
                           "(expected an integral value)");
   s = stack_of(2, ii);
   bp_stack_push_float(&s, -3.0);
@@ -132,7 +132,7 @@ static void binary_rules(void) {
   s = stack_of(2, bb);
   bp_stack_push_float(&s, 2.0);
   is_status(meta("core::add", &s, &m), BP_ERR_TYPE);
-  has_str(bp_last_error(), "(expected 1)");
+  has_str(bp_last_error(), "which a bool result cannot use (expected 1)");
   /* muladd needs a floating result. */
   s = stack_of(2, ii);
   bp_stack_push_float(&s, 1.0);

@@ -126,7 +126,7 @@ static void scalar_promotion(void) {
   bp_stack_push_float(&s, 0.5);
   bp_tensor_meta m;
   is_status(meta("core::add.Scalar", &s, &m), BP_ERR_TYPE);
-  has_str(bp_last_error(), "argument #2 'alpha' is 0.5, which a int32 result cannot use");
+  has_str(bp_last_error(), "argument #2 'alpha' is 0.5, which an int32 result cannot use");
   bp_tensor_release(a);
 }
 

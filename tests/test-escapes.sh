@@ -38,7 +38,7 @@ tap_ok() {
     END { exit k != plan }' "$1"
 }
 
-echo "1..14"
+echo "1..15"
 BP_PLUGIN_PATH= "$info" --no-discover "$esc_so" > "$tmp/info.txt" 2>&1
 result $? "bp-info lists the plugin"
 no_esc "$tmp/info.txt"; result $? "bp-info prints no raw ESC byte" "$tmp/info.txt"
@@ -72,13 +72,18 @@ fi
 BP_PLUGIN_PATH= "$run" --no-discover -p "$esc_so" escapes::boom "$tmp/a.npy" > "$tmp/run.txt" 2>&1
 st=$?
 [ $st -eq 1 ] && [ "$(wc -l < "$tmp/run.txt")" -eq 1 ] && no_esc "$tmp/run.txt" &&
-  has "$tmp/run.txt" "bp-run: escapes::boom: $nasty"
+  has "$tmp/run.txt" "bp-run: escapes::boom: argument #0: $nasty # SKIP forged"
 result $? "bp-run prints a kernel's error escaped, on one line (status $st)" "$tmp/run.txt"
 
-BP_PLUGIN_PATH= "$certify" "$esc_so" --ops core::add > "$tmp/cert.tap" 2> "$tmp/cert.err"
+BP_PLUGIN_PATH= "$certify" "$esc_so" --ops core::add --json "$tmp/cert.json" > "$tmp/cert.tap" 2> "$tmp/cert.err"
 st=$?
-[ $st -eq 1 ] && grep -q "^not ok .* - core::add/float32/basic # numerics: .*failed: core::add: \\\\x1b\\[31mred" "$tmp/cert.tap"
+[ $st -eq 1 ] && grep -q "^not ok .* - core::add/float32/basic # numerics: .*failed: core::add: argument \\\\#0: \\\\x1b\\[31mred" "$tmp/cert.tap"
 result $? "bp-certify fails core::add, quoting the kernel's error (status $st)" "$tmp/cert.tap"
+# A '#' of the message is escaped in TAP ("\#", so that "# SKIP" forges no
+# directive) and kept in the JSON.
+has "$tmp/cert.tap" '1m \# SKIP forged' && ! grep -q '[^\]# SKIP forged' "$tmp/cert.tap" &&
+  has "$tmp/cert.json" 'core::add: argument #0: ' && has "$tmp/cert.json" '1m # SKIP forged'
+result $? "bp-certify escapes a message's '#' in TAP as \\#, and keeps it in the JSON" "$tmp/cert.tap"
 no_esc "$tmp/cert.tap" && no_esc "$tmp/cert.err"
 result $? "bp-certify prints no raw ESC byte" "$tmp/cert.tap"
 tap_ok "$tmp/cert.tap" && ! grep -q '^ok 999\|^1\.\.999' "$tmp/cert.tap"
@@ -89,7 +94,7 @@ result $? "bp-certify --list prints no raw ESC byte" "$tmp/list.txt"
 # The plugin's note reaches the plan line when its device does not exist.
 BP_PLUGIN_PATH= "$certify" "$esc_so" --device escdev:4 > "$tmp/skip.tap" 2> "$tmp/skip.err"
 st=$?
-[ $st -eq 77 ] && [ "$(wc -l < "$tmp/skip.tap")" -eq 1 ] && tap_ok "$tmp/skip.tap" &&
+[ $st -eq 1 ] && [ "$(wc -l < "$tmp/skip.tap")" -eq 2 ] && tap_ok "$tmp/skip.tap" &&
   has "$tmp/skip.tap" "(the plugin's note: a note \\x1b[31mred"
 result $? "bp-certify's skip line quotes the note escaped, on one line (status $st)" "$tmp/skip.tap"
 no_esc "$tmp/skip.tap" && no_esc "$tmp/skip.err"

@@ -13,7 +13,7 @@ headers="abi.h plugin.h host.h plugin_aux.h"
 warn="-pedantic -Wall -Wextra -Werror"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-echo "1..11"
+echo "1..14"
 n=0
 fail=0
 for h in $headers; do
@@ -198,5 +198,269 @@ if cmp -s "$tmp/out-c" "$tmp/out-cc"; then
 else
   echo "not ok $n - plugin_aux.h gives the same results in C11 and C++11"
   diff "$tmp/out-c" "$tmp/out-cc" 2>&1 | head -20 | sed 's/^/# /'; fail=1
+fi
+cat > "$tmp/pw.c" <<'PROGRAM'
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <backplane/plugin_aux.h>
+
+static int failed;
+static char msg[256];
+#define CHECK(c) ((c) ? (void)0 : (void)(failed = 1, printf("FAIL %s:%d: %s\n", "pw", __LINE__, #c)))
+
+/* A host of the few slots the kit calls: tensors are malloc'd structs. */
+struct bp_tensor {
+  bp_tensor_view v;
+  int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM];
+  int refs;
+  bool owns;
+};
+static int live;
+static bp_status set_errorf(bp_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return st;
+}
+static const bp_tensor_view *tensor_view(const bp_tensor *t) { return &t->v; }
+static bp_tensor *tensor_retain(bp_tensor *t) { t->refs++; return t; }
+static void tensor_release(bp_tensor *t) {
+  if (t && --t->refs == 0) {
+    if (t->owns) free(t->v.data);
+    free(t);
+    live--;
+  }
+}
+static bp_tensor *wrap(void *data, int32_t dt, int32_t ndim, const int64_t *sizes,
+                       const int64_t *strides) {
+  bp_tensor *t = (bp_tensor *)calloc(1, sizeof *t);
+  t->v.struct_size = BP_TENSOR_VIEW_STRUCT_SIZE;
+  t->v.data = data;
+  t->v.dtype = dt;
+  t->v.ndim = ndim;
+  t->v.itemsize = bp_aux_dtype_size(dt);
+  t->v.numel = 1;
+  for (int32_t d = ndim - 1; d >= 0; d--) {
+    t->sizes[d] = sizes[d];
+    t->strides[d] = strides ? strides[d] : (d == ndim - 1 ? 1 : t->strides[d + 1] * sizes[d + 1]);
+    t->v.numel *= sizes[d];
+  }
+  t->v.sizes = t->sizes;
+  t->v.strides = t->strides;
+  t->refs = 1;
+  live++;
+  return t;
+}
+static bp_status tensor_empty(bp_device dev, int32_t dt, int32_t ndim, const int64_t *sizes,
+                              bp_tensor **out) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < ndim; d++) n *= sizes[d];
+  *out = wrap(malloc((size_t)(n * bp_aux_dtype_size(dt) + 1)), dt, ndim, sizes, NULL);
+  (*out)->owns = true;
+  (*out)->v.device = dev;
+  return BP_OK;
+}
+
+BP_AUX_POINTWISE_KERNEL(add_kernel, 2, (self, other, alpha), self + alpha * other)
+BP_AUX_POINTWISE_KERNEL(mul_kernel, 2, (self, other), self * other)
+BP_AUX_POINTWISE_KERNEL(relu_kernel, 1, (self), bp_aux_max(self, 0))
+BP_AUX_POINTWISE_KERNEL(where_kernel, 3, (c, a, b), c ? a : b)
+BP_AUX_POINTWISE_OUT_KERNEL(add_out_kernel, add_kernel, 2)
+BP_AUX_POINTWISE_FLOAT_KERNEL(swish_kernel, 1, (x), x / (1 + exp(-(double)x)))
+
+static bp_host_api host;
+static bp_kernel_ctx ctx;
+
+/* host->impl: keeps what was registered. */
+static bp_kernel_def defs[8];
+static int ndefs;
+static bp_status op_meta(const bp_op *op, const bp_value *args, size_t nargs, bp_tensor_meta *outs,
+                         size_t nouts) {
+  (void)op, (void)args, (void)nargs, (void)outs, (void)nouts;
+  return BP_OK;
+}
+static bp_status impl(bp_library *lib, const bp_kernel_def *k) {
+  (void)lib;
+  defs[ndefs++] = *k;
+  return BP_OK;
+}
+
+/* Calls kernel k (the _fill form) with args, filling out. */
+static bp_status call(bp_boxed_kernel k, bp_value *args, size_t nargs, bp_tensor *out) {
+  bp_value ret;
+  ret.tag = BP_TAG_TENSOR;
+  ret.u.tensor = out;
+  msg[0] = 0;
+  return k(&ctx, args, nargs, &ret, 1);
+}
+static bp_value tv(bp_tensor *t) { bp_value v; memset(&v, 0, sizeof v); v.tag = BP_TAG_TENSOR; v.u.tensor = t; return v; }
+static bp_value fv(double f) { bp_value v; memset(&v, 0, sizeof v); v.tag = BP_TAG_FLOAT; v.u.f = f; return v; }
+
+int main(void) {
+  host.set_errorf = set_errorf;
+  host.tensor_view = tensor_view;
+  host.tensor_retain = tensor_retain;
+  host.tensor_release = tensor_release;
+  host.tensor_empty = tensor_empty;
+  ctx.host = &host;
+  ctx.op_name = "test::op";
+  host.impl = impl;
+  host.op_meta = op_meta;
+  host.abi_major = BP_ABI_VERSION_MAJOR;
+  host.abi_minor = BP_ABI_VERSION_MINOR;
+  /* Registration declares dtypes: the structured form on this host. */
+  static const int32_t f32[] = {BP_FLOAT32, BP_DTYPE_INVALID};
+  CHECK(BP_AUX_IMPL_STRUCTURED(&host, NULL, "add", BP_DEVICE_CPU, add_kernel, NULL) == BP_OK);
+  CHECK(BP_AUX_IMPL_STRUCTURED(&host, NULL, "mul", 300, mul_kernel, f32) == BP_OK);
+  CHECK(bp_aux_impl_dtypes(&host, NULL, "relu", 300, relu_kernel, f32) == BP_OK);
+  CHECK(bp_aux_impl_structured_dtypes(&host, NULL, "where", 300, where_kernel, where_kernel_fill,
+                                      NULL, BP_PRIORITY_REFERENCE, f32) == BP_OK);
+  CHECK(bp_aux_impl(&host, NULL, "swish", 300, swish_kernel, NULL) == BP_OK);
+  CHECK(ndefs == 5 && defs[0].dtypes == NULL && defs[0].boxed == add_kernel_fill &&
+        defs[0].flags == BP_KERNEL_DEF_STRUCTURED && defs[0].priority == BP_PRIORITY_DEFAULT);
+  CHECK(defs[1].dtypes == f32 && defs[1].device_type == 300 && defs[1].boxed == mul_kernel_fill);
+  CHECK(defs[2].dtypes == f32 && defs[2].boxed == relu_kernel && defs[2].flags == 0);
+  CHECK(defs[3].priority == BP_PRIORITY_REFERENCE && defs[3].boxed == where_kernel_fill);
+  CHECK(defs[4].dtypes == NULL && defs[4].boxed == swish_kernel);
+#ifndef __cplusplus
+  const int32_t *lit = BP_AUX_DTYPES(BP_FLOAT32, BP_INT8);
+  CHECK(lit[0] == BP_FLOAT32 && lit[1] == BP_INT8 && lit[2] == BP_DTYPE_INVALID);
+#endif
+  int64_t s4[1] = {4}, s22[2] = {2, 2}, t22[2] = {1, 2}, s2[1] = {2};
+
+  /* Signed comparisons in the compute types. */
+  CHECK(bp_aux_signed(bp_aux_load((int8_t)-3)) == -3 && bp_aux_signed(bp_aux_load((int64_t)INT64_MIN)) == INT64_MIN);
+  CHECK(bp_aux_max(bp_aux_load((int32_t)-5), 0) == 0 && bp_aux_min(bp_aux_load((int16_t)-5), 0) == (uint64_t)-5);
+  CHECK(bp_aux_max(bp_aux_load((uint8_t)200), 0) == 200);
+  CHECK(isnan(bp_aux_max((float)NAN, 0)) && isnan(bp_aux_min(0.0, (double)NAN)) && bp_aux_max(-1.5, 2) == 2);
+  CHECK(!signbit(bp_aux_max(-0.0f, 0)));
+
+  /* int8 + int8 wraps; int64 wraps with no overflow; alpha saturates for uint8. */
+  int8_t a8[4] = {100, -100, 5, -1}, b8[4] = {100, -100, 7, 1}, o8[4];
+  bp_tensor *ta = wrap(a8, BP_INT8, 1, s4, NULL), *tb = wrap(b8, BP_INT8, 1, s4, NULL),
+            *to = wrap(o8, BP_INT8, 1, s4, NULL);
+  bp_value args[3] = {tv(ta), tv(tb), fv(1)};
+  CHECK(call(add_kernel_fill, args, 3, to) == BP_OK);
+  CHECK(o8[0] == -56 && o8[1] == 56 && o8[2] == 12 && o8[3] == 0);
+  args[2] = fv(-2);
+  CHECK(call(add_kernel_fill, args, 3, to) == BP_OK && o8[0] == -100 && o8[2] == -9);
+  int64_t a64[2] = {INT64_MAX, INT64_MIN}, b64[2] = {1, -1}, o64[2];
+  bp_tensor *t64a = wrap(a64, BP_INT64, 1, s2, NULL), *t64b = wrap(b64, BP_INT64, 1, s2, NULL),
+            *t64o = wrap(o64, BP_INT64, 1, s2, NULL);
+  bp_value a64v[3] = {tv(t64a), tv(t64b), fv(1)};
+  CHECK(call(add_kernel_fill, a64v, 3, t64o) == BP_OK && o64[0] == INT64_MIN && o64[1] == INT64_MAX);
+  CHECK(call(mul_kernel_fill, a64v, 2, t64o) == BP_OK && o64[0] == INT64_MAX && o64[1] == INT64_MIN);
+  uint8_t u8a[2] = {3, 4}, u8b[2] = {10, 20}, u8o[2];
+  bp_tensor *tua = wrap(u8a, BP_UINT8, 1, s2, NULL), *tub = wrap(u8b, BP_UINT8, 1, s2, NULL),
+            *tuo = wrap(u8o, BP_UINT8, 1, s2, NULL);
+  bp_value uargs[3] = {tv(tua), tv(tub), fv(-1)};
+  CHECK(call(add_kernel_fill, uargs, 3, tuo) == BP_OK && u8o[0] == 3 && u8o[1] == 4);
+
+  /* relu: negative integers, NaN, -0.0; in place. */
+  int32_t r32[4] = {-7, 0, 7, INT32_MIN};
+  bp_tensor *tr = wrap(r32, BP_INT32, 1, s4, NULL);
+  bp_value rargs[1] = {tv(tr)};
+  CHECK(call(relu_kernel_fill, rargs, 1, tr) == BP_OK);
+  CHECK(r32[0] == 0 && r32[1] == 0 && r32[2] == 7 && r32[3] == 0);
+  float rf[4] = {-1.5f, NAN, -0.0f, 2.5f};
+  bp_tensor *trf = wrap(rf, BP_FLOAT32, 1, s4, NULL);
+  rargs[0] = tv(trf);
+  CHECK(call(relu_kernel_fill, rargs, 1, trf) == BP_OK);
+  CHECK(rf[0] == 0 && isnan(rf[1]) && rf[2] == 0 && !signbit(rf[2]) && rf[3] == 2.5f);
+
+  /* Promotion: int16 x float32 -> float32 (the int16 input converted);
+   * a transposed input walks the strided loop; a broadcast one too. */
+  int16_t ai[4] = {1, 2, 3, 4};
+  float bf[2] = {10, 100}, of[4];
+  bp_tensor *tai = wrap(ai, BP_INT16, 2, s22, t22), *tbf = wrap(bf, BP_FLOAT32, 1, s2, NULL),
+            *tof = wrap(of, BP_FLOAT32, 2, s22, NULL);
+  bp_value pargs[2] = {tv(tai), tv(tbf)};
+  CHECK(call(mul_kernel_fill, pargs, 2, tof) == BP_OK);
+  CHECK(of[0] == 10 && of[1] == 300 && of[2] == 20 && of[3] == 400);
+
+  /* bool: mul is and, add is or; where picks by a bool condition. */
+  bp_aux_bool ba[4] = {{1}, {1}, {0}, {0}}, bb[4] = {{1}, {0}, {1}, {0}}, bo[4];
+  bp_tensor *tba = wrap(ba, BP_BOOL, 1, s4, NULL), *tbb = wrap(bb, BP_BOOL, 1, s4, NULL),
+            *tbo = wrap(bo, BP_BOOL, 1, s4, NULL);
+  bp_value bargs[3] = {tv(tba), tv(tbb), fv(1)};
+  CHECK(call(mul_kernel_fill, bargs, 2, tbo) == BP_OK && bo[0].value == 1 && bo[1].value == 0 && bo[2].value == 0);
+  CHECK(call(add_kernel_fill, bargs, 3, tbo) == BP_OK && bo[1].value == 1 && bo[2].value == 1 && bo[3].value == 0);
+  double wa[4] = {1, 2, 3, 4}, wb[1] = {-1}, wo[4];
+  int64_t one[1] = {1};
+  bp_tensor *twa = wrap(wa, BP_FLOAT64, 1, s4, NULL), *twb = wrap(wb, BP_FLOAT64, 1, one, NULL),
+            *two = wrap(wo, BP_FLOAT64, 1, s4, NULL);
+  bp_value wargs[3] = {tv(tba), tv(twa), tv(twb)};
+  CHECK(call(where_kernel_fill, wargs, 3, two) == BP_OK);
+  CHECK(wo[0] == 1 && wo[1] == 2 && wo[2] == -1 && wo[3] == -1);
+
+  /* float16 rounds once; the float-only kernel refuses an integer result. */
+  bp_aux_float16 h[2], ho[2];
+  bp_aux_store(&h[0], 1.0f);
+  bp_aux_store(&h[1], -2.0f);
+  bp_tensor *th = wrap(h, BP_FLOAT16, 1, s2, NULL), *tho = wrap(ho, BP_FLOAT16, 1, s2, NULL);
+  bp_value hargs[1] = {tv(th)};
+  CHECK(call(swish_kernel_fill, hargs, 1, tho) == BP_OK);
+  printf("swish float16 %04x %04x\n", ho[0].bits, ho[1].bits);
+  CHECK(ho[0].bits == bp_aux_f32_to_f16((float)(1 / (1 + exp(-1.0)))));
+  CHECK(call(swish_kernel_fill, rargs, 1, to) == BP_ERR_UNSUPPORTED);
+  CHECK(strcmp(msg, "test::op: argument #0: this plugin has no kernel for int8") == 0);
+
+  /* add.out: out may be exactly an input, not part of one. */
+  int8_t big[5] = {1, 2, 3, 4, 5};
+  bp_tensor *tbig = wrap(big, BP_INT8, 1, s4, NULL), *tpart = wrap(big + 1, BP_INT8, 1, s4, NULL);
+  bp_value oargs[4] = {tv(tbig), tv(tbig), fv(2), tv(tbig)}, oret;
+  CHECK(add_out_kernel(&ctx, oargs, 4, &oret, 1) == BP_OK && oret.u.tensor == tbig);
+  CHECK(big[0] == 3 && big[3] == 12 && big[4] == 5);
+  tensor_release(oret.u.tensor);
+  oargs[3] = tv(tpart);
+  CHECK(add_out_kernel(&ctx, oargs, 4, &oret, 1) == BP_ERR_INVALID_ARGUMENT);
+  CHECK(strcmp(msg, "test::op: argument #3: overlaps argument #0 in memory (it may only be exactly "
+                    "that tensor)") == 0);
+
+  /* Errors name the argument by its schema index. */
+  bp_value bad[3] = {tv(ta), fv(1), fv(1)};
+  CHECK(call(add_kernel_fill, bad, 3, to) == BP_ERR_TYPE);
+  CHECK(strcmp(msg, "test::op: argument #1: expected Tensor, got float") == 0);
+  bad[1] = tv(tb);
+  bad[2] = tv(tb);
+  CHECK(call(add_kernel_fill, bad, 3, to) == BP_ERR_TYPE);
+  CHECK(strcmp(msg, "test::op: argument #2: expected a number (int, float or bool), got Tensor") == 0);
+  bp_value shp[2] = {tv(ta), tv(tbf)};
+  CHECK(call(mul_kernel_fill, shp, 2, to) == BP_ERR_SHAPE);
+
+  bp_tensor *all[] = {tbig, tpart, ta, tb, to, t64a, t64b, t64o, tua, tub, tuo, tr, trf, tai, tbf, tof,
+                      tba, tbb, tbo, twa, twb, two, th, tho};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) tensor_release(all[i]);
+  CHECK(live == 0); /* every converted input released */
+  printf("%s\n", failed ? "FAILED" : "passed");
+  return failed;
+}
+PROGRAM
+cp "$tmp/pw.c" "$tmp/pw.cc"
+n=$((n + 1))
+if $cc -std=c11 $warn -O2 -I"$inc" "$tmp/pw.c" -o "$tmp/pw-c" -lm 2> "$tmp/err" &&
+   "$tmp/pw-c" > "$tmp/pw-out-c" 2>&1; then
+  echo "ok $n - plugin_aux.h: pointwise kernels pass their checks in C11"
+else
+  echo "not ok $n - plugin_aux.h: pointwise kernels pass their checks in C11"
+  cat "$tmp/err" "$tmp/pw-out-c" 2>/dev/null | sed 's/^/# /'; fail=1
+fi
+n=$((n + 1))
+if $cxx -std=c++11 $warn -O2 -I"$inc" "$tmp/pw.cc" -o "$tmp/pw-cc" 2> "$tmp/err" &&
+   "$tmp/pw-cc" > "$tmp/pw-out-cc" 2>&1; then
+  echo "ok $n - plugin_aux.h: pointwise kernels pass their checks in C++11"
+else
+  echo "not ok $n - plugin_aux.h: pointwise kernels pass their checks in C++11"
+  cat "$tmp/err" "$tmp/pw-out-cc" 2>/dev/null | sed 's/^/# /'; fail=1
+fi
+n=$((n + 1))
+if cmp -s "$tmp/pw-out-c" "$tmp/pw-out-cc"; then
+  echo "ok $n - the pointwise kernels give the same results in C11 and C++11"
+else
+  echo "not ok $n - the pointwise kernels give the same results in C11 and C++11"
+  diff "$tmp/pw-out-c" "$tmp/pw-out-cc" 2>&1 | head -20 | sed 's/^/# /'; fail=1
 fi
 exit $fail

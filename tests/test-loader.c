@@ -200,6 +200,7 @@ static void namespace_owned(void) {
   if (!good) return;
   is_status(bp_plugin_load(test_plugin("conflict_ns"), NULL), BP_ERR_ALREADY_EXISTS);
   has_str(bp_last_error(), "namespace 'good' is already defined by plugin 'good'");
+  has_str(bp_last_error(), "open it with kind BP_LIBRARY_IMPL");
   has_str(bp_last_error(), "conflict_ns");
   expect_good_add_works();
   is_int(info_of(good).state, BP_PLUGIN_LOADED);
@@ -210,6 +211,15 @@ static void impl_without_def(void) {
   has_str(bp_last_error(), "ghost::op");
   has_str(bp_last_error(), "not defined");
   has_str(bp_last_error(), "impl_nodef");
+}
+
+/* A kernel for a device type that no plugin registered is refused, with
+ * the code in the message (it was accepted and never reachable). */
+static void impl_without_device(void) {
+  is_status(bp_plugin_load(test_plugin("impl_nodev"), NULL), BP_ERR_DEVICE);
+  has_str(bp_last_error(), "plugin 'impl_nodev': impl 'nodev::op': device type 300 is not "
+                           "registered");
+  has_str(bp_last_error(), "host->device_type()");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -627,6 +637,7 @@ int main(void) {
       TAP_CASE(conflicting_impls),
       TAP_CASE(namespace_owned),
       TAP_CASE(impl_without_def),
+      TAP_CASE(impl_without_device),
       TAP_CASE(same_path_twice_is_noop),
       TAP_CASE(failure_recorded_in_info),
       TAP_CASE(discovery_env),

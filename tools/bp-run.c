@@ -305,10 +305,10 @@ static void parse_value(const param *a, size_t index, const char *text, bp_value
     if (parse_device(text, &out->u.device) != 0) what = "a device, like cpu:0";
   } else {
     die(EXIT_USAGE, "argument #%zu '%s': type '%s' cannot be given on the command line",
-        index + 1, a->name, a->base);
+        index, a->name, a->base);
   }
   if (what)
-    die(EXIT_USAGE, "argument #%zu '%s': expected %s, got '%s'%s", index + 1, a->name, what, text,
+    die(EXIT_USAGE, "argument #%zu '%s': expected %s, got '%s'%s", index, a->name, what, text,
         range_note(r));
 }
 
@@ -437,7 +437,7 @@ static void assign_args(const char *opname, const char *schema, const param *par
       if (k == nparams)
         die(EXIT_USAGE, "%s: no argument named '%.*s' (schema: %s)", opname, (int)kl, rest[i], schema);
       if (ca->text[k])
-        die(EXIT_USAGE, "%s: argument #%zu '%s' is given twice (schema: %s)", opname, k + 1,
+        die(EXIT_USAGE, "%s: argument #%zu '%s' is given twice (schema: %s)", opname, k,
             params[k].name, schema);
       ca->text[k] = rest[i] + kl + 1;
       seen_keyword = 1;
@@ -448,7 +448,7 @@ static void assign_args(const char *opname, const char *schema, const param *par
     size_t k = ca->npos;
     if (k < nparams && params[k].kwonly)
       die(EXIT_USAGE, "%s: argument #%zu '%s' is keyword-only: write %s=%s (schema: %s)", opname,
-          k + 1, params[k].name, params[k].name, rest[i], schema);
+          k, params[k].name, params[k].name, rest[i], schema);
     if (k >= nparams) {
       size_t given = k;
       while (i < nrest && !keyword_len(rest[i++])) given++;
@@ -460,7 +460,7 @@ static void assign_args(const char *opname, const char *schema, const param *par
   }
   for (size_t k = 0; k < nparams; k++)
     if (!ca->text[k] && !params[k].has_default)
-      die(EXIT_USAGE, "%s: argument #%zu '%s' is missing (schema: %s)", opname, k + 1,
+      die(EXIT_USAGE, "%s: argument #%zu '%s' is missing (schema: %s)", opname, k,
           params[k].name, schema);
 }
 
@@ -637,6 +637,29 @@ static void load_plugins(const options *o) {
         (int)count, plural((size_t)count));
 }
 
+/* After a call that found no kernel for the CPU, where bp-run put the
+ * tensors: when the op has a kernel on another device type, ends with
+ * the --device option that puts them there. */
+static void no_kernel_hint(const bp_op *op) {
+  bp_op_info oi;
+  memset(&oi, 0, sizeof oi);
+  oi.struct_size = BP_OP_INFO_STRUCT_SIZE;
+  if (bp_op_get_info(op, &oi) != BP_OK) return;
+  for (int32_t k = 0; k < oi.nkernels; k++) {
+    bp_kernel_info ki;
+    memset(&ki, 0, sizeof ki);
+    ki.struct_size = BP_KERNEL_INFO_STRUCT_SIZE;
+    const char *name;
+    if (bp_op_get_kernel(op, (size_t)k, &ki) != BP_OK || ki.device_type == target.type ||
+        !(name = bp_device_type_name(ki.device_type)))
+      continue;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", bp_last_error());
+    die(EXIT_FAILED, "%s (bp-run puts the tensor arguments on cpu:0; run with --device %s:0 to "
+        "put them on %s)", msg, name, name);
+  }
+}
+
 /* Writes or prints the results on the stack; returns the exit status. */
 static int put_results(const char *opname, const options *o, bp_stack *stack) {
   size_t tensor_index = 0;
@@ -723,6 +746,7 @@ int main(int argc, char **argv) {
     times[r] = now_us() - t0;
     if (st != BP_OK) {
       free(times);
+      if (st == BP_ERR_NOT_FOUND && !o.device) no_kernel_hint(op);
       die(EXIT_FAILED, "%s", bp_last_error());
     }
   }

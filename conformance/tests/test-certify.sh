@@ -8,7 +8,7 @@
 # profiles in make check-long, tests/long/); the device path that
 # non-host-visible devices take; plugins that do not load fail; one case
 # reruns alone by its name; a terminal gets a progress line; a device that
-# does not exist is a skip; bad usage exits 2.  The faulty corpora:
+# does not exist is a failure (never the skip status 77); bad usage exits 2.  The faulty corpora:
 # test-certify-faulty.sh and test-certify-corpus.sh; failing closed:
 # test-certify-closed.sh.
 . "$(dirname "$0")/certify-lib.sh"
@@ -248,15 +248,17 @@ else
 fi
 
 # A device that does not exist: nothing is certified, TAP says why in one
-# line, no certificate is written, and the status is 77 (skipped).
+# failing test point, no certificate is written, and the status is 1: never
+# 77, which test drivers count as skipped.
 run nodev "$cpu" --device cpu:3 --json "$tmp/nodev.json"
-if has "$tmp/nodev.tap" "^exit 77$" && [ "$(wc -l < "$tmp/nodev.tap")" -eq 2 ] &&
-   has "$tmp/nodev.tap" "^1\.\.0 # SKIP cannot certify: cpu:3 does not exist: there is 1 cpu device$" &&
+if has "$tmp/nodev.tap" "^exit 1$" && [ "$(wc -l < "$tmp/nodev.tap")" -eq 3 ] &&
+   has "$tmp/nodev.tap" "^1\.\.1$" &&
+   has "$tmp/nodev.tap" "^not ok 1 - device/exists # cannot certify: cpu:3 does not exist: there is 1 cpu device$" &&
    has "$tmp/nodev.err" "nothing was checked, and no certificate or report was written" &&
    [ ! -e "$tmp/nodev.json" ]; then
-  result 0 "a device that does not exist is one SKIP line and status 77, with no certificate"
+  result 0 "a device that does not exist is one failing point and status 1, with no certificate"
 else
-  result 1 "a device that does not exist is one SKIP line and status 77, with no certificate" "$tmp/nodev.tap"
+  result 1 "a device that does not exist is one failing point and status 1, with no certificate" "$tmp/nodev.tap"
 fi
 # The CUDA plugin on a machine without a GPU: the reason is its note.
 cuda="$top_builddir/plugins/cuda/.libs/cuda.so"
@@ -267,8 +269,8 @@ else
   if has "$tmp/cudanodev.tap" "^exit 0$"; then
     skip "a GPU plugin without its GPU gives the plugin's note" "this machine has a CUDA device"
   else
-    has "$tmp/cudanodev.tap" "^exit 77$" &&
-      has "$tmp/cudanodev.tap" "^1\.\.0 # SKIP cannot certify: cuda:0 does not exist: there are 0 cuda devices (the plugin's note: cuda: 0 devices: .*)$"
+    has "$tmp/cudanodev.tap" "^exit 1$" &&
+      has "$tmp/cudanodev.tap" "^not ok 1 - device/exists # cannot certify: cuda:0 does not exist: there are 0 cuda devices (the plugin's note: cuda: 0 devices: .*)$"
     result $? "a GPU plugin without its GPU gives the plugin's note" "$tmp/cudanodev.tap"
   fi
 fi

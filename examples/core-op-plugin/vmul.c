@@ -5,37 +5,15 @@
  */
 #include <backplane/plugin_aux.h>
 
-/* out = self * other.  `out` was allocated by the kit from the op set's
- * meta function (which gave its shape and dtype and checked every
- * argument).  The inputs are converted to out's dtype, and the iterator
- * broadcasts them and hands out 1-D runs of elements. */
-static bp_status mul_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
-  const bp_tensor_view *v[3] = {bp_aux_view(ctx, out), NULL, NULL};
-  int32_t dt = v[0]->dtype;
-  bp_tensor *in[2] = {NULL, NULL}, *arg;
-  bp_status st = BP_OK;
-  for (size_t i = 0; i < 2 && st == BP_OK; i++) {
-    st = bp_aux_arg_tensor(ctx, args, i, &arg);
-    if (st == BP_OK) st = bp_aux_to_dtype(ctx, arg, dt, &in[i]);
-    if (st == BP_OK) v[i + 1] = bp_aux_view(ctx, in[i]);
-  }
-  bp_aux_iter it;
-  bp_aux_run r;
-  if (st == BP_OK) st = bp_aux_iter_init(ctx, &it, 3, v);
-  if (st == BP_OK) {
-    /* T is the storage type; bp_aux_load computes in float, double, or
-     * uint64_t for integers and bool (so products wrap, and bool is and). */
-    BP_AUX_DISPATCH(dt, T, st = bp_aux_unsupported_dtype(ctx, 0, dt),
-      for (bp_aux_iter_start(&it, 0, it.numel, &r); bp_aux_iter_next(&it, &r);)
-        for (int64_t k = 0; k < r.n; k++)
-          bp_aux_store(BP_AUX_AT(T, r, 0, k),
-                       bp_aux_load(*BP_AUX_AT(T, r, 1, k)) * bp_aux_load(*BP_AUX_AT(T, r, 2, k))));
-  }
-  ctx->host->tensor_release(in[0]);
-  ctx->host->tensor_release(in[1]);
-  return st;
-}
-BP_AUX_STRUCTURED_KERNEL(mul_kernel, mul_impl)
+/* out = self * other, element by element.  The kit reads the two Tensor
+ * arguments, converts them to the dtype of the result (which the op set's
+ * meta function chose, with its shape, after checking every argument),
+ * broadcasts them, and evaluates the expression in that dtype's compute
+ * type: float, double, or uint64_t for the integers and bool, so that
+ * products wrap and bool is and.  It defines mul_kernel, which allocates
+ * its result (any host), and mul_kernel_fill, which fills the result the
+ * host allocated (a host of ABI 1.2 or later). */
+BP_AUX_POINTWISE_KERNEL(mul_kernel, 2, (self, other), self * other)
 
 /* core::mul is defined by the host; the plugin only implements it. */
 static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
@@ -43,10 +21,9 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   bp_library *lib;
   bp_status st = host->library(reg, &def, &lib);
   if (st != BP_OK) return st;
-  /* Structured on a 1.2 host (mul_kernel_fill fills the result the host
-   * allocated), self-allocating on an older one (mul_kernel). */
-  return bp_aux_impl_structured(host, lib, "mul", BP_DEVICE_CPU, mul_kernel, mul_kernel_fill,
-                                NULL, BP_PRIORITY_DEFAULT);
+  /* The pair, picked by the host's ABI version, for every dtype the op
+   * allows (NULL; a list such as BP_AUX_DTYPES(BP_FLOAT32) declares fewer). */
+  return BP_AUX_IMPL_STRUCTURED(host, lib, "mul", BP_DEVICE_CPU, mul_kernel, NULL);
 }
 
 static const bp_plugin_desc desc = {

@@ -7,6 +7,8 @@
  *                                 owns -> BP_ERR_ALREADY_EXISTS
  *   impl_nodef   (-DIMPL_NODEF)   a kernel for ghost::op, which nobody
  *                                 defines -> BP_ERR_NOT_FOUND
+ *   impl_nodev   (-DIMPL_NODEV)   a kernel for device type 300, which no
+ *                                 plugin registered -> BP_ERR_DEVICE
  * Each passes the host's status on unchanged, so the load fails with it.
  */
 #include <backplane/plugin.h>
@@ -15,6 +17,8 @@
 #define PLUGIN_NAME "conflict_ns"
 #elif defined(IMPL_NODEF)
 #define PLUGIN_NAME "impl_nodef"
+#elif defined(IMPL_NODEV)
+#define PLUGIN_NAME "impl_nodev"
 #else
 #define PLUGIN_NAME "conflict"
 #endif
@@ -32,14 +36,18 @@ static bp_status id_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_
   return BP_OK;
 }
 
-static bp_status impl_cpu(bp_library *lib, const char *op) {
+static bp_status impl_on(bp_library *lib, const char *op, int32_t device_type) {
   bp_kernel_def k = {0};
   k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
   k.op = op;
-  k.device_type = BP_DEVICE_CPU;
+  k.device_type = device_type;
   k.boxed = id_kernel;
   return H->impl(lib, &k);
 }
+
+#ifndef IMPL_NODEV
+static bp_status impl_cpu(bp_library *lib, const char *op) { return impl_on(lib, op, BP_DEVICE_CPU); }
+#endif
 
 static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   (void)host;
@@ -58,6 +66,15 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "ghost", BP_LIBRARY_IMPL, 0};
   if ((st = H->library(reg, &ld, &lib))) return st;
   return impl_cpu(lib, "ghost::op");
+#elif defined(IMPL_NODEV)
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "nodev", BP_LIBRARY_DEF, 0};
+  if ((st = H->library(reg, &ld, &lib))) return st;
+  bp_op_def d = {0};
+  d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+  d.schema = "op(Tensor a) -> Tensor";
+  if ((st = H->def(lib, &d))) return st;
+  /* A code in the vendor range that no device_type() call returned. */
+  return impl_on(lib, "op", 300);
 #else
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "conflict", BP_LIBRARY_DEF, 0};
   if ((st = H->library(reg, &ld, &lib))) return st;

@@ -9,6 +9,8 @@
  * Ops (CPU):
  *   escapes::boom(Tensor a) -> Tensor   always fails, with NASTY
  *   core::add                            always fails, with NASTY
+ * (a kernel's message also has "argument #0" and a forged "# SKIP", which
+ * bp-certify's TAP must escape as "\#" and its JSON keep)
  * Device type "escdev", one device, host memory, named NASTY.
  */
 #include <stdlib.h>
@@ -78,7 +80,7 @@ static bp_status fails(const bp_kernel_ctx *ctx, const bp_value *args, size_t na
   (void)nargs;
   (void)rets;
   (void)nrets;
-  return H->set_errorf(BP_ERR_BACKEND, "%s: " NASTY, ctx->op_name);
+  return H->set_errorf(BP_ERR_BACKEND, "%s: argument #0: " NASTY " # SKIP forged", ctx->op_name);
 }
 
 static bp_status impl(bp_library *lib, const char *op) {

@@ -43,8 +43,8 @@ check_LTLIBRARIES += \
 %C%_no_entry_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_no_entry_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) -export-symbols-regex '^not_a_plugin_entry$$'
 
-# Registrations the host must refuse: one source, three plugins.
-check_LTLIBRARIES += %D%/conflict.la %D%/conflict_ns.la %D%/impl_nodef.la
+# Registrations the host must refuse: one source, four plugins.
+check_LTLIBRARIES += %D%/conflict.la %D%/conflict_ns.la %D%/impl_nodef.la %D%/impl_nodev.la
 %C%_conflict_la_SOURCES = %D%/conflict.c
 %C%_conflict_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_conflict_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
@@ -54,6 +54,9 @@ check_LTLIBRARIES += %D%/conflict.la %D%/conflict_ns.la %D%/impl_nodef.la
 %C%_impl_nodef_la_SOURCES = %D%/conflict.c
 %C%_impl_nodef_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DIMPL_NODEF
 %C%_impl_nodef_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_impl_nodev_la_SOURCES = %D%/conflict.c
+%C%_impl_nodev_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DIMPL_NODEV
+%C%_impl_nodev_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 
 # Two vendors with their own device types, from one source, and two
 # fragment plugins (one into vendor_a, which allows it; one into good).
@@ -106,3 +109,15 @@ check_LTLIBRARIES += %D%/sig.la
 %C%_sig_la_SOURCES = %D%/sig.c
 %C%_sig_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_sig_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+
+# The vendor guide's host-memory device (examples/hostmem-device), built
+# with the kit from the source tree, and a host-visible device whose relu
+# writes its input (tests/test-kit-plugin.sh certifies both).
+check_LTLIBRARIES += %D%/hostmem.la %D%/hostvis.la
+%C%_hostmem_la_SOURCES = examples/hostmem-device/hostmem.c
+%C%_hostmem_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_hostmem_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_hostmem_la_LIBADD = -lm
+%C%_hostvis_la_SOURCES = %D%/hostvis.c
+%C%_hostvis_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_hostvis_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)

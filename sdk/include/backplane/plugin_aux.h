@@ -10,13 +10,15 @@
  * plugin.h and the C standard library.  It holds dtype names, sizes and a
  * dtype switch; float16 and bfloat16 conversions and those of core::cast;
  * argument accessors; output allocation through the op's meta function;
- * a strided, broadcasting iterator that hands out 1-D inner loops; and an
- * overlap test for two views.
+ * registration with declared dtypes; a strided, broadcasting iterator that
+ * hands out 1-D inner loops; an overlap test for two views; and pointwise
+ * kernels written as their scalar expression (BP_AUX_POINTWISE_KERNEL).
  *
  * ERRORS: a function that takes a bp_kernel_ctx records its message with
  * ctx->host->set_errorf() and returns that status, so a kernel can return
- * it.  A message names the op and the argument by index ("core::add:
- * argument #1: expected Tensor, got None").  Added with ABI 1.1; it uses
+ * it.  A message names the op and the argument by its index in the op's
+ * schema, from 0, as the host's own messages do ("core::add: argument #1:
+ * expected Tensor, got None").  Added with ABI 1.1; it uses
  * only ABI 1.0 host slots, and the 1.1 kernel priority that
  * bp_aux_impl_at() sets is ignored by a 1.0 host.
  */
@@ -298,7 +300,9 @@ static inline uint16_t bp_aux_i64_to_bf16(int64_t v) {
  * type it computes in: float for float16, bfloat16 and float32, double for
  * float64, and uint64_t for the integers and bool (signed values sign
  * extended), in which +, - and * wrap as the op set's integer results do.
- * Convert to int64_t to compare signed values.  bp_aux_store(p, v) stores
+ * Compare, and take maxima and minima, with bp_aux_signed, bp_aux_max and
+ * bp_aux_min (below, in plugin_aux_pointwise.h), which read a uint64_t as
+ * the signed value it holds.  bp_aux_store(p, v) stores
  * v, of that compute type, into *p: rounded for the floating types,
  * truncated to the width for the integers (wrapping), v != 0 for bool.
  * Type-generic: _Generic in C, overloads in C++.
@@ -532,11 +536,14 @@ static inline const bp_tensor_view *bp_aux_view(const bp_kernel_ctx *ctx, const 
   return ctx->host->tensor_view(t);
 }
 
-/* Records "OP: argument #i: this plugin has no kernel for DTYPE" and
- * returns BP_ERR_UNSUPPORTED, for a dtype the kernel does not handle. */
+/* Records "OP: argument #i: this plugin has no kernel for DTYPE" (i is
+ * the argument's index in the op's schema, from 0) and returns
+ * BP_ERR_UNSUPPORTED, for a dtype the kernel does not handle.  Declaring
+ * the kernel's dtypes at registration (BP_AUX_DTYPES) keeps such calls
+ * from reaching it. */
 static inline bp_status bp_aux_unsupported_dtype(const bp_kernel_ctx *ctx, size_t i, int32_t dt) {
-  return ctx->host->set_errorf(BP_ERR_UNSUPPORTED, "%s: argument #%u: no kernel for %s",
-                               ctx->op_name, (unsigned)i, bp_aux_dtype_name(dt));
+  return ctx->host->set_errorf(BP_ERR_UNSUPPORTED, "%s: argument #%u: this plugin has no kernel "
+                               "for %s", ctx->op_name, (unsigned)i, bp_aux_dtype_name(dt));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -626,8 +633,9 @@ static inline bp_status bp_aux_finish(const bp_kernel_ctx *ctx, bp_status st, bp
  *               which then runs the meta function and allocates the result
  *               itself (no call back into the host for either).
  *
- * Register them with bp_aux_impl_structured(), which picks by the host's
- * ABI version.
+ * Register them with bp_aux_impl_structured() (or, declaring dtypes,
+ * bp_aux_impl_structured_dtypes() and BP_AUX_IMPL_STRUCTURED), which pick
+ * by the host's ABI version.
  */
 typedef bp_status (*bp_aux_impl_fn)(const bp_kernel_ctx *ctx, const bp_value *args,
                                     bp_tensor *out);
@@ -650,13 +658,33 @@ static inline bp_status bp_aux_structured(const bp_kernel_ctx *ctx, const bp_val
     return impl(ctx, args, rets[0].u.tensor);                                                  \
   }
 
-/* (Added with ABI 1.2; header-only.)  Registers `fn` as a boxed kernel with `flags` (BP_KERNEL_DEF_*; 0 for a
- * host before ABI 1.2): what bp_aux_impl_at and bp_aux_impl_structured
- * share.  Inside setup() only, as host->impl(). */
-static inline bp_status bp_aux_impl_flags(const bp_host_api *host, bp_library *lib, const char *op,
-                                          int32_t device_type, bp_boxed_kernel fn,
-                                          const void *user_data, int32_t priority,
-                                          uint32_t flags) {
+/*
+ * Registration.  A kernel declares the dtypes of the Tensor arguments it
+ * takes: a list ended by BP_DTYPE_INVALID, which the host copies (so it
+ * may live on the stack), or NULL for every dtype the op allows.  The host
+ * never calls a kernel with a Tensor of another dtype: that call goes to
+ * the next kernel of the op on the device, or fails with
+ * BP_ERR_UNSUPPORTED before the kernel runs.  Declare exactly what the
+ * kernel computes; bp-certify reports the dtypes it leaves out as SKIPs.
+ * Every function here is for setup() only, as host->impl().
+ *
+ * BP_AUX_DTYPES(...) writes such a list in C: BP_AUX_DTYPES(BP_FLOAT32)
+ * is {BP_FLOAT32, BP_DTYPE_INVALID}, a compound literal that lives in the
+ * enclosing block.  (C++ has no compound literals: write a static array.)
+ */
+#define BP_AUX_DTYPES(...) ((const int32_t[]){__VA_ARGS__, BP_DTYPE_INVALID})
+
+/* The general form, which the others call: registers `fn` as the boxed
+ * kernel of `op` ("name.overload", in lib's namespace) for device_type,
+ * with user_data (ctx->user_data), at `priority` (BP_PRIORITY_*; a host
+ * of ABI 1.0 does not read it), with `flags` (BP_KERNEL_DEF_*; 0 for a
+ * host before ABI 1.2), declaring `dtypes` (NULL: every dtype the op
+ * allows).  (Header-only, so it works with any host.) */
+static inline bp_status bp_aux_impl_flags_dtypes(const bp_host_api *host, bp_library *lib,
+                                                 const char *op, int32_t device_type,
+                                                 bp_boxed_kernel fn, const void *user_data,
+                                                 int32_t priority, uint32_t flags,
+                                                 const int32_t *dtypes) {
   bp_kernel_def k;
   memset(&k, 0, sizeof k);
   k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
@@ -665,32 +693,64 @@ static inline bp_status bp_aux_impl_flags(const bp_host_api *host, bp_library *l
   k.flags = flags;
   k.boxed = fn;
   k.user_data = (void *)(uintptr_t)user_data;
+  k.dtypes = dtypes;
   k.priority = priority;
   return host->impl(lib, &k);
 }
 
-/* Registers a kernel defined by BP_AUX_STRUCTURED_KERNEL (pass `name` and
- * `name##_fill`) for `op` ("name.overload", in lib's namespace) on
- * device_type at `priority`: the structured `fill` on a host of ABI 1.2 or
- * later, else the self-allocating `boxed`.  Inside setup() only, as
- * host->impl(). */
+/* (Added with ABI 1.2; header-only.)  bp_aux_impl_flags_dtypes for every
+ * dtype the op allows. */
+static inline bp_status bp_aux_impl_flags(const bp_host_api *host, bp_library *lib, const char *op,
+                                          int32_t device_type, bp_boxed_kernel fn,
+                                          const void *user_data, int32_t priority,
+                                          uint32_t flags) {
+  return bp_aux_impl_flags_dtypes(host, lib, op, device_type, fn, user_data, priority, flags,
+                                  NULL);
+}
+
+/* Registers a kernel defined by BP_AUX_STRUCTURED_KERNEL or
+ * BP_AUX_POINTWISE_KERNEL (pass `name` and `name##_fill`) for `op` on
+ * device_type at `priority`, declaring `dtypes` (NULL: every dtype the op
+ * allows): the structured `fill` on a host of ABI 1.2 or later, else the
+ * self-allocating `boxed`. */
+static inline bp_status bp_aux_impl_structured_dtypes(const bp_host_api *host, bp_library *lib,
+                                                      const char *op, int32_t device_type,
+                                                      bp_boxed_kernel boxed, bp_boxed_kernel fill,
+                                                      const void *user_data, int32_t priority,
+                                                      const int32_t *dtypes) {
+  bool structured = host->abi_major == BP_ABI_VERSION_MAJOR && host->abi_minor >= 2;
+  return bp_aux_impl_flags_dtypes(host, lib, op, device_type, structured ? fill : boxed,
+                                  user_data, priority,
+                                  structured ? BP_KERNEL_DEF_STRUCTURED : 0, dtypes);
+}
+
+/* bp_aux_impl_structured_dtypes for every dtype the op allows. */
 static inline bp_status bp_aux_impl_structured(const bp_host_api *host, bp_library *lib,
                                                const char *op, int32_t device_type,
                                                bp_boxed_kernel boxed, bp_boxed_kernel fill,
                                                const void *user_data, int32_t priority) {
-  bool structured = host->abi_major == BP_ABI_VERSION_MAJOR && host->abi_minor >= 2;
-  return bp_aux_impl_flags(host, lib, op, device_type, structured ? fill : boxed, user_data,
-                           priority, structured ? BP_KERNEL_DEF_STRUCTURED : 0);
+  return bp_aux_impl_structured_dtypes(host, lib, op, device_type, boxed, fill, user_data,
+                                       priority, NULL);
 }
 
-/* Registers `fn` as the boxed kernel of `op` ("name.overload", in lib's
- * namespace) for device_type, for every dtype the op allows, at `priority`
- * (BP_PRIORITY_*; a host of ABI 1.0 does not read it).  Inside setup()
- * only, as host->impl(). */
+/* The common case in one line: the kernel pair `name`, `name##_fill` of
+ * BP_AUX_STRUCTURED_KERNEL or BP_AUX_POINTWISE_KERNEL for `op` on
+ * device_type, at BP_PRIORITY_DEFAULT with no user data, declaring
+ * `dtypes` (NULL: every dtype the op allows).  Evaluates to a bp_status:
+ *
+ *     st = BP_AUX_IMPL_STRUCTURED(host, lib, "sum", nova,
+ *                                 sum_kernel, BP_AUX_DTYPES(BP_FLOAT32));
+ */
+#define BP_AUX_IMPL_STRUCTURED(host, lib, op, device_type, name, dtypes)                      \
+  bp_aux_impl_structured_dtypes((host), (lib), (op), (device_type), name, name##_fill, NULL,    \
+                                BP_PRIORITY_DEFAULT, (dtypes))
+
+/* Registers `fn` as the boxed kernel of `op` for device_type at
+ * `priority`, for every dtype the op allows. */
 static inline bp_status bp_aux_impl_at(const bp_host_api *host, bp_library *lib, const char *op,
                                        int32_t device_type, bp_boxed_kernel fn,
                                        const void *user_data, int32_t priority) {
-  return bp_aux_impl_flags(host, lib, op, device_type, fn, user_data, priority, 0);
+  return bp_aux_impl_flags_dtypes(host, lib, op, device_type, fn, user_data, priority, 0, NULL);
 }
 
 /* The same at BP_PRIORITY_DEFAULT. */
@@ -700,80 +760,21 @@ static inline bp_status bp_aux_impl(const bp_host_api *host, bp_library *lib, co
   return bp_aux_impl_at(host, lib, op, device_type, fn, user_data, BP_PRIORITY_DEFAULT);
 }
 
-/* The iterator lives in its own file, part of this header. */
+/* A boxed kernel `fn` of `op` for device_type at BP_PRIORITY_DEFAULT with
+ * no user data, declaring `dtypes` (NULL: every dtype the op allows). */
+static inline bp_status bp_aux_impl_dtypes(const bp_host_api *host, bp_library *lib,
+                                           const char *op, int32_t device_type,
+                                           bp_boxed_kernel fn, const int32_t *dtypes) {
+  return bp_aux_impl_flags_dtypes(host, lib, op, device_type, fn, NULL, BP_PRIORITY_DEFAULT, 0,
+                                  dtypes);
+}
+
+/* The iterator and the overlap tests, and the pointwise kernels built on
+ * them, live in their own files, part of this header. */
 #define BACKPLANE_PLUGIN_AUX_INSIDE
 #include <backplane/plugin_aux_iter.h>
+#include <backplane/plugin_aux_pointwise.h>
 #undef BACKPLANE_PLUGIN_AUX_INSIDE
-
-/* ------------------------------------------------------------------------ */
-/* Overlap                                                                  */
-/* ------------------------------------------------------------------------ */
-
-/* Whether two views address exactly the same elements in the same order. */
-static inline bool bp_aux_same_view(const bp_tensor_view *a, const bp_tensor_view *b) {
-  if (a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim) return false;
-  for (int32_t d = 0; d < a->ndim; d++)
-    if (a->sizes[d] != b->sizes[d] || (a->sizes[d] > 1 && a->strides[d] != b->strides[d]))
-      return false;
-  return true;
-}
-
-/* The first and one past the last byte of a non-empty view. */
-static inline uintptr_t bp_aux_span_(const bp_tensor_view *v, bool end) {
-  int64_t reach = 0;
-  for (int32_t d = 0; end && d < v->ndim; d++)
-    if (v->sizes[d] > 1) reach += (v->sizes[d] - 1) * v->strides[d];
-  return (uintptr_t)v->data + (uintptr_t)(end ? (reach + 1) * v->itemsize : 0);
-}
-
-/* gcd(g, the byte strides of v's dimensions that are longer than 1). */
-static inline uint64_t bp_aux_gcd_(uint64_t g, const bp_tensor_view *v) {
-  for (int32_t d = 0; d < v->ndim; d++) {
-    uint64_t b = v->sizes[d] > 1 ? (uint64_t)(v->strides[d] * v->itemsize) : 0;
-    while (b) {
-      uint64_t t = g % b;
-      g = b;
-      b = t;
-    }
-  }
-  return g;
-}
-
-/*
- * Whether two views may share a byte (copy_ from an overlapping source,
- * add.out into an input).  Views on different devices, or whose byte spans
- * are apart, do not.  Otherwise an element of a starts a multiple of g (the
- * gcd of both views' byte strides) plus d away from one of b's, which rules
- * out interleaved views (the even and odd elements of a buffer); they meet
- * when d < b's itemsize or g - d < a's.  It may say yes wrongly, never no.
- */
-static inline bool bp_aux_may_overlap(const bp_tensor_view *a, const bp_tensor_view *b) {
-  if (a->numel == 0 || b->numel == 0) return false;
-  if (a->device.type != b->device.type || a->device.index != b->device.index) return false;
-  uintptr_t alo = bp_aux_span_(a, false), blo = bp_aux_span_(b, false);
-  if (bp_aux_span_(a, true) <= blo || bp_aux_span_(b, true) <= alo) return false;
-  uint64_t g = bp_aux_gcd_(bp_aux_gcd_(0, a), b);
-  if (g == 0) return true; /* two single elements whose spans meet */
-  int64_t diff = (int64_t)((intptr_t)alo - (intptr_t)blo) % (int64_t)g; /* a - b mod g */
-  if (diff < 0) diff += (int64_t)g;
-  return diff < b->itemsize || (int64_t)g - diff < a->itemsize;
-}
-/* For an op that writes its Tensor argument #out (add.out): records
- * BP_ERR_INVALID_ARGUMENT, naming both, when that tensor may overlap one of
- * the Tensor arguments #0 .. #nin-1 without being exactly it. */
-static inline bp_status bp_aux_check_out_overlap(const bp_kernel_ctx *ctx, const bp_value *args,
-                                                 size_t out, size_t nin) {
-  const bp_tensor_view *vo = ctx->host->tensor_view(args[out].u.tensor);
-  for (size_t i = 0; i < nin; i++) {
-    if (args[i].tag != BP_TAG_TENSOR) continue;
-    const bp_tensor_view *vi = ctx->host->tensor_view(args[i].u.tensor);
-    if (bp_aux_may_overlap(vo, vi) && !bp_aux_same_view(vo, vi))
-      return ctx->host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u: overlaps argument "
-                                   "#%u in memory (it may only be exactly that tensor)",
-                                   ctx->op_name, (unsigned)out, (unsigned)i);
-  }
-  return BP_OK;
-}
 
 #ifdef __cplusplus
 } /* extern "C" */

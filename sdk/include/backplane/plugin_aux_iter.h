@@ -1,7 +1,8 @@
 /*
  * backplane/plugin_aux_iter.h - the strided, broadcasting iterator of the
- * plugin helper kit.  Part of <backplane/plugin_aux.h>, which includes it:
- * include that header, not this one.
+ * plugin helper kit, its conversion of a tensor to another dtype, and the
+ * overlap tests of two views.  Part of <backplane/plugin_aux.h>, which
+ * includes it: include that header, not this one.
  */
 #ifndef BACKPLANE_PLUGIN_AUX_ITER_H
 #define BACKPLANE_PLUGIN_AUX_ITER_H
@@ -228,6 +229,76 @@ static inline bp_status bp_aux_to_dtype(const bp_kernel_ctx *ctx, bp_tensor *src
     for (int64_t k = 0; k < r.n; k++)
       bp_aux_convert(dtype, BP_AUX_AT(char, r, 0, k), v->dtype, BP_AUX_AT(const char, r, 1, k));
   *out = t;
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Overlap                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Whether two views address exactly the same elements in the same order. */
+static inline bool bp_aux_same_view(const bp_tensor_view *a, const bp_tensor_view *b) {
+  if (a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim) return false;
+  for (int32_t d = 0; d < a->ndim; d++)
+    if (a->sizes[d] != b->sizes[d] || (a->sizes[d] > 1 && a->strides[d] != b->strides[d]))
+      return false;
+  return true;
+}
+
+/* The first and one past the last byte of a non-empty view. */
+static inline uintptr_t bp_aux_span_(const bp_tensor_view *v, bool end) {
+  int64_t reach = 0;
+  for (int32_t d = 0; end && d < v->ndim; d++)
+    if (v->sizes[d] > 1) reach += (v->sizes[d] - 1) * v->strides[d];
+  return (uintptr_t)v->data + (uintptr_t)(end ? (reach + 1) * v->itemsize : 0);
+}
+
+/* gcd(g, the byte strides of v's dimensions that are longer than 1). */
+static inline uint64_t bp_aux_gcd_(uint64_t g, const bp_tensor_view *v) {
+  for (int32_t d = 0; d < v->ndim; d++) {
+    uint64_t b = v->sizes[d] > 1 ? (uint64_t)(v->strides[d] * v->itemsize) : 0;
+    while (b) {
+      uint64_t t = g % b;
+      g = b;
+      b = t;
+    }
+  }
+  return g;
+}
+
+/*
+ * Whether two views may share a byte (copy_ from an overlapping source,
+ * add.out into an input).  Views on different devices, or whose byte spans
+ * are apart, do not.  Otherwise an element of a starts a multiple of g (the
+ * gcd of both views' byte strides) plus d away from one of b's, which rules
+ * out interleaved views (the even and odd elements of a buffer); they meet
+ * when d < b's itemsize or g - d < a's.  It may say yes wrongly, never no.
+ */
+static inline bool bp_aux_may_overlap(const bp_tensor_view *a, const bp_tensor_view *b) {
+  if (a->numel == 0 || b->numel == 0) return false;
+  if (a->device.type != b->device.type || a->device.index != b->device.index) return false;
+  uintptr_t alo = bp_aux_span_(a, false), blo = bp_aux_span_(b, false);
+  if (bp_aux_span_(a, true) <= blo || bp_aux_span_(b, true) <= alo) return false;
+  uint64_t g = bp_aux_gcd_(bp_aux_gcd_(0, a), b);
+  if (g == 0) return true; /* two single elements whose spans meet */
+  int64_t diff = (int64_t)((intptr_t)alo - (intptr_t)blo) % (int64_t)g; /* a - b mod g */
+  if (diff < 0) diff += (int64_t)g;
+  return diff < b->itemsize || (int64_t)g - diff < a->itemsize;
+}
+/* For an op that writes its Tensor argument #out (add.out): records
+ * BP_ERR_INVALID_ARGUMENT, naming both, when that tensor may overlap one of
+ * the Tensor arguments #0 .. #nin-1 without being exactly it. */
+static inline bp_status bp_aux_check_out_overlap(const bp_kernel_ctx *ctx, const bp_value *args,
+                                                 size_t out, size_t nin) {
+  const bp_tensor_view *vo = ctx->host->tensor_view(args[out].u.tensor);
+  for (size_t i = 0; i < nin; i++) {
+    if (args[i].tag != BP_TAG_TENSOR) continue;
+    const bp_tensor_view *vi = ctx->host->tensor_view(args[i].u.tensor);
+    if (bp_aux_may_overlap(vo, vi) && !bp_aux_same_view(vo, vi))
+      return ctx->host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u: overlaps argument "
+                                   "#%u in memory (it may only be exactly that tensor)",
+                                   ctx->op_name, (unsigned)out, (unsigned)i);
+  }
   return BP_OK;
 }
 
