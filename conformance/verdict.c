@@ -47,8 +47,12 @@ void verdict(enum status st, const char *fmt, ...) {
   char detail[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(detail, sizeof detail, fmt, ap);
+  int n = vsnprintf(detail, sizeof detail, fmt, ap);
   va_end(ap);
+  /* A pass says which samples it left out for their results' dtypes. */
+  if (st == ST_PASS && cx.cur.nundeclared > 0 && n >= 0 && (size_t)n < sizeof detail)
+    snprintf(detail + n, sizeof detail - (size_t)n, LEFT_OUT_MARK "%d sample(s) whose %s",
+             cx.cur.nundeclared, cx.cur.undeclared);
   send_verdict(st, detail);
 }
 
@@ -143,6 +147,8 @@ void verdict_begin(const char *group) {
   static bool trapped;
   if (!trapped) trapped = on_exit(exit_trap, NULL) == 0;
   cur_group = group;
+  cx.cur.nundeclared = 0;
+  cx.cur.undeclared[0] = '\0';
 }
 
 void verdict_end(void) { cur_group = NULL; }

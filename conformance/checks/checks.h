@@ -62,8 +62,16 @@ bool declares(int32_t dt);
 /* The generator's options for the current op: its declared dtypes. */
 gen_opts op_gen_opts(void);
 /* The samples the checks other than numerics run on the current op
- * (check_set); NULL after a SKIP verdict.  Free with sample_set_free. */
+ * (check_set), less those keep_declared() leaves out; NULL after a SKIP
+ * verdict.  Free with sample_set_free. */
 sample *op_check_set(size_t *n);
+/* Whether a call on as would give a result of a dtype the kernel does not
+ * declare, which the host never sends it: then the sample is counted as
+ * left out (cx.cur.nundeclared), and a pass says so. */
+bool undeclared_result(const argset *as);
+/* Leaves out (frees) the samples of v that undeclared_result() refuses,
+ * keeping the others in order at the front; the new count. */
+size_t keep_declared(sample *v, size_t n);
 /* After a failed call: true (the sample is left out) for an op outside
  * core, false after a FAIL verdict naming check for a core op. */
 bool refused(const sample *s, const char *check);

@@ -1,7 +1,7 @@
 # conformance/tests/faulty/: the shim corpus, faulty plugins built over
 # the reference CPU plugin (shim.c and one fault of faults-*.c each; the
 # list is corpus.tsv), the tool that confirms each fault directly, and
-# three correct plugins written differently from the reference
+# four correct plugins written differently from the reference
 # (conformance/tests/good/).  Included from conformance/local.mk; nothing
 # here is installed.
 
@@ -394,12 +394,13 @@ check_PROGRAMS += %D%/confirm
 TESTS += conformance/tests/test-faulty-confirm.sh
 dist_check_SCRIPTS += conformance/tests/test-faulty-confirm.sh
 
-# Three correct plugins written differently from the CPU plugin: each
+# Four correct plugins written differently from the CPU plugin: each
 # conforms (bp-certify --profile full).
 check_LTLIBRARIES += \
 	conformance/tests/good/naive.la \
 	conformance/tests/good/strided.la \
-	conformance/tests/good/vendoronly.la
+	conformance/tests/good/vendoronly.la \
+	conformance/tests/good/f32only.la
 conformance_tests_good_naive_la_SOURCES = conformance/tests/good/naive.c
 conformance_tests_good_naive_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 conformance_tests_good_naive_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
@@ -410,3 +411,6 @@ conformance_tests_good_strided_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN
 conformance_tests_good_vendoronly_la_SOURCES = conformance/tests/good/vendoronly.c
 conformance_tests_good_vendoronly_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 conformance_tests_good_vendoronly_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+conformance_tests_good_f32only_la_SOURCES = conformance/tests/good/f32only.c
+conformance_tests_good_f32only_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+conformance_tests_good_f32only_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
