@@ -301,6 +301,9 @@ void worker_main(int fd) __attribute__((noreturn));
 
 bool write_json(const char *path);
 bool write_html(const char *path);
+/* A TAP diagnostic of the symbol versions the plugin needs of each library
+ * (read from its file), after the header line; nothing when it needs none. */
+void tap_requires(void);
 
 /* ------------------------------------------------------------------------ */
 /* The context                                                              */

@@ -17,6 +17,7 @@
 /* handshake.c */
 void case_exports(const certify_case *c);
 void case_imports(const certify_case *c);
+void case_binary(const certify_case *c);
 void case_loads(const certify_case *c);
 void case_version(const certify_case *c);
 void case_names(const certify_case *c);

@@ -19,6 +19,7 @@ const check_def check_table[] = {
     /* group          name                    scope              function          reset  fresh */
     {"handshake",     "handshake/exports",    CHECK_PLUGIN,      case_exports,     NULL, false},
     {"handshake",     "handshake/imports",    CHECK_PLUGIN,      case_imports,     NULL, false},
+    {"handshake",     "handshake/binary",     CHECK_PLUGIN,      case_binary,      NULL, false},
     {"handshake",     "handshake/loads",      CHECK_PLUGIN,      case_loads,       NULL, false},
     {"handshake",     "handshake/version",    CHECK_PLUGIN,      case_version,     NULL, false},
     {"handshake",     "handshake/names",      CHECK_PLUGIN,      case_names,       NULL, false},

@@ -159,7 +159,7 @@ run ne "$plugins/no_entry.so" --ops add
 has "$tmp/ne.tap" "^exit 1$"; result $? "no_entry.so fails (exit 1)" "$tmp/ne.tap"
 has "$tmp/ne.tap" "^not ok 1 - handshake/exports # bp_plugin_init is not exported"
 result $? "no_entry.so: handshake/exports names the missing entry point" "$tmp/ne.tap"
-has "$tmp/ne.tap" "^not ok 3 - handshake/loads # plugin does not load: "
+has "$tmp/ne.tap" "^not ok 4 - handshake/loads # plugin does not load: "
 result $? "no_entry.so: handshake/loads gives the host's reason" "$tmp/ne.tap"
 has "$tmp/ne.tap" "^# worker isolation off: a worker could not load the plugin (plugin does not load: .*it does not export 'bp_plugin_init'" &&
   ! has "$tmp/ne.tap" "rerun alone"
@@ -185,7 +185,7 @@ fi
 
 # (f) One case alone, by its name; --list.
 run one "$cpu" --ops 'core::add/float32/layouts' --seed 7
-if has "$tmp/one.tap" "^exit 0$" && has "$tmp/one.tap" "^ok 10 - core::add/float32/layouts$" &&
+if has "$tmp/one.tap" "^exit 0$" && has "$tmp/one.tap" "^ok 11 - core::add/float32/layouts$" &&
    [ "$(grep -c '^ok [0-9]* - core::' "$tmp/one.tap")" = 1 ]; then
   result 0 "--ops CASE runs that case alone (after the plugin-wide ones)"
 else
