@@ -143,6 +143,21 @@ bp_status bp__guard_arm(const bp_device_iface *iface, bp_device d, void *base,
 /* Checks them, and reports a damaged one (see guard.c). */
 void bp__guard_check(const bp_device_iface *iface, const char *type_name,
                      bp_device d, void *base, size_t nbytes);
+/* Freed addresses reused on purpose (guard.c): a tensor handle block of n
+ * bytes freed last, and a host-CPU allocation of `total` bytes (canaries
+ * included) freed last, or NULL; keeping one instead of freeing it (false:
+ * free it); and freeing all that is kept (at each plugin unload), the CPU
+ * allocations through free_cpu. */
+void *bp__guard_reuse_handle(size_t n);
+bool bp__guard_keep_handle(void *p, size_t n);
+void *bp__guard_reuse_cpu(size_t total);
+bool bp__guard_keep_cpu(void *base, size_t total);
+void bp__guard_release_kept(void (*free_cpu)(void *base, size_t total));
+/* A release of a handle whose count was not positive (guard.c): with the
+ * guard, reported and the process aborted. */
+void bp__guard_bad_release(const void *t);
+/* Frees what the guard keeps (device.c, which knows the CPU's free). */
+void bp__device_release_kept(void);
 
 /* ------------------------------------------------------------------------ */
 /* Tensors (tensor.c)                                                       */
