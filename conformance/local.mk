@@ -43,6 +43,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/bounds.c \
 	%D%/checks/hygiene.c \
 	%D%/checks/repeat.c \
+	%D%/checks/lifetime.c \
 	%D%/checks/aliasing.c \
 	%D%/checks/errors.c \
 	%D%/checks/concurrency.c \

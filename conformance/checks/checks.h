@@ -43,6 +43,8 @@ void case_bounds(const certify_case *c);
 void case_hygiene(const certify_case *c);
 /* repeat.c */
 void case_repeat(const certify_case *c);
+/* lifetime.c */
+void case_lifetime(const certify_case *c);
 /* aliasing.c */
 void case_aliasing(const certify_case *c);
 /* errors.c */
