@@ -37,6 +37,10 @@ while IFS="$tab" read -r name category expected profile description; do
       n=$((n + 1))
       echo "ok $n - $name ($category, $profile) # SKIP under the $san sanitizer the certifier does not measure what it leaves behind"
       continue ;;
+    address:matmul_pack_cache)
+      n=$((n + 1))
+      echo "ok $n - $name ($category, $profile) # SKIP under AddressSanitizer the host does not hand freed addresses back (its quarantine keeps them)"
+      continue ;;
     thread:teardown_release)
       # The double free shows through the C library's allocator (or
       # ASan's), which ThreadSanitizer's allocator replaces.
@@ -92,9 +96,15 @@ while IFS="$tab" read -r name category expected profile description; do
   fi
   # catch SEED: certifies the plugin on SEED; 0 when it fails (exit 1) on
   # the checks that name its fault, and on nothing else.
+  # (A fault of the categories lifetime and hygiene must be caught by the
+  # check of that name, whatever else catches it too.)
   catch() {
     run "$name" "$faulty/$name.so" --jobs 2 --profile "$profile" --ops "$op" --seed "$1"
-    has "$tmp/$name.tap" "^exit 1$" && only "$name" "$expected"
+    has "$tmp/$name.tap" "^exit 1$" && only "$name" "$expected" &&
+      case $category in
+        lifetime | hygiene) has "$tmp/$name.tap" "^not ok [0-9]* - [^ ]*/$category # $category: " ;;
+        *) true ;;
+      esac
   }
   if [ "$category" = races ]; then
     # A race is caught by chance: eight tries give its catch rate, and

@@ -35,7 +35,7 @@ result $? "$iso: wrong_result.so: the failure gives the count, the worst element
   "$tmp/wrong_result.$iso.tap"
 # (Under AddressSanitizer the reads past the end are its to report: the
 # case's process then ends without a verdict.)
-check_faulty wrong_noncontig "core::add/(float32/(layouts|large) # numerics: |honesty # bounds: .*past the end|bounds # bounds: |repeatability # (depends on earlier calls|repeatability)|[a-z]* # the case exited \\(status 1\\) without a verdict \\(a sanitizer)" \
+check_faulty wrong_noncontig "core::add/(float32/(layouts|large) # numerics: |honesty # bounds: .*past the end|bounds # bounds: |repeatability # (depends on earlier calls|repeatability)|lifetime # lifetime: .*depends on what memory held before the call|[a-z]* # the case exited \\(status 1\\) without a verdict \\(a sanitizer)" \
   "numerics on non-contiguous input (and the reads past its end that follow)"
 check_faulty mutates_input "core::add/honesty # honesty: the kernel wrote to argument 1 'other'" \
   "honesty (the faulting write is named)"

@@ -88,7 +88,12 @@ check_LTLIBRARIES += \
 	%D%/exp_table_init.la \
 	%D%/softmax_pingpong.la \
 	%D%/add_leak_on_error.la \
-	%D%/matmul_leak_ws.la
+	%D%/matmul_leak_ws.la \
+	%D%/sigmoid_arena.la \
+	%D%/matmul_beta_one.la \
+	%D%/matmul_pack_cache.la \
+	%D%/softmax_stale_error.la \
+	%D%/layer_norm_printf.la
 %C%_mul_tail7_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
 %C%_mul_tail7_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MUL_TAIL7
 %C%_mul_tail7_la_LDFLAGS = $(SHIM_LDFLAGS)
@@ -373,6 +378,26 @@ check_LTLIBRARIES += \
 %C%_matmul_leak_ws_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MATMUL_LEAK_WS
 %C%_matmul_leak_ws_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_matmul_leak_ws_la_LIBADD = $(SHIM_LIBADD)
+%C%_sigmoid_arena_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-life.c
+%C%_sigmoid_arena_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SIGMOID_ARENA
+%C%_sigmoid_arena_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sigmoid_arena_la_LIBADD = $(SHIM_LIBADD)
+%C%_matmul_beta_one_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-life.c
+%C%_matmul_beta_one_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MATMUL_BETA_ONE
+%C%_matmul_beta_one_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_matmul_beta_one_la_LIBADD = $(SHIM_LIBADD)
+%C%_matmul_pack_cache_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-life.c
+%C%_matmul_pack_cache_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MATMUL_PACK_CACHE
+%C%_matmul_pack_cache_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_matmul_pack_cache_la_LIBADD = $(SHIM_LIBADD)
+%C%_softmax_stale_error_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-life.c
+%C%_softmax_stale_error_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SOFTMAX_STALE_ERROR
+%C%_softmax_stale_error_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_softmax_stale_error_la_LIBADD = $(SHIM_LIBADD)
+%C%_layer_norm_printf_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-life.c
+%C%_layer_norm_printf_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_LAYER_NORM_PRINTF
+%C%_layer_norm_printf_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_layer_norm_printf_la_LIBADD = $(SHIM_LIBADD)
 EXTRA_DIST += %D%/corpus.tsv
 
 # Confirms each fault on its trigger, against the float64 reference of the
@@ -383,6 +408,7 @@ check_PROGRAMS += %D%/confirm
 	%D%/confirm.h \
 	%D%/triggers-num.c \
 	%D%/triggers-proc.c \
+	%D%/triggers-life.c \
 	tests/cpu/ref.c \
 	tests/cpu/ref2.c \
 	tests/cpu/ref3.c \
