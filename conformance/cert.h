@@ -240,7 +240,17 @@ typedef struct op_state {
    * check.  A core op must take every sample. */
   int nrefused;
   char refusal[800];
+  /* Samples left out because a result would have a dtype the kernel does
+   * not declare (the host never sends it such a call): how many, and the
+   * reason of the first, which a pass's detail and TAP repeat. */
+  int nundeclared;
+  char undeclared[200];
 } op_state;
+
+/* What a pass's detail ends with when samples were left out for their
+ * results' dtypes; the runner repeats it as a TAP diagnostic. */
+#define LEFT_OUT_MARK "; left out: "
+
 
 /* ------------------------------------------------------------------------ */
 /* The probe: what the plugin registers, learned in a child (probe.c)       */
@@ -300,6 +310,9 @@ void worker_main(int fd) __attribute__((noreturn));
 
 bool write_json(const char *path);
 bool write_html(const char *path);
+/* A TAP diagnostic of the symbol versions the plugin needs of each library
+ * (read from its file), after the header line; nothing when it needs none. */
+void tap_requires(void);
 
 /* ------------------------------------------------------------------------ */
 /* The context                                                              */

@@ -34,4 +34,32 @@ bool elf_read_dynsyms(const char *path, elf_syms *out, char *err,
                       size_t errlen);
 void elf_syms_free(elf_syms *s);
 
+/* What a shared object asks of the process that maps it (elfbin.c): the
+ * symbol versions it needs of each library (.gnu.version_r), and the
+ * three things the loader refuses (docs/host-guide.md). */
+#define ELF_MAX_NEEDS 8
+#define ELF_MAX_VERSIONS 32
+typedef struct elf_needs {
+  char file[64];                         /* "libc.so.6" */
+  char versions[ELF_MAX_VERSIONS][40];   /* "GLIBC_2.2.5", ... as listed */
+  size_t nversions;
+  size_t newest;                         /* the index of the newest */
+} elf_needs;
+
+typedef struct elf_binary {
+  bool has_gnu_stack; /* a PT_GNU_STACK program header */
+  bool exec_stack;    /* ... with PF_X */
+  int wx_segment;     /* the first PT_LOAD both writable and executable, or -1 */
+  bool textrel;       /* DT_TEXTREL, or DF_TEXTREL in DT_FLAGS */
+  elf_needs needs[ELF_MAX_NEEDS];
+  size_t nneeds;
+} elf_binary;
+
+/* Reads path's program headers, dynamic section and version needs;
+ * false with a one-line reason in err when it cannot. */
+bool elf_read_binary(const char *path, elf_binary *out, char *err, size_t errlen);
+/* "libc.so.6 GLIBC_2.34 (newest of 9), libm.so.6 GLIBC_2.29 (newest of 1)"
+ * into buf; its length. */
+size_t elf_needs_text(const elf_binary *b, char *buf, size_t len);
+
 #endif /* BP_CONFORMANCE_ELFSHA_H */

@@ -45,6 +45,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/bounds.c \
 	%D%/checks/hygiene.c \
 	%D%/checks/repeat.c \
+	%D%/checks/lifetime.c \
 	%D%/checks/aliasing.c \
 	%D%/checks/errors.c \
 	%D%/checks/concurrency.c \
@@ -59,6 +60,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/threads.c \
 	%D%/elfsha.h \
 	%D%/elfsyms.c \
+	%D%/elfbin.c \
 	%D%/sha256.c \
 	host/schema.h \
 	host/schema.c \
@@ -106,6 +108,9 @@ check_LTLIBRARIES += \
 	%D%/tests/faulty/missing_op.la \
 	%D%/tests/faulty/extra_export.la \
 	%D%/tests/faulty/registers_nothing.la \
+	%D%/tests/faulty/exec_stack.la \
+	%D%/tests/faulty/wx_segment.la \
+	%D%/tests/faulty/text_reloc.la \
 	%D%/tests/faulty/instrumented.la
 %C%_tests_faulty_wrong_result_la_SOURCES = %D%/tests/faulty/faulty.c
 %C%_tests_faulty_wrong_result_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_WRONG
@@ -167,6 +172,24 @@ check_LTLIBRARIES += \
 %C%_tests_faulty_registers_nothing_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_EMPTY
 %C%_tests_faulty_registers_nothing_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 %C%_tests_faulty_registers_nothing_la_LIBADD = -lm
+# A right core::add in a binary the loader refuses: linked with an
+# executable stack, with a writable and executable segment, with text
+# relocations (handshake/binary).
+%C%_tests_faulty_exec_stack_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_exec_stack_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_EXECSTACK
+%C%_tests_faulty_exec_stack_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS) \
+	-Wl,-z,execstack
+%C%_tests_faulty_exec_stack_la_LIBADD = -lm
+%C%_tests_faulty_wx_segment_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_wx_segment_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_WX
+%C%_tests_faulty_wx_segment_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS) \
+	$(BP_NO_WARN_RWX)
+%C%_tests_faulty_wx_segment_la_LIBADD = -lm
+%C%_tests_faulty_text_reloc_la_SOURCES = %D%/tests/faulty/faulty.c
+%C%_tests_faulty_text_reloc_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_TEXTREL
+%C%_tests_faulty_text_reloc_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS) \
+	-Wl,-z,notext
+%C%_tests_faulty_text_reloc_la_LIBADD = -lm
 # Not faulty: core::add done right, for the tests of worker isolation.
 %C%_tests_faulty_instrumented_la_SOURCES = %D%/tests/faulty/faulty.c
 %C%_tests_faulty_instrumented_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DFAULT_NONE

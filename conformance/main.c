@@ -152,6 +152,7 @@ int main(int argc, char **argv) {
          CERTIFY_VERSION, termsafe(cx.opt.plugin), cx.opt.profile,
          cx.probe.loaded ? termsafe(cx.probe.device) : "?",
          (unsigned long long)cx.opt.seed, cx.opt.jobs, isolation_name[cx.opt.isolation]);
+  tap_requires();
   run_all();
   if (cx.run.nreruns)
     printf("# %zu case(s) that did not pass in a shared worker were rerun alone in a fresh "

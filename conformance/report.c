@@ -17,6 +17,7 @@
 #include "cert.h"
 #include "elfsha.h"
 #include "num.h"
+#include "termsafe.h"
 
 /* ------------------------------------------------------------------------ */
 /* The certificate and the report                                           */
@@ -122,6 +123,42 @@ static void repro(const certify_case *c, char *out, size_t len) {
            shell_quote(c->name, name, sizeof name), (unsigned long long)cx.opt.seed);
 }
 
+/* The symbol versions the plugin needs of each library, read from its
+ * file (.gnu.version_r): ", \"requires\": [{\"file\", \"newest\",
+ * \"versions\"}, ...]", or null when the file cannot be read. */
+static void json_requires(FILE *f) {
+  static elf_binary b;
+  char err[256];
+  fputs(", \"requires\": ", f);
+  if (!elf_read_binary(cx.opt.plugin, &b, err, sizeof err)) {
+    fputs("null", f);
+    return;
+  }
+  fputs("[", f);
+  for (size_t i = 0; i < b.nneeds; i++) {
+    const elf_needs *lib = &b.needs[i];
+    fputs(i ? ", {\"file\": " : "{\"file\": ", f);
+    json_str(f, lib->file);
+    fputs(", \"newest\": ", f);
+    json_str(f, lib->nversions ? lib->versions[lib->newest] : NULL);
+    fputs(", \"versions\": [", f);
+    for (size_t v = 0; v < lib->nversions; v++) {
+      if (v) fputs(", ", f);
+      json_str(f, lib->versions[v]);
+    }
+    fputs("]}", f);
+  }
+  fputs("]", f);
+}
+
+void tap_requires(void) {
+  static elf_binary b;
+  char err[256], text[1200];
+  if (!elf_read_binary(cx.opt.plugin, &b, err, sizeof err)) return;
+  if (elf_needs_text(&b, text, sizeof text) == 0) return;
+  printf("# the plugin needs the symbol versions %s\n", termsafe(text));
+}
+
 bool write_json(const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) {
@@ -152,11 +189,12 @@ bool write_json(const char *path) {
     char abi[32];
     snprintf(abi, sizeof abi, "%u.%u", cx.probe.abi_major, cx.probe.abi_minor);
     json_str(f, abi);
-    fprintf(f, ", \"op_set_version\": %u},\n", cx.probe.op_set);
+    fprintf(f, ", \"op_set_version\": %u", cx.probe.op_set);
   } else {
-    fputs("null, \"op_set_version\": null},\n", f);
+    fputs("null, \"op_set_version\": null", f);
   }
-  fputs("  \"host\": {\"os\": ", f);
+  json_requires(f);
+  fputs("},\n  \"host\": {\"os\": ", f);
   json_str(f, os);
   fputs(", \"cpu\": ", f);
   json_str(f, cpu);

@@ -576,7 +576,10 @@ static void print_case(size_t i) {
            "in a fresh process: %s\n",
            termsafe(c->name), status_name[c->worker_status], termsafe(c->worker_detail),
            status_name[c->status]);
-  else if (c->rerun && c->status != c->worker_status)
+  else if (c->status == ST_PASS && strstr(c->detail, LEFT_OUT_MARK))
+    printf("# %s: left out: %s\n", termsafe(c->name),
+           termsafe(strstr(c->detail, LEFT_OUT_MARK) + strlen(LEFT_OUT_MARK)));
+  if (c->rerun && c->status != c->worker_status && !c->excused)
     printf("# %s: %s in a shared worker (%s); rerun alone in a fresh process: %s\n",
            termsafe(c->name), status_name[c->worker_status], termsafe(c->worker_detail),
            status_name[c->status]);

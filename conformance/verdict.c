@@ -51,8 +51,12 @@ void verdict(enum status st, const char *fmt, ...) {
   size_t o = (size_t)snprintf(detail, sizeof detail, "%s", verdict_prefix);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(detail + o, sizeof detail - o, fmt, ap);
+  int n = (int)o + vsnprintf(detail + o, sizeof detail - o, fmt, ap);
   va_end(ap);
+  /* A pass says which samples it left out for their results' dtypes. */
+  if (st == ST_PASS && cx.cur.nundeclared > 0 && n >= 0 && (size_t)n < sizeof detail)
+    snprintf(detail + n, sizeof detail - (size_t)n, LEFT_OUT_MARK "%d sample(s) whose %s",
+             cx.cur.nundeclared, cx.cur.undeclared);
   send_verdict(st, detail);
 }
 
@@ -147,6 +151,8 @@ void verdict_begin(const char *group) {
   static bool trapped;
   if (!trapped) trapped = on_exit(exit_trap, NULL) == 0;
   cur_group = group;
+  cx.cur.nundeclared = 0;
+  cx.cur.undeclared[0] = '\0';
 }
 
 void verdict_end(void) { cur_group = NULL; }

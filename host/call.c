@@ -1,6 +1,8 @@
 /*
  * host/call.c - the dispatcher: argument checks, device and kernel
- * selection (declared dtypes included), and the one function that calls a
+ * selection (declared dtypes included: a kernel that declares a list
+ * serves only calls whose arguments and results it declares; the rest of
+ * that routing is call_dtypes.c), and the one function that calls a
  * kernel of any kind (invoke).
  *
  * Everything the call path needs is derived from the schema once, when the
@@ -292,73 +294,6 @@ static inline int fast_scan(const bp_op *op, const bp_value *args, uint32_t *out
   return first->u.tensor->device_slot;
 }
 
-static bp_status run_meta(const bp_op *op, const bp_value *args, bp_tensor_meta *outs,
-                          size_t nouts);
-
-/* The dtype bits of every tensor argument (lists included). */
-static uint32_t arg_dtype_bits(const bp_op *op, const bp_value *args) {
-  uint32_t bits = 0;
-  for (uint32_t j = 0; j < op->ntensor_args; j++) {
-    const bp_value *v = &args[op->tensor_args[j]];
-    if (v->tag == BP_TAG_TENSOR)
-      bits |= v->u.tensor->dtype_bit;
-    else if (v->tag == BP_TAG_TENSOR_LIST)
-      for (uint32_t e = 0; e < v->len; e++) bits |= v->u.tensors[e]->dtype_bit;
-  }
-  return bits;
-}
-
-/* No candidate kernel declares the dtypes of the call: names the first
- * argument whose dtype the first kernel lacks, and what it declares. */
-__attribute__((noinline, cold)) static bp_status no_dtype(const bp_op *op, const bp__kernel *k,
-                                                          const bp_value *args) {
-  char declared[160] = "", label[48];
-  size_t len = 0;
-  for (const int32_t *d = k->dtypes; d && *d != BP_DTYPE_INVALID && len < sizeof declared; d++) {
-    int w = snprintf(declared + len, sizeof declared - len, "%s%s", len ? ", " : "",
-                     bp_dtype_name(*d));
-    if (w > 0) len += (size_t)w;
-  }
-  device_label(bp_device_make(k->ctx.device_type, 0), label, sizeof label);
-  char *colon = strrchr(label, ':');
-  if (colon) *colon = '\0';
-  for (uint32_t j = 0; j < op->ntensor_args; j++) {
-    uint32_t i = op->tensor_args[j];
-    const bp_value *v = &args[i];
-    size_t count = v->tag == BP_TAG_TENSOR ? 1 : v->tag == BP_TAG_TENSOR_LIST ? v->len : 0;
-    for (size_t e = 0; e < count; e++) {
-      const bp_tensor *t = v->tag == BP_TAG_TENSOR ? v->u.tensor : v->u.tensors[e];
-      if (!(t->dtype_bit & k->dtype_refused)) continue;
-      return bp__error(BP_ERR_UNSUPPORTED,
-                       "%s: argument #%u '%s' is %s, which the kernel for %s (plugin '%s') does "
-                       "not support (it declares %s), and no other kernel for %s does", op->name,
-                       i, arg_name(op, i), bp_dtype_name(t->view.dtype), label,
-                       k->owner->name ? k->owner->name : "?", declared, label);
-    }
-  }
-  return bp__error(BP_ERR_INTERNAL, "%s: no kernel declares the call's dtypes", op->name);
-}
-
-/* The first kernel from k on, in precedence order, that declares the
- * dtypes in `bits`; else the op's composite, which serves every dtype
- * (a plugin's kernel for some dtypes leaves it the others); NULL (with an
- * error) when there is neither. */
-__attribute__((noinline)) static const bp__kernel *kernel_for_dtypes(const bp_op *op,
-                                                                      const bp__kernel *k,
-                                                                      const bp_value *args,
-                                                                      uint32_t bits) {
-  const bp__kernel *first = k;
-  while (k && (bits & k->dtype_refused)) k = atomic_load_explicit(&k->next, memory_order_acquire);
-  if (k) return k;
-  if (op->composite && bp__kernel_live(op->composite)) return op->composite;
-  /* When the op set refuses the dtypes anyway, its error is the one every
-   * backend gives; only dtypes the op takes are "not supported". */
-  bp_tensor_meta outs[BP__MAX_RETS];
-  for (uint32_t j = 0; j < op->nrets; j++) outs[j].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  if (!op->meta || run_meta(op, args, outs, op->nrets) == BP_OK) no_dtype(op, first, args);
-  return NULL;
-}
-
 /* The general path: keyword arguments, defaults, conversions, lists, and
  * every error message.  Leaves the kernel in *out_k and the arguments (in
  * place or in `scratch`) in *out_args. */
@@ -380,8 +315,10 @@ static bp_status prepare_general(const bp_op *op, bp_stack *stack, size_t top,
   const bp__kernel *k =
       ds >= 0 ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire) : NULL;
   if (BP__UNLIKELY(!k)) return no_kernel(op, dev);
-  uint32_t bits = arg_dtype_bits(op, args);
-  if (BP__UNLIKELY(bits & k->dtype_refused) && !(k = kernel_for_dtypes(op, k, args, bits)))
+  uint32_t bits = bp__arg_dtype_bits(op, args);
+  if (BP__UNLIKELY(k->dtype_refused) &&
+      ((bits & k->dtype_refused) || !bp__results_declared(op, k, args)) &&
+      !(k = bp__kernel_for_dtypes(op, k, args, bits)))
     return bp_last_status();
   *out_args = args;
   *out_k = k;
@@ -410,7 +347,7 @@ __attribute__((noinline)) static bp_status call_structured(const bp_op *op, cons
   if (BP__LIKELY(nrets == 1)) {
     /* The common case, without the loops. */
     m[0].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-    st = run_meta(op, args, m, 1);
+    st = bp__run_meta(op, args, m, 1);
     if (BP__LIKELY(st == BP_OK))
       st = bp_tensor_empty_strided(m[0].device, m[0].dtype, m[0].ndim, m[0].sizes, m[0].strides,
                                    &t[0]);
@@ -428,7 +365,7 @@ __attribute__((noinline)) static bp_status call_structured(const bp_op *op, cons
                      "allocated for it to fill", op->name, k->owner->name ? k->owner->name : "?");
   }
   for (uint32_t j = 0; j < nrets; j++) m[j].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  st = run_meta(op, args, m, nrets);
+  st = bp__run_meta(op, args, m, nrets);
   if (st) return st;
   for (uint32_t j = 0; j < nrets; j++) {
     st = bp_tensor_empty_strided(m[j].device, m[j].dtype, m[j].ndim, m[j].sizes, m[j].strides,
@@ -473,7 +410,8 @@ bp_status bp__call_structured_into(const bp_op *op, const bp_value *args, bp_ten
   int ds = bp__device_slot(dev.type);
   const bp__kernel *k =
       ds >= 0 ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire) : NULL;
-  uint32_t bits = arg_dtype_bits(op, args);
+  /* dst is the kernel's result: its dtype must be declared too. */
+  uint32_t bits = bp__arg_dtype_bits(op, args) | dst->dtype_bit;
   while (k && (bits & k->dtype_refused)) k = atomic_load_explicit(&k->next, memory_order_acquire);
   if (!k || k->kind != BP_KERNEL_STRUCTURED) return BP_OK;
   bp__reader *r = bp__tl_reader;
@@ -667,7 +605,8 @@ BP_API bp_status bp_call(const bp_op *op, bp_stack *stack) {
                                 : NULL;
       /* A dtype the kernel does not declare takes the general path, which
        * finds the next kernel that does or explains. */
-      if (BP__LIKELY(k != NULL && !(bits & k->dtype_refused))) {
+      if (BP__LIKELY(k != NULL && !(bits & k->dtype_refused)) &&
+          (BP__LIKELY(!k->dtype_refused) || bp__results_declared(op, k, stack->values))) {
         /* For op_meta from the kernel; left as is afterwards (see
          * bp__op_meta_args).  The fence keeps the two stores plain. */
         r->checked_args = stack->values;
@@ -700,7 +639,7 @@ BP_API bp_status bp_call_kw(const bp_op *op, bp_stack *stack, const char *const 
 
 /* Runs the meta function on checked arguments; the caller is in a read
  * section and op is defined. */
-static bp_status run_meta(const bp_op *op, const bp_value *args, bp_tensor_meta *outs,
+bp_status bp__run_meta(const bp_op *op, const bp_value *args, bp_tensor_meta *outs,
                           size_t nouts) {
   bp_meta_fn meta = op->meta;
   if (!meta) return bp__error(BP_ERR_UNSUPPORTED, "%s: the op has no meta function", op->name);
@@ -755,13 +694,13 @@ bp_status bp__op_meta_args(const bp_op *op, const bp_value *args, size_t nargs,
      * every call sets the pair before its kernel runs, and a nested call
      * restores it after. */
     /* The running kernel's own arguments, checked by this call already. */
-    st = run_meta(op, args, outs, nouts);
+    st = bp__run_meta(op, args, outs, nouts);
   } else {
     /* Anything else is checked (on a copy) so that a plugin's mistake
      * cannot reach the meta function. */
     if (nargs) memcpy(copy, args, nargs * sizeof *copy);
     st = check_args(op, copy);
-    if (!st) st = run_meta(op, copy, outs, nouts);
+    if (!st) st = bp__run_meta(op, copy, outs, nouts);
   }
   bp__read_exit(r, nested);
   return st;
@@ -792,7 +731,7 @@ BP_API bp_status bp_op_meta(const bp_op *op, const bp_stack *stack, bp_tensor_me
     if (stack->top) memcpy(copy, stack->values, stack->top * sizeof *copy);
     st = gather_args(op, copy, stack->top, NULL, 0, scratch, &args);
     if (!st) st = check_args(op, args);
-    if (!st) st = run_meta(op, args, outs, nouts);
+    if (!st) st = bp__run_meta(op, args, outs, nouts);
   }
   bp__read_exit(r, nested);
   return st;

@@ -116,6 +116,10 @@ static void cpu_free_bytes(void *p, size_t nbytes) {
   free(p);
 }
 
+static void cpu_free_kept(void *base, size_t total) { cpu_free_bytes(base, total); }
+
+void bp__device_release_kept(void) { bp__guard_release_kept(cpu_free_kept); }
+
 /* ------------------------------------------------------------------------ */
 /* The CPU device interface                                                 */
 /* ------------------------------------------------------------------------ */
@@ -540,7 +544,10 @@ bp_status bp__device_alloc(bp__device_type *dt, int32_t index, size_t nbytes, vo
   void *p = NULL;
   bool guard = bp__guard_enabled();
   size_t total = guard ? bp__guard_total(nbytes) : nbytes;
-  bp_status st = iface->alloc(iface->user_data, index, total, &p);
+  bp_status st = BP_OK;
+  /* A host-CPU block freed last comes back first (guard.c). */
+  if (guard && dt == &bp__cpu_type) p = bp__guard_reuse_cpu(total);
+  if (!p) st = iface->alloc(iface->user_data, index, total, &p);
   if (st) {
     char what[64];
     snprintf(what, sizeof what, "alloc(%zu bytes) on device %d", nbytes, (int)index);
@@ -571,6 +578,7 @@ void bp__device_free(bp__device_type *dt, int32_t index, void *ptr, size_t nbyte
     bp_device d = {dt->type, index};
     void *base = (char *)ptr - BP__GUARD_BYTES;
     bp__guard_check(iface, dt->name, d, base, nbytes);
+    if (dt == &bp__cpu_type && bp__guard_keep_cpu(base, bp__guard_total(nbytes))) return;
     iface->free(iface->user_data, index, base, bp__guard_total(nbytes));
     return;
   }

@@ -104,6 +104,26 @@ BP_API void bp_clear_error(void) {
   if (last_message) last_message[0] = '\0';
 }
 
+void bp__error_keep(bp__kept_error *k) {
+  k->status = last_status;
+  k->message = NULL;
+  if (last_status == BP_OK || !last_message) return;
+  size_t n = strlen(last_message) + 1;
+  if ((k->message = malloc(n)) != NULL) memcpy(k->message, last_message, n);
+}
+
+void bp__error_restore(bp__kept_error *k) {
+  if (k->status == BP_OK) {
+    bp_clear_error();
+  } else {
+    last_status = k->status;
+    char *buf = message_buffer();
+    if (buf) snprintf(buf, BP__ERROR_MAX, "%s", k->message ? k->message : no_room);
+  }
+  free(k->message);
+  k->message = NULL;
+}
+
 bp_status bp__error_str(bp_status status, const char *message) {
   last_status = status;
   if (!message) message = bp_status_str(status);

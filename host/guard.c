@@ -15,6 +15,26 @@
  * the file descriptor that BP_ALLOC_GUARD_FD names when the block is freed
  * (standard error when it is unset); the block is then freed as usual.
  * bp-certify reads that descriptor after each call.
+ *
+ * The guard also makes two things that a kernel must not rely on happen on
+ * purpose, so that a kernel that does rely on them fails where it is
+ * certified rather than where it is used:
+ *   - every block is poisoned before anyone sees it: filled with the byte
+ *     BP_ALLOC_POISON names (0 to 255, decimal or 0x hex; read at each
+ *     allocation, so a process may change it between calls), 0xff when it
+ *     is unset: NaN in every float dtype, -1 in the signed integers.  A
+ *     kernel that reads its result before writing it (that accumulates
+ *     into it without clearing it) gives a result that depends on it;
+ *   - freed addresses come back: the last tensor handles and host-CPU
+ *     blocks freed are kept, and the next allocation of the same size
+ *     takes the one freed last.  A kernel that keeps something keyed by a
+ *     tensor's address (a handle or a data pointer) past that tensor's
+ *     life then meets a new tensor at the old address.  (Not in an
+ *     AddressSanitizer build, whose quarantine exists to keep freed
+ *     addresses from coming back.)  Unloading a plugin frees what is kept.
+ *     A kept handle is marked freed, so that a release of it (one release
+ *     too many, which the C library would otherwise catch as a double
+ *     free) is reported and aborts the process.
  */
 #include "internal.h"
 
@@ -45,6 +65,15 @@ size_t bp__guard_total(size_t nbytes) { return BP__GUARD_BYTES + nbytes + tail_b
 
 static unsigned char canary(size_t i) { return (unsigned char)(0x5Cu ^ (i * 131u)); }
 
+/* The poison of a fresh block: BP_ALLOC_POISON, or 0xff. */
+static unsigned char poison_byte(void) {
+  const char *env = getenv("BP_ALLOC_POISON");
+  if (!env || !*env) return 0xff;
+  char *end;
+  long v = strtol(env, &end, 0);
+  return *end == '\0' && v >= 0 && v <= 255 ? (unsigned char)v : 0xff;
+}
+
 /* Fills buf with the canary of [from, from + n) of a block's mapping. */
 static void fill(unsigned char *buf, size_t from, size_t n) {
   for (size_t i = 0; i < n; i++) buf[i] = canary(from + i);
@@ -65,6 +94,25 @@ static bp_status move(const bp_device_iface *iface, bp_device d, void *dev, unsi
                    : iface->copy(iface->user_data, host, cpu0, dev, d, n);
 }
 
+/* Fills the block of nbytes at dev with the poison. */
+static bp_status poison(const bp_device_iface *iface, bp_device d, unsigned char *dev,
+                        size_t nbytes) {
+  unsigned char byte = poison_byte();
+  if (iface->flags & BP_DEVICE_HOST_VISIBLE && d.type == BP_DEVICE_CPU) {
+    memset(dev, byte, nbytes);
+    return BP_OK;
+  }
+  size_t chunk = nbytes < 65536 ? nbytes : 65536;
+  unsigned char *buf = malloc(chunk ? chunk : 1);
+  if (!buf) return bp__error(BP_ERR_OUT_OF_MEMORY, "alloc guard: out of memory");
+  memset(buf, byte, chunk);
+  bp_status st = BP_OK;
+  for (size_t off = 0; off < nbytes && !st; off += chunk)
+    st = move(iface, d, dev + off, buf, nbytes - off < chunk ? nbytes - off : chunk, true);
+  free(buf);
+  return st;
+}
+
 bp_status bp__guard_arm(const bp_device_iface *iface, bp_device d, void *base, size_t nbytes) {
   size_t tail = tail_bytes(nbytes);
   unsigned char *buf = malloc(tail > BP__GUARD_BYTES ? tail : BP__GUARD_BYTES);
@@ -76,7 +124,94 @@ bp_status bp__guard_arm(const bp_device_iface *iface, bp_device d, void *base, s
     st = move(iface, d, (char *)base + BP__GUARD_BYTES + nbytes, buf, tail, true);
   }
   free(buf);
+  if (!st) st = poison(iface, d, (unsigned char *)base + BP__GUARD_BYTES, nbytes);
   return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Freed addresses, reused on purpose                                       */
+/* ------------------------------------------------------------------------ */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define GUARD_REUSE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GUARD_REUSE 0
+#endif
+#endif
+#ifndef GUARD_REUSE
+#define GUARD_REUSE 1
+#endif
+
+/* What is kept: a few blocks of each kind, the last freed last. */
+#define KEEP_BLOCKS 64
+#define KEEP_BYTES ((size_t)64 << 20)
+
+typedef struct kept {
+  void *p;
+  size_t n;
+} kept;
+
+static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
+static kept kept_handles[KEEP_BLOCKS], kept_cpu[KEEP_BLOCKS];
+static size_t nkept_handles, nkept_cpu, kept_cpu_bytes;
+
+/* The block of n bytes freed last, taken from v; NULL when none. */
+static void *take(kept *v, size_t *nv, size_t n, size_t *bytes) {
+  void *p = NULL;
+  pthread_mutex_lock(&keep_lock);
+  for (size_t i = *nv; i-- > 0;) {
+    if (v[i].n != n) continue;
+    p = v[i].p;
+    memmove(&v[i], &v[i + 1], (*nv - i - 1) * sizeof *v);
+    (*nv)--;
+    if (bytes) *bytes -= n;
+    break;
+  }
+  pthread_mutex_unlock(&keep_lock);
+  return p;
+}
+
+/* Keeps p (n bytes) in v; false when v is full (the caller frees it). */
+static bool keep(kept *v, size_t *nv, void *p, size_t n, size_t *bytes) {
+  bool done = false;
+  pthread_mutex_lock(&keep_lock);
+  if (*nv < KEEP_BLOCKS && (!bytes || *bytes + n <= KEEP_BYTES)) {
+    v[(*nv)++] = (kept){p, n};
+    if (bytes) *bytes += n;
+    done = true;
+  }
+  pthread_mutex_unlock(&keep_lock);
+  return done;
+}
+
+void *bp__guard_reuse_handle(size_t n) {
+  if (!GUARD_REUSE || !bp__guard_enabled()) return NULL;
+  return take(kept_handles, &nkept_handles, n, NULL);
+}
+
+bool bp__guard_keep_handle(void *p, size_t n) {
+  if (!GUARD_REUSE || !bp__guard_enabled()) return false;
+  return keep(kept_handles, &nkept_handles, p, n, NULL);
+}
+
+void *bp__guard_reuse_cpu(size_t total) {
+  if (!GUARD_REUSE) return NULL;
+  return take(kept_cpu, &nkept_cpu, total, &kept_cpu_bytes);
+}
+
+bool bp__guard_keep_cpu(void *base, size_t total) {
+  if (!GUARD_REUSE) return false;
+  return keep(kept_cpu, &nkept_cpu, base, total, &kept_cpu_bytes);
+}
+
+void bp__guard_release_kept(void (*free_cpu)(void *base, size_t total)) {
+  pthread_mutex_lock(&keep_lock);
+  for (size_t i = 0; i < nkept_handles; i++) free(kept_handles[i].p);
+  for (size_t i = 0; i < nkept_cpu; i++) free_cpu(kept_cpu[i].p, kept_cpu[i].n);
+  nkept_handles = nkept_cpu = 0;
+  kept_cpu_bytes = 0;
+  pthread_mutex_unlock(&keep_lock);
 }
 
 /* Writes one report line to BP_ALLOC_GUARD_FD (or standard error). */
@@ -131,4 +266,15 @@ void bp__guard_check(const bp_device_iface *iface, const char *type_name, bp_dev
       }
   }
   free(buf);
+}
+
+void bp__guard_bad_release(const void *t) {
+  /* Without the guard the block may be anyone's by now: nothing to say. */
+  if (!bp__guard_enabled()) return;
+  char line[200];
+  snprintf(line, sizeof line,
+           "backplane alloc guard: the tensor handle %p was released after it was freed (one "
+           "release too many); aborting\n", t);
+  report(line);
+  abort();
 }

@@ -43,6 +43,17 @@ bp_status bp__error_str(bp_status status, const char *message);
  * first call, which registers its reader record). */
 void bp__error_prepare(void);
 
+/* The thread's error, kept across a step that may record one the caller
+ * must not see (a meta function run only to route a call): a successful
+ * call leaves the last error as it was.  Keeping costs nothing when no
+ * error is set; restoring frees the copy. */
+typedef struct bp__kept_error {
+  bp_status status;
+  char *message; /* a copy, or NULL */
+} bp__kept_error;
+void bp__error_keep(bp__kept_error *k);
+void bp__error_restore(bp__kept_error *k);
+
 /* Maps a status a plugin returned to one of this version's codes: an
  * unknown code becomes BP_ERR_INTERNAL with a message naming it. */
 bp_status bp__status_from_plugin(int status, const char *who);
@@ -132,6 +143,21 @@ bp_status bp__guard_arm(const bp_device_iface *iface, bp_device d, void *base,
 /* Checks them, and reports a damaged one (see guard.c). */
 void bp__guard_check(const bp_device_iface *iface, const char *type_name,
                      bp_device d, void *base, size_t nbytes);
+/* Freed addresses reused on purpose (guard.c): a tensor handle block of n
+ * bytes freed last, and a host-CPU allocation of `total` bytes (canaries
+ * included) freed last, or NULL; keeping one instead of freeing it (false:
+ * free it); and freeing all that is kept (at each plugin unload), the CPU
+ * allocations through free_cpu. */
+void *bp__guard_reuse_handle(size_t n);
+bool bp__guard_keep_handle(void *p, size_t n);
+void *bp__guard_reuse_cpu(size_t total);
+bool bp__guard_keep_cpu(void *base, size_t total);
+void bp__guard_release_kept(void (*free_cpu)(void *base, size_t total));
+/* A release of a handle whose count was not positive (guard.c): with the
+ * guard, reported and the process aborted. */
+void bp__guard_bad_release(const void *t);
+/* Frees what the guard keeps (device.c, which knows the CPU's free). */
+void bp__device_release_kept(void);
 
 /* ------------------------------------------------------------------------ */
 /* Tensors (tensor.c)                                                       */
@@ -466,6 +492,28 @@ void bp__registry_rebuild_op(bp_op *op);
  * the names of the device types with an enabled one (takes the lock). */
 size_t bp__op_kernel_count(const bp_op *op);
 size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n);
+
+/* The call path (call.c): op's meta function on checked arguments. */
+bp_status bp__run_meta(const bp_op *op, const bp_value *args, bp_tensor_meta *outs,
+                       size_t nouts);
+/* Routing on dtypes (call_dtypes.c).  The dtype bits of every tensor
+ * argument, lists included; of every tensor result, from the meta
+ * function (false when not known before the call: no meta function, or
+ * one that refuses the arguments; the last error is left as it was); and
+ * the first kernel from k on in precedence order that declares both, else
+ * the op's composite, else NULL with an error naming the op, the plugin
+ * and the dtype. */
+uint32_t bp__arg_dtype_bits(const bp_op *op, const bp_value *args);
+bool bp__result_dtype_bits(const bp_op *op, const bp_value *args, uint32_t *out);
+const bp__kernel *bp__kernel_for_dtypes(const bp_op *op, const bp__kernel *k,
+                                        const bp_value *args, uint32_t bits);
+/* Whether kernel k, which declares a dtype list, declares the dtype of
+ * every result of a call on args too (the caller checked the arguments'). */
+static inline bool bp__results_declared(const bp_op *op, const bp__kernel *k,
+                                        const bp_value *args) {
+  uint32_t rbits;
+  return !bp__result_dtype_bits(op, args, &rbits) || !(rbits & k->dtype_refused);
+}
 /* A plugin's name for messages: its name, label or path. */
 const char *bp__plugin_label(const bp__plugin *p);
 /* Publishes what a plugin staged in setup() (dispatch tables and defs). */

@@ -441,6 +441,9 @@ BP_API bp_status bp_plugin_unload(bp_plugin *p) {
   p->dl = NULL;
   p->desc = NULL;
   p->state = BP_PLUGIN_UNLOADED;
+  /* What the allocation guard keeps for reuse goes too: an unload leaves
+   * no memory mapped for it (bp-certify's teardown/unload counts). */
+  bp__device_release_kept();
   pthread_mutex_unlock(&loader_lock);
   return BP_OK;
 }

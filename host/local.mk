@@ -18,6 +18,7 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/precedence.c \
 	%D%/introspect.c \
 	%D%/call.c \
+	%D%/call_dtypes.c \
 	%D%/unboxed.c \
 	%D%/loader.c \
 	%D%/plugin_file.c \

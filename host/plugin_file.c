@@ -10,6 +10,15 @@
  * extent of its program and section headers and segments against the
  * file's size.  Each refusal names the file and the reason.
  *
+ * It also refuses a plugin that would weaken the whole process once
+ * mapped: one that needs an executable stack (PT_GNU_STACK with PF_X, or
+ * no PT_GNU_STACK on x86, where the dynamic loader then makes every
+ * thread's stack executable), one with a segment both writable and
+ * executable, and one with text relocations (DT_TEXTREL, DF_TEXTREL: the
+ * loader writes into its code).  BP_PLUGIN_ALLOW_UNSAFE, a comma-separated
+ * list of "execstack", "wx" and "textrel" (or "all"), lets a host load
+ * such a plugin anyway (docs/host-guide.md).
+ *
  * The check and the dlopen() are two opens of one path, so a file swapped
  * in between is not caught; plugin directories are trusted to that extent
  * (dlopen() through /proc/self/fd would close the gap but breaks
@@ -22,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -124,26 +134,102 @@ static bp_status bad(const char *path, const char *why) {
   return bp__error(BP_ERR_LOAD, "plugin '%s': %s", path, why);
 }
 
+/* Whether BP_PLUGIN_ALLOW_UNSAFE lets a plugin have `what` ("execstack",
+ * "wx" or "textrel"). */
+static bool allowed(const char *what) {
+  const char *env = getenv("BP_PLUGIN_ALLOW_UNSAFE");
+  size_t n = strlen(what);
+  for (const char *p = env; p && *p;) {
+    size_t len = strcspn(p, ",");
+    if ((len == n && strncmp(p, what, n) == 0) || (len == 3 && strncmp(p, "all", 3) == 0))
+      return true;
+    p += len + (p[len] == ',');
+  }
+  return false;
+}
+
+/* Whether a missing PT_GNU_STACK makes the dynamic loader give the
+ * process an executable stack (glibc's DEFAULT_STACK_PERMS). */
+#if defined(__x86_64__) || defined(__i386__)
+#define NO_GNU_STACK_IS_EXEC 1
+#else
+#define NO_GNU_STACK_IS_EXEC 0
+#endif
+
+/* The dynamic section at [off, off + filesz): whether it asks for text
+ * relocations (DT_TEXTREL, or DF_TEXTREL in DT_FLAGS). */
+static bool has_textrel(int fd, bool is64, uint64_t off, uint64_t filesz) {
+  size_t ent = is64 ? sizeof(Elf64_Dyn) : sizeof(Elf32_Dyn);
+  for (uint64_t at = off; at + ent <= off + filesz; at += ent) {
+    int64_t tag;
+    uint64_t val;
+    if (is64) {
+      Elf64_Dyn d;
+      if (!read_at(fd, &d, sizeof d, at)) return false;
+      tag = d.d_tag, val = d.d_un.d_val;
+    } else {
+      Elf32_Dyn d;
+      if (!read_at(fd, &d, sizeof d, at)) return false;
+      tag = d.d_tag, val = d.d_un.d_val;
+    }
+    if (tag == DT_NULL) break;
+    if (tag == DT_TEXTREL || (tag == DT_FLAGS && (val & DF_TEXTREL))) return true;
+  }
+  return false;
+}
+
+/* Refuses what a plugin's mapping would do to the process: an executable
+ * stack, a writable and executable segment, text relocations. */
+static bp_status check_unsafe(const char *path, int fd, bool is64, bool gnu_stack,
+                              unsigned stack_flags, int wx, uint64_t dyn_off, uint64_t dyn_size) {
+  bool exec_stack = gnu_stack ? (stack_flags & PF_X) != 0 : NO_GNU_STACK_IS_EXEC;
+  if (exec_stack && !allowed("execstack"))
+    return bp__error(BP_ERR_LOAD,
+                     "plugin '%s': it needs an executable stack (%s), which would make the stack "
+                     "of every thread of the process executable; rebuild it with -Wl,-z,noexecstack "
+                     "(BP_PLUGIN_ALLOW_UNSAFE=execstack loads it anyway)",
+                     path, gnu_stack ? "its PT_GNU_STACK program header has PF_X"
+                                     : "it has no PT_GNU_STACK program header");
+  if (wx >= 0 && !allowed("wx"))
+    return bp__error(BP_ERR_LOAD,
+                     "plugin '%s': program header #%d maps a segment that is both writable and "
+                     "executable; rebuild it with each section either writable or executable "
+                     "(BP_PLUGIN_ALLOW_UNSAFE=wx loads it anyway)", path, wx);
+  if (dyn_size && has_textrel(fd, is64, dyn_off, dyn_size) && !allowed("textrel"))
+    return bp__error(BP_ERR_LOAD,
+                     "plugin '%s': it has text relocations (DT_TEXTREL), which make the dynamic "
+                     "loader write into its code; rebuild it from position-independent code "
+                     "(-fPIC) (BP_PLUGIN_ALLOW_UNSAFE=textrel loads it anyway)", path);
+  return BP_OK;
+}
+
 static bp_status check_segments(const char *path, int fd, const elf_info *e, bool is64,
                                 uint64_t size) {
   size_t want = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+  bool gnu_stack = false;
+  unsigned stack_flags = 0;
+  int wx = -1;
+  uint64_t dyn_off = 0, dyn_size = 0;
   if (e->phnum == 0) return bad(path, "the ELF file has no program headers");
   if (e->phentsize != want)
     return bp__error(BP_ERR_LOAD, "plugin '%s': the ELF program header size is %u, expected %zu",
                      path, e->phentsize, want);
   for (unsigned i = 0; i < e->phnum; i++) {
     uint64_t off, filesz;
-    unsigned type;
+    unsigned type, flags;
     uint64_t at = e->phoff + (uint64_t)i * e->phentsize;
     if (is64) {
       Elf64_Phdr ph;
       if (!read_at(fd, &ph, sizeof ph, at)) goto truncated;
-      type = ph.p_type, off = ph.p_offset, filesz = ph.p_filesz;
+      type = ph.p_type, off = ph.p_offset, filesz = ph.p_filesz, flags = ph.p_flags;
     } else {
       Elf32_Phdr ph;
       if (!read_at(fd, &ph, sizeof ph, at)) goto truncated;
-      type = ph.p_type, off = ph.p_offset, filesz = ph.p_filesz;
+      type = ph.p_type, off = ph.p_offset, filesz = ph.p_filesz, flags = ph.p_flags;
     }
+    if (type == PT_GNU_STACK) gnu_stack = true, stack_flags = flags;
+    if (type == PT_LOAD && (flags & PF_W) && (flags & PF_X) && wx < 0) wx = (int)i;
+    if (type == PT_DYNAMIC) dyn_off = off, dyn_size = filesz;
     if (type == PT_NULL || filesz == 0) continue;
     if (off > size || filesz > size - off)
       return bp__error(BP_ERR_LOAD,
@@ -152,7 +238,7 @@ static bp_status check_segments(const char *path, int fd, const elf_info *e, boo
                        (unsigned long long)off, (unsigned long long)(off + filesz),
                        (unsigned long long)size);
   }
-  return BP_OK;
+  return check_unsafe(path, fd, is64, gnu_stack, stack_flags, wx, dyn_off, dyn_size);
 truncated:
   return bad(path, "the file is truncated: its program headers cannot be read");
 }

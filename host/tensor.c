@@ -184,8 +184,20 @@ static void fill_view(bp_tensor *t, int32_t dtype, int32_t ndim, const int64_t *
     v->flags |= BP_VIEW_DENSE;
 }
 
+/* What a handle kept for reuse holds as its count (guard.c): a release of
+ * a handle already freed is then seen, not a silent double free. */
+#define FREED_MARK (INT64_MIN / 2)
+
+/* A handle's block: the one freed last when the guard reuses addresses
+ * (guard.c), else a new one; and its end. */
+static void free_block(bp_tensor *t) {
+  atomic_store_explicit(&t->refcount, FREED_MARK, memory_order_relaxed);
+  if (!bp__guard_keep_handle(t, sizeof *t)) free(t);
+}
+
 static bp_tensor *tensor_block(bp__device_type *dt) {
-  bp_tensor *t = malloc(sizeof *t);
+  bp_tensor *t = bp__guard_reuse_handle(sizeof *t);
+  if (!t) t = malloc(sizeof *t);
   if (!t) return NULL;
   atomic_init(&t->refcount, 1);
   atomic_fetch_add_explicit(&live_tensors, 1, memory_order_relaxed);
@@ -388,16 +400,18 @@ static void storage_release(bp__storage *s) {
     bp__device_free(s->dt, s->device.index, s->data, s->nbytes);
   /* The storage record lives in the block of the tensor that created it;
    * that tensor's own reference is gone by now, so the block can go. */
-  free(s->embedded_in);
+  free_block(s->embedded_in);
 }
 
 BP_API void bp_tensor_release(bp_tensor *t) {
   if (!t) return;
-  if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) return;
+  int_fast64_t was = atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel);
+  if (BP__UNLIKELY(was <= 0)) bp__guard_bad_release(t);
+  if (was != 1) return;
   bp__storage *s = t->storage;
   bp__device_type *dt = s->dt;
   atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
-  if (s->embedded_in != t) free(t);
+  if (s->embedded_in != t) free_block(t);
   storage_release(s);
   /* Only now, after the device's free() has returned, may an unload see
    * the device type without tensors and close the plugin. */

@@ -7,12 +7,16 @@
  * catch a kernel that writes outside a result or scratch tensor it
  * allocated itself.  Each case here writes through a tensor's data
  * pointer where a faulty kernel would, releases it, and reads the report.
+ * The guard also poisons every fresh block, hands freed addresses back on
+ * purpose, and reports a release of a handle already freed.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <backplane/host.h>
@@ -91,10 +95,83 @@ static void data_stays_aligned(void) {
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
+
+/* Every fresh block is poisoned before anyone sees it: 0xff bytes, or the
+ * byte BP_ALLOC_POISON names, read at each allocation. */
+static void fresh_blocks_are_poisoned(void) {
+  const struct {
+    const char *env;
+    unsigned char byte;
+  } want[] = {{NULL, 0xff}, {"0", 0x00}, {"0x5a", 0x5a}, {"90", 90}, {"300", 0xff}};
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+    if (want[w].env) setenv("BP_ALLOC_POISON", want[w].env, 1);
+    else unsetenv("BP_ALLOC_POISON");
+    bp_tensor *t = empty(100 + (int64_t)w); /* a size not freed before: a new block */
+    const unsigned char *d = bp_tensor_get_view(t)->data;
+    size_t bad = 0;
+    for (size_t i = 0; i < (100 + w) * 4; i++) bad += d[i] != want[w].byte;
+    is_int((long long)bad, 0);
+    bp_tensor_release(t);
+  }
+  unsetenv("BP_ALLOC_POISON");
+  is_str(reports(), "");
+}
+
+/* The handle and the CPU block freed last come back to the next
+ * allocation of their size, in the reverse order of their frees. */
+static void freed_addresses_come_back(void) {
+#if defined(ASAN)
+  tap_skip("AddressSanitizer's quarantine keeps freed addresses from coming back");
+#else
+  bp_tensor *a = empty(33), *b = empty(33);
+  uintptr_t ha = (uintptr_t)a, hb = (uintptr_t)b;
+  uintptr_t da = (uintptr_t)bp_tensor_get_view(a)->data;
+  uintptr_t db = (uintptr_t)bp_tensor_get_view(b)->data;
+  bp_tensor_release(b);
+  bp_tensor_release(a);
+  bp_tensor *c = empty(33), *d = empty(33);
+  ok((uintptr_t)c == ha && (uintptr_t)d == hb);
+  ok((uintptr_t)bp_tensor_get_view(c)->data == da && (uintptr_t)bp_tensor_get_view(d)->data == db);
+  bp_tensor_release(c);
+  bp_tensor_release(d);
+  is_str(reports(), "");
+#endif
+}
+
+/* A release of a handle already freed is reported, and aborts: the guard
+ * keeps the block, where the C library would have caught a double free. */
+static void release_after_free_aborts(void) {
+#if defined(ASAN)
+  tap_skip("AddressSanitizer reports the use after free itself");
+#else
+  reports();
+  pid_t pid = fork();
+  if (pid == 0) {
+    bp_tensor *t = empty(5);
+    bp_tensor_release(t);
+    bp_tensor_release(t);
+    _exit(0);
+  }
+  int st = 0;
+  ok(pid > 0 && waitpid(pid, &st, 0) == pid);
+  ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+  has_str(reports(), "was released after it was freed (one release too many); aborting");
+#endif
+}
+
 static const tap_case cases[] = {
     TAP_CASE(untouched_block_is_quiet),    TAP_CASE(write_just_past_the_end),
     TAP_CASE(write_before_the_start),      TAP_CASE(write_far_past_a_rounded_end),
     TAP_CASE(accounting_counts_the_block_only), TAP_CASE(data_stays_aligned),
+    TAP_CASE(fresh_blocks_are_poisoned),   TAP_CASE(freed_addresses_come_back),
+    TAP_CASE(release_after_free_aborts),
 };
 
 int main(void) {

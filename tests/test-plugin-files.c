@@ -4,7 +4,9 @@
  * it, and each refusal names the file and the reason.
  *
  * The bad files are made from a real plugin (tests/plugins' good.so): cut
- * at several points, its ELF machine or class patched, or replaced by an
+ * at several points, its ELF machine or class patched, its program headers
+ * or dynamic section patched to need an executable stack, map a writable
+ * and executable segment or carry text relocations, or replaced by an
  * empty file, a FIFO, a directory named "x.so" and a text file.  A case
  * runs in a fresh process (tap_main), and alarm() turns a hang into a
  * failure.
@@ -178,6 +180,95 @@ static void foreign_files(void) {
   remove_dir();
 }
 
+/* A copy of b (n bytes) with program header i replaced by ph, written
+ * to name in the directory. */
+static bool spit_phdr(const char *name, const unsigned char *b, size_t n, unsigned i,
+                      const Elf64_Phdr *ph) {
+  Elf64_Ehdr eh;
+  memcpy(&eh, b, sizeof eh);
+  unsigned char *c = malloc(n);
+  if (!c) return false;
+  memcpy(c, b, n);
+  memcpy(c + eh.e_phoff + (size_t)i * eh.e_phentsize, ph, sizeof *ph);
+  bool done = spit(in_dir(name), c, n);
+  free(c);
+  return done;
+}
+
+/* The index of the first program header of type `type` (with all of
+ * `flags`), copied into *ph; -1 when there is none. */
+static int find_phdr(const unsigned char *b, unsigned type, unsigned flags, Elf64_Phdr *ph) {
+  Elf64_Ehdr eh;
+  memcpy(&eh, b, sizeof eh);
+  for (unsigned i = 0; i < eh.e_phnum; i++) {
+    memcpy(ph, b + eh.e_phoff + (size_t)i * eh.e_phentsize, sizeof *ph);
+    if (ph->p_type == type && (ph->p_flags & flags) == flags) return (int)i;
+  }
+  return -1;
+}
+
+/* A plugin that would weaken the whole process once mapped is refused
+ * before dlopen(), naming the file and the reason, unless the host allows
+ * it with BP_PLUGIN_ALLOW_UNSAFE: an executable stack, a writable and
+ * executable segment, text relocations.  (The files are the good plugin
+ * with one header patched; conformance/tests/faulty builds real ones.) */
+static void unsafe_files(void) {
+  size_t n;
+  unsigned char *b = good_bytes(&n);
+  if (!b || !make_dir()) return;
+  alarm(60);
+  Elf64_Phdr ph;
+  /* PT_GNU_STACK with PF_X: what -z execstack gives. */
+  int i = find_phdr(b, PT_GNU_STACK, 0, &ph);
+  ok(i >= 0);
+  if (i >= 0) {
+    Elf64_Phdr x = ph;
+    x.p_flags |= PF_X;
+    ok(spit_phdr("execstack.so", b, n, (unsigned)i, &x));
+    refused("execstack.so", "it needs an executable stack (its PT_GNU_STACK program header has "
+                            "PF_X)");
+    has_str(bp_last_error(), "BP_PLUGIN_ALLOW_UNSAFE=execstack");
+#if defined(__x86_64__) || defined(__i386__)
+    /* No PT_GNU_STACK at all: on x86 the loader then makes the stack
+     * executable. */
+    x = ph;
+    x.p_type = PT_NULL;
+    ok(spit_phdr("nostack.so", b, n, (unsigned)i, &x));
+    refused("nostack.so", "it has no PT_GNU_STACK program header");
+#endif
+  }
+  /* The writable PT_LOAD made executable too. */
+  i = find_phdr(b, PT_LOAD, PF_W, &ph);
+  ok(i >= 0);
+  if (i >= 0) {
+    ph.p_flags |= PF_X;
+    ok(spit_phdr("wx.so", b, n, (unsigned)i, &ph));
+    char want[64];
+    snprintf(want, sizeof want, "program header #%d maps a segment that is both writable", i);
+    refused("wx.so", want);
+    /* The host may allow it, by name or with "all"; other names do not. */
+    setenv("BP_PLUGIN_ALLOW_UNSAFE", "execstack,textrel", 1);
+    refused("wx.so", "both writable and executable");
+    setenv("BP_PLUGIN_ALLOW_UNSAFE", "textrel,wx", 1);
+    is_status(bp_plugin_load(in_dir("wx.so"), NULL), BP_OK);
+    unsetenv("BP_PLUGIN_ALLOW_UNSAFE");
+  }
+  /* DT_TEXTREL in the dynamic section (in place of its first entry). */
+  i = find_phdr(b, PT_DYNAMIC, 0, &ph);
+  ok(i >= 0 && ph.p_offset + sizeof(Elf64_Dyn) <= n);
+  if (i >= 0 && ph.p_offset + sizeof(Elf64_Dyn) <= n) {
+    Elf64_Dyn d = {.d_tag = DT_TEXTREL, .d_un = {.d_val = 0}};
+    unsigned char saved[sizeof d];
+    memcpy(saved, b + ph.p_offset, sizeof d);
+    memcpy(b + ph.p_offset, &d, sizeof d);
+    ok(spit(in_dir("textrel.so"), b, n));
+    refused("textrel.so", "it has text relocations (DT_TEXTREL)");
+    memcpy(b + ph.p_offset, saved, sizeof d);
+  }
+  free(b);
+  remove_dir();
+}
+
 static void special_files(void) {
   if (!make_dir()) return;
   alarm(60);
@@ -260,6 +351,7 @@ int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(truncated_files),
       TAP_CASE(foreign_files),
+      TAP_CASE(unsafe_files),
       TAP_CASE(special_files),
       TAP_CASE(discovery_survives),
   };

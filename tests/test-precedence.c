@@ -2,9 +2,10 @@
  * tests/test-precedence.c - several plugins with kernels for one op and
  * one device type, and kernels' declared dtypes, which the host enforces.
  *
- * tests/plugins/tuned.c registers core::add for the CPU (float32 only,
- * priority 10, results filled with a marker: 1000 from tuned, 2000 from
- * tuned_b) beside the reference CPU plugin.  Each case runs in a fresh
+ * tests/plugins/tuned.c registers core::add and core::sum for the CPU
+ * (float32 only, priority 10, results filled with a marker: 1000 from
+ * tuned, 2000 from tuned_b) and core::clamp (int32 only, the same marker)
+ * beside the reference CPU plugin.  Each case runs in a fresh
  * process (tap_main), so BP_PREFER_PLUGINS can be set before the host
  * reads it.
  */
@@ -200,6 +201,98 @@ static void declared_dtypes_enforced(void) {
   bp_tensor_release(f);
 }
 
+/* core::sum(x, dtype=d) on a float32 x: the first element of the result
+ * as a double (-1 on failure), its dtype in *dt. */
+static double sum_as(int32_t dtype, int32_t *dt) {
+  const bp_op *op = must_find("core::sum");
+  bp_tensor *x = full(BP_FLOAT32, 1);
+  bp_value slots[4];
+  bp_stack s = BP_STACK_INIT(slots, 4);
+  bp_stack_push_tensor(&s, x);
+  if (dtype != BP_DTYPE_INVALID) bp_stack_push_scalar_type(&s, dtype);
+  const char *kw[] = {"dtype"};
+  double r = -1;
+  *dt = BP_DTYPE_INVALID;
+  if (bp_call_kw(op, &s, kw, dtype != BP_DTYPE_INVALID) == BP_OK) {
+    const bp_tensor_view *v = bp_tensor_get_view(s.values[0].u.tensor);
+    *dt = v->dtype;
+    r = v->dtype == BP_FLOAT32 ? ((float *)v->data)[0] : ((double *)v->data)[0];
+    bp_stack_release(&s);
+  }
+  bp_tensor_release(x);
+  return r;
+}
+
+/* core::clamp(x, min) on an int32 x of three 1s: the first element of
+ * the result as a double (-1 on failure), its dtype in *dt. */
+static double clamp_int32(bp_value min, int32_t *dt) {
+  const bp_op *op = must_find("core::clamp");
+  int64_t n = 3;
+  bp_tensor *x = NULL;
+  if (bp_tensor_empty(BP_CPU, BP_INT32, 1, &n, &x) != BP_OK) return -1;
+  for (int i = 0; i < 3; i++) ((int32_t *)bp_tensor_get_view(x)->data)[i] = 1;
+  bp_value slots[3];
+  bp_stack s = BP_STACK_INIT(slots, 3);
+  bp_stack_push_tensor(&s, x);
+  s.values[s.top++] = min;
+  double r = -1;
+  *dt = BP_DTYPE_INVALID;
+  if (bp_call(op, &s) == BP_OK) {
+    const bp_tensor_view *v = bp_tensor_get_view(s.values[0].u.tensor);
+    *dt = v->dtype;
+    r = v->dtype == BP_INT32 ? ((int32_t *)v->data)[0] : ((float *)v->data)[0];
+    bp_stack_release(&s);
+  } else {
+    tap_diag("core::clamp: %s", bp_last_error());
+  }
+  bp_tensor_release(x);
+  return r;
+}
+
+/* Declared dtypes cover results too: a float32-only core::sum is not
+ * asked for sum(x, dtype=float64), which goes to the next kernel, or
+ * fails naming the op, the plugin and the dtype; an int32-only
+ * core::clamp is not asked for clamp(int32, 2.5), a float32 result, which
+ * goes to the host's composite.  The caller's last error survives the
+ * routing. */
+static void declared_dtypes_cover_results(void) {
+  if (!must_load("tuned")) return;
+  int32_t dt;
+  is_double(sum_as(BP_DTYPE_INVALID, &dt), 1000, 0);
+  is_int(dt, BP_FLOAT32);
+  is_double(sum_as(BP_FLOAT32, &dt), 1000, 0);
+  /* Only the tuned kernel: refused before it runs. */
+  is_double(sum_as(BP_FLOAT64, &dt), -1, 0);
+  is_status(bp_last_status(), BP_ERR_UNSUPPORTED);
+  is_str(bp_last_error(), "core::sum: result #0 would be float64, which the kernel for cpu "
+                          "(plugin 'tuned') does not support (it declares float32), and no other "
+                          "kernel for cpu does");
+  if (!load_cpu()) return;
+  /* The reference takes it; float32 still goes to the tuned kernel. */
+  is_double(sum_as(BP_FLOAT64, &dt), 3, 0);
+  is_int(dt, BP_FLOAT64);
+  is_double(sum_as(BP_FLOAT32, &dt), 1000, 0);
+  /* clamp: int32 bounds stay with the tuned kernel, a float bound's
+   * float32 result goes to the composite. */
+  bp_value two = {.tag = BP_TAG_INT, .u.i = 2}, half = {.tag = BP_TAG_FLOAT, .u.f = 2.5};
+  is_double(clamp_int32(two, &dt), 1000, 0);
+  is_int(dt, BP_INT32);
+  is_double(clamp_int32(half, &dt), 2.5, 0);
+  is_int(dt, BP_FLOAT32);
+  /* A successful call leaves the last error as it was, though routing ran
+   * the meta function. */
+  bp_clear_error();
+  const bp_op *sum = must_find("core::sum");
+  bp_value slots[4];
+  bp_stack s = BP_STACK_INIT(slots, 4);
+  is_status(bp_call(sum, &s), BP_ERR_INVALID_ARGUMENT);
+  char before[256];
+  snprintf(before, sizeof before, "%s", bp_last_error());
+  is_double(sum_as(BP_FLOAT64, &dt), 3, 0);
+  is_status(bp_last_status(), BP_ERR_INVALID_ARGUMENT);
+  is_str(bp_last_error(), before);
+}
+
 /* A second kernel from the same plugin for the same slot is refused,
  * and only that kernel (tests/plugins/conflict.c passes it on). */
 static void same_plugin_twice(void) {
@@ -212,7 +305,7 @@ int main(void) {
       TAP_CASE(vendor_beside_reference), TAP_CASE(reference_first),
       TAP_CASE(ties_go_to_the_first),    TAP_CASE(host_chooses),
       TAP_CASE(environment_prefers),     TAP_CASE(declared_dtypes_enforced),
-      TAP_CASE(same_plugin_twice),
+      TAP_CASE(declared_dtypes_cover_results), TAP_CASE(same_plugin_twice),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }

@@ -17,6 +17,7 @@
 /* handshake.c */
 void case_exports(const certify_case *c);
 void case_imports(const certify_case *c);
+void case_binary(const certify_case *c);
 void case_loads(const certify_case *c);
 void case_version(const certify_case *c);
 void case_names(const certify_case *c);
@@ -56,6 +57,8 @@ void case_bounds(const certify_case *c);
 void case_hygiene(const certify_case *c);
 /* repeat.c */
 void case_repeat(const certify_case *c);
+/* lifetime.c */
+void case_lifetime(const certify_case *c);
 /* aliasing.c */
 void case_aliasing(const certify_case *c);
 /* errors.c */
@@ -76,8 +79,16 @@ bool declares(int32_t dt);
 /* The generator's options for the current op: its declared dtypes. */
 gen_opts op_gen_opts(void);
 /* The samples the checks other than numerics run on the current op
- * (check_set); NULL after a SKIP verdict.  Free with sample_set_free. */
+ * (check_set), less those keep_declared() leaves out; NULL after a SKIP
+ * verdict.  Free with sample_set_free. */
 sample *op_check_set(size_t *n);
+/* Whether a call on as would give a result of a dtype the kernel does not
+ * declare, which the host never sends it: then the sample is counted as
+ * left out (cx.cur.nundeclared), and a pass says so. */
+bool undeclared_result(const argset *as);
+/* Leaves out (frees) the samples of v that undeclared_result() refuses,
+ * keeping the others in order at the front; the new count. */
+size_t keep_declared(sample *v, size_t n);
 /* After a failed call: true (the sample is left out) for an op outside
  * core, false after a FAIL verdict naming check for a core op. */
 bool refused(const sample *s, const char *check);

@@ -195,6 +195,7 @@ void case_concurrency(const certify_case *c) {
   if (cx.cur.r >= 0 && small > 0) {
     gen_opts o = op_gen_opts();
     large = gen_core_set(cx.cur.r, BP_FLOAT32, SK_LARGE, &o, &nl);
+    nl = keep_declared(large, nl);
   }
   /* Large: the odd threads' first calls staggered behind the even ones'. */
   int big = nl ? race(&large[0], 3, true) : 1;

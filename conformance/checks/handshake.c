@@ -1,7 +1,8 @@
 /*
  * conformance/checks/handshake.c - the handshake checks: the plugin's
- * exports and imports (read from the ELF file, without loading it), that
- * it loads, its ABI version, and the names it gives.
+ * exports and imports, and what its mapping would do to the process (read
+ * from the ELF file, without loading it), that it loads, its ABI version,
+ * and the names it gives.
  */
 #define _GNU_SOURCE
 
@@ -73,6 +74,47 @@ void case_imports(const certify_case *c) {
             nbad, bad, nbad > 5 ? ", ..." : "");
   else
     verdict(ST_PASS, "no bp_ imports");
+}
+
+/* handshake/binary: nothing the loader refuses (docs/host-guide.md),
+ * read from the file whatever BP_PLUGIN_ALLOW_UNSAFE says: no executable
+ * stack, no writable and executable segment, no text relocations.  The
+ * pass names the symbol versions it needs. */
+void case_binary(const certify_case *c) {
+  (void)c;
+  static elf_binary b;
+  char err[256], why[700] = "", needs[600];
+  if (!elf_read_binary(cx.opt.plugin, &b, err, sizeof err)) {
+    verdict(ST_FAIL, "%s: %s", cx.opt.plugin, err);
+    return;
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  bool exec_stack = b.has_gnu_stack ? b.exec_stack : true; /* the x86 default */
+#else
+  bool exec_stack = b.exec_stack;
+#endif
+  size_t o = 0;
+  if (exec_stack)
+    o += (size_t)snprintf(why + o, sizeof why - o,
+                          "%sit needs an executable stack (%s; rebuild it with "
+                          "-Wl,-z,noexecstack)", o ? "; " : "",
+                          b.has_gnu_stack ? "its PT_GNU_STACK program header has PF_X"
+                                          : "it has no PT_GNU_STACK program header");
+  if (b.wx_segment >= 0 && o < sizeof why)
+    o += (size_t)snprintf(why + o, sizeof why - o,
+                          "%sprogram header %d maps a segment that is both writable and "
+                          "executable", o ? "; " : "", b.wx_segment);
+  if (b.textrel && o < sizeof why)
+    o += (size_t)snprintf(why + o, sizeof why - o,
+                          "%sit has text relocations (DT_TEXTREL; rebuild it from "
+                          "position-independent code, -fPIC)", o ? "; " : "");
+  if (o) {
+    verdict(ST_FAIL, "%s: %s: the loader refuses it", cx.opt.plugin, why);
+    return;
+  }
+  if (elf_needs_text(&b, needs, sizeof needs) == 0) snprintf(needs, sizeof needs, "none");
+  verdict(ST_PASS, "no executable stack, no writable and executable segment, no text "
+                   "relocations; symbol versions needed: %s", needs);
 }
 
 void case_loads(const certify_case *c) {

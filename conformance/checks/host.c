@@ -240,9 +240,7 @@ void case_host_stack(const certify_case *c) {
   pthread_t t;
   pthread_attr_init(&at);
   pthread_attr_setstacksize(&at, SMALL_STACK);
-  /* A stack overflow crashes the case, which the TAP line then says. */
-  printf("# host/stack: the calls run on a thread with a %d KiB stack\n", SMALL_STACK / 1024);
-  fflush(stdout);
+  /* A stack overflow crashes the case, which its TAP line then says. */
   int e = pthread_create(&t, &at, run_job, &j);
   pthread_attr_destroy(&at);
   if (e != 0) {

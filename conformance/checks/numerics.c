@@ -98,7 +98,8 @@ static int second_ok(const sample *s, const bp_stack *st, const char *desc) {
   return ret;
 }
 
-/* One sample: 1 checked, 0 after a verdict, -1 refused as the op set says. */
+/* One sample: 1 checked, 0 after a verdict, -1 refused as the op set says,
+ * -2 left out (a result of a dtype the kernel does not declare). */
 int numerics_one(const certify_case *c, const sample *s) {
   char desc[400], why[700], mmsg[400];
   argset as;
@@ -118,6 +119,10 @@ int numerics_one(const certify_case *c, const sample *s) {
     argset_free(&as);
     if (ok && !guard_ok("numerics", s)) return 0;
     return ok ? -1 : 0;
+  }
+  if (undeclared_result(&as)) {
+    argset_free(&as);
+    return -2;
   }
   double rscale, ascale;
   rt *slack = NULL;
@@ -167,12 +172,23 @@ void case_numerics(const certify_case *c) {
       sample_set_free(set, n);
       return;
     }
-    if (got < 0) nrefused++;
-    else checked++, nexact += set[i].exact || !dt_is_float(c->dt);
+    if (got == -1) nrefused++;
+    else if (got > 0) checked++, nexact += set[i].exact || !dt_is_float(c->dt);
   }
   sample_set_free(set, n);
   if (n == 0) {
     verdict(ST_SKIP, "no %s samples for %s", sk_name[c->sk], c->op);
+    return;
+  }
+  if (checked + nrefused == 0 && cx.cur.nundeclared > 0) {
+    /* The host never sends the kernel these calls.  A plugin that claims
+     * the core op set must serve float32 calls, results included. */
+    if (c->dt == BP_FLOAT32 && c->sk == SK_BASIC && cx.put.info.op_set_version >= 1)
+      verdict(ST_FAIL, "numerics: the plugin claims core op set %u, which needs float32, but the "
+                       "float32 call's %s",
+              cx.put.info.op_set_version, cx.cur.undeclared);
+    else
+      verdict(ST_SKIP, "every sample's %s", cx.cur.undeclared);
     return;
   }
   verdict(ST_PASS, "%zu samples match the float64 reference (%zu bit for bit)%s", checked, nexact,

@@ -70,6 +70,7 @@ void case_repeat(const certify_case *c) {
   if (cx.cur.r >= 0 && cx.opt.full) {
     gen_opts o = op_gen_opts();
     sample *large = gen_core_set(cx.cur.r, BP_FLOAT32, SK_LARGE, &o, &nl);
+    nl = keep_declared(large, nl);
     for (size_t k = 0; k < nl; k++)
       if (repeat_one(&large[k]) == 0) {
         sample_set_free(large, nl);

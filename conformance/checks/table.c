@@ -19,6 +19,7 @@ const check_def check_table[] = {
     /* group          name                    scope              function          reset  fresh */
     {"handshake",     "handshake/exports",    CHECK_PLUGIN,      case_exports,     NULL, false},
     {"handshake",     "handshake/imports",    CHECK_PLUGIN,      case_imports,     NULL, false},
+    {"handshake",     "handshake/binary",     CHECK_PLUGIN,      case_binary,      NULL, false},
     {"handshake",     "handshake/loads",      CHECK_PLUGIN,      case_loads,       NULL, false},
     {"handshake",     "handshake/version",    CHECK_PLUGIN,      case_version,     NULL, false},
     {"handshake",     "handshake/names",      CHECK_PLUGIN,      case_names,       NULL, false},
@@ -34,6 +35,7 @@ const check_def check_table[] = {
     {"hygiene",       "hygiene",              CHECK_OP,          case_hygiene,     NULL, false},
     {"process",       "process",              CHECK_OP,          case_process,     NULL, false},
     {"repeatability", "repeatability",        CHECK_OP,          case_repeat,      NULL, false},
+    {"lifetime",      "lifetime",             CHECK_OP,          case_lifetime,    NULL, false},
     {"aliasing",      "aliasing",             CHECK_OP,          case_aliasing,    NULL, false},
     {"errors",        "errors",               CHECK_OP,          case_errors,      NULL, false},
     {"concurrency",   "concurrency",          CHECK_OP,          case_concurrency, concurrency_reset,

@@ -45,12 +45,12 @@ same() {
 # written by the faulty corpus's BP_FAULTY_LOAD_LOG).
 loads() { if [ -f "$1" ]; then sort -u "$1" | wc -l | tr -d ' '; else echo 0; fi; }
 # loading NAME: the cases of NAME's run that load the plugin in case
-# isolation, where each loads it in its own process: all but the two
+# isolation, where each loads it in its own process: all but the three
 # read from the ELF file, registration/probe (which reports the probe),
 # and the SKIPs that stop before any load.
 loading() {
   total=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/$1.tap")
-  none=$(grep -c ' - handshake/exports\( \|$\)\| - handshake/imports\( \|$\)\| - registration/probe\( \|$\)\|# SKIP .*belongs to --profile full' "$tmp/$1.tap")
+  none=$(grep -c ' - handshake/exports\( \|$\)\| - handshake/imports\( \|$\)\| - handshake/binary\( \|$\)\| - registration/probe\( \|$\)\|# SKIP .*belongs to --profile full' "$tmp/$1.tap")
   echo $((total - none))
 }
 # reruns NAME: the cases rerun alone after failing in a shared worker.

@@ -14,7 +14,7 @@ inst="$faulty/instrumented.so"
 rm -f "$tmp/once"
 BP_FAULTY_SLOW_ONCE="$tmp/once" run slow "$inst" --timeout 1 --json "$tmp/slow.json"
 if has "$tmp/slow.tap" "^exit 1$" &&
-   has "$tmp/slow.tap" "^not ok 6 - registration/probe # probe: the certifier could not learn what the plugin registers, so no op was checked: loading the plugin took longer than --timeout 1 s" &&
+   has "$tmp/slow.tap" "^not ok 7 - registration/probe # probe: the certifier could not learn what the plugin registers, so no op was checked: loading the plugin took longer than --timeout 1 s" &&
    has "$tmp/slow.json" '"conforms": false' && ! has "$tmp/slow.tap" " - core::"; then
   result 0 "a probe that times out fails the run, though later loads are fast"
 else
@@ -22,16 +22,16 @@ else
 fi
 # The same plugin, its cache warm: it conforms.
 BP_FAULTY_SLOW_ONCE="$tmp/once" run warm "$inst" --timeout 10 --ops 'core::add'
-has "$tmp/warm.tap" "^exit 0$" && has "$tmp/warm.tap" "^ok 6 - registration/probe$"
+has "$tmp/warm.tap" "^exit 0$" && has "$tmp/warm.tap" "^ok 7 - registration/probe$"
 result $? "with a warm cache the same plugin conforms" "$tmp/warm.tap"
 # A probe that crashes, or whose plugin does not load at all.
 BP_FAULTY_INIT_ABORT=1 run crashprobe "$inst" --ops 'core::add'
 has "$tmp/crashprobe.tap" "^exit 1$" &&
-  has "$tmp/crashprobe.tap" "^not ok 6 - registration/probe # probe: .*died of signal 6"
+  has "$tmp/crashprobe.tap" "^not ok 7 - registration/probe # probe: .*died of signal 6"
 result $? "a probe that crashes fails the run, with the signal" "$tmp/crashprobe.tap"
 run noentry "$plugins/no_entry.so"
 has "$tmp/noentry.tap" "^exit 1$" &&
-  has "$tmp/noentry.tap" "^not ok 6 - registration/probe # probe: .*the plugin does not load: "
+  has "$tmp/noentry.tap" "^not ok 7 - registration/probe # probe: .*the plugin does not load: "
 result $? "a plugin that does not load fails registration/probe, with the host's reason" "$tmp/noentry.tap"
 
 # A plugin that loads and registers nothing: nothing was certified.
@@ -50,7 +50,7 @@ has "$tmp/noops.tap" "^exit 2$" && ! has "$tmp/noops.tap" "^1\.\." &&
   has "$tmp/noops.err" "--ops 'core::nosuch\*' matches no op of the plugin (its ops: core::add, "
 result $? "--ops that selects no op is bad usage (exit 2), naming the plugin's ops" "$tmp/noops.err"
 run plugincase "$cpu" --ops 'handshake/version'
-has "$tmp/plugincase.tap" "^exit 0$" && has "$tmp/plugincase.tap" "^ok 4 - handshake/version$"
+has "$tmp/plugincase.tap" "^exit 0$" && has "$tmp/plugincase.tap" "^ok 5 - handshake/version$"
 result $? "--ops naming a plugin-wide case is not bad usage" "$tmp/plugincase.tap"
 run nodevtype "$cpu" --device npu
 has "$tmp/nodevtype.tap" "^exit 2$" && ! has "$tmp/nodevtype.tap" "^1\.\." &&

@@ -35,7 +35,7 @@ result $? "$iso: wrong_result.so: the failure gives the count, the worst element
   "$tmp/wrong_result.$iso.tap"
 # (Under AddressSanitizer the reads past the end are its to report: the
 # case's process then ends without a verdict.)
-check_faulty wrong_noncontig "core::add/(float32/(layouts|large) # numerics: |honesty # bounds: .*past the end|bounds # bounds: |repeatability # (depends on earlier calls|repeatability)|[a-z]* # the case exited \\(status 1\\) without a verdict \\(a sanitizer)" \
+check_faulty wrong_noncontig "core::add/(float32/(layouts|large) # numerics: |honesty # bounds: .*past the end|bounds # bounds: |repeatability # (depends on earlier calls|repeatability)|lifetime # lifetime: .*depends on what memory held before the call|[a-z]* # the case exited \\(status 1\\) without a verdict \\(a sanitizer)" \
   "numerics on non-contiguous input (and the reads past its end that follow)"
 check_faulty mutates_input "core::add/honesty # honesty: the kernel wrote to argument 1 'other'" \
   "honesty (the faulting write is named)"
@@ -74,6 +74,30 @@ check_faulty missing_op "registration/profile # claims core op set 2, but core::
 check_faulty extra_export "handshake/exports # 1 symbols exported besides bp_plugin_init: faulty_helper" \
   "handshake/exports"
 done
+# Binaries the loader refuses (a right core::add, linked with an
+# executable stack, a writable and executable segment, text
+# relocations): handshake/binary names the file and the reason, and the
+# cases that load the plugin fail with the loader's.  The host may allow
+# them (BP_PLUGIN_ALLOW_UNSAFE): then only handshake/binary fails.
+for p in exec_stack:"executable stack" wx_segment:"both writable and executable" \
+         text_reloc:"text relocations"; do
+  name=${p%%:*}
+  why=${p#*:}
+  run "$name" "$faulty/$name.so" --jobs 2
+  has "$tmp/$name.tap" "^exit 1$" &&
+    has "$tmp/$name.tap" "^not ok 3 - handshake/binary # .*/$name.so: .*$why.*: the loader refuses it$" &&
+    only "$name" "(handshake/(binary|loads|version|names)|registration/(probe|profile|schemas)) # .*$name\.so.*$why"
+  result $? "$name.so: handshake/binary refuses it ($why), and so does the loader" "$tmp/$name.tap"
+done
+BP_PLUGIN_ALLOW_UNSAFE=all run wx_allowed "$faulty/wx_segment.so" --jobs 2
+has "$tmp/wx_allowed.tap" "^exit 1$" && only wx_allowed "handshake/binary # " &&
+  has "$tmp/wx_allowed.tap" "^ok [0-9]* - core::add/float32/basic$"
+result $? "wx_segment.so with BP_PLUGIN_ALLOW_UNSAFE=all: it loads, and only handshake/binary fails" \
+  "$tmp/wx_allowed.tap"
+# The symbol versions the plugin needs, in TAP and in the certificate.
+has "$tmp/wrong_result.worker.tap" "^# the plugin needs the symbol versions .*libc\.so\.6 GLIBC_[0-9.]* (newest of [0-9]*)"
+result $? "the TAP names the newest GLIBC version the plugin needs" "$tmp/wrong_result.worker.tap"
+
 has "$tmp/wrong_noncontig.worker.tap" "^ok [0-9]* - core::add/float32/basic$"
 result $? "wrong_noncontig.so: contiguous input passes" "$tmp/wrong_noncontig.worker.tap"
 has "$tmp/meta_disagrees.worker.tap" "^ok [0-9]* - faulty::twice/bounds$"
@@ -187,7 +211,7 @@ BP_FAULTY_INIT_ABORT=1 run abort "$inst" --jobs 2 --json "$tmp/abort.json"
 BP_FAULTY_INIT_ABORT=1 run abortcase "$inst" --jobs 2 --isolation case
 if has "$tmp/abort.tap" "^exit 1$" &&
    has "$tmp/abort.tap" "^# worker isolation off: a worker ended (signal 6) while loading the plugin; the remaining cases run alone in fresh processes$" &&
-   has "$tmp/abort.tap" "^not ok 3 - handshake/loads # CRASH signal 6 (SIGABRT: abort() was called) during the handshake check$" &&
+   has "$tmp/abort.tap" "^not ok 4 - handshake/loads # CRASH signal 6 (SIGABRT: abort() was called) during the handshake check$" &&
    has "$tmp/abort.json" '"fallback": "a worker ended (signal 6) while loading the plugin"' &&
    same abort abortcase; then
   result 0 "a worker that cannot load the plugin turns worker isolation off, with the reason"
@@ -225,7 +249,7 @@ if command -v timeout >/dev/null 2>&1; then
     > "$tmp/hang.tap" 2> "$tmp/hang.err"
   echo "exit $?" >> "$tmp/hang.tap"
   if has "$tmp/hang.tap" "^exit 1$" &&
-     has "$tmp/hang.tap" "^not ok 3 - handshake/loads # TIMEOUT after 0.5 s without progress (no CPU time used in that time: asleep or blocked)$" &&
+     has "$tmp/hang.tap" "^not ok 4 - handshake/loads # TIMEOUT after 0.5 s without progress (no CPU time used in that time: asleep or blocked)$" &&
      has "$tmp/hang.tap" "^# worker isolation off: a worker did not load the plugin within 0.5 s"; then
     result 0 "a plugin that hangs while loading, deaf to SIGALRM, cannot hang the certifier"
   else

@@ -166,7 +166,7 @@ run ne "$plugins/no_entry.so" --ops add
 has "$tmp/ne.tap" "^exit 1$"; result $? "no_entry.so fails (exit 1)" "$tmp/ne.tap"
 has "$tmp/ne.tap" "^not ok 1 - handshake/exports # bp_plugin_init is not exported"
 result $? "no_entry.so: handshake/exports names the missing entry point" "$tmp/ne.tap"
-has "$tmp/ne.tap" "^not ok 3 - handshake/loads # plugin does not load: "
+has "$tmp/ne.tap" "^not ok 4 - handshake/loads # plugin does not load: "
 result $? "no_entry.so: handshake/loads gives the host's reason" "$tmp/ne.tap"
 has "$tmp/ne.tap" "^# worker isolation off: a worker could not load the plugin (plugin does not load: .*it does not export 'bp_plugin_init'" &&
   ! has "$tmp/ne.tap" "rerun alone"
@@ -192,7 +192,7 @@ fi
 
 # (f) One case alone, by its name; --list.
 run one "$cpu" --ops 'core::add/float32/layouts' --seed 7
-if has "$tmp/one.tap" "^exit 0$" && has "$tmp/one.tap" "^ok 10 - core::add/float32/layouts$" &&
+if has "$tmp/one.tap" "^exit 0$" && has "$tmp/one.tap" "^ok 11 - core::add/float32/layouts$" &&
    [ "$(grep -c '^ok [0-9]* - core::' "$tmp/one.tap")" = 1 ]; then
   result 0 "--ops CASE runs that case alone (after the plugin-wide ones)"
 else
@@ -202,7 +202,7 @@ fi
 has "$tmp/list.txt" "^core::add/float32/sizes$"; result $? "--list names the cases" "$tmp/list.txt"
 # (docs/certification.md writes wrong.html.)
 cp "$tmp/work/wrong.html" "$tmp/wr.html" 2> /dev/null
-if has "$tmp/wr.html" "<td class=fail><a href=\"#case10\">fail</a>" &&
+if has "$tmp/wr.html" "<td class=fail><a href=\"#case11\">fail</a>" &&
    has "$tmp/wr.html" "Reproduce: <code>bp-certify '[^']*wrong_result.so' --profile core --ops 'core::add/float32/basic' --seed 1 --isolation case</code>"; then
   result 0 "the HTML report links a failure to its detail and its command line"
 else

@@ -56,6 +56,47 @@ static bp_status only_f32(const bp_kernel_ctx *ctx, bp_tensor *a, bp_tensor **ou
   return marked(a, out);
 }
 
+/* core::sum, float32 only: its float32 result is filled with the marker.
+ * Declared dtypes cover results too, so sum(x, dtype=float64) never
+ * reaches it. */
+static bp_status sum_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                            bp_value *rets, size_t nrets) {
+  (void)nargs;
+  (void)nrets;
+  if (args[3].tag == BP_TAG_SCALAR_TYPE && args[3].u.i != BP_FLOAT32)
+    return H->set_errorf(BP_ERR_INTERNAL, "%s: " PLUGIN_NAME " was asked for a result of a dtype "
+                         "it does not declare", ctx->op_name);
+  int64_t one = 1;
+  bp_device dev = H->tensor_view(args[0].u.tensor)->device;
+  bp_status st = H->tensor_empty(dev, BP_FLOAT32, 1, &one, &rets[0].u.tensor);
+  if (st) return st;
+  rets[0].tag = BP_TAG_TENSOR;
+  rets[0].len = 0;
+  *(float *)H->tensor_view(rets[0].u.tensor)->data = MARK;
+  return BP_OK;
+}
+
+/* core::clamp, int32 only: an int32 result of self's shape, every element
+ * the marker.  clamp(int32, 2.5) is float32 (a float Scalar promotes), so
+ * it goes to the host's composite. */
+static bp_status clamp_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_value *rets, size_t nrets) {
+  (void)nargs;
+  (void)nrets;
+  const bp_tensor_view *v = H->tensor_view(args[0].u.tensor);
+  for (int i = 1; i < 3; i++)
+    if (args[i].tag == BP_TAG_FLOAT)
+      return H->set_errorf(BP_ERR_INTERNAL, "%s: " PLUGIN_NAME " was asked for a float32 result",
+                           ctx->op_name);
+  bp_status st = H->tensor_empty(v->device, BP_INT32, v->ndim, v->sizes, &rets[0].u.tensor);
+  if (st) return st;
+  rets[0].tag = BP_TAG_TENSOR;
+  rets[0].len = 0;
+  const bp_tensor_view *o = H->tensor_view(rets[0].u.tensor);
+  for (int64_t i = 0; i < o->numel; i++) ((int32_t *)o->data)[i] = (int32_t)MARK;
+  return BP_OK;
+}
+
 static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   (void)host;
   bp_library *core, *own;
@@ -71,6 +112,14 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   k.boxed = add_kernel;
   k.dtypes = f32_only;
   k.priority = 10;
+  if ((st = H->impl(core, &k))) return st;
+  k.op = "core::sum";
+  k.boxed = sum_kernel;
+  if ((st = H->impl(core, &k))) return st;
+  static const int32_t i32_only[] = {BP_INT32, BP_DTYPE_INVALID};
+  k.op = "core::clamp";
+  k.boxed = clamp_kernel;
+  k.dtypes = i32_only;
   if ((st = H->impl(core, &k))) return st;
   bp_op_def d;
   memset(&d, 0, sizeof d);

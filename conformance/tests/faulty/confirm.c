@@ -351,6 +351,8 @@ static const trigger *find(const char *name) {
     if (strcmp(proc_triggers[i].name, name) == 0) return &proc_triggers[i];
   for (size_t i = 0; i < host_ntriggers; i++)
     if (strcmp(host_triggers[i].name, name) == 0) return &host_triggers[i];
+  for (size_t i = 0; i < life_ntriggers; i++)
+    if (strcmp(life_triggers[i].name, name) == 0) return &life_triggers[i];
   return NULL;
 }
 
@@ -366,6 +368,7 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < num_ntriggers; k++) printf("%s\n", num_triggers[k].name);
     for (size_t k = 0; k < proc_ntriggers; k++) printf("%s\n", proc_triggers[k].name);
     for (size_t k = 0; k < host_ntriggers; k++) printf("%s\n", host_triggers[k].name);
+    for (size_t k = 0; k < life_ntriggers; k++) printf("%s\n", life_triggers[k].name);
     return 0;
   }
   if (argc == 2 && strcmp(argv[1], "--sanitizer") == 0) {
@@ -382,6 +385,11 @@ int main(int argc, char **argv) {
   }
   if ((t->flags & T_RACE) && !reference && strcmp(SANITIZER, "thread") == 0) {
     printf("%s: skip: a data race on purpose, which ThreadSanitizer reports itself\n", t->name);
+    return 77;
+  }
+  if ((t->flags & T_NOASAN) && strcmp(SANITIZER, "address") == 0) {
+    printf("%s: skip: AddressSanitizer's quarantine keeps a freed address from coming back\n",
+           t->name);
     return 77;
   }
   if ((t->flags & T_NOTSAN) && strcmp(SANITIZER, "thread") == 0) {

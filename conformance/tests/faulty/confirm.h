@@ -27,6 +27,7 @@
 #define T_RACE 2u   /* a data race on purpose: its fault side is skipped under TSan */
 #define T_NOLOAD 4u /* loads (and unloads) the plugin itself */
 #define T_NOTSAN 8u /* skipped under TSan, which keeps mappings of its own at unload */
+#define T_NOASAN 16u /* skipped under ASan, whose quarantine keeps freed addresses from coming back */
 
 typedef struct trigger {
   const char *name; /* the fault's name in corpus.tsv */
@@ -34,8 +35,8 @@ typedef struct trigger {
   unsigned flags;
 } trigger;
 
-extern const trigger num_triggers[], proc_triggers[], host_triggers[];
-extern const size_t num_ntriggers, proc_ntriggers, host_ntriggers;
+extern const trigger num_triggers[], proc_triggers[], host_triggers[], life_triggers[];
+extern const size_t num_ntriggers, proc_ntriggers, host_ntriggers, life_ntriggers;
 
 /* The plugin under test: its path, and the loaded plugin. */
 extern const char *plugin_path;

@@ -20,6 +20,14 @@
  *                    other dtypes                                [errors]
  *   FAULT_MISSING    claims core op set 1, implements only add   [registration/profile]
  *   FAULT_EXPORT     exports a symbol besides bp_plugin_init     [handshake/exports]
+ *   FAULT_EXECSTACK  linked with -z execstack: needs an executable
+ *                    stack                                       [handshake/binary]
+ *   FAULT_WX         a section marked "awx": a writable and
+ *                    executable segment                          [handshake/binary]
+ *   FAULT_TEXTREL    an absolute address in .text, linked with
+ *                    -z notext: text relocations                 [handshake/binary]
+ *   (The loader refuses these three, so the checks that load the plugin
+ *   fail too, with its reason.)
  *
  * FAULT_EMPTY builds `registers_nothing`, which loads and registers
  * nothing: there is nothing to certify, and it must not conform.
@@ -98,6 +106,12 @@
 #define FAULTY_NAME "missing_op"
 #elif defined(FAULT_EXPORT)
 #define FAULTY_NAME "extra_export"
+#elif defined(FAULT_EXECSTACK)
+#define FAULTY_NAME "exec_stack"
+#elif defined(FAULT_WX)
+#define FAULTY_NAME "wx_segment"
+#elif defined(FAULT_TEXTREL)
+#define FAULTY_NAME "text_reloc"
 #elif defined(FAULT_NONE)
 #define FAULTY_NAME "instrumented"
 #elif defined(FAULT_EMPTY)
@@ -451,6 +465,23 @@ static bp_plugin_desc desc = {
 #endif
     .setup = setup,
 };
+
+#if defined(FAULT_WX)
+/* The bug: a section both writable and executable (a trampoline patched
+ * at run time, say), which the linker maps in a segment with both. */
+__asm__(".section .faulty_wx,\"awx\",@progbits\n"
+        ".byte 0\n"
+        ".previous\n");
+#elif defined(FAULT_TEXTREL)
+/* The bug: code that is not position-independent, here an absolute
+ * address in .text, whose relocation the loader must write into the
+ * code. */
+__attribute__((used)) static int textrel_target;
+__asm__(".text\n"
+        ".p2align 3\n"
+        "faulty_textrel_slot: .quad textrel_target\n"
+        ".previous\n");
+#endif
 
 #if defined(FAULT_EXPORT)
 /* The bug: a second exported symbol. */

@@ -1,7 +1,7 @@
 # conformance/tests/faulty/: the shim corpus, faulty plugins built over
 # the reference CPU plugin (shim.c and one fault of faults-*.c each; the
 # list is corpus.tsv), the tool that confirms each fault directly, and
-# three correct plugins written differently from the reference
+# four correct plugins written differently from the reference
 # (conformance/tests/good/).  Included from conformance/local.mk; nothing
 # here is installed.
 
@@ -101,7 +101,12 @@ check_LTLIBRARIES += \
 	%D%/key_leak.la \
 	%D%/tls_destructor.la \
 	%D%/sum_pow2_partials.la \
-	%D%/hooks_libc.la
+	%D%/hooks_libc.la \
+	%D%/sigmoid_arena.la \
+	%D%/matmul_beta_one.la \
+	%D%/matmul_pack_cache.la \
+	%D%/softmax_stale_error.la \
+	%D%/layer_norm_printf.la
 %C%_mul_tail7_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
 %C%_mul_tail7_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MUL_TAIL7
 %C%_mul_tail7_la_LDFLAGS = $(SHIM_LDFLAGS)
@@ -438,6 +443,26 @@ check_LTLIBRARIES += \
 %C%_hooks_libc_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_HOOKS_LIBC
 %C%_hooks_libc_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_hooks_libc_la_LIBADD = $(SHIM_LIBADD)
+%C%_sigmoid_arena_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-life.c
+%C%_sigmoid_arena_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SIGMOID_ARENA
+%C%_sigmoid_arena_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sigmoid_arena_la_LIBADD = $(SHIM_LIBADD)
+%C%_matmul_beta_one_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-life.c
+%C%_matmul_beta_one_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MATMUL_BETA_ONE
+%C%_matmul_beta_one_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_matmul_beta_one_la_LIBADD = $(SHIM_LIBADD)
+%C%_matmul_pack_cache_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-life.c
+%C%_matmul_pack_cache_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MATMUL_PACK_CACHE
+%C%_matmul_pack_cache_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_matmul_pack_cache_la_LIBADD = $(SHIM_LIBADD)
+%C%_softmax_stale_error_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-life.c
+%C%_softmax_stale_error_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SOFTMAX_STALE_ERROR
+%C%_softmax_stale_error_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_softmax_stale_error_la_LIBADD = $(SHIM_LIBADD)
+%C%_layer_norm_printf_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-life.c
+%C%_layer_norm_printf_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_LAYER_NORM_PRINTF
+%C%_layer_norm_printf_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_layer_norm_printf_la_LIBADD = $(SHIM_LIBADD)
 EXTRA_DIST += %D%/corpus.tsv
 
 # Confirms each fault on its trigger, against the float64 reference of the
@@ -449,6 +474,7 @@ check_PROGRAMS += %D%/confirm
 	%D%/triggers-num.c \
 	%D%/triggers-proc.c \
 	%D%/triggers-host.c \
+	%D%/triggers-life.c \
 	tests/cpu/ref.c \
 	tests/cpu/ref2.c \
 	tests/cpu/ref3.c \
@@ -460,12 +486,13 @@ check_PROGRAMS += %D%/confirm
 TESTS += conformance/tests/test-faulty-confirm.sh
 dist_check_SCRIPTS += conformance/tests/test-faulty-confirm.sh
 
-# Three correct plugins written differently from the CPU plugin: each
+# Four correct plugins written differently from the CPU plugin: each
 # conforms (bp-certify --profile full).
 check_LTLIBRARIES += \
 	conformance/tests/good/naive.la \
 	conformance/tests/good/strided.la \
-	conformance/tests/good/vendoronly.la
+	conformance/tests/good/vendoronly.la \
+	conformance/tests/good/f32only.la
 conformance_tests_good_naive_la_SOURCES = conformance/tests/good/naive.c
 conformance_tests_good_naive_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 conformance_tests_good_naive_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
@@ -476,3 +503,6 @@ conformance_tests_good_strided_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN
 conformance_tests_good_vendoronly_la_SOURCES = conformance/tests/good/vendoronly.c
 conformance_tests_good_vendoronly_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 conformance_tests_good_vendoronly_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+conformance_tests_good_f32only_la_SOURCES = conformance/tests/good/f32only.c
+conformance_tests_good_f32only_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+conformance_tests_good_f32only_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)

@@ -514,7 +514,7 @@ BP_API bp_status bp_set_kernel_enabled(const bp_op *op, int32_t device_type,
  * KERNEL PRECEDENCE.  Several plugins may provide a kernel for one op and
  * one device type (a vendor's tuned kernels beside the reference).  Each
  * call goes to the first of them, in this order, that is enabled and
- * declares the dtypes of the call's tensors:
+ * declares the dtypes of the call's tensors (its arguments and results):
  *   1. the kernel of the plugin chosen by bp_set_kernel_provider() for the
  *      op (or for every op) and the device type;
  *   2. kernels of the plugins named in the environment variable

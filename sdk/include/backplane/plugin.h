@@ -258,11 +258,18 @@ typedef struct bp_kernel_def {
   void *user_data;             /* passed in ctx */
   const int32_t *dtypes;       /* the dtypes it supports, ended by
                                   BP_DTYPE_INVALID; NULL for "every dtype
-                                  the op allows"; copied.  The host
-                                  enforces it: a call with a Tensor
-                                  argument of another dtype goes to the
-                                  next kernel in precedence order that
-                                  supports it, or fails with
+                                  the op allows"; copied.  The list
+                                  covers every tensor the kernel reads or
+                                  writes: its Tensor arguments and, when
+                                  the op has a meta function, its
+                                  results, whatever decides their dtype
+                                  (a ScalarType argument such as dtype=,
+                                  promotion, the op itself: argmax's
+                                  int64).  The host enforces it: a call
+                                  with a tensor of another dtype goes to
+                                  the next kernel in precedence order
+                                  that supports it, or to the op's
+                                  composite, or fails with
                                   BP_ERR_UNSUPPORTED before this kernel
                                   runs */
   const bp_extension *ext;
