@@ -338,6 +338,9 @@ __attribute__((noinline, cold)) static bp_status bad_call(const bp_op *op, bp_st
  * On success rets[] holds the new references; on failure nothing stays
  * allocated.
  */
+static bp_status call_rerouted(const bp_op *op, const bp__kernel *k, const bp_value *args,
+                               bp_value *rets, uint32_t nrets);
+
 __attribute__((noinline)) static bp_status call_structured(const bp_op *op, const bp__kernel *k,
                                                            const bp_value *args, bp_value *rets,
                                                            uint32_t nrets) {
@@ -348,6 +351,12 @@ __attribute__((noinline)) static bp_status call_structured(const bp_op *op, cons
     /* The common case, without the loops. */
     m[0].struct_size = BP_TENSOR_META_STRUCT_SIZE;
     st = bp__run_meta(op, args, m, 1);
+    /* A result of a dtype the kernel does not declare: another kernel
+     * serves the call (the fast path leaves this check to here, where the
+     * meta function runs anyway). */
+    if (BP__UNLIKELY(k->dtype_refused) && st == BP_OK &&
+        (bp__dtype_bit(m[0].dtype) & k->dtype_refused))
+      return call_rerouted(op, k, args, rets, nrets);
     if (BP__LIKELY(st == BP_OK))
       st = bp_tensor_empty_strided(m[0].device, m[0].dtype, m[0].ndim, m[0].sizes, m[0].strides,
                                    &t[0]);
@@ -367,6 +376,9 @@ __attribute__((noinline)) static bp_status call_structured(const bp_op *op, cons
   for (uint32_t j = 0; j < nrets; j++) m[j].struct_size = BP_TENSOR_META_STRUCT_SIZE;
   st = bp__run_meta(op, args, m, nrets);
   if (st) return st;
+  for (uint32_t j = 0; j < nrets && k->dtype_refused; j++)
+    if (op->ret_tag[j] == BP_TAG_TENSOR && (bp__dtype_bit(m[j].dtype) & k->dtype_refused))
+      return call_rerouted(op, k, args, rets, nrets);
   for (uint32_t j = 0; j < nrets; j++) {
     st = bp_tensor_empty_strided(m[j].device, m[j].dtype, m[j].ndim, m[j].sizes, m[j].strides,
                                  &t[j]);
@@ -442,6 +454,40 @@ bp_status bp__call_structured_into(const bp_op *op, const bp_value *args, bp_ten
  * Every kind leaves each result's tag, len and value in rets[], so that
  * the checks that follow treat them alike.
  */
+/* A structured kernel k whose result would have a dtype it does not
+ * declare: the next kernel that declares the call's dtypes, results
+ * included, or the op's composite, fills rets instead; or the error that
+ * none does. */
+__attribute__((noinline, cold)) static bp_status call_rerouted(const bp_op *op,
+                                                               const bp__kernel *k,
+                                                               const bp_value *args,
+                                                               bp_value *rets, uint32_t nrets) {
+  const bp__kernel *k2 = bp__kernel_for_dtypes(op, k, args, bp__arg_dtype_bits(op, args));
+  if (!k2) return bp_last_status();
+  bp_status st;
+  if (k2->kind == BP_KERNEL_STRUCTURED) {
+    st = call_structured(op, k2, args, rets, nrets);
+  } else if (k2->kind == BP_KERNEL_UNBOXED) {
+    st = bp__call_ffi(op, k2, args, rets);
+  } else if (k2->kind == BP_KERNEL_UNBOXED_FAST) {
+    bp_tensor *o[2] = {NULL, NULL};
+    st = k2->fast(k2->unboxed, &k2->ctx, args, o);
+    for (uint32_t j = 0; j < nrets && j < 2; j++) {
+      rets[j].tag = BP_TAG_TENSOR;
+      rets[j].len = 0;
+      rets[j].u.tensor = o[j];
+    }
+  } else if (k2->kind == BP__ENTRY_FALLBACK) {
+    bp_kernel_ctx ctx = k2->ctx;
+    ctx.op = op;
+    ctx.op_name = op->name;
+    st = k2->boxed(&ctx, args, op->nargs, rets, nrets);
+  } else {
+    st = k2->boxed(&k2->ctx, args, op->nargs, rets, nrets);
+  }
+  return st == BP_OK ? st : fail_kernel(op, k2, st);
+}
+
 __attribute__((always_inline)) static inline bp_status invoke(const bp_op *op, const bp__kernel *k,
                                                               const bp_value *args,
                                                               bp_stack *stack) {
@@ -603,10 +649,10 @@ BP_API bp_status bp_call(const bp_op *op, bp_stack *stack) {
       const bp__kernel *k = BP__LIKELY(ds >= 0)
                                 ? atomic_load_explicit(&op->dispatch[ds], memory_order_acquire)
                                 : NULL;
-      /* A dtype the kernel does not declare takes the general path, which
+      /* A dtype the kernel does not declare, or results it must have
+       * checked first (BP__RESULTS_BIT), take the general path, which
        * finds the next kernel that does or explains. */
-      if (BP__LIKELY(k != NULL && !(bits & k->dtype_refused)) &&
-          (BP__LIKELY(!k->dtype_refused) || bp__results_declared(op, k, stack->values))) {
+      if (BP__LIKELY(k != NULL && !((bits | BP__RESULTS_BIT) & k->dtype_refused))) {
         /* For op_meta from the kernel; left as is afterwards (see
          * bp__op_meta_args).  The fence keeps the two stores plain. */
         r->checked_args = stack->values;

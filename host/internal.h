@@ -355,7 +355,10 @@ typedef struct bp__kernel {
 } bp__kernel;
 
 /* A dtype's bit in bp__kernel.dtype_refused and bp_tensor.dtype_bit: one
- * per dtype of bp_dtype, and bit 31 for any other code. */
+ * per dtype of bp_dtype, and bit 31 for any other code.  Bit 30 is no
+ * dtype's: set in a kernel's dtype_refused, it sends the fast path's calls
+ * to the general path, which checks their results' dtypes too. */
+#define BP__RESULTS_BIT (1u << 30)
 static inline uint32_t bp__dtype_bit(int32_t dt) {
   switch (dt) {
     case BP_INT8: return 1u << 0;

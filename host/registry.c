@@ -675,6 +675,11 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
   k->unboxed = kd->unboxed;
   k->dtypes = dtypes;
   k->dtype_refused = ~dtype_mask(dtypes);
+  /* BP__RESULTS_BIT stays only where the call's result dtypes must be
+   * checked before the kernel runs: a kernel that declares a list, for an
+   * op whose meta function gives them.  A structured kernel checks them
+   * itself where the host runs the meta function anyway (call.c). */
+  if (structured || !op->meta) k->dtype_refused &= ~BP__RESULTS_BIT;
   k->priority = BP_HAS_FIELD(kd, bp_kernel_def, priority) ? kd->priority : BP_PRIORITY_DEFAULT;
   k->seq = ++kernel_seq;
   if (k->unboxed && op->fast_sig >= 0) {

@@ -223,6 +223,28 @@ static double sum_as(int32_t dtype, int32_t *dt) {
   return r;
 }
 
+/* core::cumsum(x, 0, dtype=d) on a float32 x of three 1s: the last
+ * element of the result as a double (-1 on failure), its dtype in *dt. */
+static double cumsum_as(int32_t dtype, int32_t *dt) {
+  const bp_op *op = must_find("core::cumsum");
+  bp_tensor *x = full(BP_FLOAT32, 1);
+  bp_value slots[4];
+  bp_stack s = BP_STACK_INIT(slots, 4);
+  bp_stack_push_tensor(&s, x);
+  bp_stack_push_int(&s, 0);
+  if (dtype != BP_DTYPE_INVALID) bp_stack_push_scalar_type(&s, dtype);
+  double r = -1;
+  *dt = BP_DTYPE_INVALID;
+  if (bp_call(op, &s) == BP_OK) {
+    const bp_tensor_view *v = bp_tensor_get_view(s.values[0].u.tensor);
+    *dt = v->dtype;
+    r = v->dtype == BP_FLOAT32 ? ((float *)v->data)[2] : ((double *)v->data)[2];
+    bp_stack_release(&s);
+  }
+  bp_tensor_release(x);
+  return r;
+}
+
 /* core::clamp(x, min) on an int32 x of three 1s: the first element of
  * the result as a double (-1 on failure), its dtype in *dt. */
 static double clamp_int32(bp_value min, int32_t *dt) {
@@ -267,7 +289,14 @@ static void declared_dtypes_cover_results(void) {
   is_str(bp_last_error(), "core::sum: result #0 would be float64, which the kernel for cpu "
                           "(plugin 'tuned') does not support (it declares float32), and no other "
                           "kernel for cpu does");
+  /* A structured float32-only kernel (cumsum) is handed no float64 result
+   * to fill, on the fast path too: the call goes elsewhere or fails. */
+  is_double(cumsum_as(BP_DTYPE_INVALID, &dt), 1000, 0);
+  ok(cumsum_as(BP_FLOAT64, &dt) != 1000); /* a float64 cumsum does not reach it */
   if (!load_cpu()) return;
+  is_double(cumsum_as(BP_FLOAT64, &dt), 3, 0);
+  is_int(dt, BP_FLOAT64);
+  is_double(cumsum_as(BP_FLOAT32, &dt), 1000, 0);
   /* The reference takes it; float32 still goes to the tuned kernel. */
   is_double(sum_as(BP_FLOAT64, &dt), 3, 0);
   is_int(dt, BP_FLOAT64);

@@ -7,6 +7,10 @@
  *   core::add          declares float32 only; returns a tensor of `self`'s
  *                      shape filled with MARK (1000 for tuned, 2000 for
  *                      tuned_b), so a test sees whose kernel ran;
+ *   core::cumsum       a structured kernel declaring float32 only: fills
+ *                      the result the host allocated with MARK, so a
+ *                      call whose result the host made float64 must never
+ *                      reach it;
  *   NAME::only_f32     defined here, Tensor -> Tensor, an unboxed kernel
  *                      (the fast path) declaring float32: it fails with
  *                      "ran on <dtype>" if it is ever called with another.
@@ -97,6 +101,20 @@ static bp_status clamp_kernel(const bp_kernel_ctx *ctx, const bp_value *args, si
   return BP_OK;
 }
 
+/* core::cumsum, structured, float32 only: fills its result with MARK. */
+static bp_status cumsum_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                               bp_value *rets, size_t nrets) {
+  (void)nargs;
+  (void)nrets;
+  (void)args;
+  const bp_tensor_view *o = H->tensor_view(rets[0].u.tensor);
+  if (o->dtype != BP_FLOAT32)
+    return H->set_errorf(BP_ERR_INTERNAL, "%s: " PLUGIN_NAME " was handed a %s result to fill",
+                         ctx->op_name, H->dtype_name(o->dtype));
+  for (int64_t i = 0; i < o->numel; i++) ((float *)o->data)[i] = MARK;
+  return BP_OK;
+}
+
 static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   (void)host;
   bp_library *core, *own;
@@ -116,6 +134,11 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   k.op = "core::sum";
   k.boxed = sum_kernel;
   if ((st = H->impl(core, &k))) return st;
+  k.op = "core::cumsum";
+  k.boxed = cumsum_kernel;
+  k.flags = BP_KERNEL_DEF_STRUCTURED;
+  if ((st = H->impl(core, &k))) return st;
+  k.flags = 0;
   static const int32_t i32_only[] = {BP_INT32, BP_DTYPE_INVALID};
   k.op = "core::clamp";
   k.boxed = clamp_kernel;
