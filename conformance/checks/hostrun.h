@@ -1,7 +1,7 @@
 /*
  * conformance/checks/hostrun.h - the calls the hostile-host checks make
  * (host.c, cycles.c): for every op the plugin has a kernel of, its first
- * check sample and, for a core op that takes float32, up to two of its
+ * check sample and, for a core op that takes float32, the first of its
  * large samples (the threaded and blocked paths).  A first pass records a
  * hash of each call's results in a plain host; a later pass, under the
  * condition a check sets up, must give the same results.
