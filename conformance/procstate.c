@@ -227,3 +227,5 @@ bool proc_threads_meaningful(void) {
   return true;
 #endif
 }
+
+bool built_with_tsan(void) { return !proc_threads_meaningful(); }

@@ -68,5 +68,8 @@ bool map_state_meaningful(void);
 /* Whether the thread count tells anything: not under ThreadSanitizer,
  * whose runtime starts a thread of its own when the first one starts. */
 bool proc_threads_meaningful(void);
+/* Whether this is a ThreadSanitizer build, whose runtime cannot start a
+ * thread in a child forked from a threaded process. */
+bool built_with_tsan(void);
 
 #endif /* BP_CONFORMANCE_PROCSTATE_H */

@@ -392,6 +392,16 @@ int main(int argc, char **argv) {
            t->name);
     return 77;
   }
+  if ((t->flags & T_TSAN_FORK) && strcmp(SANITIZER, "thread") == 0) {
+    printf("%s: skip: ThreadSanitizer cannot start threads in a child forked from a threaded "
+           "process\n", t->name);
+    return 77;
+  }
+  if ((t->flags & T_TSAN_SIGNAL) && strcmp(SANITIZER, "thread") == 0) {
+    printf("%s: skip: ThreadSanitizer defers a signal to a call it intercepts, so it never "
+           "lands in the plugin's wait\n", t->name);
+    return 77;
+  }
   if ((t->flags & T_NOTSAN) && strcmp(SANITIZER, "thread") == 0) {
     printf("%s: skip: ThreadSanitizer keeps memory of its own mapped after each unload\n", t->name);
     return 77;

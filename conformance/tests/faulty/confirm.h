@@ -27,6 +27,9 @@
 #define T_RACE 2u   /* a data race on purpose: its fault side is skipped under TSan */
 #define T_NOLOAD 4u /* loads (and unloads) the plugin itself */
 #define T_NOTSAN 8u /* skipped under TSan, which keeps mappings of its own at unload */
+#define T_TSAN_FORK 16u /* skipped under TSan, which cannot start threads after a fork */
+#define T_TSAN_SIGNAL 32u /* skipped under TSan, which delivers signals only where it
+                           * intercepts a call, so a signal never lands in a wait */
 #define T_NOASAN 16u /* skipped under ASan, whose quarantine keeps freed addresses from coming back */
 
 typedef struct trigger {
