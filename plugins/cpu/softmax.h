@@ -24,6 +24,7 @@ typedef struct softmax_job {
   int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM]; /* input, in bytes */
   int64_t len, stride;    /* the softmax dimension: length, input stride */
   int64_t inner;          /* elements after it, the output's stride along it */
+  bool stream;            /* the result is written with non-temporal stores */
   atomic_bool failed;
 } softmax_job;
 

@@ -11,7 +11,9 @@
  * failing trial prints its seed; the cases are deterministic, so
  * TAP_ONLY=<case> replays one.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdlib.h>
 
 #include "cases.h"
 #include "harness.h"
@@ -290,12 +292,50 @@ static void layer_norm_columns(void) {
   cpu_done();
 }
 
+/*
+ * Results of at least BP_CPU_STREAM_BYTES bytes go out with non-temporal
+ * stores, through buffers (log_softmax and layer_norm;
+ * see plugins/cpu/stream.c).  The default, the last-level cache's size,
+ * leaves every result of the cases above to plain stores; with 0 every
+ * result streams, and the cases run again: rows of every length (1, odd
+ * lengths whose rows start unaligned, longer than the 1024-element stretch
+ * layer_norm streams at a time, longer than the stack buffer log_softmax
+ * streams a row through), -inf, +inf and NaN in rows, column blocks.  The
+ * setting is read when the plugin loads, which each case does.
+ */
+static void softmax_all(void);
+static void streamed(void) {
+  setenv("BP_CPU_STREAM_BYTES", "0", 1);
+  softmax_all();
+  layer_norm();
+  softmax_columns();
+  layer_norm_columns();
+  cpu_setup();
+  static const int64_t lens[] = {1, 3, 17, 1023, 1025, 2500, 8193};
+  for (size_t i = 0; i < NELEMS(float_dtypes); i++)
+    for (size_t k = 0; k < NELEMS(lens); k++) {
+      int64_t sizes[2] = {5, lens[k]};
+      uint64_t seed = trial_seed(0x57e40000 + (i << 8), (int64_t)k);
+      for (int lg = 0; lg < 2; lg++)
+        softmax_columns_case(lg, float_dtypes[i], 2, sizes, 1, VP_FINITE, seed);
+      rng r;
+      rng_seed(&r, seed);
+      rt *rx;
+      bp_tensor *x = gen_tensor(&r, float_dtypes[i], 2, sizes, LAY_CONTIG, VP_FINITE, &rx, NULL);
+      ctx_set("streamed layer_norm(%s [5, %lld])", dt_name(float_dtypes[i]), (long long)lens[k]);
+      check_layer_norm(x, rx, 1, sizes + 1, NULL, NULL, NULL, NULL, 1e-5);
+    }
+  cpu_done();
+  unsetenv("BP_CPU_STREAM_BYTES");
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(softmax_all),
       TAP_CASE(layer_norm),
       TAP_CASE(softmax_columns),
       TAP_CASE(layer_norm_columns),
+      TAP_CASE(streamed),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
