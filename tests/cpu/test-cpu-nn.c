@@ -144,7 +144,8 @@ static void layer_norm(void) {
  * would exceed 4 MiB (columns of more than 8192 float32 or 4096 float64
  * rows) are computed 8 rows at a time with a running max instead.
  * layer_norm of rows that are neighbours in memory (a transposed input) is
- * computed for blocks of 128 rows at once.  Sizes with remainders
+ * computed for blocks of rows turned around into a buffer of 512 KiB, or
+ * of 128 rows at once where fewer than 8 rows fit.  Sizes with remainders
  * everywhere, every float dtype, and values that grow along the softmax
  * dimension, so that the running max changes in every step and the sums
  * are rescaled.
@@ -282,6 +283,12 @@ static void layer_norm_columns(void) {
   } shapes[] = {
       {2, 1, {131, 67}}, {2, 1, {300, 130}}, {2, 1, {5, 200}},  {3, 2, {133, 9, 7}},
       {3, 1, {4, 129, 65}}, {4, 2, {3, 70, 5, 6}}, {3, 3, {7, 9, 11}},
+      /* Around the buffered path's block of 512 KiB, 4096 elements a row:
+       * 32 float32 rows, 16 float64, 64 float16 or bfloat16; rows of 63 to
+       * 65 elements around a step of its transposition; rows too long for
+       * 8 of them in the buffer (the path above it); 2-element rows. */
+      {2, 1, {33, 4096}}, {2, 1, {65, 4096}}, {2, 1, {40, 65}},
+      {2, 1, {40, 63}}, {2, 1, {9, 20000}}, {2, 1, {129, 2}},
   };
   for (size_t i = 0; i < NELEMS(float_dtypes); i++)
     for (size_t k = 0; k < NELEMS(shapes); k++)
