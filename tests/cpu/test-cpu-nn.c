@@ -139,9 +139,9 @@ static void layer_norm(void) {
 
 /*
  * softmax along a dimension followed by contiguous ones is computed for
- * blocks of 128 columns at once: copied into a buffer with their max, then
+ * blocks of 64 columns at once: copied into a buffer with their max, then
  * their exponentials and sums 32 columns at a time.  Blocks whose buffer
- * would exceed 4 MiB (columns of more than 8192 float32 or 4096 float64
+ * would exceed 2 MiB (columns of more than 8192 float32 or 4096 float64
  * rows) are computed 8 rows at a time with a running max instead.
  * layer_norm of rows that are neighbours in memory (a transposed input) is
  * computed for blocks of rows turned around into a buffer of 512 KiB, or
@@ -223,6 +223,8 @@ static void softmax_columns(void) {
   } shapes[] = {
       {2, {67, 131}, 0}, {3, {5, 37, 133}, 1}, {2, {9, 300}, 0},
       {2, {1000, 3}, -2}, {3, {17, 2, 129}, 0}, {3, {3, 300, 70}, -2},
+      /* around a block of 64 columns and a tile of 16 rows of results */
+      {2, {15, 63}, 0}, {2, {16, 64}, 0}, {2, {17, 65}, 0},
   };
   for (size_t i = 0; i < NELEMS(float_dtypes); i++)
     for (size_t k = 0; k < NELEMS(shapes); k++)
@@ -301,7 +303,7 @@ static void layer_norm_columns(void) {
 
 /*
  * Results of at least BP_CPU_STREAM_BYTES bytes go out with non-temporal
- * stores, through buffers (log_softmax and layer_norm;
+ * stores, through buffers (log_softmax, layer_norm and the column paths;
  * see plugins/cpu/stream.c).  The default, the last-level cache's size,
  * leaves every result of the cases above to plain stores; with 0 every
  * result streams, and the cases run again: rows of every length (1, odd
