@@ -296,9 +296,9 @@ static bp_status softmax_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp
   }
   atomic_init(&j.failed, false);
   /* log_softmax streams its large results; softmax does not: its rows
-   * went out slower so (0.6 against 0.8 of the triad's bandwidth, 4096 x
-   * 4096 float32 on 2 threads of a Zen 4), while log_softmax's went
-   * faster (0.62 against 0.5). */
+   * went out slower so (0.5-0.7 against 0.7-0.8 of the triad's bandwidth,
+   * 4096 x 4096 float32 on 2 threads of a Zen 4), while log_softmax's went
+   * faster (0.57-0.62 against 0.43-0.52 on 1 thread). */
   j.stream = j.log && cpu_stream_wanted(o->numel * j.isz);
   int64_t rows = a->numel / j.len;
   int64_t csz = j.dt == BP_FLOAT64 ? 8 : 4;
