@@ -23,7 +23,9 @@
  *   reduce.c       sum, mean, amax, amin, argmax
  *   softmax.c      softmax, log_softmax
  *   layer_norm.c   layer_norm
+ *   layer_norm_cols.c  layer_norm of neighbouring rows (a transposed input)
  *   rows.c         row kernels that softmax.c and layer_norm.c share
+ *   stream.c       non-temporal stores of large results
  *   matmul.c       matmul: CBLAS when available, else a blocked kernel
  *   conv.c         conv2d as an implicit GEMM over matmul.c's micro-kernel
  */
@@ -180,9 +182,17 @@ cpu_ukernel cpu_gemm_ukernel_rows(void);
  * elements, in lanes; c is given in two parts, c + c_lo (see rows.c). */
 float cpu_row_sum_f32(const float *x, int64_t n, bool squares, float c, float c_lo);
 double cpu_row_sum_f64(const double *x, int64_t n, bool squares, double c, double c_lo);
-/* The same over any n: blocks of CPU_ROW_BLOCK added in double. */
-double cpu_row_total_f32(const float *x, int64_t n, bool squares, float c, float c_lo);
-double cpu_row_total_f64(const double *x, int64_t n, bool squares, double c);
+/* The same over any n: blocks of CPU_ROW_BLOCK added in double.  With
+ * ahead (the next row, of n elements too), each block of it is prefetched
+ * as the block of x is summed, so that the next row's first pass finds it
+ * in the caches while this one computes. */
+double cpu_row_total_f32(const float *x, int64_t n, bool squares, float c, float c_lo,
+                         const float *ahead);
+double cpu_row_total_f64(const double *x, int64_t n, bool squares, double c, const double *ahead);
+/* Prefetches the bytes [p, p + n) (a cache line per 64 bytes). */
+static inline void cpu_prefetch(const void *p, int64_t n) {
+  for (int64_t i = 0; i < n; i += 64) __builtin_prefetch((const char *)p + i);
+}
 /* Reads n elements of dtype dt (float32, float16 or bfloat16; stride in
  * bytes) as floats, and writes them back rounded to nearest even. */
 void cpu_gather_f32(float *dst, const char *src, int64_t stride, int64_t n, int32_t dt);
@@ -190,6 +200,25 @@ void cpu_scatter_f32(char *dst, int64_t stride, const float *src, int64_t n, int
 /* The same for float64 rows. */
 void cpu_gather_f64(double *dst, const char *src, int64_t stride, int64_t n);
 void cpu_scatter_f64(char *dst, int64_t stride, const double *src, int64_t n);
+
+/* ------------------------------------------------------------------------ */
+/* Streaming stores (stream.c)                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Results of at least this many bytes are written with non-temporal
+ * stores: the last-level cache's size, or BP_CPU_STREAM_BYTES. */
+extern int64_t cpu_stream_min;
+static inline bool cpu_stream_wanted(int64_t bytes) { return bytes >= cpu_stream_min; }
+/* Reads the settings and picks the stores (at setup). */
+void cpu_stream_init(void);
+/* Copies n bytes from src (a small buffer, in L1) to dst with
+ * non-temporal stores, or plain ones where there are none. */
+void cpu_stream_copy(void *dst, const void *src, size_t n);
+/* The same for rows of n bytes: row r from src + r * ss to dst + r * ds. */
+void cpu_stream_rows(void *dst, int64_t ds, const void *src, int64_t ss, int64_t rows, size_t n);
+/* Orders the non-temporal stores before the calling thread's later
+ * stores: a pool task that streamed calls it before it returns. */
+void cpu_stream_end(void);
 
 /* ------------------------------------------------------------------------ */
 /* Parallelism                                                              */

@@ -6,16 +6,15 @@
  * contiguous in the input and of float32 or float64 is read in place; any
  * other row (strided, or float16/bfloat16, which compute in float32) is
  * first gathered into a buffer (rows.c), computed there and written out
- * converted.  The rows of a transposed input, strided but neighbours in
- * memory, are computed in blocks instead, with the dimension along which
- * they are neighbours as the vector (norm_cols), so that each block row is
- * a contiguous read.
+ * converted.  The next row is prefetched during a row's second pass, and
+ * large results are streamed out (stream.c).  The rows of a transposed
+ * input, strided but neighbours in memory, are computed in blocks instead
+ * (layer_norm_cols.c).
  */
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
-#include "cpu.h"
+#include "layer_norm.h"
 
 /* y = (x - mean) * rstd * w + b, with w and b each optional; the mean in
  * two parts as above. */
@@ -39,21 +38,6 @@ DEFINE_NORMALIZE(normalize_f64, double)
 /* layer_norm                                                               */
 /* ------------------------------------------------------------------------ */
 
-typedef struct norm_job {
-  int32_t dt;
-  int64_t isz;
-  const char *in;
-  char *out;
-  int64_t n;         /* elements per row */
-  double eps;
-  int32_t nlead;     /* leading (row) dimensions */
-  int64_t lsizes[BP_MAX_NDIM], lstrides[BP_MAX_NDIM]; /* bytes */
-  int32_t ntrail;    /* trailing (normalised) dimensions; 0 when contiguous */
-  int64_t tsizes[BP_MAX_NDIM], tstrides[BP_MAX_NDIM];
-  const void *w, *b; /* contiguous float (or double for float64), or NULL */
-  int32_t vdim;      /* a leading dimension of stride 1 (neighbouring rows), or -1 */
-  atomic_bool failed;
-} norm_job;
 
 /* Copies a row whose trailing dimensions are strided into buf. */
 static void gather_row(const norm_job *j, const char *src, void *buf) {
@@ -73,277 +57,98 @@ static void gather_row(const norm_job *j, const char *src, void *buf) {
   }
 }
 
+/* A row normalised a stretch at a time into a buffer in L1 and streamed
+ * out from there (see stream.c). */
+#define STREAM_CHUNK 1024
+static void norm_stream_f32(float *y, const float *x, int64_t n, float mean, float lo, float rstd,
+                            const float *w, const float *b) {
+  _Alignas(64) float buf[STREAM_CHUNK];
+  for (int64_t i = 0; i < n; i += STREAM_CHUNK) {
+    int64_t k = n - i < STREAM_CHUNK ? n - i : STREAM_CHUNK;
+    normalize_f32(buf, x + i, k, mean, lo, rstd, w ? w + i : NULL, b ? b + i : NULL);
+    cpu_stream_copy(y + i, buf, (size_t)k * sizeof *y);
+  }
+}
+
+static void norm_stream_f64(double *y, const double *x, int64_t n, double mean, double rstd,
+                            const double *w, const double *b) {
+  _Alignas(64) double buf[STREAM_CHUNK];
+  for (int64_t i = 0; i < n; i += STREAM_CHUNK) {
+    int64_t k = n - i < STREAM_CHUNK ? n - i : STREAM_CHUNK;
+    normalize_f64(buf, x + i, k, mean, 0, rstd, w ? w + i : NULL, b ? b + i : NULL);
+    cpu_stream_copy(y + i, buf, (size_t)k * sizeof *y);
+  }
+}
+
+/* The start of row r in the input. */
+static const char *row_in(const norm_job *j, int64_t r) {
+  const char *src = j->in;
+  for (int64_t d = j->nlead - 1; d >= 0; d--) {
+    src += r % j->lsizes[d] * j->lstrides[d];
+    r /= j->lsizes[d];
+  }
+  return src;
+}
+
+void cpu_norm_row(const norm_job *j, const void *x, void *y, void *dst, const void *ahead) {
+  int64_t n = j->n;
+  /* Two passes: the mean (the first element plus the mean deviation from
+   * it), then the variance about the mean, which stays accurate where
+   * E[x^2] - mean^2 would cancel. */
+  if (j->dt == BP_FLOAT64) {
+    const double *xd = x;
+    double mean = xd[0] + cpu_row_total_f64(x, n, false, xd[0], NULL) / (double)n;
+    double var = cpu_row_total_f64(x, n, true, mean, ahead) / (double)n;
+    double rstd = 1.0 / sqrt(var + j->eps);
+    if (y)
+      normalize_f64(y, x, n, mean, 0, rstd, j->w, j->b);
+    else
+      norm_stream_f64(dst, x, n, mean, rstd, j->w, j->b);
+  } else {
+    const float *xf = x;
+    double mean = xf[0] + cpu_row_total_f32(x, n, false, xf[0], 0, NULL) / (double)n;
+    float hi = (float)mean, lo = (float)(mean - hi);
+    double var = cpu_row_total_f32(x, n, true, hi, lo, ahead) / (double)n;
+    float rstd = (float)(1.0 / sqrt(var + j->eps));
+    if (y)
+      normalize_f32(y, x, n, hi, lo, rstd, j->w, j->b);
+    else
+      norm_stream_f32(dst, x, n, hi, lo, rstd, j->w, j->b);
+  }
+}
+
 static void norm_rows(void *ctx, int64_t begin, int64_t end) {
   norm_job *j = ctx;
   int64_t n = j->n;
   bool direct = j->ntrail == 0 && (j->dt == BP_FLOAT32 || j->dt == BP_FLOAT64);
+  bool stream = direct && j->stream;
   void *buf = NULL;
   if (!direct && !(buf = malloc((size_t)n * 8))) {
     atomic_store(&j->failed, true);
     return;
   }
   for (int64_t r = begin; r < end; r++) {
-    const char *src = j->in;
-    for (int64_t d = j->nlead - 1, rem = r; d >= 0; d--) {
-      src += rem % j->lsizes[d] * j->lstrides[d];
-      rem /= j->lsizes[d];
-    }
+    const char *src = row_in(j, r);
     char *dst = j->out + r * n * j->isz;
-    const void *x = src;
-    if (!direct) {
-      if (j->ntrail)
-        gather_row(j, src, buf);
-      else
-        cpu_gather_f32(buf, src, j->isz, n, j->dt);
-      x = buf;
+    if (direct) {
+      /* The next row is prefetched during the second pass: rows that
+       * follow each other in memory then overlap. */
+      const void *ahead = r + 1 < end ? row_in(j, r + 1) : NULL;
+      cpu_norm_row(j, src, stream ? NULL : dst, dst, ahead);
+      continue;
     }
-    /* Two passes: the mean (the first element plus the mean deviation
-     * from it), then the variance about the mean, which stays accurate
-     * where E[x^2] - mean^2 would cancel. */
-    if (j->dt == BP_FLOAT64) {
-      const double *xd = x;
-      double mean = xd[0] + cpu_row_total_f64(x, n, false, xd[0]) / (double)n;
-      double var = cpu_row_total_f64(x, n, true, mean) / (double)n;
-      normalize_f64(direct ? (double *)dst : buf, x, n, mean, 0, 1.0 / sqrt(var + j->eps), j->w,
-                    j->b);
-      if (!direct) cpu_scatter_f64(dst, j->isz, buf, n);
-    } else {
-      const float *xf = x;
-      double mean = xf[0] + cpu_row_total_f32(x, n, false, xf[0], 0) / (double)n;
-      float hi = (float)mean, lo = (float)(mean - hi);
-      double var = cpu_row_total_f32(x, n, true, hi, lo) / (double)n;
-      float rstd = (float)(1.0 / sqrt(var + j->eps));
-      normalize_f32(direct ? (float *)dst : buf, x, n, hi, lo, rstd, j->w, j->b);
-      if (!direct) cpu_scatter_f32(dst, j->isz, buf, n, j->dt);
-    }
+    if (j->ntrail)
+      gather_row(j, src, buf);
+    else
+      cpu_gather_f32(buf, src, j->isz, n, j->dt);
+    cpu_norm_row(j, buf, buf, NULL, NULL);
+    if (j->dt == BP_FLOAT64)
+      cpu_scatter_f64(dst, j->isz, buf, n);
+    else
+      cpu_scatter_f32(dst, j->isz, buf, n, j->dt);
   }
   free(buf);
-}
-
-/*
- * Rows whose normalised elements are strided but which are neighbours in
- * memory (layer_norm of a transposed matrix): a block of up to NCOLS rows
- * is computed together, each normalised position l giving a contiguous
- * slice of the block, one element per row, so every cache line read is
- * used whole.  The passes are those of norm_rows, with the same types: the
- * deviations from each row's first element, summed in float over up to
- * NFLUSH positions and then in double; the squared deviations from the
- * mean likewise; the result.  Output rows are contiguous, so the result
- * goes through a tile of NTILE positions x NCOLS rows that is written out
- * a row at a time.
- */
-#define NCOLS 128
-#define NTILE 32
-#define NFLUSH 64
-
-typedef struct ncols_space {
-  double c[NCOLS], sum[NCOLS], mean[NCOLS], lo[NCOLS], rstd[NCOLS];
-  double x[NCOLS];         /* a float16/bfloat16 slice converted to float */
-  double y[NTILE * NCOLS]; /* a result tile, [position][row] */
-  uint16_t h[NTILE * NCOLS]; /* the same as float16 or bfloat16 */
-  float part[NCOLS];
-} ncols_space;
-
-#define DEFINE_LN_COLS(T, sfx)                                                           \
-  static CPU_CLONES void ln_dev_##sfx(T *acc, const T *x, const T *c, int64_t w) {       \
-    for (int64_t t = 0; t < w; t++) acc[t] += x[t] - c[t];                               \
-  }                                                                                      \
-  static CPU_CLONES void ln_sq_##sfx(T *acc, const T *x, const T *m, const T *lo,        \
-                                     int64_t w) {                                        \
-    for (int64_t t = 0; t < w; t++) {                                                    \
-      T d = (x[t] - m[t]) - lo[t];                                                       \
-      acc[t] += d * d;                                                                   \
-    }                                                                                    \
-  }                                                                                      \
-  static CPU_CLONES void ln_norm_##sfx(T *y, const T *x, const T *m, const T *lo,        \
-                                       const T *rstd, const T *wl, const T *bl, int64_t w) { \
-    if (wl && bl)                                                                        \
-      for (int64_t t = 0; t < w; t++) y[t] = ((x[t] - m[t]) - lo[t]) * rstd[t] * *wl + *bl; \
-    else if (wl)                                                                         \
-      for (int64_t t = 0; t < w; t++) y[t] = ((x[t] - m[t]) - lo[t]) * rstd[t] * *wl;    \
-    else if (bl)                                                                         \
-      for (int64_t t = 0; t < w; t++) y[t] = ((x[t] - m[t]) - lo[t]) * rstd[t] + *bl;    \
-    else                                                                                 \
-      for (int64_t t = 0; t < w; t++) y[t] = ((x[t] - m[t]) - lo[t]) * rstd[t];          \
-  }
-DEFINE_LN_COLS(float, f32)
-DEFINE_LN_COLS(double, f64)
-
-/* Moves coord (the normalised dimensions' coordinates) to the next
- * position and returns that position's byte offset, given the current. */
-static inline int64_t ln_next(const norm_job *j, int64_t *coord, int64_t off) {
-  for (int32_t d = j->ntrail - 1; d >= 0; d--) {
-    off += j->tstrides[d];
-    if (++coord[d] < j->tsizes[d]) return off;
-    off -= coord[d] * j->tstrides[d];
-    coord[d] = 0;
-  }
-  return off;
-}
-
-/* Slices are short runs far apart, which the hardware prefetchers follow
- * poorly: each pass asks for the slice LN_AHEAD positions ahead. */
-#define LN_AHEAD 8
-
-typedef struct ln_ahead {
-  int64_t coord[BP_MAX_NDIM], off, l;
-} ln_ahead;
-
-static void ln_ahead_init(ln_ahead *ah, const norm_job *j) {
-  memset(ah, 0, sizeof *ah);
-  for (int k = 0; k < LN_AHEAD && ah->l < j->n; k++, ah->l++)
-    ah->off = ln_next(j, ah->coord, ah->off);
-}
-
-/* Prefetches the slice ahead and moves on by one position. */
-static void ln_ahead_step(ln_ahead *ah, const norm_job *j, const char *in, int64_t w) {
-  if (ah->l >= j->n) return;
-  const char *p = in + ah->off;
-  for (int64_t b = 0; b < w * j->isz; b += 64) __builtin_prefetch(p + b);
-  ah->off = ln_next(j, ah->coord, ah->off);
-  ah->l++;
-}
-
-/* The slice of w rows at byte offset off of the block, as the computing
- * type: in place for float32 and float64, else converted into buf. */
-static const void *ln_slice(const norm_job *j, const char *p, int64_t w, void *buf) {
-  if (j->dt == BP_FLOAT32 || j->dt == BP_FLOAT64) return p;
-  cpu_gather_f32(buf, p, j->isz, w, j->dt);
-  return buf;
-}
-
-/* One pass of sums over the block: deviations from c (squares: from mean
- * and lo), into sum. */
-static void ln_pass(const norm_job *j, const char *in, int64_t w, bool squares,
-                    ncols_space *ws) {
-  bool f64 = j->dt == BP_FLOAT64;
-  float *cf = (float *)ws->c, *mf = (float *)ws->mean, *lof = (float *)ws->lo;
-  int64_t coord[BP_MAX_NDIM] = {0}, off = 0;
-  int pending = 0; /* positions summed in part */
-  ln_ahead ah;
-  ln_ahead_init(&ah, j);
-  for (int64_t t = 0; t < w; t++) ws->sum[t] = 0;
-  memset(ws->part, 0, sizeof ws->part);
-  for (int64_t l = 0; l < j->n; l++) {
-    ln_ahead_step(&ah, j, in, w);
-    const void *x = ln_slice(j, in + off, w, ws->x);
-    if (f64) {
-      if (squares)
-        ln_sq_f64(ws->sum, x, ws->mean, ws->lo, w);
-      else
-        ln_dev_f64(ws->sum, x, ws->c, w);
-    } else {
-      if (squares)
-        ln_sq_f32(ws->part, x, mf, lof, w);
-      else
-        ln_dev_f32(ws->part, x, cf, w);
-      if (++pending == NFLUSH || l + 1 == j->n) {
-        for (int64_t t = 0; t < w; t++) ws->sum[t] += ws->part[t];
-        memset(ws->part, 0, (size_t)w * sizeof ws->part[0]);
-        pending = 0;
-      }
-    }
-    off = ln_next(j, coord, off);
-  }
-}
-
-/* Rows r0, r0 + rstep, ... (w of them) starting at in. */
-static void ln_block(const norm_job *j, const char *in, int64_t r0, int64_t rstep, int64_t w,
-                     ncols_space *ws) {
-  bool f64 = j->dt == BP_FLOAT64;
-  float *cf = (float *)ws->c, *mf = (float *)ws->mean, *lof = (float *)ws->lo,
-        *rf = (float *)ws->rstd, *yf = (float *)ws->y;
-  double n = (double)j->n;
-  const void *x0 = ln_slice(j, in, w, ws->x);
-  if (f64)
-    memcpy(ws->c, x0, (size_t)w * sizeof(double));
-  else
-    memcpy(cf, x0, (size_t)w * sizeof(float));
-  ln_pass(j, in, w, false, ws);
-  for (int64_t t = 0; t < w; t++) {
-    if (f64) {
-      ws->mean[t] = ws->c[t] + ws->sum[t] / n;
-      ws->lo[t] = 0;
-    } else {
-      double mean = cf[t] + ws->sum[t] / n;
-      mf[t] = (float)mean;
-      lof[t] = (float)(mean - mf[t]);
-    }
-  }
-  ln_pass(j, in, w, true, ws);
-  for (int64_t t = 0; t < w; t++) {
-    if (f64)
-      ws->rstd[t] = 1.0 / sqrt(ws->sum[t] / n + j->eps);
-    else
-      rf[t] = (float)(1.0 / sqrt(ws->sum[t] / n + j->eps));
-  }
-  int64_t coord[BP_MAX_NDIM] = {0}, off = 0;
-  ln_ahead ah;
-  ln_ahead_init(&ah, j);
-  for (int64_t l0 = 0; l0 < j->n; l0 += NTILE) {
-    int64_t lt = j->n - l0 < NTILE ? j->n - l0 : NTILE;
-    for (int64_t k = 0; k < lt; k++) {
-      int64_t l = l0 + k;
-      ln_ahead_step(&ah, j, in, w);
-      const void *x = ln_slice(j, in + off, w, ws->x);
-      if (f64)
-        ln_norm_f64(ws->y + k * w, x, ws->mean, ws->lo, ws->rstd,
-                    j->w ? (const double *)j->w + l : NULL, j->b ? (const double *)j->b + l : NULL,
-                    w);
-      else
-        ln_norm_f32(yf + k * w, x, mf, lof, rf, j->w ? (const float *)j->w + l : NULL,
-                    j->b ? (const float *)j->b + l : NULL, w);
-      off = ln_next(j, coord, off);
-    }
-    /* Each row's part of the next tile, then the tile turned around into
-     * the rows. */
-    int64_t ds = rstep * j->n;
-    char *dst = j->out + (r0 * j->n + l0) * j->isz;
-    if (l0 + NTILE < j->n)
-      for (int64_t t = 0; t < w; t++)
-        for (int64_t b = 0; b < NTILE * j->isz; b += 64)
-          __builtin_prefetch(dst + (t * ds + NTILE) * j->isz + b, 1);
-    if (j->dt == BP_FLOAT32 || f64) {
-      cpu_transpose(dst, ds, (const char *)ws->y, j->isz, w * j->isz, w, lt, j->isz);
-    } else {
-      cpu_scatter_f32((char *)ws->h, 2, yf, lt * w, j->dt);
-      cpu_transpose(dst, ds, (const char *)ws->h, 2, w * 2, w, lt, 2);
-    }
-  }
-}
-
-/* Tasks t = (outer rows, block along vdim), the block fastest. */
-static void norm_cols(void *ctx, int64_t begin, int64_t end) {
-  norm_job *j = ctx;
-  ncols_space *ws = malloc(sizeof *ws);
-  if (!ws) {
-    atomic_store(&j->failed, true);
-    return;
-  }
-  int32_t v = j->vdim;
-  int64_t nv = j->lsizes[v], blocks = (nv + NCOLS - 1) / NCOLS;
-  for (int64_t t = begin; t < end; t++) {
-    int64_t c0 = t % blocks * NCOLS, o = t / blocks, w = nv - c0 < NCOLS ? nv - c0 : NCOLS;
-    /* The block's first row: its coordinates in the leading dimensions,
-     * its input and its index among the output's rows. */
-    const char *in = j->in + c0 * j->lstrides[v];
-    int64_t r0 = 0, rstep = 1, mul = 1;
-    for (int32_t d = j->nlead - 1; d >= 0; d--) {
-      int64_t cd;
-      if (d == v) {
-        cd = c0;
-        rstep = mul;
-      } else {
-        cd = o % j->lsizes[d];
-        o /= j->lsizes[d];
-        in += cd * j->lstrides[d];
-      }
-      r0 += cd * mul;
-      mul *= j->lsizes[d];
-    }
-    ln_block(j, in, r0, rstep, w, ws);
-  }
-  free(ws);
+  if (stream) cpu_stream_end();
 }
 
 /* A contiguous float (double for float64) copy of weight or bias, or the
@@ -420,16 +225,14 @@ static bp_status layer_norm_impl(const bp_kernel_ctx *ctx, const bp_value *args,
   j.out = cpu_host->tensor_view(out)->data;
   j.eps = args[4].u.f;
   norm_layout(&j, a, (int32_t)args[1].len);
+  j.stream = cpu_stream_wanted(a->numel * j.isz);
   atomic_init(&j.failed, false);
   void *w_owned = NULL, *b_owned = NULL;
   st = param_data(&args[2], j.n, &j.w, &w_owned);
   if (!st) st = param_data(&args[3], j.n, &j.b, &b_owned);
   if (!st) {
     if (j.vdim >= 0) {
-      int64_t nv = j.lsizes[j.vdim], blocks = (nv + NCOLS - 1) / NCOLS;
-      int64_t per = j.n * (nv < NCOLS ? nv : NCOLS);
-      cpu_parallel_for(a->numel / j.n / nv * blocks, per >= CPU_GRAIN ? 1 : CPU_GRAIN / per,
-                       norm_cols, &j);
+      cpu_norm_cols(&j, a->numel / j.n / j.lsizes[j.vdim]);
     } else {
       cpu_parallel_for(a->numel / j.n, j.n >= CPU_GRAIN ? 1 : CPU_GRAIN / j.n, norm_rows, &j);
     }

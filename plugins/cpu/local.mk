@@ -19,10 +19,13 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/cast.c \
 	%D%/reduce.c \
 	%D%/rows.c \
+	%D%/stream.c \
 	%D%/softmax.h \
 	%D%/softmax.c \
 	%D%/softmax_cols.c \
+	%D%/layer_norm.h \
 	%D%/layer_norm.c \
+	%D%/layer_norm_cols.c \
 	%D%/matmul.c \
 	%D%/conv.c \
 	%D%/blas.c

@@ -16,6 +16,7 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
                             "cpu: the host defines core op set %llu, this plugin implements %d",
                             (unsigned long long)host->core_op_set_version, BP_CORE_OP_SET_VERSION);
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "core", BP_LIBRARY_IMPL, 0};
+  cpu_stream_init();
   bp_library *lib;
   bp_status st = host->library(reg, &ld, &lib);
   if (!st) st = cpu_register_elementwise(lib);

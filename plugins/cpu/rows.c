@@ -51,17 +51,24 @@ double cpu_row_sum_f64(const double *x, int64_t n, bool squares, double c, doubl
   return rows_sum_f64(x, n, squares, c, c_lo);
 }
 
-double cpu_row_total_f32(const float *x, int64_t n, bool squares, float c, float c_lo) {
+double cpu_row_total_f32(const float *x, int64_t n, bool squares, float c, float c_lo,
+                         const float *ahead) {
   double s = 0;
-  for (int64_t i = 0; i < n; i += CPU_ROW_BLOCK)
-    s += rows_sum_f32(x + i, n - i < CPU_ROW_BLOCK ? n - i : CPU_ROW_BLOCK, squares, c, c_lo);
+  for (int64_t i = 0; i < n; i += CPU_ROW_BLOCK) {
+    int64_t k = n - i < CPU_ROW_BLOCK ? n - i : CPU_ROW_BLOCK;
+    if (ahead) cpu_prefetch(ahead + i, k * (int64_t)sizeof *x);
+    s += rows_sum_f32(x + i, k, squares, c, c_lo);
+  }
   return s;
 }
 
-double cpu_row_total_f64(const double *x, int64_t n, bool squares, double c) {
+double cpu_row_total_f64(const double *x, int64_t n, bool squares, double c, const double *ahead) {
   double s = 0;
-  for (int64_t i = 0; i < n; i += CPU_ROW_BLOCK)
-    s += rows_sum_f64(x + i, n - i < CPU_ROW_BLOCK ? n - i : CPU_ROW_BLOCK, squares, c, 0);
+  for (int64_t i = 0; i < n; i += CPU_ROW_BLOCK) {
+    int64_t k = n - i < CPU_ROW_BLOCK ? n - i : CPU_ROW_BLOCK;
+    if (ahead) cpu_prefetch(ahead + i, k * (int64_t)sizeof *x);
+    s += rows_sum_f64(x + i, k, squares, c, 0);
+  }
   return s;
 }
 

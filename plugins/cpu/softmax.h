@@ -24,6 +24,7 @@ typedef struct softmax_job {
   int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM]; /* input, in bytes */
   int64_t len, stride;    /* the softmax dimension: length, input stride */
   int64_t inner;          /* elements after it, the output's stride along it */
+  bool stream;            /* the result is written with non-temporal stores */
   atomic_bool failed;
 } softmax_job;
 
@@ -51,8 +52,8 @@ static inline char *row_dst(const softmax_job *j, int64_t r) {
  * of at most BUF_MAX bytes (cpu_softmax_cols_buf).  Each runs the blocks
  * [begin, end) of a cpu_parallel_for whose ctx is the job. */
 #define COLS 128
-#define BUF_COLS 128
-#define BUF_MAX ((int64_t)4 << 20)
+#define BUF_COLS 64
+#define BUF_MAX ((int64_t)2 << 20)
 void cpu_softmax_cols_buf(void *ctx, int64_t begin, int64_t end);
 void cpu_softmax_cols(void *ctx, int64_t begin, int64_t end);
 

@@ -104,24 +104,29 @@ VM_INLINE float vm_exp_f32(float x) {
 }
 
 /*
- * tanh x, within 1.33 ulp (all 2^32 inputs): Cephes' tanhf, with both of
- * its branches computed and one selected.  For |x| < 0.625 an odd
- * polynomial, x + x^3 P(x^2); above, 1 - 2 / (e^(2|x|) + 1) with x's sign,
- * which is 1 once e^(2|x|) is +inf.  NaN and signed zeros take the
- * polynomial and stay.
+ * tanh x, within 1.33 ulp (all 2^32 inputs, with FMA or without): Cephes' tanhf, with both of
+ * its branches computed on |x| and one selected, and x's sign put back on
+ * the result (so that -0 stays -0).  For |x| < 0.625 an odd polynomial,
+ * |x| + |x|^3 P(x^2); above, 1 - 2 / (e^(2|x|) + 1), with |x| clamped to
+ * 9.1, where the result already rounds to 1: e^(2|x|) is then at most
+ * e^18.2, so one scale 2^n does, with no range checks.  NaN goes through
+ * the second branch and stays NaN.
  */
 VM_INLINE float vm_tanh_f32(float x) {
-  float z = x * x;
+  uint32_t sign = vm_f32_to_bits(x) & 0x80000000u;
+  float ax = vm_bits_to_f32(vm_f32_to_bits(x) & 0x7fffffffu);
+  float z = ax * ax;
   float p = -5.70498872745e-3f;
   p = p * z + 2.06390887954e-2f;
   p = p * z - 5.37397155531e-2f;
   p = p * z + 1.33314422036e-1f;
   p = p * z - 3.33332819422e-1f;
-  float small = p * z * x + x;
-  float ax = vm_select(x < 0.0f, -x, x);
-  float big = 1.0f - 2.0f / (vm_exp_f32(2.0f * ax) + 1.0f);
-  big = vm_select(x < 0.0f, -big, big);
-  return vm_select(ax < 0.625f, small, big);
+  float small = p * z * ax + ax;
+  float c = vm_select(ax > 9.1f, 9.1f, ax); /* NaN compares false and stays */
+  uint32_t nb;
+  float e = vm_exp_core(2.0f * c, &nb) * vm_bits_to_f32((nb - 256u + 127u) << 23);
+  float big = 1.0f - 2.0f / (e + 1.0f);
+  return vm_bits_to_f32(vm_f32_to_bits(vm_select(ax < 0.625f, small, big)) | sign);
 }
 
 #endif

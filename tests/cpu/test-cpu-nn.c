@@ -11,7 +11,9 @@
  * failing trial prints its seed; the cases are deterministic, so
  * TAP_ONLY=<case> replays one.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdlib.h>
 
 #include "cases.h"
 #include "harness.h"
@@ -137,12 +139,13 @@ static void layer_norm(void) {
 
 /*
  * softmax along a dimension followed by contiguous ones is computed for
- * blocks of 128 columns at once: copied into a buffer with their max, then
+ * blocks of 64 columns at once: copied into a buffer with their max, then
  * their exponentials and sums 32 columns at a time.  Blocks whose buffer
- * would exceed 4 MiB (columns of more than 8192 float32 or 4096 float64
+ * would exceed 2 MiB (columns of more than 8192 float32 or 4096 float64
  * rows) are computed 8 rows at a time with a running max instead.
  * layer_norm of rows that are neighbours in memory (a transposed input) is
- * computed for blocks of 128 rows at once.  Sizes with remainders
+ * computed for blocks of rows turned around into a buffer of 512 KiB, or
+ * of 128 rows at once where fewer than 8 rows fit.  Sizes with remainders
  * everywhere, every float dtype, and values that grow along the softmax
  * dimension, so that the running max changes in every step and the sums
  * are rescaled.
@@ -220,6 +223,8 @@ static void softmax_columns(void) {
   } shapes[] = {
       {2, {67, 131}, 0}, {3, {5, 37, 133}, 1}, {2, {9, 300}, 0},
       {2, {1000, 3}, -2}, {3, {17, 2, 129}, 0}, {3, {3, 300, 70}, -2},
+      /* around a block of 64 columns and a tile of 16 rows of results */
+      {2, {15, 63}, 0}, {2, {16, 64}, 0}, {2, {17, 65}, 0},
   };
   for (size_t i = 0; i < NELEMS(float_dtypes); i++)
     for (size_t k = 0; k < NELEMS(shapes); k++)
@@ -280,6 +285,12 @@ static void layer_norm_columns(void) {
   } shapes[] = {
       {2, 1, {131, 67}}, {2, 1, {300, 130}}, {2, 1, {5, 200}},  {3, 2, {133, 9, 7}},
       {3, 1, {4, 129, 65}}, {4, 2, {3, 70, 5, 6}}, {3, 3, {7, 9, 11}},
+      /* Around the buffered path's block of 512 KiB, 4096 elements a row:
+       * 32 float32 rows, 16 float64, 64 float16 or bfloat16; rows of 63 to
+       * 65 elements around a step of its transposition; rows too long for
+       * 8 of them in the buffer (the path above it); 2-element rows. */
+      {2, 1, {33, 4096}}, {2, 1, {65, 4096}}, {2, 1, {40, 65}},
+      {2, 1, {40, 63}}, {2, 1, {9, 20000}}, {2, 1, {129, 2}},
   };
   for (size_t i = 0; i < NELEMS(float_dtypes); i++)
     for (size_t k = 0; k < NELEMS(shapes); k++)
@@ -290,12 +301,50 @@ static void layer_norm_columns(void) {
   cpu_done();
 }
 
+/*
+ * Results of at least BP_CPU_STREAM_BYTES bytes go out with non-temporal
+ * stores, through buffers (log_softmax, layer_norm and the column paths;
+ * see plugins/cpu/stream.c).  The default, the last-level cache's size,
+ * leaves every result of the cases above to plain stores; with 0 every
+ * result streams, and the cases run again: rows of every length (1, odd
+ * lengths whose rows start unaligned, longer than the 1024-element stretch
+ * layer_norm streams at a time, longer than the stack buffer log_softmax
+ * streams a row through), -inf, +inf and NaN in rows, column blocks.  The
+ * setting is read when the plugin loads, which each case does.
+ */
+static void softmax_all(void);
+static void streamed(void) {
+  setenv("BP_CPU_STREAM_BYTES", "0", 1);
+  softmax_all();
+  layer_norm();
+  softmax_columns();
+  layer_norm_columns();
+  cpu_setup();
+  static const int64_t lens[] = {1, 3, 17, 1023, 1025, 2500, 8193};
+  for (size_t i = 0; i < NELEMS(float_dtypes); i++)
+    for (size_t k = 0; k < NELEMS(lens); k++) {
+      int64_t sizes[2] = {5, lens[k]};
+      uint64_t seed = trial_seed(0x57e40000 + (i << 8), (int64_t)k);
+      for (int lg = 0; lg < 2; lg++)
+        softmax_columns_case(lg, float_dtypes[i], 2, sizes, 1, VP_FINITE, seed);
+      rng r;
+      rng_seed(&r, seed);
+      rt *rx;
+      bp_tensor *x = gen_tensor(&r, float_dtypes[i], 2, sizes, LAY_CONTIG, VP_FINITE, &rx, NULL);
+      ctx_set("streamed layer_norm(%s [5, %lld])", dt_name(float_dtypes[i]), (long long)lens[k]);
+      check_layer_norm(x, rx, 1, sizes + 1, NULL, NULL, NULL, NULL, 1e-5);
+    }
+  cpu_done();
+  unsetenv("BP_CPU_STREAM_BYTES");
+}
+
 int main(void) {
   static const tap_case cases[] = {
       TAP_CASE(softmax_all),
       TAP_CASE(layer_norm),
       TAP_CASE(softmax_columns),
       TAP_CASE(layer_norm_columns),
+      TAP_CASE(streamed),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }

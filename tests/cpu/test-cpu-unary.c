@@ -72,7 +72,8 @@ static void unary_exp_edges(void) {
       0x1.62e42cp+6, 88, 89, 100, 1e30, 0x1.fffffep+127, -0x1.5d58a0p+6, /* ln 2^-126 */
       -0x1.5d589ep+6, -0x1.5d58a2p+6, -87, -88, -90, -100, -103,
       -0x1.9fe366p+6, -0x1.9fe368p+6, -0x1.9fe36ap+6, /* ln 2^-150 */
-      -103.98, -104, -105, -200, -1e30, -0x1.fffffep+127, 0.625, -0.625, 0x1.3ffffep-1, 3, -3};
+      -103.98, -104, -105, -200, -1e30, -0x1.fffffep+127, 0.625, -0.625, 0x1.3ffffep-1, 3, -3,
+      9, 9.01, 0x1.233334p+3, 0x1.233332p+3, -9.1, 9.2}; /* tanh's clamp at 9.1 */
   enum { K = (int)NELEMS(vals), N = 3 * K + 2 };
   double in[N];
   for (int i = 0; i < N; i++) in[i] = i == 0 || i == N - 1 ? 0.25 : vals[(i - 1) % K];
@@ -104,6 +105,9 @@ static void unary_exp_edges(void) {
         if (u > 2)
           REPORT("within 2 ulp", "%s(%a) = %a, expected %a (%g ulp)", ops[k].name, in[i],
                  (double)got[i], w, u);
+        /* tanh is odd: tanh(-0) is -0 */
+        if (ops[k].op == RU_TANH && in[i] == 0 && !signbit(got[i]) != !signbit(in[i]))
+          REPORT("the sign of a zero", "tanh(%a) = %a", in[i], (double)got[i]);
       }
     }
     rt_free(want);
@@ -139,6 +143,9 @@ static const exact_unary exact[] = {
      {INFINITY, -INFINITY, 0, NAN, 100, -100}, {1, 0, 0.5, NAN, 1, 3.7200759760208356e-44}},
     {"tanh", NULL, BP_BFLOAT16, BP_BFLOAT16, 6,
      {INFINITY, -INFINITY, 0, NAN, 20, -0.5}, {1, -1, 0, NAN, 1, -0.46211715726000974}},
+    /* |x| > 9.01 rounds to 1 (the kernel clamps at 9.1) */
+    {"tanh", NULL, BP_FLOAT32, BP_FLOAT32, 6,
+     {-0.0, 0, 9.1, -9.5, 0x1p-100, -0x1p-100}, {-0.0, 0, 1, -1, 0x1p-100, -0x1p-100}},
     {"neg", NULL, BP_FLOAT64, BP_FLOAT64, 6,
      {0, -0.0, INFINITY, NAN, 1.5, -2}, {-0.0, 0, -INFINITY, NAN, -1.5, 2}},
     {"abs", NULL, BP_BFLOAT16, BP_BFLOAT16, 6,
