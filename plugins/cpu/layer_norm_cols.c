@@ -312,6 +312,9 @@ static void lb_prefetch(const norm_job *j, const lb_block_at *at, int64_t l0, in
     for (int64_t q = 0; q < m; q += 64) __builtin_prefetch(at->in + l * xs + q, 0, 1);
 }
 
+/* n rounded up to a multiple of 64. */
+#define LB_UP64(n) (((n) + 63) / 64 * 64)
+
 /* The block at `at` through b. */
 static void lb_block(const norm_job *j, const lb_block_at *at, char *b, void *row, char *stage) {
   int64_t n = j->n, isz = j->isz, xs = j->tstrides[0], w = at->w;
@@ -345,8 +348,10 @@ static void lb_slices(void *ctx, int64_t begin, int64_t end) {
   norm_job *j = lj->j;
   for (int64_t sl = begin; sl < end; sl++) {
     char *b = lj->bufs + (size_t)sl * lj->bufsize;
-    char *row = b + lj->bw * j->n * j->isz;
-    char *stage = row + j->n * 4;
+    /* (each part on a 64-byte boundary: a 16-bit block of odd length
+     * would leave the float row misaligned) */
+    char *row = b + LB_UP64((size_t)(lj->bw * j->n * j->isz));
+    char *stage = row + LB_UP64((size_t)j->n * 4);
     int64_t t0 = sl * lj->per, t1 = t0 + lj->per < lj->tasks ? t0 + lj->per : lj->tasks;
     for (int64_t t = t0; t < t1; t++) {
       lb_block_at at = lb_at(lj, t);
@@ -374,8 +379,8 @@ void cpu_norm_cols(norm_job *j, int64_t outer) {
     if (slices < 1 || threads <= 1) slices = 1;
     lj.per = (lj.tasks + slices - 1) / slices;
     slices = (lj.tasks + lj.per - 1) / lj.per;
-    lj.bufsize = ((size_t)(bw * j->n * j->isz) + (size_t)j->n * 4 + BUF_STEP * bw * j->isz + 63) /
-                 64 * 64;
+    lj.bufsize = LB_UP64((size_t)(bw * j->n * j->isz)) + LB_UP64((size_t)j->n * 4) +
+                 LB_UP64((size_t)(BUF_STEP * bw * j->isz));
     lj.bufs = aligned_alloc(64, lj.bufsize * (size_t)slices);
     if (!lj.bufs) {
       atomic_store(&j->failed, true);
