@@ -56,12 +56,12 @@ typedef struct conv_job {
   cpu_ukernel uk;
 } conv_job;
 
-/* A chunk's scratch: the packed block, one row of it, and its runs. */
+/* A chunk's scratch: the packed block and its runs. */
 typedef struct col_run {
-  int64_t col, off, len;
+  int64_t col, off, len, dst;
 } col_run;
-#define RUNS_MAX (NCB + 2)
-#define CHUNK_FLOATS (KC * NCB + NCB + (int64_t)(RUNS_MAX * sizeof(col_run) / sizeof(float)))
+#define RUNS_MAX (2 * NCB + 2)
+#define CHUNK_FLOATS (KC * NCB + (int64_t)(RUNS_MAX * sizeof(col_run) / sizeof(float)))
 
 /* ---- Weights ------------------------------------------------------------ */
 
@@ -127,37 +127,66 @@ static void prepare_planes(void *ctx, int64_t begin, int64_t end) {
     prepare_plane(j, i / C, i % C, (float *)j->q + i / C * j->qn + i % C * j->qc);
 }
 
-/* The runs of columns [j0, j0 + ncols): pieces of output rows, each at
- * column col of the block and offset off of an image's channel in q. */
+/* The runs of columns [j0, j0 + ncols): pieces of output rows that do not
+ * cross a panel, each at column col of the block and offset off of an
+ * image's channel in q. */
 static int64_t plan_runs(const conv_job *j, int64_t j0, int64_t ncols, col_run *r) {
   int64_t ohw = j->OH * j->OW, n = j0 / ohw, oh = j0 % ohw / j->OW, ow = j0 % j->OW, cnt = 0;
+  int64_t nr = j->uk.nr;
   for (int64_t col = 0; col < ncols; cnt++) {
     int64_t len = j->OW - ow < ncols - col ? j->OW - ow : ncols - col;
-    r[cnt] = (col_run){col, n * j->qn + oh * j->qh + ow, len};
+    if (len > nr - col % nr) len = nr - col % nr;
+    r[cnt] = (col_run){col, n * j->qn + oh * j->qh + ow, len, 0};
     col += len;
-    ow = 0;
-    if (++oh == j->OH) oh = 0, n++;
+    ow += len;
+    if (ow == j->OW) {
+      ow = 0;
+      if (++oh == j->OH) oh = 0, n++;
+    }
   }
   return cnt;
 }
 
+/* Copies n <= 32 floats, in as few moves as the CPU allows: two of 16
+ * (overlapping) from 16 on, two of 8 from 8, and so on. */
+typedef float pack_v16 __attribute__((vector_size(64)));
+typedef float pack_v8 __attribute__((vector_size(32)));
+typedef float pack_v4 __attribute__((vector_size(16)));
+#define PACK_MOVE(T, d, s)      \
+  do {                          \
+    T v_;                       \
+    memcpy(&v_, (s), sizeof v_); \
+    memcpy((d), &v_, sizeof v_); \
+  } while (0)
+static inline void copy_short(float *d, const float *s, int64_t n) {
+  if (n >= 16) {
+    PACK_MOVE(pack_v16, d, s);
+    if (n > 16) PACK_MOVE(pack_v16, d + n - 16, s + n - 16);
+  } else if (n >= 8) {
+    PACK_MOVE(pack_v8, d, s);
+    PACK_MOVE(pack_v8, d + n - 8, s + n - 8);
+  } else if (n >= 4) {
+    PACK_MOVE(pack_v4, d, s);
+    PACK_MOVE(pack_v4, d + n - 4, s + n - 4);
+  } else {
+    for (int64_t t = 0; t < n; t++) d[t] = s[t];
+  }
+}
+
 /* Packs rows [p0, p0 + kc) of the block's columns (their runs) into panels
  * of nr columns: value (p, c) at dst[(c / nr) kc nr + (p - p0) nr + c % nr],
- * columns past ncols zero.  row is scratch for NCB floats. */
-static CPU_CLONES void pack_x(const conv_job *j, int64_t g, int64_t p0, int64_t kc, const col_run *runs,
-                              int64_t nruns, int64_t ncols, float *dst, float *row) {
+ * columns past ncols zero. */
+static CPU_CLONES void pack_x(const conv_job *j, int64_t g, int64_t p0, int64_t kc, col_run *runs,
+                              int64_t nruns, int64_t ncols, float *dst) {
   int64_t nr = j->uk.nr, khw = j->KH * j->KW, npan = (ncols + nr - 1) / nr;
-  for (int64_t c = ncols; c < npan * nr; c++) row[c] = 0;
-  for (int64_t p = p0; p < p0 + kc; p++) {
+  int64_t zc = ncols % nr ? nr - ncols % nr : 0;
+  float *zd = dst + (npan - 1) * kc * nr + ncols % nr;
+  static const float zeros[32];
+  for (int64_t r = 0; r < nruns; r++) runs[r].dst = runs[r].col / nr * kc * nr + runs[r].col % nr;
+  for (int64_t p = p0; p < p0 + kc; p++, dst += nr, zd += nr) {
     const float *s = j->q + (g * j->Cg + p / khw) * j->qc + j->tap[p % khw];
-    for (int64_t r = 0; r < nruns; r++) {
-      const float *src = s + runs[r].off;
-      float *d = row + runs[r].col;
-      for (int64_t t = 0; t < runs[r].len; t++) d[t] = src[t];
-    }
-    float *out = dst + (p - p0) * nr;
-    for (int64_t q = 0; q < npan; q++, out += kc * nr)
-      for (int64_t t = 0; t < nr; t++) out[t] = row[q * nr + t];
+    for (int64_t r = 0; r < nruns; r++) copy_short(dst + runs[r].dst, s + runs[r].off, runs[r].len);
+    if (zc) copy_short(zd, zeros, zc);
   }
 }
 
@@ -181,7 +210,7 @@ static void put_tile(const conv_job *j, const float *tile, int nr, int64_t o, in
 }
 
 /* Item t: (g, column block, row block), the row block fastest. */
-static void conv_item(const conv_job *j, int64_t t, float *bpack, float *row, col_run *runs) {
+static void conv_item(const conv_job *j, int64_t t, float *bpack, col_run *runs) {
   int64_t mb = t % j->mblocks, rest = t / j->mblocks, cb = rest % j->colblocks, g = rest / j->colblocks;
   int64_t ohw = j->OH * j->OW, O = j->G * j->Og;
   int64_t j0 = cb * j->ncb, ncols = j->cols - j0 < j->ncb ? j->cols - j0 : j->ncb;
@@ -191,7 +220,7 @@ static void conv_item(const conv_job *j, int64_t t, float *bpack, float *row, co
   int64_t nruns = plan_runs(j, j0, ncols, runs);
   for (int64_t kb = 0; kb < j->nkb; kb++) {
     int64_t p0 = kb * KC, kc = j->K - p0 < KC ? j->K - p0 : KC;
-    pack_x(j, g, p0, kc, runs, nruns, ncols, bpack, row);
+    pack_x(j, g, p0, kc, runs, nruns, ncols, bpack);
     for (int64_t ir = 0; ir < mrows; ir += mr) {
       const float *a = wpanel(j, g, (i0 + ir) / mr, p0);
       int64_t m = mrows - ir < mr ? mrows - ir : mr, o = g * j->Og + i0 + ir;
@@ -224,7 +253,7 @@ static void conv_chunks(void *ctx, int64_t begin, int64_t end) {
     float *bpack = j->scratch + ch * CHUNK_FLOATS;
     int64_t t0 = ch * j->per, t1 = t0 + j->per < j->items ? t0 + j->per : j->items;
     for (int64_t t = t0; t < t1; t++)
-      conv_item(j, t, bpack, bpack + KC * NCB, (col_run *)(bpack + KC * NCB + NCB));
+      conv_item(j, t, bpack, (col_run *)(bpack + KC * NCB));
   }
 }
 
