@@ -23,15 +23,25 @@
  * The sums run in float32 in the micro-kernel's order (blocks of KC along
  * K), within matmul's tolerance for the op; the bias is added last.
  */
+#include <math.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "elementwise.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #define KC 256      /* rows of X per packed block */
 #define NCB 256     /* columns of X per work item (a multiple of NR) */
 #define MB_MAX 256  /* rows of W per work item at most */
+
+/* A direct kernel: see DEFINE_DKERNEL. */
+typedef void (*dkernel_fn)(int64_t kc, const float *a0, int64_t d2, const int64_t *off,
+                           const float *w, float *acc, bool accumulate);
 
 typedef struct conv_job {
   const float *x;             /* input element (0, 0, 0, 0) */
@@ -44,6 +54,7 @@ typedef struct conv_job {
   int64_t *tap;               /* per (kh, kw): its offset in a channel of q */
   const float *bias;          /* [O] contiguous, or NULL */
   float *out;                 /* [N, O, OH, OW] contiguous */
+  bp_device dev;              /* its device, for buffers */
   const float *w;             /* [O, K] contiguous */
   float *tail;                /* the last panels' rows, or NULL: see wpanel */
   float *scratch;             /* per chunk: see CHUNK_FLOATS */
@@ -54,6 +65,12 @@ typedef struct conv_job {
   int64_t mblocks, mrows;     /* row blocks, W rows per row block */
   int64_t items, per;
   cpu_ukernel uk;
+  /* the direct path (see dconv_item) */
+  dkernel_fn dk;
+  int64_t nb, nob;            /* channels per block, blocks per group */
+  int64_t *off;               /* [K]: step p's offset in a group's channels of q */
+  int64_t hpr, halves, tiles; /* halves per output row, halves, tiles */
+  int64_t tpb, tblocks;       /* tiles per block, blocks */
 } conv_job;
 
 /* A chunk's scratch: the packed block and its runs. */
@@ -257,6 +274,197 @@ static void conv_chunks(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* ---- The direct path ---------------------------------------------------- */
+
+/*
+ * Where the output has many pixels for its weights, the convolution runs
+ * without im2col, from q as it is.  A tile of the output is two "halves",
+ * runs of DHALF pixels of an output row (the last of a row may be short:
+ * its other pixels are computed and dropped; the two halves may lie in
+ * different rows and images), by nb output channels: step p = (c, kh, kw)
+ * adds each of the tile's input values at q + off[p] (a run of DHALF
+ * floats per half), broadcast, times nb weights.  The weights are packed
+ * once per call, transposed (pack_w); each tile's sums go to a buffer of
+ * 2 DHALF rows of nb and from there, transposed, into the output.  Tiles
+ * of 14 pixels fit ResNet's outputs (7, 14, 28, 56 and 112 wide) exactly,
+ * and nb (32 with AVX-512) its channel counts.
+ */
+#define DHALF 7
+#define DKC 512     /* steps per block of the sums */
+#define DTILES 64   /* tiles per work item at most */
+
+/* The micro-kernel of the direct path: a tile over kc steps; the halves
+ * start at a0 and a0 + d2; acc gets (or, when accumulate, adds) the sums,
+ * pixel-major.  nb = NV VLEN. */
+#define DEFINE_DKERNEL(name, VT, VLEN, NV, ATTR)                                              \
+  static ATTR void name(int64_t kc, const float *a0, int64_t d2, const int64_t *off,         \
+                        const float *w, float *acc, bool accumulate) {                       \
+    VT s[2 * DHALF][NV];                                                                     \
+    _Pragma("GCC unroll 16") for (int i = 0; i < 2 * DHALF; i++)                             \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) s[i][v] = (VT){0};              \
+    for (int64_t p = 0; p < kc; p++) {                                                       \
+      const float *a = a0 + off[p], *b = a + d2;                                             \
+      VT wv[NV];                                                                             \
+      _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                   \
+          memcpy(&wv[v], w + (p * NV + v) * VLEN, sizeof wv[v]);                             \
+      _Pragma("GCC unroll 16") for (int i = 0; i < 2 * DHALF; i++) {                         \
+        float x = i < DHALF ? a[i] : b[i - DHALF];                                           \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) s[i][v] += x * wv[v];           \
+      }                                                                                      \
+    }                                                                                        \
+    _Pragma("GCC unroll 16") for (int i = 0; i < 2 * DHALF; i++)                             \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                               \
+      float *d = acc + (i * NV + v) * VLEN;                                                  \
+      VT cur = s[i][v];                                                                      \
+      if (accumulate) {                                                                      \
+        VT old;                                                                              \
+        memcpy(&old, d, sizeof old);                                                         \
+        cur += old;                                                                          \
+      }                                                                                      \
+      memcpy(d, &cur, sizeof cur);                                                           \
+    }                                                                                        \
+  }
+
+/* As matmul.c: the micro-kernels want a*b + c contracted into FMA. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DK_CONTRACT optimize("fp-contract=fast")
+#else
+#define DK_CONTRACT
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+DEFINE_DKERNEL(dconv_avx512, pack_v16, 16, 2, __attribute__((target("avx512f"), DK_CONTRACT)))
+DEFINE_DKERNEL(dconv_avx2, pack_v8, 8, 1, __attribute__((target("avx2,fma"), DK_CONTRACT)))
+#endif
+DEFINE_DKERNEL(dconv_base, pack_v4, 4, 1, __attribute__((DK_CONTRACT)))
+
+/* The direct kernel for the micro-kernels' level, and its nb. */
+static dkernel_fn pick_dkernel(int64_t *nb) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  int level = cpu_gemm_level();
+  *nb = level == 2 ? 32 : level == 1 ? 8 : 4;
+  return level == 2 ? dconv_avx512 : level == 1 ? dconv_avx2 : dconv_base;
+#else
+  *nb = 4;
+  return dconv_base;
+#endif
+}
+
+/* Writes value (p, o) of rows [o0, o1) by steps [p0, p1) of src (rows of
+ * K) at d[p nb + o]. */
+static CPU_CLONES void pack_w_part(const float *src, int64_t K, float *d, int64_t nb, int64_t o0,
+                                   int64_t o1, int64_t p0, int64_t p1) {
+  for (int64_t q = p0; q < p1; q += 64) {
+    int64_t qe = p1 - q < 64 ? p1 : q + 64;
+    for (int64_t o = o0; o < o1; o++)
+      for (int64_t p = q; p < qe; p++) d[p * nb + o] = src[o * K + p];
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define UNPACK_LO64(a, b) \
+  _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)))
+#define UNPACK_HI64(a, b) \
+  _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)))
+/* Transposes 16 rows of 16 floats (rows ls apart) into dst (rows ld
+ * apart), in registers. */
+__attribute__((target("avx512f"))) static void transpose16(const float *src, int64_t ls,
+                                                           float *dst, int64_t ld) {
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * ls);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = UNPACK_LO64(t[i], t[i + 2]);
+    r[i + 1] = UNPACK_HI64(t[i], t[i + 2]);
+    r[i + 2] = UNPACK_LO64(t[i + 1], t[i + 3]);
+    r[i + 3] = UNPACK_HI64(t[i + 1], t[i + 3]);
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int i = 0; i < 4; i++) {
+      t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
+      t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xdd);
+    }
+  for (int i = 0; i < 8; i++) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+  }
+  for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ld, r[i]);
+}
+#endif
+
+/* Packs steps [p0, p0 + kc) of channel block ob of group g's weights:
+ * value (p, o) at d[(p - p0) nb + o], channels past Og zero.  With
+ * AVX-512, 16 x 16 squares at a time. */
+static void pack_w(const conv_job *j, int64_t g, int64_t ob, int64_t p0, int64_t kc, float *d) {
+  int64_t nb = j->nb, K = j->K, o0 = ob * nb, cnt = j->Og - o0 < nb ? j->Og - o0 : nb;
+  const float *src = j->w + (g * j->Og + o0) * K + p0;
+  int64_t osq = 0, psq = 0; /* rows and steps done in squares */
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (j->dk == dconv_avx512) {
+    osq = cnt / 16 * 16, psq = kc / 16 * 16;
+    for (int64_t p = 0; p < psq; p += 16)
+      for (int64_t o = 0; o < osq; o += 16) transpose16(src + o * K + p, K, d + p * nb + o, nb);
+  }
+#endif
+  pack_w_part(src, K, d, nb, 0, osq, psq, kc);
+  pack_w_part(src, K, d, nb, osq, cnt, 0, kc);
+  for (int64_t p = 0; p < kc; p++)
+    for (int64_t o = cnt; o < nb; o++) d[p * nb + o] = 0;
+}
+
+/* Where half h starts: its image, output row and column. */
+static void half_at(const conv_job *j, int64_t h, int64_t *n, int64_t *oh, int64_t *ow) {
+  int64_t r = h / j->hpr;
+  *n = r / j->OH, *oh = r % j->OH, *ow = h % j->hpr * DHALF;
+}
+
+static int64_t half_off(const conv_job *j, int64_t h) {
+  int64_t n, oh, ow;
+  half_at(j, h, &n, &oh, &ow);
+  return n * j->qn + oh * j->qh + ow;
+}
+
+/* Item t: (g, channel block, tile block), the tile block fastest.  Per
+ * block of DKC steps it packs its weights into wbuf, then runs its tiles
+ * over them; acc holds its tiles' sums. */
+static void dconv_item(const conv_job *j, int64_t t, float *wbuf, float *acc) {
+  int64_t tb = t % j->tblocks, rest = t / j->tblocks, ob = rest % j->nob, g = rest / j->nob;
+  int64_t nb = j->nb, t0 = tb * j->tpb, t1 = j->tiles - t0 < j->tpb ? j->tiles : t0 + j->tpb;
+  const float *qg = j->q + g * j->Cg * j->qc;
+  for (int64_t p0 = 0; p0 < j->K; p0 += DKC) {
+    int64_t kc = j->K - p0 < DKC ? j->K - p0 : DKC;
+    pack_w(j, g, ob, p0, kc, wbuf);
+    for (int64_t tt = t0; tt < t1; tt++) {
+      int64_t a0 = half_off(j, 2 * tt), a1 = 2 * tt + 1 < j->halves ? half_off(j, 2 * tt + 1) : a0;
+      j->dk(kc, qg + a0, a1 - a0, j->off + p0, wbuf, acc + (tt - t0) * 2 * DHALF * nb, p0 > 0);
+    }
+  }
+  int64_t o0 = g * j->Og + ob * nb, cnt = j->Og - ob * nb < nb ? j->Og - ob * nb : nb;
+  int64_t ohw = j->OH * j->OW, O = j->G * j->Og;
+  for (int64_t h = 2 * t0; h < 2 * t1 && h < j->halves; h++) {
+    int64_t n, oh, ow;
+    half_at(j, h, &n, &oh, &ow);
+    int64_t len = j->OW - ow < DHALF ? j->OW - ow : DHALF;
+    const float *s = acc + (h - 2 * t0) * DHALF * nb;
+    for (int64_t o = 0; o < cnt; o++) {
+      float b = j->bias ? j->bias[o0 + o] : 0.0f;
+      float *d = j->out + (n * O + o0 + o) * ohw + oh * j->OW + ow;
+      for (int64_t i = 0; i < len; i++) d[i] = s[i * nb + o] + b;
+    }
+  }
+}
+
+static void dconv_chunks(void *ctx, int64_t begin, int64_t end) {
+  const conv_job *j = ctx;
+  for (int64_t ch = begin; ch < end; ch++) {
+    int64_t t0 = ch * j->per, t1 = t0 + j->per < j->items ? t0 + j->per : j->items;
+    float *wbuf = j->scratch + ch * CHUNK_FLOATS;
+    for (int64_t t = t0; t < t1; t++) dconv_item(j, t, wbuf, wbuf + DKC * j->nb);
+  }
+}
+
 /* ---- The kernel --------------------------------------------------------- */
 
 /* Whether n items share evenly enough among the threads: a multiple of
@@ -319,10 +527,10 @@ static void add_phase(int64_t *l, int64_t *n, int64_t v) {
  * planes' sizes and strides, and the taps' offsets (ints: KH + KW + KH KW
  * of them).  Returns the floats that q needs (0: the input is read as it
  * is). */
-static int64_t plan_input(conv_job *j, int64_t *ints) {
+static int64_t plan_input(conv_job *j, int64_t *ints, bool copy) {
   int64_t khw = j->KH * j->KW;
   j->ry = ints, j->rx = ints + j->KH, j->tap = ints + j->KH + j->KW;
-  if (j->sh == 1 && j->sw == 1 && j->ph == 0 && j->pw == 0 && j->xw == 1) {
+  if (!copy && j->sh == 1 && j->sw == 1 && j->ph == 0 && j->pw == 0 && j->xw == 1) {
     j->q = j->x, j->qn = j->xn, j->qc = j->xc, j->qh = j->xh, j->qp = 0;
     for (int64_t k = 0; k < khw; k++) j->tap[k] = k / j->KW * j->dh * j->xh + k % j->KW * j->dw;
     return 0;
@@ -342,7 +550,109 @@ static int64_t plan_input(conv_job *j, int64_t *ints) {
     while (j->rx[ix] != x % j->sw) ix++;
     j->tap[k] = (iy * j->nrx + ix) * j->qp + y / j->sh * j->qh + x / j->sw;
   }
-  return j->N * j->qn;
+  /* the direct path reads up to DHALF - 1 floats past an output row */
+  return j->N * j->qn + DHALF;
+}
+
+/* Sizes the direct path's work items: tiles in blocks of up to DTILES,
+ * fewer until the items share evenly among the threads. */
+static void plan_direct(conv_job *j, int64_t threads) {
+  j->dk = pick_dkernel(&j->nb);
+  j->nob = (j->Og + j->nb - 1) / j->nb;
+  j->hpr = (j->OW + DHALF - 1) / DHALF;
+  j->halves = j->N * j->OH * j->hpr;
+  j->tiles = (j->halves + 1) / 2;
+  j->tblocks = (j->tiles + DTILES - 1) / DTILES;
+  while (!balanced(j->G * j->nob * j->tblocks, threads) && j->tblocks < j->tiles) j->tblocks++;
+  j->tpb = (j->tiles + j->tblocks - 1) / j->tblocks;
+  j->tblocks = (j->tiles + j->tpb - 1) / j->tpb;
+  j->items = j->G * j->nob * j->tblocks;
+}
+
+/* Whether the direct path should be the faster: the multiply-adds each
+ * path does (with what its tiles or panels leave unused), plus its
+ * copies counted as multiply-adds: about 16 per float that the direct
+ * path stores transposed, 5 per float that either packs. */
+static bool prefer_direct(const conv_job *d, const conv_job *gm) {
+  double G = (double)d->G, K = (double)d->K, nr = gm->uk.nr, mr = gm->uk.mr;
+  double dch = (double)(d->nob * d->nb);
+  double direct = G * dch * (double)(d->tiles * 2 * DHALF) * K + 5 * G * dch * K * (double)d->tblocks +
+                  16 * G * (double)d->Og * (double)d->cols;
+  double gemm = G * (double)gm->mpanels * mr * ceil((double)gm->cols / nr) * nr * K +
+                5 * G * K * (double)gm->cols * (double)gm->mblocks;
+  return direct < gemm;
+}
+
+/* BP_CONV_PATH: "gemm" or "direct" takes that path for every call (tests
+ * run both); unset, prefer_direct decides.  Read once. */
+enum { PATH_UNREAD, PATH_AUTO, PATH_GEMM, PATH_DIRECT };
+static atomic_int conv_path;
+
+static int chosen_path(void) {
+  int p = atomic_load_explicit(&conv_path, memory_order_relaxed);
+  if (p == PATH_UNREAD) {
+    const char *env = getenv("BP_CONV_PATH");
+    p = env && !strcmp(env, "gemm") ? PATH_GEMM : env && !strcmp(env, "direct") ? PATH_DIRECT : PATH_AUTO;
+    atomic_store_explicit(&conv_path, p, memory_order_relaxed);
+  }
+  return p;
+}
+
+/* Plans and runs the convolution, the weights read (GEMM) or packed
+ * (direct) from j->w. */
+static bp_status conv_run(const bp_kernel_ctx *ctx, conv_job *j) {
+  int64_t threads = cpu_num_threads();
+  j->uk = cpu_gemm_ukernel_rows();
+  j->nkb = (j->K + KC - 1) / KC;
+  j->mpanels = (j->Og + j->uk.mr - 1) / j->uk.mr;
+  j->cols = j->N * j->OH * j->OW;
+  conv_job d = *j;
+  plan_items(j, threads);
+  plan_direct(&d, threads);
+  int path = chosen_path();
+  bool direct = path == PATH_AUTO ? prefer_direct(&d, j) : path == PATH_DIRECT;
+  if (direct) *j = d;
+  /* Up to four chunks a thread, handed out as threads come free (see
+   * attention.c); the items are sized to share evenly among them. */
+  int64_t chunks = j->items < 4 * threads ? j->items : 4 * threads;
+  j->per = (j->items + chunks - 1) / chunks;
+  int64_t mr = j->uk.mr, rem = direct ? 0 : j->Og % mr, nints = j->KH + j->KW + j->KH * j->KW;
+  int64_t *ints = malloc((size_t)(nints + (direct ? j->K : 0)) * sizeof *ints);
+  int64_t qfloats = ints ? plan_input(j, ints, direct) : 0;
+  int64_t wfloats = rem ? j->G * mr * j->K : 0;
+  /* The buffers come from the host's allocator, which keeps large blocks
+   * for reuse: from malloc, they went back to the system when freed, and
+   * every call paid a page fault per 4 KiB to touch megabytes again. */
+  int64_t floats = wfloats + qfloats + chunks * CHUNK_FLOATS;
+  bp_tensor *buf = NULL;
+  if (ints && cpu_host->tensor_empty(j->dev, BP_FLOAT32, 1, &floats, &buf)) buf = NULL;
+  float *mem = buf ? view_of(buf)->data : NULL;
+  if (!mem) {
+    free(ints);
+    return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld pack buffers of %lld floats",
+                   ctx->op_name, (long long)chunks, (long long)CHUNK_FLOATS);
+  }
+  j->scratch = mem + wfloats + qfloats;
+  if (direct) {
+    j->off = ints + nints;
+    for (int64_t p = 0; p < j->K; p++)
+      j->off[p] = p / (j->KH * j->KW) * j->qc + j->tap[p % (j->KH * j->KW)];
+  } else if (rem) {
+    j->tail = mem;
+    memset(j->tail, 0, (size_t)wfloats * sizeof(float));
+    for (int64_t g = 0; g < j->G; g++)
+      memcpy(j->tail + g * mr * j->K, j->w + (g * j->Og + j->Og - rem) * j->K,
+             (size_t)(rem * j->K) * sizeof(float));
+  }
+  if (qfloats) {
+    j->q = mem + wfloats;
+    int64_t planes = j->N * j->G * j->Cg;
+    cpu_parallel_for(planes, CPU_GRAIN / (j->qc + 1) + 1, prepare_planes, j);
+  }
+  cpu_parallel_items(chunks, direct ? dconv_chunks : conv_chunks, j);
+  cpu_host->tensor_release(buf);
+  free(ints);
+  return BP_OK;
 }
 
 static bp_status conv2d_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
@@ -358,6 +668,7 @@ static bp_status conv2d_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
   j.H = vx->sizes[nd - 2], j.W = vx->sizes[nd - 1];
   j.OH = vo->sizes[vo->ndim - 2], j.OW = vo->sizes[vo->ndim - 1];
   j.out = vo->data;
+  j.dev = vo->device;
   const int64_t *lists[3][2];
   for (int a = 0; a < 3; a++) { /* stride, padding, dilation: one value or two */
     const bp_value *v = &args[3 + a];
@@ -385,49 +696,11 @@ static bp_status conv2d_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
     cpu_host->tensor_release(b);
     return BP_OK;
   }
-  j.uk = cpu_gemm_ukernel_rows();
-  j.nkb = (j.K + KC - 1) / KC;
-  j.mpanels = (j.Og + j.uk.mr - 1) / j.uk.mr;
-  j.cols = j.N * j.OH * j.OW;
-  plan_items(&j, cpu_num_threads());
-  /* Up to four chunks a thread, handed out as threads come free (see
-   * attention.c); the items are sized to share evenly among them. */
-  int64_t threads = cpu_num_threads(), chunks = j.items < 4 * threads ? j.items : 4 * threads;
-  j.per = (j.items + chunks - 1) / chunks;
-  int64_t mr = j.uk.mr, rem = j.Og % mr, nints = j.KH + j.KW + j.KH * j.KW;
-  int64_t *ints = malloc((size_t)nints * sizeof *ints);
-  int64_t qfloats = ints ? plan_input(&j, ints) : 0;
-  size_t tfloats = rem ? (size_t)(j.G * mr * j.K) : 0;
-  float *mem = ints ? malloc((tfloats + (size_t)qfloats + (size_t)(chunks * CHUNK_FLOATS)) *
-                             sizeof(float))
-                    : NULL;
-  if (!mem) {
-    free(ints);
-    cpu_host->tensor_release(w);
-    cpu_host->tensor_release(b);
-    return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld pack buffers of %lld floats",
-                   ctx->op_name, (long long)chunks, (long long)CHUNK_FLOATS);
-  }
-  j.scratch = mem + tfloats + qfloats;
   j.w = vw->data;
-  if (rem) {
-    j.tail = mem;
-    memset(j.tail, 0, tfloats * sizeof(float));
-    for (int64_t g = 0; g < j.G; g++)
-      memcpy(j.tail + g * mr * j.K, j.w + (g * j.Og + j.Og - rem) * j.K,
-             (size_t)(rem * j.K) * sizeof(float));
-  }
-  if (qfloats) {
-    j.q = mem + tfloats;
-    int64_t planes = j.N * j.G * j.Cg;
-    cpu_parallel_for(planes, CPU_GRAIN / (j.qc + 1) + 1, prepare_planes, &j);
-  }
-  cpu_parallel_items(chunks, conv_chunks, &j);
-  free(mem);
-  free(ints);
+  st = conv_run(ctx, &j);
   cpu_host->tensor_release(w);
   cpu_host->tensor_release(b);
-  return BP_OK;
+  return st;
 }
 BP_AUX_STRUCTURED_KERNEL(conv2d_kernel, conv2d_impl)
 

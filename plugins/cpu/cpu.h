@@ -168,6 +168,9 @@ typedef struct cpu_ukernel {
 
 /* The float "rows" form of the widest micro-kernel this CPU runs. */
 cpu_ukernel cpu_gemm_ukernel_rows(void);
+/* The SIMD level of the micro-kernels this CPU runs, as BP_CPU_GEMM_ISA
+ * caps it: 2 AVX-512, 1 AVX2 with FMA, 0 baseline. */
+int cpu_gemm_level(void);
 
 /* ------------------------------------------------------------------------ */
 /* Row kernels (rows.c), for softmax.c and layer_norm.c                     */
