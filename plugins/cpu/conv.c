@@ -57,13 +57,14 @@ typedef struct conv_job {
   bp_device dev;              /* its device, for buffers */
   const float *w;             /* [O, K] contiguous */
   float *tail;                /* the last panels' rows, or NULL: see wpanel */
-  float *scratch;             /* per chunk: see CHUNK_FLOATS */
+  float *scratch;             /* chunk_floats per chunk */
   int64_t N, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
   int64_t G, Cg, Og, K, nkb, mpanels;
   int64_t cols;               /* N OH OW: the batch is folded into the columns */
   int64_t ncb, colblocks;     /* columns per column block (<= NCB), blocks */
   int64_t mblocks, mrows;     /* row blocks, W rows per row block */
   int64_t items, per;
+  int64_t chunk_floats;       /* scratch per chunk */
   cpu_ukernel uk;
   /* the direct path (see dconv_item) */
   dkernel_fn dk;
@@ -267,7 +268,7 @@ static void conv_item(const conv_job *j, int64_t t, float *bpack, col_run *runs)
 static void conv_chunks(void *ctx, int64_t begin, int64_t end) {
   const conv_job *j = ctx;
   for (int64_t ch = begin; ch < end; ch++) {
-    float *bpack = j->scratch + ch * CHUNK_FLOATS;
+    float *bpack = j->scratch + ch * j->chunk_floats;
     int64_t t0 = ch * j->per, t1 = t0 + j->per < j->items ? t0 + j->per : j->items;
     for (int64_t t = t0; t < t1; t++)
       conv_item(j, t, bpack, (col_run *)(bpack + KC * NCB));
@@ -291,7 +292,7 @@ static void conv_chunks(void *ctx, int64_t begin, int64_t end) {
  */
 #define DHALF 7
 #define DKC 512     /* steps per block of the sums */
-#define DTILES 64   /* tiles per work item at most */
+#define DBYTES (512 << 10) /* a work item's sums and input per block of steps */
 
 /* The micro-kernel of the direct path: a tile over kc steps; the halves
  * start at a0 and a0 + d2; acc gets (or, when accumulate, adds) the sums,
@@ -426,41 +427,56 @@ static int64_t half_off(const conv_job *j, int64_t h) {
   return n * j->qn + oh * j->qh + ow;
 }
 
-/* Item t: (g, channel block, tile block), the tile block fastest.  Per
+/* Writes the sums of the tile of halves h0 and h0 + 1 (acc, pixel-major,
+ * rows of nb), plus the bias, to output channels [o0, o0 + cnt).  (A
+ * transposing store through 16 x 16 squares was slower.) */
+static void store_tile(const conv_job *j, const float *acc, int64_t h0, int64_t o0, int64_t cnt) {
+  int64_t nb = j->nb, ohw = j->OH * j->OW, O = j->G * j->Og;
+  for (int64_t k = 0; k < 2 && h0 + k < j->halves; k++) {
+    int64_t n, oh, ow;
+    half_at(j, h0 + k, &n, &oh, &ow);
+    int64_t len = j->OW - ow < DHALF ? j->OW - ow : DHALF;
+    float *dst = j->out + (n * O + o0) * ohw + oh * j->OW + ow;
+    for (int64_t o = 0; o < cnt; o++) {
+      float b = j->bias ? j->bias[o0 + o] : 0.0f, *d = dst + o * ohw;
+      for (int64_t i = 0; i < len; i++) d[i] = acc[(k * DHALF + i) * nb + o] + b;
+    }
+  }
+}
+
+/* Item t: (g, tile block, channel block), the channel block fastest (the
+ * next item reads the same input, likely still in the cache).  Per
  * block of DKC steps it packs its weights into wbuf, then runs its tiles
  * over them; acc holds its tiles' sums. */
 static void dconv_item(const conv_job *j, int64_t t, float *wbuf, float *acc) {
-  int64_t tb = t % j->tblocks, rest = t / j->tblocks, ob = rest % j->nob, g = rest / j->nob;
+  int64_t ob = t % j->nob, rest = t / j->nob, tb = rest % j->tblocks, g = rest / j->tblocks;
   int64_t nb = j->nb, t0 = tb * j->tpb, t1 = j->tiles - t0 < j->tpb ? j->tiles : t0 + j->tpb;
   const float *qg = j->q + g * j->Cg * j->qc;
   for (int64_t p0 = 0; p0 < j->K; p0 += DKC) {
     int64_t kc = j->K - p0 < DKC ? j->K - p0 : DKC;
     pack_w(j, g, ob, p0, kc, wbuf);
+    /* the next block's weights (rows of the block's channels) are fetched
+     * into the cache a few lines per tile, while this block runs */
+    int64_t nkc = j->K - p0 - kc < DKC ? j->K - p0 - kc : DKC, lpr = (nkc + 15) / 16;
+    int64_t rows = j->Og - ob * nb < nb ? j->Og - ob * nb : nb, lines = nkc > 0 ? rows * lpr : 0;
+    int64_t step = (lines + (t1 - t0) - 1) / (t1 - t0), li = 0;
+    const float *next = j->w + (g * j->Og + ob * nb) * j->K + p0 + kc;
     for (int64_t tt = t0; tt < t1; tt++) {
+      for (int64_t e = li + step; li < lines && li < e; li++)
+        __builtin_prefetch(next + li / lpr * j->K + li % lpr * 16, 0, 2);
       int64_t a0 = half_off(j, 2 * tt), a1 = 2 * tt + 1 < j->halves ? half_off(j, 2 * tt + 1) : a0;
       j->dk(kc, qg + a0, a1 - a0, j->off + p0, wbuf, acc + (tt - t0) * 2 * DHALF * nb, p0 > 0);
     }
   }
   int64_t o0 = g * j->Og + ob * nb, cnt = j->Og - ob * nb < nb ? j->Og - ob * nb : nb;
-  int64_t ohw = j->OH * j->OW, O = j->G * j->Og;
-  for (int64_t h = 2 * t0; h < 2 * t1 && h < j->halves; h++) {
-    int64_t n, oh, ow;
-    half_at(j, h, &n, &oh, &ow);
-    int64_t len = j->OW - ow < DHALF ? j->OW - ow : DHALF;
-    const float *s = acc + (h - 2 * t0) * DHALF * nb;
-    for (int64_t o = 0; o < cnt; o++) {
-      float b = j->bias ? j->bias[o0 + o] : 0.0f;
-      float *d = j->out + (n * O + o0 + o) * ohw + oh * j->OW + ow;
-      for (int64_t i = 0; i < len; i++) d[i] = s[i * nb + o] + b;
-    }
-  }
+  for (int64_t tt = t0; tt < t1; tt++) store_tile(j, acc + (tt - t0) * 2 * DHALF * nb, 2 * tt, o0, cnt);
 }
 
 static void dconv_chunks(void *ctx, int64_t begin, int64_t end) {
   const conv_job *j = ctx;
   for (int64_t ch = begin; ch < end; ch++) {
     int64_t t0 = ch * j->per, t1 = t0 + j->per < j->items ? t0 + j->per : j->items;
-    float *wbuf = j->scratch + ch * CHUNK_FLOATS;
+    float *wbuf = j->scratch + ch * j->chunk_floats;
     for (int64_t t = t0; t < t1; t++) dconv_item(j, t, wbuf, wbuf + DKC * j->nb);
   }
 }
@@ -562,11 +578,24 @@ static void plan_direct(conv_job *j, int64_t threads) {
   j->hpr = (j->OW + DHALF - 1) / DHALF;
   j->halves = j->N * j->OH * j->hpr;
   j->tiles = (j->halves + 1) / 2;
-  j->tblocks = (j->tiles + DTILES - 1) / DTILES;
+  /* Tiles per block: as many as keep a block's sums and the input it
+   * reads per block of steps within DBYTES (that input is read again for
+   * each channel block; the weights are packed again for each tile
+   * block).  Rows of q per tile block, per channel and phase: the output
+   * rows' and the kernel's reach below them. */
+  int64_t khw = j->KH * j->KW, ch = (j->K < DKC ? j->K : DKC) / khw + 1;
+  int64_t phases = (j->sh < j->KH ? j->sh : j->KH) * (j->sw < j->KW ? j->sw : j->KW);
+  int64_t reach = (j->KH - 1) * j->dh / j->sh + 1, wq = j->OW + (j->KW - 1) * j->dw / j->sw + 1;
+  for (j->tpb = j->tiles; j->tpb > 1; j->tpb -= (j->tpb + 7) / 8) {
+    int64_t rows = j->tpb * 2 / j->hpr + reach;
+    if ((rows * wq * phases * ch + j->tpb * 2 * DHALF * j->nb) * 4 <= DBYTES) break;
+  }
+  j->tblocks = (j->tiles + j->tpb - 1) / j->tpb;
   while (!balanced(j->G * j->nob * j->tblocks, threads) && j->tblocks < j->tiles) j->tblocks++;
   j->tpb = (j->tiles + j->tblocks - 1) / j->tblocks;
   j->tblocks = (j->tiles + j->tpb - 1) / j->tpb;
   j->items = j->G * j->nob * j->tblocks;
+  j->chunk_floats = DKC * j->nb + j->tpb * 2 * DHALF * j->nb;
 }
 
 /* Whether the direct path should be the faster: the multiply-adds each
@@ -607,6 +636,7 @@ static bp_status conv_run(const bp_kernel_ctx *ctx, conv_job *j) {
   j->mpanels = (j->Og + j->uk.mr - 1) / j->uk.mr;
   j->cols = j->N * j->OH * j->OW;
   conv_job d = *j;
+  j->chunk_floats = CHUNK_FLOATS;
   plan_items(j, threads);
   plan_direct(&d, threads);
   int path = chosen_path();
@@ -623,14 +653,14 @@ static bp_status conv_run(const bp_kernel_ctx *ctx, conv_job *j) {
   /* The buffers come from the host's allocator, which keeps large blocks
    * for reuse: from malloc, they went back to the system when freed, and
    * every call paid a page fault per 4 KiB to touch megabytes again. */
-  int64_t floats = wfloats + qfloats + chunks * CHUNK_FLOATS;
+  int64_t floats = wfloats + qfloats + chunks * j->chunk_floats;
   bp_tensor *buf = NULL;
   if (ints && cpu_host->tensor_empty(j->dev, BP_FLOAT32, 1, &floats, &buf)) buf = NULL;
   float *mem = buf ? view_of(buf)->data : NULL;
   if (!mem) {
     free(ints);
     return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld pack buffers of %lld floats",
-                   ctx->op_name, (long long)chunks, (long long)CHUNK_FLOATS);
+                   ctx->op_name, (long long)chunks, (long long)j->chunk_floats);
   }
   j->scratch = mem + wfloats + qfloats;
   if (direct) {
