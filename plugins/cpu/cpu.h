@@ -25,7 +25,9 @@
  *   layer_norm.c   layer_norm
  *   rows.c         row kernels that softmax.c and layer_norm.c share
  *   matmul.c       matmul: CBLAS when available, else a blocked kernel
- *   conv.c         conv2d as an implicit GEMM over matmul.c's micro-kernel
+ *   conv.c         conv2d: its input, and an implicit GEMM over matmul.c's
+ *                  micro-kernel
+ *   conv_direct.c  conv2d's direct path (conv.h: what the two share)
  */
 #ifndef BP_PLUGINS_CPU_H
 #define BP_PLUGINS_CPU_H
