@@ -27,7 +27,9 @@
  *   rows.c         row kernels that softmax.c and layer_norm.c share
  *   stream.c       non-temporal stores of large results
  *   matmul.c       matmul: CBLAS when available, else a blocked kernel
- *   conv.c         conv2d as an implicit GEMM over matmul.c's micro-kernel
+ *   conv.c         conv2d: its input, and an implicit GEMM over matmul.c's
+ *                  micro-kernel
+ *   conv_direct.c  conv2d's direct path (conv.h: what the two share)
  */
 #ifndef BP_PLUGINS_CPU_H
 #define BP_PLUGINS_CPU_H
@@ -170,6 +172,9 @@ typedef struct cpu_ukernel {
 
 /* The float "rows" form of the widest micro-kernel this CPU runs. */
 cpu_ukernel cpu_gemm_ukernel_rows(void);
+/* The SIMD level of the micro-kernels this CPU runs, as BP_CPU_GEMM_ISA
+ * caps it: 2 AVX-512, 1 AVX2 with FMA, 0 baseline. */
+int cpu_gemm_level(void);
 
 /* ------------------------------------------------------------------------ */
 /* Row kernels (rows.c), for softmax.c and layer_norm.c                     */

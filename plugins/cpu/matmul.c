@@ -148,6 +148,15 @@ static ukernel pick_ukernel(bool f64) {
   return f64 ? (ukernel){dgemm_base, 4, 4} : (ukernel){sgemm_base, 4, 8};
 }
 
+int cpu_gemm_level(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  ukernel u = pick_ukernel(false);
+  if (u.fn == sgemm_avx512) return 2;
+  if (u.fn == sgemm_avx2) return 1;
+#endif
+  return 0;
+}
+
 cpu_ukernel cpu_gemm_ukernel_rows(void) {
   ukernel u = pick_ukernel(false);
 #if defined(__x86_64__) && defined(__GNUC__)

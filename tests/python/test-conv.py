@@ -3,9 +3,10 @@ every stride, padding, dilation and group count up to 3 with 1x1, 2x3, 3x3
 and 7x7 kernels; the blocks of the plugin's implicit GEMM (more than 256
 rows of weights, of input columns and of output columns); strided, channels-
 last, offset and unbatched inputs; bias or none; NaN and infinities; the
-.out form; float64 (the host's composite).  Then the same, and matmul,
-whose micro-kernels conv2d shares, with each narrower micro-kernel
-(BP_CPU_GEMM_ISA=avx2, baseline) in a child process."""
+.out form; float64 (the host's composite); the direct path's partial tiles
+and blocks.  Then the same, and matmul, whose micro-kernels conv2d shares,
+with each path (BP_CONV_PATH=gemm, direct) and each narrower micro-kernel
+(BP_CPU_GEMM_ISA=avx2, baseline) in child processes."""
 
 import itertools
 import math
@@ -110,6 +111,22 @@ w = rand(24, 1, 3, 3)
 t.ok(check(x, w, rand(24), 1, 1, 1, 24) is None,
      "conv2d depthwise (groups 24)")
 
+# ---- the direct path's tiles -----------------------------------------------
+# Tiles of two runs of 7 output pixels by 32 (AVX-512), 8 or 4 channels:
+# rows of 20 end in a run of 6; 3 images of 5 rows of 3 runs leave the last
+# tile one run; 40 channels a group leave a block of 8 (AVX-512); K = 70 x 9
+# = 630 per group passes a block of 512 steps; 3 x 26 rows of 4 runs make
+# 156 tiles, several blocks of them.
+x = rand(3, 140, 5, 20)
+w = rand(80, 70, 3, 3) * 0.1
+e = check(x, w, rand(80), 1, 1, 1, 2)
+t.ok(e is None, "conv2d: short runs, a half tile, channels past a block, "
+     "groups, steps past a block", e)
+x = rand(3, 8, 52, 52)
+w = rand(16, 8, 3, 3)
+e = check(x, w, None, 2, 1, 1, 1)
+t.ok(e is None, "conv2d: many tile blocks, stride 2", e)
+
 # ---- layouts ---------------------------------------------------------------
 base = rand(2, 8, 12, 10)
 w = rand(6, 4, 3, 3)
@@ -170,19 +187,26 @@ for m, k, n in [(130, 300, 71), (257, 129, 65)]:
     t.ok(bool(((got - want).abs() <= 16 * EPS32 * math.sqrt(k) * scale).all()),
          f"matmul [{m}, {k}] x [{k}, {n}]")
 
-# ---- the narrower micro-kernels --------------------------------------------
-isa = os.environ.get("BP_CPU_GEMM_ISA")
-if isa:
-    t.diag(f"micro-kernels capped to {isa}")
+# ---- both paths, each micro-kernel ------------------------------------------
+# BP_CONV_PATH makes every call take the implicit GEMM or the direct path
+# (above, each shape took the one the plugin chose); BP_CPU_GEMM_ISA caps
+# the micro-kernels of both and of matmul.
+isa, path = os.environ.get("BP_CPU_GEMM_ISA"), os.environ.get("BP_CONV_PATH")
+if isa or path:
+    t.diag(f"micro-kernels capped to {isa or 'none'}, path {path or 'chosen'}")
 else:
-    for cap in ("avx2", "baseline"):
-        env = dict(os.environ, BP_CPU_GEMM_ISA=cap)
+    for cap, path in itertools.product((None, "avx2", "baseline"),
+                                       ("gemm", "direct")):
+        env = dict(os.environ, BP_CONV_PATH=path)
+        if cap:
+            env["BP_CPU_GEMM_ISA"] = cap
         if os.environ.get("BP_TEST_PRELOAD") and "LD_PRELOAD" not in env:
             env["LD_PRELOAD"] = os.environ["BP_TEST_PRELOAD"]  # TSan
         r = subprocess.run([sys.executable, __file__], capture_output=True,
                            text=True, env=env)
         t.ok(r.returncode == 0 and "not ok" not in r.stdout,
-             f"every check above with BP_CPU_GEMM_ISA={cap}",
+             f"every check above with BP_CONV_PATH={path}"
+             + (f" BP_CPU_GEMM_ISA={cap}" if cap else ""),
              r.stdout[-2000:] + r.stderr[-2000:])
 
 t.done()
