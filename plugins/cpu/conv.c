@@ -43,6 +43,9 @@
 #define NCB 256     /* columns of X per work item (a multiple of NR) */
 #define MB_MAX 256  /* rows of W per work item at most */
 
+/* n floats rounded up to a multiple of 16 (64 bytes). */
+#define UP16(n) (((n) + 15) / 16 * 16)
+
 /* A chunk's scratch: the packed block and its runs. */
 typedef struct col_run {
   int64_t col, off, len, dst;
@@ -344,6 +347,10 @@ static bp_status conv_run(const bp_kernel_ctx *ctx, conv_job *j) {
   /* The buffers come from the host's allocator, which keeps large blocks
    * for reuse: from malloc, they went back to the system when freed, and
    * every call paid a page fault per 4 KiB to touch megabytes again. */
+  /* Each part on a 64-byte boundary (the chunks hold int64 runs). */
+  wfloats = UP16(wfloats);
+  qfloats = UP16(qfloats);
+  j->chunk_floats = UP16(j->chunk_floats);
   int64_t floats = wfloats + qfloats + chunks * j->chunk_floats;
   bp_tensor *buf = NULL;
   if (ints && cpu_host->tensor_empty(j->dev, BP_FLOAT32, 1, &floats, &buf)) buf = NULL;
