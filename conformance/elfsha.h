@@ -30,6 +30,12 @@ typedef struct elf_syms {
   size_t n;
 } elf_syms;
 
+/* The whole file at path (owned, free()), its size in *out_n; NULL when it
+ * cannot be read.  Shared by elfsyms.c and elfbin.c. */
+unsigned char *elf_slurp(const char *path, size_t *out_n);
+/* Whether [off, off + len) lies inside a file of n bytes. */
+bool elf_in_file(uint64_t off, uint64_t len, size_t n);
+
 bool elf_read_dynsyms(const char *path, elf_syms *out, char *err,
                       size_t errlen);
 void elf_syms_free(elf_syms *s);

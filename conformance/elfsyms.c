@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned char *slurp(const char *path, size_t *out_n) {
+unsigned char *elf_slurp(const char *path, size_t *out_n) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   size_t cap = 1 << 16, n = 0;
@@ -33,7 +33,7 @@ static unsigned char *slurp(const char *path, size_t *out_n) {
 }
 
 /* Whether [off, off + len) lies inside a file of n bytes. */
-static bool in_file(uint64_t off, uint64_t len, size_t n) {
+bool elf_in_file(uint64_t off, uint64_t len, size_t n) {
   return off <= n && len <= n - off;
 }
 
@@ -48,12 +48,12 @@ static bool get_shdr(const unsigned char *f, size_t n, bool is64, uint64_t shoff
   uint64_t at = shoff + (uint64_t)i * shentsize;
   if (is64) {
     Elf64_Shdr s;
-    if (shentsize < sizeof s || !in_file(at, sizeof s, n)) return false;
+    if (shentsize < sizeof s || !elf_in_file(at, sizeof s, n)) return false;
     memcpy(&s, f + at, sizeof s);
     *out = (shdr){s.sh_type, s.sh_link, s.sh_offset, s.sh_size, s.sh_entsize};
   } else {
     Elf32_Shdr s;
-    if (shentsize < sizeof s || !in_file(at, sizeof s, n)) return false;
+    if (shentsize < sizeof s || !elf_in_file(at, sizeof s, n)) return false;
     memcpy(&s, f + at, sizeof s);
     *out = (shdr){s.sh_type, s.sh_link, s.sh_offset, s.sh_size, s.sh_entsize};
   }
@@ -64,7 +64,7 @@ bool elf_read_dynsyms(const char *path, elf_syms *out, char *err, size_t errlen)
   out->v = NULL;
   out->n = 0;
   size_t n = 0;
-  unsigned char *f = slurp(path, &n);
+  unsigned char *f = elf_slurp(path, &n);
   if (!f) {
     snprintf(err, errlen, "cannot read %s", path);
     return false;
@@ -110,7 +110,7 @@ bool elf_read_dynsyms(const char *path, elf_syms *out, char *err, size_t errlen)
     if (!get_shdr(f, n, is64, shoff, shentsize, i, &sym)) goto truncated;
     if (sym.type != SHT_DYNSYM) continue;
     if (!get_shdr(f, n, is64, shoff, shentsize, sym.link, &str) ||
-        !in_file(sym.offset, sym.size, n) || !in_file(str.offset, str.size, n) ||
+        !elf_in_file(sym.offset, sym.size, n) || !elf_in_file(str.offset, str.size, n) ||
         sym.entsize == 0)
       goto truncated;
     size_t count = (size_t)(sym.size / sym.entsize);
