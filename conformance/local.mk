@@ -17,6 +17,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/samples.c \
 	%D%/sample_sets.c \
 	%D%/sample_values.c \
+	%D%/sample_edges.c \
 	%D%/sample_index.c \
 	%D%/sample_sort.c \
 	%D%/sample_sdpa.c \

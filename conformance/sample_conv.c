@@ -326,11 +326,11 @@ static void pool_values(slist *L) {
     /* a window all NaN, one all -inf, one with inf and -inf, one with NaN
      * last (a kernel that compares with > keeps the number before it) */
     for (int64_t j = 0; j < 4; j++) {
-      x->f[(j / 2) * 4 + j % 2] = NAN;
+      x->f[(j / 2) * 4 + j % 2] = gen_nan_payload(L->dt, (int)j + 1); /* negative ones too */
       x->f[(j / 2) * 4 + 2 + j % 2] = -INFINITY;
     }
     x->f[8] = INFINITY, x->f[9] = -INFINITY;
-    x->f[15] = NAN;
+    x->f[15] = gen_nan_payload(L->dt, 5); /* all ones */
     pool(L, "windows of NaN, of -inf, of inf and -inf, NaN last", x, 0, &g2, false, true, 0);
     x = image(L, 1, 2, 6, 6, 0);
     for (int64_t j = 0; j < x->numel; j++) x->f[j] = (rng_next() & 1) ? 0.0 : -0.0;

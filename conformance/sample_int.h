@@ -48,6 +48,22 @@ double gen_special_f(int32_t dt, int i);
 int64_t gen_special_i(int32_t dt, int i);
 void gen_sprinkle(rt *t, int every, bool nan, bool big);
 
+/* A table of every pair of n values (fv for a float dtype, iv for an
+ * integer one): a [n, 1] against b [n], with the op's other arguments
+ * (variant: alpha, c); and one sample of the op on x, with dim for the ops
+ * that take one (sample_values.c). */
+void gen_pair_table(slist *L, const char *label, int variant, const double *fv,
+                    const int64_t *iv, int n);
+void gen_on(slist *L, const char *label, rt *x, int64_t dim);
+
+/* Values a list of special values misses (sample_edges.c): NaN payloads,
+ * integers beyond a float's mantissa, each float dtype's rounding edges;
+ * gen_nan_payload(dt, i) is NaN pattern i < NPAYLOAD of float dtype dt as
+ * nan_with_bits encodes it. */
+#define NPAYLOAD 7
+double gen_nan_payload(int32_t dt, int i);
+void gen_value_edges(slist *L);
+
 /* The sets of the gathers (sample_index.c), of topk and sort
  * (sample_sort.c), of attention (sample_sdpa.c), of conv2d and the pools
  * (sample_conv.c), and of cat, linear, rms_norm and batch_norm

@@ -121,6 +121,17 @@ static void set_values(slist *L) {
                largest ? "largest" : "smallest");
       valid(L, label, 2, s, L_CONTIG, 1, k, largest, true);
     }
+    if (dt_is_float(L->dt)) {
+      /* ties among NaNs of every pattern, negative ones among them: each
+       * is above every number */
+      rt *x = gen_input(L, 0, L->dt, 2, s);
+      tied(x, L->dt);
+      for (int64_t j = 0; j < x->numel; j++)
+        if (x->f[j] != x->f[j]) x->f[j] = gen_nan_payload(L->dt, (int)(j % NPAYLOAD));
+      snprintf(label, sizeof label, "tied values with NaN payloads, k 67, %s",
+               largest ? "largest" : "smallest");
+      one(L, label, x, L_CONTIG, 1, 67, largest);
+    }
     rt *x = gen_input(L, 0, L->dt, 2, s);
     if (!dt_is_float(L->dt))
       for (int64_t j = 0; j < x->numel; j += 3) x->i[j] = j % 2 ? dt_max(L->dt) : dt_min(L->dt);

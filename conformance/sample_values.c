@@ -169,17 +169,15 @@ static void edges(rt *t) {
 
 /* ---- The values class ----------------------------------------------------- */
 
-/* A table of every pair of special values: a [N, 1] against b [N]. */
-static void pair_table(slist *L, const char *label, int variant) {
+void gen_pair_table(slist *L, const char *label, int variant, const double *fv,
+                    const int64_t *iv, int n) {
   bool fl = dt_is_float(L->dt);
-  int n = fl ? NSPECIAL : NSPECIAL_I;
   int64_t sa[2] = {n, 1}, sb[1] = {n};
   rt *a = rt_new(L->dt, 2, sa), *b = rt_new(L->dt, 1, sb);
-  bool muladd = core_refs[L->r].kind == K_MULADD;
   for (int i = 0; i < n; i++) {
-    if (fl) a->f[i] = b->f[i] = gen_special_f(L->dt, muladd && is_big(i) ? 5 : i);
+    if (fl) a->f[i] = b->f[i] = fv[i];
     else if (L->dt == BP_BOOL) a->i[i] = b->i[i] = i & 1;
-    else a->i[i] = b->i[i] = gen_special_i(L->dt, i);
+    else a->i[i] = b->i[i] = iv[i];
   }
   if (core_refs[L->r].sub == RB_POW && core_refs[L->r].kind == K_BINARY) {
     /* the exponents that matter to pow */
@@ -214,8 +212,18 @@ static void pair_table(slist *L, const char *label, int variant) {
   }
 }
 
-/* One sample of the op on x (with its dim arguments for reductions). */
-static void on(slist *L, const char *label, rt *x, int64_t dim) {
+/* A table of every pair of special values: a [N, 1] against b [N]. */
+static void pair_table(slist *L, const char *label, int variant) {
+  double fv[NSPECIAL];
+  int64_t iv[NSPECIAL_I];
+  bool muladd = core_refs[L->r].kind == K_MULADD;
+  for (int i = 0; i < NSPECIAL; i++)
+    fv[i] = dt_is_float(L->dt) ? gen_special_f(L->dt, muladd && is_big(i) ? 5 : i) : 0;
+  for (int i = 0; i < NSPECIAL_I; i++) iv[i] = L->dt == BP_BOOL ? 0 : gen_special_i(L->dt, i);
+  gen_pair_table(L, label, variant, fv, iv, dt_is_float(L->dt) ? NSPECIAL : NSPECIAL_I);
+}
+
+void gen_on(slist *L, const char *label, rt *x, int64_t dim) {
   enum kind k = kind_of(L);
   int sub = core_refs[L->r].sub;
   sample *s = gen_next(L, label);
@@ -274,10 +282,10 @@ static void scalar_ops_values(slist *L) {
       if (fl) x->f[i] = i < NSPECIAL ? gen_special_f(dt, i) : -NAN;
       else if (dt != BP_BOOL) x->i[i] = gen_special_i(dt, i);
     }
-    on(L, "every special value", x, 0);
+    gen_on(L, "every special value", x, 0);
     x = gen_input(L, 0, dt, 1, v67);
     gen_sprinkle(x, 2, true, true);
-    on(L, "special values", x, 0);
+    gen_on(L, "special values", x, 0);
     return;
   }
   sv vals[8];
@@ -361,77 +369,77 @@ void gen_values(slist *L) {
     case K_UNARY: {
       rt *x = gen_input(L, 0, dt, 1, v67);
       gen_sprinkle(x, 2, true, true);
-      on(L, "special values", x, 0);
+      gen_on(L, "special values", x, 0);
       x = gen_input(L, 0, dt, 2, m);
       gen_sprinkle(x, 3, false, acc_ok);
-      on(L, "special values, no NaN", x, 1);
+      gen_on(L, "special values, no NaN", x, 1);
       x = rt_new(dt, 1, v67);
       edges(x);
-      on(L, "edges of exp's range", x, 0);
+      gen_on(L, "edges of exp's range", x, 0);
       x = rt_new(dt, 1, v67);
       edges(x);
-      on(L, "edges of exp's range", x, 1);
+      gen_on(L, "edges of exp's range", x, 1);
       break;
     }
     case K_REDUCE:
     case K_ARGMAX: {
       rt *x = gen_input(L, 0, dt, 2, m);
       gen_sprinkle(x, 3, false, acc_ok);
-      on(L, "special values, no NaN", x, -1);
+      gen_on(L, "special values, no NaN", x, -1);
       x = gen_input(L, 0, dt, 2, m);
       gen_sprinkle(x, 3, false, acc_ok);
-      on(L, "special values, no NaN", x, 0);
+      gen_on(L, "special values, no NaN", x, 0);
       x = gen_input(L, 0, dt, 2, m);
       gen_sprinkle(x, 9, true, acc_ok);
-      on(L, "special values", x, -1);
+      gen_on(L, "special values", x, -1);
       if (fl) {
         /* a long run that a narrow accumulator cannot hold */
         int64_t lng[2] = {3, 5000};
-        on(L, "5000 values in [0.5, 1.5]", rand_rt(dt, 2, lng, 0.5, 1.5), -1);
+        gen_on(L, "5000 values in [0.5, 1.5]", rand_rt(dt, 2, lng, 0.5, 1.5), -1);
         x = rt_new(dt, 2, m);
         for (int64_t j = 0; j < x->numel; j++)
           x->f[j] = (rng_next() & 1) ? 0.0 : -0.0; /* ties of signed zeros */
-        on(L, "signed zeros", x, -1);
+        gen_on(L, "signed zeros", x, -1);
         x = rt_new(dt, 2, m);
         for (int64_t j = 0; j < x->numel; j++)
           x->f[j] = round_to(dt, fdenorm_min(dt) * (double)(1 + j % 7));
-        on(L, "denormals", x, -1);
+        gen_on(L, "denormals", x, -1);
       } else if (dt != BP_BOOL) {
         int64_t lng[2] = {3, 1000};
         x = rt_new(dt, 2, lng);
         for (int64_t j = 0; j < x->numel; j++) x->i[j] = gen_special_i(dt, (int)(j % 2));
-        on(L, "integer extremes, 1000 each row", x, -1);
+        gen_on(L, "integer extremes, 1000 each row", x, -1);
       }
       break;
     }
     case K_SOFTMAX: {
       double big = dt == BP_FLOAT16 ? 6e4 : dt == BP_FLOAT64 ? 1e5 : 1e4;
       rt *x = rand_rt(dt, 2, m, -big, big);
-      on(L, "large magnitudes", x, -1);
+      gen_on(L, "large magnitudes", x, -1);
       x = rand_rt(dt, 2, m, -big, big);
-      on(L, "large magnitudes", x, 0);
+      gen_on(L, "large magnitudes", x, 0);
       x = gen_input(L, 0, dt, 2, m);
       for (int64_t j = 0; j < 67; j++) x->f[j] = -INFINITY;      /* a row of -inf */
       for (int64_t j = 67; j < 134; j += 3) x->f[j] = -INFINITY; /* some -inf */
       x->f[140] = INFINITY;
       x->f[210] = NAN;
-      on(L, "infinities and NaN", x, -1);
+      gen_on(L, "infinities and NaN", x, -1);
       x = rt_new(dt, 2, m);
       for (int64_t j = 0; j < x->numel; j++) x->f[j] = round_to(dt, 7.0);
-      on(L, "equal values", x, -1);
+      gen_on(L, "equal values", x, -1);
       break;
     }
     case K_LAYER_NORM: {
       double off = dt == BP_FLOAT64 ? 1e4 : 10;
       rt *x = rand_rt(dt, 2, m, off - 1, off + 1);
-      on(L, "rows far from 0", x, -1);
+      gen_on(L, "rows far from 0", x, -1);
       x = rt_new(dt, 2, m);
       for (int64_t j = 0; j < x->numel; j++) x->f[j] = round_to(dt, 3.25);
-      on(L, "constant rows", x, -1);
+      gen_on(L, "constant rows", x, -1);
       x = gen_input(L, 0, dt, 2, m);
       x->f[5] = NAN;
       x->f[80] = INFINITY;
-      on(L, "NaN and inf", x, -1);
+      gen_on(L, "NaN and inf", x, -1);
       break;
     }
     case K_MATMUL: {
@@ -518,11 +526,11 @@ void gen_values(slist *L) {
       } else {
         for (int64_t j = 0; j < x->numel; j += 2) x->i[j] = gen_special_i(dt, (int)(j % 4));
       }
-      on(L, "special values", x, -1);
+      gen_on(L, "special values", x, -1);
       x = gen_input(L, 0, dt, 2, m);
       if (!fl)
         for (int64_t j = 0; j < x->numel; j++) x->i[j] = dt_max(dt);
-      on(L, fl ? "random values, dim 0" : "the largest value, wrapping", x, fl ? 0 : -1);
+      gen_on(L, fl ? "random values, dim 0" : "the largest value, wrapping", x, fl ? 0 : -1);
       break;
     }
     case K_INDEX_SELECT:
@@ -543,4 +551,5 @@ void gen_values(slist *L) {
     case K_AVG_POOL:
     case K_ADAPTIVE_POOL: break; /* sample_conv.c's */
   }
+  gen_value_edges(L);
 }

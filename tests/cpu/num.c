@@ -224,7 +224,58 @@ int64_t load_i(const void *p, int32_t dt) {
   }
 }
 
+/* The mantissa bits of float dtype dt. */
+static int mant_bits(int32_t dt) {
+  switch (dt) {
+    case BP_FLOAT64: return 52;
+    case BP_FLOAT16: return 10;
+    case BP_BFLOAT16: return 7;
+    default: return 23;
+  }
+}
+
+bool is_nan_bits(double v) {
+  uint64_t u;
+  memcpy(&u, &v, 8);
+  return (u & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
+}
+
+double nan_with_bits(int32_t dt, uint64_t bits) {
+  int m = mant_bits(dt), w = dt == BP_FLOAT64 ? 64 : dt == BP_FLOAT32 ? 32 : 16;
+  uint64_t mant = bits & (((uint64_t)1 << m) - 1);
+  uint64_t sign = (bits >> (w - 1)) & 1;
+  if (mant == 0) mant = (uint64_t)1 << (m - 1); /* not a NaN pattern: the quiet one */
+  uint64_t u = sign << 63 | 0x7ff0000000000000ull | mant << (52 - m);
+  double d;
+  memcpy(&d, &u, 8);
+  return d;
+}
+
+/* dt's bits of NaN v (see nan_with_bits). */
+static uint64_t nan_bits_of(int32_t dt, double v) {
+  int m = mant_bits(dt), w = dt == BP_FLOAT64 ? 64 : dt == BP_FLOAT32 ? 32 : 16;
+  uint64_t u;
+  memcpy(&u, &v, 8);
+  uint64_t mant = (u & 0x000fffffffffffffull) >> (52 - m);
+  if (mant == 0) mant = (uint64_t)1 << (m - 1);
+  uint64_t exp = (((uint64_t)1 << (w - 1 - m)) - 1) << m;
+  return (u >> 63) << (w - 1) | exp | mant;
+}
+
 void store_f(void *p, int32_t dt, double v) {
+  if (is_nan_bits(v)) {
+    uint64_t b = nan_bits_of(dt, v);
+    if (dt == BP_FLOAT64) {
+      memcpy(p, &v, 8);
+    } else if (dt == BP_FLOAT32) {
+      uint32_t b32 = (uint32_t)b;
+      memcpy(p, &b32, 4);
+    } else {
+      uint16_t b16 = (uint16_t)b;
+      memcpy(p, &b16, 2);
+    }
+    return;
+  }
   switch (dt) {
     case BP_FLOAT32: {
       float f = (float)round_to(BP_FLOAT32, v);

@@ -58,6 +58,17 @@ int64_t load_i(const void *p, int32_t dt);
 void store_f(void *p, int32_t dt, double v);
 void store_i(void *p, int32_t dt, int64_t v);
 
+/* NaN payloads.  A NaN of float dtype dt with bit pattern `bits` (sign,
+ * quiet bit and payload, which may be a signalling NaN) as a double that
+ * store_f writes back as exactly those bits: the payload sits in the
+ * double's top mantissa bits.  Such a double must only be copied, never
+ * computed with (arithmetic quiets a signalling NaN).  store_f writes any
+ * other NaN as dt's NaN with the double's top payload bits (the canonical
+ * quiet NaN for the canonical double one). */
+double nan_with_bits(int32_t dt, uint64_t bits);
+/* Whether v is a NaN, by its bits (no floating-point operation). */
+bool is_nan_bits(double v);
+
 /* The spacing of float dtype dt's values at |v|: one unit in the last
  * place (the smallest normal's for subnormals and 0; inf for inf). */
 double dt_ulp(int32_t dt, double v);

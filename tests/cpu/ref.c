@@ -87,6 +87,16 @@ rt *ref_expand(const rt *a, int32_t n, const int64_t *sizes) {
   return o;
 }
 
+/* An integer as float dtype dt, as torch converts it: to float64 in one
+ * rounding, to the others through float32 (one rounding to float32, then
+ * float16 and bfloat16 round that again).  Not through double first: an
+ * int64 beyond 2^53 would round twice (2^62 + 2^38 + 1 is 2^62 + 2^39 in
+ * float32, but 2^62 through double). */
+double int_to_float(int32_t dt, int64_t v) {
+  if (dt == BP_FLOAT64) return (double)v;
+  return round_to(dt, (double)(float)v);
+}
+
 rt *ref_cast(const rt *a, int32_t dt) {
   rt *o = rt_new(dt, a->ndim, a->sizes);
   bool ff = dt_is_float(a->dtype), tf = dt_is_float(dt);
@@ -96,7 +106,7 @@ rt *ref_cast(const rt *a, int32_t dt) {
     else if (ff)
       o->i[k] = float_to_int(dt, a->f[k]);
     else if (tf)
-      o->f[k] = round_to(dt, (double)a->i[k]);
+      o->f[k] = int_to_float(dt, a->i[k]);
     else
       o->i[k] = wrap_int(dt, a->i[k]);
   }

@@ -38,6 +38,8 @@ bool ref_broadcast(int32_t na, const int64_t *sa, int32_t nb, const int64_t *sb,
 /* a broadcast to the shape (n, sizes), which it must broadcast to. */
 rt *ref_expand(const rt *a, int32_t n, const int64_t *sizes);
 
+/* An integer as float dtype dt, rounded as torch rounds it (see ref.c). */
+double int_to_float(int32_t dt, int64_t v);
 /* `cast`: every element converted to dt. */
 rt *ref_cast(const rt *a, int32_t dt);
 

@@ -353,6 +353,8 @@ static const trigger *find(const char *name) {
     if (strcmp(host_triggers[i].name, name) == 0) return &host_triggers[i];
   for (size_t i = 0; i < life_ntriggers; i++)
     if (strcmp(life_triggers[i].name, name) == 0) return &life_triggers[i];
+  for (size_t i = 0; i < edges_ntriggers; i++)
+    if (strcmp(edges_triggers[i].name, name) == 0) return &edges_triggers[i];
   return NULL;
 }
 
@@ -369,6 +371,7 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < proc_ntriggers; k++) printf("%s\n", proc_triggers[k].name);
     for (size_t k = 0; k < host_ntriggers; k++) printf("%s\n", host_triggers[k].name);
     for (size_t k = 0; k < life_ntriggers; k++) printf("%s\n", life_triggers[k].name);
+    for (size_t k = 0; k < edges_ntriggers; k++) printf("%s\n", edges_triggers[k].name);
     return 0;
   }
   if (argc == 2 && strcmp(argv[1], "--sanitizer") == 0) {

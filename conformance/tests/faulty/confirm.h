@@ -38,8 +38,10 @@ typedef struct trigger {
   unsigned flags;
 } trigger;
 
-extern const trigger num_triggers[], proc_triggers[], host_triggers[], life_triggers[];
-extern const size_t num_ntriggers, proc_ntriggers, host_ntriggers, life_ntriggers;
+extern const trigger num_triggers[], proc_triggers[], host_triggers[], life_triggers[],
+    edges_triggers[];
+extern const size_t num_ntriggers, proc_ntriggers, host_ntriggers, life_ntriggers,
+    edges_ntriggers;
 
 /* The plugin under test: its path, and the loaded plugin. */
 extern const char *plugin_path;

@@ -106,7 +106,16 @@ check_LTLIBRARIES += \
 	%D%/matmul_beta_one.la \
 	%D%/matmul_pack_cache.la \
 	%D%/softmax_stale_error.la \
-	%D%/layer_norm_printf.la
+	%D%/layer_norm_printf.la \
+	%D%/relu_sign_bit.la \
+	%D%/cast_bf16_bias.la \
+	%D%/cast_narrow_early_inf.la \
+	%D%/cast_i64_f32_double.la \
+	%D%/eq_int64_double.la \
+	%D%/sort_bits_key.la \
+	%D%/isnan_canonical.la \
+	%D%/clamp_int_double.la \
+	%D%/masked_fill_int_double.la
 %C%_mul_tail7_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
 %C%_mul_tail7_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MUL_TAIL7
 %C%_mul_tail7_la_LDFLAGS = $(SHIM_LDFLAGS)
@@ -463,6 +472,42 @@ check_LTLIBRARIES += \
 %C%_layer_norm_printf_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_LAYER_NORM_PRINTF
 %C%_layer_norm_printf_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_layer_norm_printf_la_LIBADD = $(SHIM_LIBADD)
+%C%_relu_sign_bit_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-edges.c
+%C%_relu_sign_bit_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_RELU_SIGN_BIT
+%C%_relu_sign_bit_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_relu_sign_bit_la_LIBADD = $(SHIM_LIBADD)
+%C%_cast_bf16_bias_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-edges.c
+%C%_cast_bf16_bias_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_CAST_BF16_BIAS
+%C%_cast_bf16_bias_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_cast_bf16_bias_la_LIBADD = $(SHIM_LIBADD)
+%C%_cast_narrow_early_inf_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-edges.c
+%C%_cast_narrow_early_inf_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_CAST_NARROW_EARLY_INF
+%C%_cast_narrow_early_inf_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_cast_narrow_early_inf_la_LIBADD = $(SHIM_LIBADD)
+%C%_cast_i64_f32_double_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-edges.c
+%C%_cast_i64_f32_double_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_CAST_I64_F32_DOUBLE
+%C%_cast_i64_f32_double_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_cast_i64_f32_double_la_LIBADD = $(SHIM_LIBADD)
+%C%_eq_int64_double_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-edges.c
+%C%_eq_int64_double_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_EQ_INT64_DOUBLE
+%C%_eq_int64_double_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_eq_int64_double_la_LIBADD = $(SHIM_LIBADD)
+%C%_sort_bits_key_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-edges.c
+%C%_sort_bits_key_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SORT_BITS_KEY
+%C%_sort_bits_key_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sort_bits_key_la_LIBADD = $(SHIM_LIBADD)
+%C%_isnan_canonical_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-edges.c
+%C%_isnan_canonical_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_ISNAN_CANONICAL
+%C%_isnan_canonical_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_isnan_canonical_la_LIBADD = $(SHIM_LIBADD)
+%C%_clamp_int_double_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-edges.c
+%C%_clamp_int_double_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_CLAMP_INT_DOUBLE
+%C%_clamp_int_double_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_clamp_int_double_la_LIBADD = $(SHIM_LIBADD)
+%C%_masked_fill_int_double_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-edges.c
+%C%_masked_fill_int_double_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MASKED_FILL_INT_DOUBLE
+%C%_masked_fill_int_double_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_masked_fill_int_double_la_LIBADD = $(SHIM_LIBADD)
 EXTRA_DIST += %D%/corpus.tsv
 
 # Confirms each fault on its trigger, against the float64 reference of the
@@ -475,6 +520,7 @@ check_PROGRAMS += %D%/confirm
 	%D%/triggers-proc.c \
 	%D%/triggers-host.c \
 	%D%/triggers-life.c \
+	%D%/triggers-edges.c \
 	tests/cpu/ref.c \
 	tests/cpu/ref2.c \
 	tests/cpu/ref3.c \

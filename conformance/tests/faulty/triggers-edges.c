@@ -1,0 +1,123 @@
+/*
+ * conformance/tests/faulty/triggers-edges.c - the triggers of the shim
+ * corpus's faults at the values a list of special values misses
+ * (faults-edges.c): NaN payloads, integers beyond a float's mantissa, and
+ * the rounding edges of a narrowing cast (confirm.h).
+ */
+#include <math.h>
+
+#include "confirm.h"
+
+#define S(...) ((const int64_t[]){__VA_ARGS__})
+#define F32 BP_FLOAT32
+#define I64 BP_INT64
+
+static call *with1(bp_tensor *a) {
+  static call c;
+  call_init(&c);
+  arg_t(&c, a);
+  return &c;
+}
+
+/* float32 NaNs by their bits: a negative quiet one, a signalling one with
+ * the lowest payload bit, a quiet one with a low payload, all ones. */
+#define NEG_NAN nan_with_bits(F32, 0xffc00000u)
+#define SNAN_1 nan_with_bits(F32, 0x7f800001u)
+#define QNAN_1 nan_with_bits(F32, 0x7fc00001u)
+#define ONES nan_with_bits(F32, 0x7fffffffu)
+
+static rt *f32_of(int64_t n, const double *v) {
+  rt *x = rt_new(F32, 1, S(n));
+  for (int64_t i = 0; i < n; i++) x->f[i] = v[i]; /* copied, never computed: payloads stay */
+  return x;
+}
+
+static rt *i64_of(int64_t n, const int64_t *v) {
+  rt *x = rt_new(I64, 1, S(n));
+  for (int64_t i = 0; i < n; i++) x->i[i] = v[i];
+  return x;
+}
+
+#define P53 ((int64_t)1 << 53)
+#define ODD (((int64_t)1 << 62) + ((int64_t)1 << 38) + 1)
+
+static int t_relu_sign_bit(char *why, size_t len) {
+  rt *x = f32_of(3, (const double[]){NEG_NAN, 1, -2});
+  return check("core::relu", with1(mk(x, NULL, 0)), ref_unary(RU_RELU, x), true, 1, 1, why, len);
+}
+
+static int t_cast_bf16_bias(char *why, size_t len) {
+  rt *x = f32_of(3, (const double[]){SNAN_1, ONES, 1.5});
+  call *c = with1(mk(x, NULL, 0));
+  arg_dt(c, BP_BFLOAT16);
+  return check("core::cast", c, ref_cast(x, BP_BFLOAT16), true, 1, 1, why, len);
+}
+
+static int t_cast_narrow_early_inf(char *why, size_t len) {
+  rt *x = f32_of(3, (const double[]){65519.0, -65519.0, 1.0});
+  call *c = with1(mk(x, NULL, 0));
+  arg_dt(c, BP_FLOAT16);
+  return check("core::cast", c, ref_cast(x, BP_FLOAT16), true, 1, 1, why, len);
+}
+
+static int t_cast_i64_f32_double(char *why, size_t len) {
+  rt *x = i64_of(3, (const int64_t[]){ODD, -ODD, 3});
+  call *c = with1(mk(x, NULL, 0));
+  arg_dt(c, F32);
+  return check("core::cast", c, ref_cast(x, F32), true, 1, 1, why, len);
+}
+
+static int t_eq_int64_double(char *why, size_t len) {
+  rt *a = i64_of(2, (const int64_t[]){P53, 5}), *b = i64_of(2, (const int64_t[]){P53 + 1, 5});
+  call *c = with1(mk(a, NULL, 0));
+  arg_t(c, mk(b, NULL, 0));
+  return check("core::eq", c, ref_compare(RC_EQ, a, b), true, 1, 1, why, len);
+}
+
+static int t_sort_bits_key(char *why, size_t len) {
+  rt *x = f32_of(4, (const double[]){1, NEG_NAN, -INFINITY, 2});
+  call *c = with1(mk(x, NULL, 0));
+  arg_i(c, 0);
+  arg_b(c, false);
+  rt *ix = NULL, *want = ref_topk(x, 0, 4, false, &ix);
+  rt_free(ix);
+  return check("core::sort", c, want, true, 1, 1, why, len);
+}
+
+static int t_isnan_canonical(char *why, size_t len) {
+  rt *x = f32_of(4, (const double[]){SNAN_1, QNAN_1, ONES, 1});
+  return check("core::isnan", with1(mk(x, NULL, 0)), ref_isnan(x), true, 1, 1, why, len);
+}
+
+static int t_clamp_int_double(char *why, size_t len) {
+  rt *x = i64_of(3, (const int64_t[]){P53, P53 + 2, 0});
+  call *c = with1(mk(x, NULL, 0));
+  arg_i(c, P53 + 1);
+  arg_none(c);
+  ref_scalar lo = {REF_S_INT, P53 + 1, 0}, hi = {REF_S_NONE, 0, 0};
+  return check("core::clamp", c, ref_clamp(x, &lo, &hi), true, 1, 1, why, len);
+}
+
+static int t_masked_fill_int_double(char *why, size_t len) {
+  rt *x = i64_of(3, (const int64_t[]){1, 2, 3});
+  rt *m = rt_new(BP_BOOL, 1, S(3));
+  m->i[0] = 1, m->i[1] = 0, m->i[2] = 1;
+  call *c = with1(mk(x, NULL, 0));
+  arg_t(c, mk(m, NULL, 0));
+  arg_i(c, P53 + 1);
+  ref_scalar v = {REF_S_INT, P53 + 1, 0};
+  return check("core::masked_fill", c, ref_masked_fill(x, m, &v), true, 1, 1, why, len);
+}
+
+const trigger edges_triggers[] = {
+    {"relu_sign_bit", t_relu_sign_bit, 0},
+    {"cast_bf16_bias", t_cast_bf16_bias, 0},
+    {"cast_narrow_early_inf", t_cast_narrow_early_inf, 0},
+    {"cast_i64_f32_double", t_cast_i64_f32_double, 0},
+    {"eq_int64_double", t_eq_int64_double, 0},
+    {"sort_bits_key", t_sort_bits_key, 0},
+    {"isnan_canonical", t_isnan_canonical, 0},
+    {"clamp_int_double", t_clamp_int_double, 0},
+    {"masked_fill_int_double", t_masked_fill_int_double, 0},
+};
+const size_t edges_ntriggers = sizeof edges_triggers / sizeof *edges_triggers;
