@@ -111,8 +111,69 @@ static void add_op_cases(void) {
   }
 }
 
+/* splitmix64 over *state: the shuffle's own stream, apart from the
+ * samples' (which are seeded per case name, so that a case's inputs do
+ * not depend on where it runs). */
+static uint64_t shuffle_next(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Shuffles n items of size sz at v (Fisher-Yates). */
+static void shuffle(void *v, size_t n, size_t sz, uint64_t *state) {
+  char tmp[sizeof(certify_case) > 64 ? sizeof(certify_case) : 64], *b = v;
+  for (size_t i = n; i > 1; i--) {
+    size_t j = (size_t)(shuffle_next(state) % i);
+    memcpy(tmp, b + (i - 1) * sz, sz);
+    memmove(b + (i - 1) * sz, b + j * sz, sz);
+    memcpy(b + j * sz, tmp, sz);
+  }
+}
+
+/* The op cases [first, first + n) in an order of the seed's: the ops in a
+ * shuffled order, and each op's cases shuffled among themselves, so that
+ * what one case leaves behind in a long-lived worker (a cache keyed by a
+ * shape or a pointer, a pool's state) meets other cases on each seed. */
+static void shuffle_op_cases(size_t first, size_t n) {
+  if (n < 2) return;
+  uint64_t state = cx.opt.seed * 0x2545f4914f6cdd1dull + 0x5851f42d4c957f2dull;
+  certify_case *v = cx.cases.v + first;
+  /* each op's run of cases shuffled, and the runs' starts */
+  size_t *start = malloc((n + 1) * sizeof *start), nruns = 0;
+  certify_case *out = malloc(n * sizeof *out);
+  if (!start || !out) {
+    perror("bp-certify");
+    exit(2);
+  }
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || strcmp(v[i].op, v[i - 1].op) != 0) start[nruns++] = i;
+  start[nruns] = n;
+  for (size_t r = 0; r < nruns; r++)
+    shuffle(v + start[r], start[r + 1] - start[r], sizeof *v, &state);
+  size_t *order = malloc(nruns * sizeof *order);
+  if (!order) {
+    perror("bp-certify");
+    exit(2);
+  }
+  for (size_t r = 0; r < nruns; r++) order[r] = r;
+  shuffle(order, nruns, sizeof *order, &state);
+  size_t at = 0;
+  for (size_t r = 0; r < nruns; r++) {
+    size_t len = start[order[r] + 1] - start[order[r]];
+    memcpy(out + at, v + start[order[r]], len * sizeof *out);
+    at += len;
+  }
+  memcpy(v, out, n * sizeof *out);
+  free(order);
+  free(out);
+  free(start);
+}
+
 /* The case list, in the order of the check table: the plugin-wide checks
- * once each, and the per-op ones where the first of them stands.  The
+ * once each, and the per-op ones where the first of them stands, in the
+ * seed's order (shuffle_op_cases).  The
  * core ops come from the host, which defines them before any plugin
  * loads; what the plugin registers comes from the probe, so the parent
  * never runs plugin code.  A plugin the probe could not load gets the
@@ -143,6 +204,7 @@ void build_cases(void) {
       before = cx.cases.n;
       add_op_cases();
       cx.op_cases = cx.cases.n - before;
+      shuffle_op_cases(before, cx.op_cases);
       ops_done = true;
     }
   }
