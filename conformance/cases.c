@@ -81,8 +81,8 @@ static void add_op_check(const check_def *ck, const char *op, int r, const int32
  * core ops the certifier has a reference for (all of them when the
  * plugin claims the core op set, else those it implements), with
  * numerics in the dtypes of the profile; then the plugin's other ops,
- * whose cases are the CHECK_OP ones, or without a meta function the
- * CHECK_OP_NOMETA ones. */
+ * whose cases are the CHECK_OP and CHECK_OP_VENDOR ones, or without a
+ * meta function the CHECK_OP_NOMETA ones. */
 static void add_op_cases(void) {
   for (size_t i = 0; i < bp_op_count(); i++) {
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
@@ -107,7 +107,8 @@ static void add_op_cases(void) {
     if (is_core(po->name)) continue;
     check_scope scope = po->has_meta ? CHECK_OP : CHECK_OP_NOMETA;
     for (size_t k = 0; k < ncheck_table; k++)
-      if (check_table[k].scope == scope) add_op_check(&check_table[k], po->name, -1, NULL, 0);
+      if (check_table[k].scope == scope || (po->has_meta && check_table[k].scope == CHECK_OP_VENDOR))
+        add_op_check(&check_table[k], po->name, -1, NULL, 0);
   }
 }
 

@@ -116,6 +116,8 @@ typedef enum check_scope {
   CHECK_OP_NOMETA,   /* one case "OP/NAME" per op outside core without a meta
                       * function, in place of its CHECK_OP cases */
   CHECK_OP_NUMERICS, /* per core op, per dtype, per sample kind: "OP/DTYPE/SAMPLE" */
+  CHECK_OP_VENDOR,   /* one case "OP/NAME" per op outside core with a meta
+                      * function (the core ops have numerics instead) */
 } check_scope;
 
 /* One entry of the check table (checks/table.c).  The case list follows
@@ -126,7 +128,8 @@ typedef enum check_scope {
 typedef struct check_def {
   const char *group; /* the check group (several entries may share one) */
   const char *name;  /* CHECK_PLUGIN, CHECK_DEVICE: the case's name;
-                      * CHECK_OP, CHECK_OP_NOMETA: the NAME of "OP/NAME";
+                      * CHECK_OP, CHECK_OP_NOMETA, CHECK_OP_VENDOR: the NAME
+                      * of "OP/NAME";
                       * CHECK_OP_NUMERICS: NULL */
   check_scope scope;
   void (*fn)(const certify_case *c);

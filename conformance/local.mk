@@ -46,6 +46,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/bounds.c \
 	%D%/checks/hygiene.c \
 	%D%/checks/repeat.c \
+	%D%/checks/reference.c \
 	%D%/checks/lifetime.c \
 	%D%/checks/aliasing.c \
 	%D%/checks/errors.c \

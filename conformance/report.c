@@ -333,12 +333,14 @@ static void dtypes_used(const char *group, bool used[NUM_DTYPES]) {
 }
 
 /* Whether entry k of the check table has a column of the matrix: the
- * first CHECK_OP entry of its group. */
+ * first CHECK_OP or CHECK_OP_VENDOR entry of its group. */
+static bool per_op(size_t k) {
+  return check_table[k].scope == CHECK_OP || check_table[k].scope == CHECK_OP_VENDOR;
+}
 static bool op_column(size_t k) {
-  if (check_table[k].scope != CHECK_OP) return false;
+  if (!per_op(k)) return false;
   for (size_t j = 0; j < k; j++)
-    if (check_table[j].scope == CHECK_OP && strcmp(check_table[j].group, check_table[k].group) == 0)
-      return false;
+    if (per_op(j) && strcmp(check_table[j].group, check_table[k].group) == 0) return false;
   return true;
 }
 

@@ -57,6 +57,8 @@ void case_bounds(const certify_case *c);
 void case_hygiene(const certify_case *c);
 /* repeat.c */
 void case_repeat(const certify_case *c);
+/* reference.c: an op outside core against its composite. */
+void case_reference(const certify_case *c);
 /* lifetime.c */
 void case_lifetime(const certify_case *c);
 /* aliasing.c */

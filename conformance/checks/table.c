@@ -35,6 +35,7 @@ const check_def check_table[] = {
     {"hygiene",       "hygiene",              CHECK_OP,          case_hygiene,     NULL, false},
     {"process",       "process",              CHECK_OP,          case_process,     NULL, false},
     {"repeatability", "repeatability",        CHECK_OP,          case_repeat,      NULL, false},
+    {"reference",     "reference",            CHECK_OP_VENDOR,   case_reference,   NULL, false},
     {"lifetime",      "lifetime",             CHECK_OP,          case_lifetime,    NULL, false},
     {"aliasing",      "aliasing",             CHECK_OP,          case_aliasing,    NULL, false},
     {"errors",        "errors",               CHECK_OP,          case_errors,      NULL, false},

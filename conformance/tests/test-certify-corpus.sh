@@ -83,7 +83,7 @@ while IFS="$tab" read -r name category expected profile description; do
   # ("load sets ...", "teardown ...") shows in any op's process checks and
   # in the plugin-wide cases, so core::add's are enough.  Only that op's
   # cases run (with the plugin-wide ones), which keeps the corpus quick.
-  op=$(printf '%s\n' "$expected" | grep -o 'core::[a-z0-9_.]*' | head -n 1)
+  op=$(printf '%s\n' "$expected" | grep -oE '[a-z_]+::[a-z0-9_.]*' | head -n 1)
   # A hostile host's fault: the one case of it (host/fork).
   hostcase=$(printf '%s\n' "$expected" | grep -o 'host/[a-z]*' | head -n 1)
   [ -n "$hostcase" ] && op=$hostcase

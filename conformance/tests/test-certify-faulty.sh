@@ -171,7 +171,7 @@ result $? "case: the probe and each case that loads the plugin load it ($c loads
 BP_FAULTY_WEAR_OUT=100 run wear "$inst" --jobs 1 --json "$tmp/wear.json" --html "$tmp/wear.html"
 if has "$tmp/wear.tap" "^exit 1$" &&
    has "$tmp/wear.tap" "^not ok [0-9]* - core::add/[a-z0-9/]* # depends on earlier calls: fail in a long-lived worker after [0-9]* other case(s), the last core::add/[a-z0-9/]* (.*); pass alone in a fresh process$" &&
-   has "$tmp/wear.tap" "^# 1 failure(s) showed only after earlier calls in a shared worker: they stand"; then
+   has "$tmp/wear.tap" "^# [1-9][0-9]* failure(s) showed only after earlier calls in a shared worker: they stand"; then
   result 0 "a failure that shows only after earlier calls in a worker stands, and names what ran before"
 else
   result 1 "a failure that shows only after earlier calls in a worker stands, and names what ran before" "$tmp/wear.tap"
@@ -180,12 +180,12 @@ if command -v python3 >/dev/null 2>&1; then
   python3 - "$tmp/wear.json" > "$tmp/wear.py" 2>&1 <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["conforms"] is False and d["isolation"]["depends"] == 1, d["isolation"]
+# (how many cases wear it out depends on the seed's case order)
 dep = [r for r in d["results"] if r.get("depends_on_earlier_calls")]
-assert len(dep) == 1, dep
-r = dep[0]
-assert r["status"] == "fail" and r["alone"]["status"] == "pass", r
-assert r["worker"]["status"] == "fail" and r["detail"].startswith("depends on earlier calls"), r
+assert d["conforms"] is False and d["isolation"]["depends"] == len(dep) >= 1, d["isolation"]
+for r in dep:
+    assert r["status"] == "fail" and r["alone"]["status"] == "pass", r
+    assert r["worker"]["status"] == "fail" and r["detail"].startswith("depends on earlier calls"), r
 PY
   result $? "the certificate records both runs of a failure that depends on earlier calls" "$tmp/wear.py"
 else

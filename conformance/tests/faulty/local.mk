@@ -115,7 +115,8 @@ check_LTLIBRARIES += \
 	%D%/sort_bits_key.la \
 	%D%/isnan_canonical.la \
 	%D%/clamp_int_double.la \
-	%D%/masked_fill_int_double.la
+	%D%/masked_fill_int_double.la \
+	%D%/axpby_dense.la
 %C%_mul_tail7_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
 %C%_mul_tail7_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MUL_TAIL7
 %C%_mul_tail7_la_LDFLAGS = $(SHIM_LDFLAGS)
@@ -508,6 +509,10 @@ check_LTLIBRARIES += \
 %C%_masked_fill_int_double_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MASKED_FILL_INT_DOUBLE
 %C%_masked_fill_int_double_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_masked_fill_int_double_la_LIBADD = $(SHIM_LIBADD)
+%C%_axpby_dense_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-vendor.c
+%C%_axpby_dense_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_AXPBY_DENSE
+%C%_axpby_dense_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_axpby_dense_la_LIBADD = $(SHIM_LIBADD)
 EXTRA_DIST += %D%/corpus.tsv
 
 # Confirms each fault on its trigger, against the float64 reference of the

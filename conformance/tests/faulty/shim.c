@@ -48,6 +48,34 @@ static bool is_target(const char *op) {
 
 __attribute__((weak)) bool shim_fault_structured = false;
 __attribute__((weak)) const int32_t *shim_fault_dtypes = NULL;
+__attribute__((weak)) const shim_vendor_op *shim_fault_vendor_op = NULL;
+
+/* The fault's own op (shim_fault_vendor_op): library "faulty", its
+ * definition with meta and composite, and its CPU kernel. */
+static bp_status register_vendor_op(bp_registrar *reg) {
+  const shim_vendor_op *v = shim_fault_vendor_op;
+  static const int32_t f32[] = {BP_FLOAT32, BP_DTYPE_INVALID};
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "faulty", BP_LIBRARY_DEF, 0};
+  bp_library *lib;
+  bp_status st = shim_host->library(reg, &ld, &lib);
+  if (st) return st;
+  bp_op_def d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+  d.schema = v->schema;
+  d.meta = v->meta;
+  d.composite = v->composite;
+  st = shim_host->def(lib, &d);
+  if (st) return st;
+  bp_kernel_def k;
+  memset(&k, 0, sizeof k);
+  k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
+  k.op = v->name;
+  k.device_type = BP_DEVICE_CPU;
+  k.boxed = v->kernel;
+  k.dtypes = f32;
+  return shim_host->impl(lib, &k);
+}
 
 /* The proxy's impl: the fault's kernel replaces the CPU kernel of its op. */
 static bp_status proxy_impl(bp_library *lib, const bp_kernel_def *k) {
@@ -103,6 +131,10 @@ static bp_status shim_setup(const bp_host_api *host, bp_registrar *reg) {
     return shim_host->set_errorf(BP_ERR_NOT_FOUND,
                                  "%s: the CPU plugin registered no kernel for '%s'", desc.name,
                                  shim_the_fault.op);
+  }
+  if (shim_fault_vendor_op) {
+    st = register_vendor_op(reg);
+    if (st) return st;
   }
   if (shim_the_fault.on_setup) shim_the_fault.on_setup();
   return BP_OK;

@@ -50,6 +50,18 @@ extern bool shim_fault_structured;
  * NULL. */
 extern const int32_t *shim_fault_dtypes;
 
+/* A fault may define an op of its own outside core, in namespace
+ * "faulty", with a CPU kernel declaring float32 (the fault) and a
+ * composite over core ops (its reference, which bp-certify's OP/reference
+ * case checks the kernel against).  shim.c's weak default is NULL. */
+typedef struct shim_vendor_op {
+  const char *schema; /* "axpby(Tensor a, ...) -> Tensor" */
+  const char *name;   /* "axpby" */
+  bp_meta_fn meta;
+  bp_boxed_kernel kernel, composite;
+} shim_vendor_op;
+extern const shim_vendor_op *shim_fault_vendor_op;
+
 /* Defined by the one fault the plugin is built with. */
 extern const shim_fault shim_the_fault;
 

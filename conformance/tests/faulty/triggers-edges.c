@@ -2,9 +2,12 @@
  * conformance/tests/faulty/triggers-edges.c - the triggers of the shim
  * corpus's faults at the values a list of special values misses
  * (faults-edges.c): NaN payloads, integers beyond a float's mantissa, and
- * the rounding edges of a narrowing cast (confirm.h).
+ * the rounding edges of a narrowing cast; and of the fault in a vendor's
+ * own op, which its composite would have caught (faults-vendor.c)
+ * (confirm.h).
  */
 #include <math.h>
+#include <stdio.h>
 
 #include "confirm.h"
 
@@ -109,6 +112,22 @@ static int t_masked_fill_int_double(char *why, size_t len) {
   return check("core::masked_fill", c, ref_masked_fill(x, m, &v), true, 1, 1, why, len);
 }
 
+/* faulty::axpby on two transposed operands against a + alpha * b; a
+ * plugin without the op (the CPU plugin) does not have the fault. */
+static int t_axpby_dense(char *why, size_t len) {
+  const bp_op *op;
+  if (bp_op_find("faulty::axpby", &op) != BP_OK) {
+    bp_clear_error();
+    snprintf(why, len, "the plugin defines no faulty::axpby");
+    return 0;
+  }
+  rt *a = rnd(F32, 2, S(3, 4), -2, 2), *b = rnd(F32, 2, S(3, 4), -2, 2);
+  call *c = with1(mk(a, S(1, 3), 0));
+  arg_t(c, mk(b, S(1, 3), 0));
+  arg_f(c, 0.5);
+  return check("faulty::axpby", c, ref_binary(RB_ADD, a, b, 0.5), false, 8, 8, why, len);
+}
+
 const trigger edges_triggers[] = {
     {"relu_sign_bit", t_relu_sign_bit, 0},
     {"cast_bf16_bias", t_cast_bf16_bias, 0},
@@ -119,5 +138,6 @@ const trigger edges_triggers[] = {
     {"isnan_canonical", t_isnan_canonical, 0},
     {"clamp_int_double", t_clamp_int_double, 0},
     {"masked_fill_int_double", t_masked_fill_int_double, 0},
+    {"axpby_dense", t_axpby_dense, 0},
 };
 const size_t edges_ntriggers = sizeof edges_triggers / sizeof *edges_triggers;

@@ -18,6 +18,11 @@
  * narrower.  Conversions follow `cast`: float to integer truncates and
  * saturates (NaN gives 0), integers wrap, and int64 to a narrow float
  * rounds once (through double rounded to odd).
+ *
+ * It also defines an op of its own, naive::axpby(Tensor a, Tensor b, float
+ * alpha) -> Tensor (a + alpha * b, a and b of one shape and float dtype),
+ * with a CPU kernel and a composite over core::add, as a vendor registers
+ * both: bp-certify checks the kernel against the composite.
  */
 #include <math.h>
 #include <stdint.h>
@@ -438,6 +443,92 @@ static bp_status k_cast(const bp_kernel_ctx *ctx, const bp_value *args, size_t n
 }
 
 /* ------------------------------------------------------------------------ */
+/* naive::axpby, an op of its own                                           */
+/* ------------------------------------------------------------------------ */
+
+static bp_status axpby_meta(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                            bp_tensor_meta *outs, size_t nouts) {
+  (void)nargs;
+  (void)nouts;
+  const bp_tensor_view *a = view(&args[0]), *b = view(&args[1]);
+  if (a->dtype != b->dtype || (a->dtype != BP_FLOAT32 && a->dtype != BP_FLOAT64))
+    return H->set_errorf(BP_ERR_TYPE, "%s: a and b must be both float32 or both float64",
+                         ctx->op_name);
+  if (a->ndim != b->ndim || memcmp(a->sizes, b->sizes, (size_t)a->ndim * sizeof *a->sizes) != 0)
+    return H->set_errorf(BP_ERR_SHAPE, "%s: argument #1 'b' must have a's shape", ctx->op_name);
+  outs[0].device = a->device;
+  outs[0].dtype = a->dtype;
+  outs[0].ndim = a->ndim;
+  int64_t st = 1;
+  for (int32_t d = a->ndim - 1; d >= 0; d--) {
+    outs[0].sizes[d] = a->sizes[d];
+    outs[0].strides[d] = st;
+    st *= a->sizes[d];
+  }
+  return BP_OK;
+}
+
+/* a + alpha * b in double, rounded once: core::add's rule. */
+static bp_status axpby_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                              bp_value *rets, size_t nrets) {
+  (void)nrets;
+  bp_tensor *out;
+  const bp_tensor_view *o;
+  bp_status st = result(ctx, args, nargs, &out, &o);
+  if (st) return st;
+  const bp_tensor_view *a = view(&args[0]), *b = view(&args[1]);
+  double alpha = o->dtype == BP_FLOAT32 ? (double)(float)args[2].u.f : args[2].u.f;
+  int64_t idx[BP_MAX_NDIM] = {0};
+  for (int64_t k = 0; k < o->numel; k++, next(o->ndim, o->sizes, idx))
+    put_f(o, k, get_f(a, bcast(a, o->ndim, idx)) + alpha * get_f(b, bcast(b, o->ndim, idx)));
+  return ret(rets, out);
+}
+
+/* The composite, for a device without the kernel: core::add(a, b, alpha). */
+static bp_status axpby_composite(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
+                                 bp_value *rets, size_t nrets) {
+  (void)ctx;
+  (void)nargs;
+  (void)nrets;
+  const bp_op *add;
+  bp_status st = H->op_find("core::add", &add);
+  if (st) return st;
+  bp_value slots[3];
+  bp_stack s = BP_STACK_INIT(slots, 3);
+  memcpy(slots, args, 3 * sizeof *args);
+  s.top = 3;
+  st = H->call(add, &s);
+  if (st) return st;
+  rets[0] = slots[0];
+  return BP_OK;
+}
+
+static bp_status def_axpby(bp_registrar *reg) {
+  static const int32_t f[] = {BP_FLOAT32, BP_FLOAT64, BP_DTYPE_INVALID};
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "naive", BP_LIBRARY_DEF, 0};
+  bp_library *lib;
+  bp_status st = H->library(reg, &ld, &lib);
+  if (st) return st;
+  bp_op_def d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = BP_OP_DEF_STRUCT_SIZE;
+  d.schema = "axpby(Tensor a, Tensor b, float alpha) -> Tensor";
+  d.meta = axpby_meta;
+  d.composite = axpby_composite;
+  d.doc = "a + alpha * b";
+  st = H->def(lib, &d);
+  if (st) return st;
+  bp_kernel_def k;
+  memset(&k, 0, sizeof k);
+  k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
+  k.op = "axpby";
+  k.device_type = BP_DEVICE_CPU;
+  k.boxed = axpby_kernel;
+  k.dtypes = f;
+  return H->impl(lib, &k);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Registration                                                             */
 /* ------------------------------------------------------------------------ */
 
@@ -478,6 +569,7 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
     k.dtypes = ops[i].dtypes;
     st = host->impl(lib, &k);
   }
+  if (!st) st = def_axpby(reg);
   return st;
 }
 
