@@ -456,6 +456,12 @@ bool bp__op_type_texts(bp_op *op);
  * this machine whose headers and segments lie inside the file, before
  * dlopen() maps it (plugin_file.c).  Records an error naming the file. */
 bp_status bp__plugin_file_check(const char *path);
+/* Checks what the dynamic loader will trust in a 64-bit ELF file open at
+ * fd (plugin_dyn.c): the dynamic section, symbol, string, hash, relocation
+ * and version tables and the init arrays, every index and offset in range.
+ * textrel_ok: relocations may write to non-writable segments. */
+bp_status bp__plugin_dyn_check(const char *path, int fd, uint64_t size, uint64_t phoff,
+                               unsigned phnum, bool textrel_ok);
 
 /* The core op set (core.c): defined once, before the first lookup or load;
  * a failure is returned, with its message, to every caller. */

@@ -22,6 +22,7 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/unboxed.c \
 	%D%/loader.c \
 	%D%/plugin_file.c \
+	%D%/plugin_dyn.c \
 	%D%/hostapi.c \
 	%D%/core_meta.h \
 	%D%/core.c \

@@ -299,7 +299,9 @@ static bp_status check_elf(const char *path, int fd, uint64_t size) {
     return bp__error(BP_ERR_LOAD,
                      "plugin '%s': the file is truncated or corrupt: its section headers end "
                      "past its %llu bytes", path, (unsigned long long)size);
-  return check_segments(path, fd, &e, is64, size);
+  bp_status st = check_segments(path, fd, &e, is64, size);
+  if (!st && is64) st = bp__plugin_dyn_check(path, fd, size, e.phoff, e.phnum, allowed("textrel"));
+  return st;
 }
 
 bp_status bp__plugin_file_check(const char *path) {

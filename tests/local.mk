@@ -131,6 +131,8 @@ TESTS += %D%/test-bp-run.sh
 dist_check_SCRIPTS += %D%/test-bp-run.sh
 LONG_TESTS += %D%/long/test-bp-run.sh
 EXTRA_DIST += %D%/long/test-bp-run.sh
+LONG_TESTS += %D%/long/test-plugin-files.sh
+EXTRA_DIST += %D%/long/test-plugin-files.sh
 
 # The tools' own modules: the .npy reader and writer (with the libFuzzer
 # target, fed mutated files) and the escaping of text from plugins.
