@@ -492,7 +492,7 @@ static void sweep(const unsigned char *b, size_t n, size_t span, int count, doub
 /* Random changes to the bytes the dynamic loader reads first (the headers
  * and, in a small plugin, its dynamic tables) are refused before dlopen()
  * far more often than they kill the host: at most 10% kill it (2-4%
- * measured; 35% before plugin_dyn.c).  Changes anywhere are counted in the
+ * measured; in the CPU plugin, 35% before plugin_dyn.c).  Changes anywhere are counted in the
  * long tier, not bounded: a changed code byte, or a relocation addend that
  * points a string the plugin hands the host at unmapped memory, cannot be
  * checked before it runs. */
