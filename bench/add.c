@@ -22,14 +22,10 @@
 
 #include <backplane/host.h>
 
+#include "clock.h"
+
 /* The shortest timing, in seconds. */
 #define BATCH_S 0.005
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static void die(const char *what) {
   fprintf(stderr, "add: %s: %s\n", what, bp_last_error());

@@ -25,6 +25,8 @@
 
 #include <backplane/host.h>
 
+#include "clock.h"
+
 static const bp_host_api *H;
 
 static bp_status trivial_unboxed(const bp_kernel_ctx *ctx, bp_tensor *a, bp_tensor *b, double c,
@@ -272,12 +274,6 @@ static const variant variants[] = {
     {"find", "bp_op_find by name", run_find},
 };
 #define NVARIANTS (sizeof variants / sizeof variants[0])
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The best of `reps` timings of n calls, in ns per call. */
 static double time_ns(const variant *v, long n, int reps) {

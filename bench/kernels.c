@@ -50,15 +50,11 @@
 
 #include <backplane/host.h>
 
+#include "clock.h"
+
 #define N_ELEMS (16 * 1024 * 1024)
 #define REPS 7
 #define MAX_THREADS 256
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static void die(const char *what) {
   fprintf(stderr, "kernels: %s: %s\n", what, bp_last_error());

@@ -25,14 +25,10 @@
 
 #include <backplane/host.h>
 
+#include "clock.h"
+
 #define N (16 * 1024 * 1024)
 #define REPS 7
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static void die(const char *what) {
   fprintf(stderr, "ops2: %s: %s\n", what, bp_last_error());
