@@ -116,9 +116,11 @@ installcheck-examples:
 
 # Each document runs in a scratch HOME.  The host guide finds the installed
 # tree at ~/backplane; the vendor guide builds and installs its own there
-# from $(abs_top_srcdir).  That build leaves the CUDA plugin out, through a
-# CONFIG_SITE file that configure reads, to save an nvcc build: the guide's
-# plugin is a CPU one.
+# from $(abs_top_srcdir), out of tree, as it tells a vendor to.  A source
+# tree configured in place refuses a second, out-of-tree configure, so
+# there the guide builds from a clean copy of the sources (make distdir).
+# That build leaves the CUDA plugin out, through a CONFIG_SITE file that
+# configure reads, to save an nvcc build: the guide's plugin is a CPU one.
 installcheck-docs:
 	rm -rf $(DOCS_CHECK_DIR) && mkdir -p $(DOCS_CHECK_DIR)/host-home
 	ln -s '$(DESTDIR)$(prefix)' $(DOCS_CHECK_DIR)/host-home/backplane
@@ -127,9 +129,14 @@ installcheck-docs:
 	HOME=$$PWD $(SHELL) $(abs_top_srcdir)/tests/run-doc.sh $(abs_top_srcdir)/docs/host-guide.md
 	mkdir -p $(DOCS_CHECK_DIR)/vendor-home
 	echo 'with_cuda=no' > $(DOCS_CHECK_DIR)/config.site
-	@unset MAKEFLAGS MFLAGS MAKELEVEL DESTDIR; \
+	@src='$(abs_top_srcdir)'; \
+	if test -f "$$src/config.status"; then \
+	  $(MAKE) $(AM_MAKEFLAGS) distdir distdir='$(DOCS_CHECK_DIR)/src' > /dev/null || exit 1; \
+	  src='$(DOCS_CHECK_DIR)/src'; \
+	fi; \
+	unset MAKEFLAGS MFLAGS MAKELEVEL DESTDIR; \
 	cd $(DOCS_CHECK_DIR)/vendor-home && \
-	HOME=$$PWD BACKPLANE_SRC='$(abs_top_srcdir)' CONFIG_SITE=$$PWD/../config.site \
+	HOME=$$PWD BACKPLANE_SRC="$$src" CONFIG_SITE=$$PWD/../config.site \
 	$(SHELL) $(abs_top_srcdir)/tests/run-doc.sh $(abs_top_srcdir)/docs/vendor-guide.md
 	rm -rf $(DOCS_CHECK_DIR)
 
