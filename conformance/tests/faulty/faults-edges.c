@@ -13,12 +13,6 @@
 
 typedef int faults_edges_unit; /* the unit is never empty */
 
-static inline uint32_t f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-
 #if defined(FAULT_RELU_SIGN_BIT)
 /* relu as "clear the lanes whose sign bit is set" (an integer mask of the
  * sign): a NaN with its sign bit set becomes 0, where relu keeps a NaN. */
@@ -131,7 +125,8 @@ const shim_fault shim_the_fault = {"eq_int64_double", "eq", eq_int64_double, NUL
  * NaN last, but a NaN with its sign bit set sorts first, where the op set
  * puts every NaN above every number. */
 static uint32_t key_of(float f) {
-  uint32_t u = f32_bits(f);
+  uint32_t u;
+  memcpy(&u, &f, 4);
   if (u == 0x80000000u) u = 0; /* -0.0 ties with 0.0 */
   return u >> 31 ? ~u : u | 0x80000000u;
 }
