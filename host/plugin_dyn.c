@@ -122,8 +122,14 @@ static bool string_ok(dynfile *f, const dyn *d, uint64_t at, const char *what) {
 
 /* The number of dynamic symbols, from DT_HASH or DT_GNU_HASH (the tables
  * the loader bounds its lookups by), with each table's own checks. */
+static bool count_gnu(dynfile *f, const dyn *d, uint64_t *nsyms);
+
+/* (The loader uses DT_GNU_HASH when the file has both, so both are
+ * checked; DT_HASH's chain count bounds the symbols when present.) */
 static bool count_symbols(dynfile *f, const dyn *d, uint64_t *nsyms) {
   uint64_t off;
+  if (!d->hash && !d->gnu_hash) return fail(f, "it has neither DT_HASH nor DT_GNU_HASH");
+  if (d->gnu_hash && !count_gnu(f, d, nsyms)) return false;
   if (d->hash) {
     uint32_t h[2];
     if (!file_off(f, d->hash, 8, &off) || !rd(f, h, 8, off))
@@ -131,10 +137,13 @@ static bool count_symbols(dynfile *f, const dyn *d, uint64_t *nsyms) {
     if (!file_off(f, d->hash, 8 + 4 * ((uint64_t)h[0] + h[1]), &off))
       return fail(f, "the DT_HASH table (%u buckets, %u chains) runs outside its segment", h[0],
                   h[1]);
-    *nsyms = h[1];
-    return true;
+    if (!d->gnu_hash || h[1] > *nsyms) *nsyms = h[1];
   }
-  if (!d->gnu_hash) return fail(f, "it has neither DT_HASH nor DT_GNU_HASH");
+  return true;
+}
+
+static bool count_gnu(dynfile *f, const dyn *d, uint64_t *nsyms) {
+  uint64_t off;
   uint32_t h[4]; /* nbuckets, symoffset, bloom words, bloom shift */
   if (!file_off(f, d->gnu_hash, 16, &off) || !rd(f, h, 16, off))
     return fail(f, "DT_GNU_HASH points outside the file's load segments");

@@ -381,6 +381,12 @@ static uint64_t dyn_entry(const unsigned char *b, int64_t tag) {
   return 0;
 }
 
+/* The file offset of the value of the dynamic entry `tag`, or 0. */
+static uint64_t dyn_value_at(const unsigned char *b, int64_t tag) {
+  uint64_t at = dyn_entry(b, tag);
+  return at ? at + 8 : 0;
+}
+
 static uint64_t dyn_value(const unsigned char *b, int64_t tag) {
   uint64_t at = dyn_entry(b, tag);
   Elf64_Dyn d = {0};
@@ -417,7 +423,7 @@ static void corrupt_dynamic(void) {
   /* DT_RELACOUNT past the relocations: glibc asserts that the prefix it
    * names is all relative relocations. */
   uint64_t count = dyn_value(b, DT_RELASZ) / sizeof(Elf64_Rela) + 1;
-  patched(b, n, "relacount.so", dyn_entry(b, DT_RELACOUNT) + 8, &count, 8, "DT_RELACOUNT is");
+  patched(b, n, "relacount.so", dyn_value_at(b, DT_RELACOUNT), &count, 8, "DT_RELACOUNT is");
   /* A PLT relocation naming a symbol past the symbol table. */
   uint64_t jmprel = va_off(b, dyn_value(b, DT_JMPREL));
   uint64_t info = ELF64_R_INFO(0xfffffu, R_X86_64_JUMP_SLOT);
@@ -432,7 +438,7 @@ static void corrupt_dynamic(void) {
   patched(b, n, "bloom.so", gh ? gh + 8 : 0, &three, 4, "a power of two is needed");
   /* A string table larger than the file. */
   uint64_t huge = (uint64_t)1 << 40;
-  patched(b, n, "strsz.so", dyn_entry(b, DT_STRSZ) + 8, &huge, 8, "string table");
+  patched(b, n, "strsz.so", dyn_value_at(b, DT_STRSZ), &huge, 8, "string table");
   free(b);
   remove_dir();
 }
