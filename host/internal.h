@@ -456,6 +456,11 @@ bool bp__op_type_texts(bp_op *op);
  * this machine whose headers and segments lie inside the file, before
  * dlopen() maps it (plugin_file.c).  Records an error naming the file. */
 bp_status bp__plugin_file_check(const char *path);
+/* The host CPU device's caching allocator (cpu_alloc.c): blocks of nbytes
+ * (64-byte aligned), NULL when out of memory; a block is freed with the
+ * size it was allocated with. */
+void *bp__cpu_alloc_bytes(size_t nbytes);
+void bp__cpu_free_bytes(void *p, size_t nbytes);
 /* Checks what the dynamic loader will trust in a 64-bit ELF file open at
  * fd (plugin_dyn.c): the dynamic section, symbol, string, hash, relocation
  * and version tables and the init arrays, every index and offset in range.

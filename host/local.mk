@@ -9,6 +9,7 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/schema_print.c \
 	%D%/error.c \
 	%D%/device.c \
+	%D%/cpu_alloc.c \
 	%D%/guard.c \
 	%D%/tensor.c \
 	%D%/stack.c \
