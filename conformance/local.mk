@@ -64,11 +64,6 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/elfsyms.c \
 	%D%/elfbin.c \
 	%D%/sha256.c \
-	host/schema.h \
-	host/schema.c \
-	host/schema_lex.h \
-	host/schema_lex.c \
-	host/schema_print.c \
 	tools/termsafe.h \
 	tools/termsafe.c \
 	tools/budget.h \

@@ -61,7 +61,7 @@ bool bp__result_dtype_bits(const bp_op *op, const bp_value *args, uint32_t *out)
     bp__error_restore(&kept);
     return false;
   }
-  free(kept.message);
+  bp__free(kept.message);
   for (uint32_t j = 0; j < op->nrets; j++)
     if (op->ret_tag[j] == BP_TAG_TENSOR) *out |= bp__dtype_bit(outs[j].dtype);
   return true;

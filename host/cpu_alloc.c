@@ -98,6 +98,7 @@ static int cpu_class(size_t n, size_t *rounded) {
 }
 
 void *bp__cpu_alloc_bytes(size_t nbytes) {
+  if (bp__alloc_fails()) return NULL; /* a test's injected failure (alloc.h) */
   if (nbytes <= CPU_SMALL_MAX) {
     size_t n = (nbytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
     return aligned_alloc(CPU_ALIGN, n);

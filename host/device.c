@@ -343,7 +343,7 @@ bp_status bp__device_register(bp__plugin *owner, const bp_device_iface *iface,
                      "its name for the life of the process", iface->name, (int)type, dt->name);
   }
   if (!dt) {
-    dt = calloc(1, sizeof *dt);
+    dt = bp__calloc(1, sizeof *dt);
     if (!dt) {
       pthread_mutex_unlock(&registry_lock);
       return bp__error(BP_ERR_OUT_OF_MEMORY, "device_type '%s': out of memory", iface->name);

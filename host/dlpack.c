@@ -25,14 +25,14 @@ BP_STATIC_ASSERT(sizeof(DLDevice) == sizeof(bp_device), "DLDevice matches bp_dev
 static void export_deleter(DLManagedTensor *m) {
   if (!m) return;
   bp_tensor_release(m->manager_ctx);
-  free(m);
+  bp__free(m);
 }
 
 BP_API bp_status bp_tensor_to_dlpack(bp_tensor *t, struct DLManagedTensor **out) {
   if (!t || !out)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_tensor_to_dlpack: %s is NULL",
                      !t ? "tensor" : "out");
-  DLManagedTensor *m = calloc(1, sizeof *m);
+  DLManagedTensor *m = bp__calloc(1, sizeof *m);
   if (!m) return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_tensor_to_dlpack: out of memory");
   const bp_tensor_view *v = &t->view;
   DLTensor *d = &m->dl_tensor;

@@ -25,8 +25,10 @@
 static _Thread_local bp_status last_status;
 static _Thread_local char *last_message; /* NULL until the first error */
 
-/* When the message cannot be kept (no memory for its buffer). */
-static const char no_room[] = "(the error's message was lost: out of memory)";
+/* When the message cannot be kept: the thread had no memory for its
+ * buffer, so the error is almost surely that (as SQLite's static "out of
+ * memory" message). */
+static const char no_room[] = "out of memory (no room for this thread's error message)";
 
 static pthread_key_t message_key;
 static pthread_once_t message_once = PTHREAD_ONCE_INIT;
@@ -35,7 +37,7 @@ static bool have_message_key;
 /* Runs at thread exit, in the exiting thread. */
 static void free_message(void *buf) {
   if (last_message == buf) last_message = NULL;
-  free(buf);
+  bp__free(buf);
 }
 
 static void make_message_key(void) {
@@ -48,10 +50,10 @@ static char *message_buffer(void) {
   if (BP__LIKELY(last_message != NULL)) return last_message;
   pthread_once(&message_once, make_message_key);
   if (!have_message_key) return NULL;
-  char *buf = malloc(BP__ERROR_MAX);
+  char *buf = bp__malloc(BP__ERROR_MAX);
   if (!buf) return NULL;
   if (pthread_setspecific(message_key, buf) != 0) {
-    free(buf);
+    bp__free(buf);
     return NULL;
   }
   buf[0] = '\0';
@@ -109,7 +111,7 @@ void bp__error_keep(bp__kept_error *k) {
   k->message = NULL;
   if (last_status == BP_OK || !last_message) return;
   size_t n = strlen(last_message) + 1;
-  if ((k->message = malloc(n)) != NULL) memcpy(k->message, last_message, n);
+  if ((k->message = bp__malloc(n)) != NULL) memcpy(k->message, last_message, n);
 }
 
 void bp__error_restore(bp__kept_error *k) {
@@ -118,9 +120,13 @@ void bp__error_restore(bp__kept_error *k) {
   } else {
     last_status = k->status;
     char *buf = message_buffer();
-    if (buf) snprintf(buf, BP__ERROR_MAX, "%s", k->message ? k->message : no_room);
+    if (buf && k->message)
+      snprintf(buf, BP__ERROR_MAX, "%s", k->message);
+    else if (buf)
+      snprintf(buf, BP__ERROR_MAX, "%s (its message was lost: no memory to keep it)",
+               bp_status_str(k->status));
   }
-  free(k->message);
+  bp__free(k->message);
   k->message = NULL;
 }
 

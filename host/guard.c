@@ -103,19 +103,19 @@ static bp_status poison(const bp_device_iface *iface, bp_device d, unsigned char
     return BP_OK;
   }
   size_t chunk = nbytes < 65536 ? nbytes : 65536;
-  unsigned char *buf = malloc(chunk ? chunk : 1);
+  unsigned char *buf = bp__malloc(chunk ? chunk : 1);
   if (!buf) return bp__error(BP_ERR_OUT_OF_MEMORY, "alloc guard: out of memory");
   memset(buf, byte, chunk);
   bp_status st = BP_OK;
   for (size_t off = 0; off < nbytes && !st; off += chunk)
     st = move(iface, d, dev + off, buf, nbytes - off < chunk ? nbytes - off : chunk, true);
-  free(buf);
+  bp__free(buf);
   return st;
 }
 
 bp_status bp__guard_arm(const bp_device_iface *iface, bp_device d, void *base, size_t nbytes) {
   size_t tail = tail_bytes(nbytes);
-  unsigned char *buf = malloc(tail > BP__GUARD_BYTES ? tail : BP__GUARD_BYTES);
+  unsigned char *buf = bp__malloc(tail > BP__GUARD_BYTES ? tail : BP__GUARD_BYTES);
   if (!buf) return bp__error(BP_ERR_OUT_OF_MEMORY, "alloc guard: out of memory");
   fill(buf, 0, BP__GUARD_BYTES);
   bp_status st = move(iface, d, base, buf, BP__GUARD_BYTES, true);
@@ -123,7 +123,7 @@ bp_status bp__guard_arm(const bp_device_iface *iface, bp_device d, void *base, s
     fill(buf, BP__GUARD_BYTES + nbytes, tail);
     st = move(iface, d, (char *)base + BP__GUARD_BYTES + nbytes, buf, tail, true);
   }
-  free(buf);
+  bp__free(buf);
   if (!st) st = poison(iface, d, (unsigned char *)base + BP__GUARD_BYTES, nbytes);
   return st;
 }
@@ -207,7 +207,7 @@ bool bp__guard_keep_cpu(void *base, size_t total) {
 
 void bp__guard_release_kept(void (*free_cpu)(void *base, size_t total)) {
   pthread_mutex_lock(&keep_lock);
-  for (size_t i = 0; i < nkept_handles; i++) free(kept_handles[i].p);
+  for (size_t i = 0; i < nkept_handles; i++) bp__free(kept_handles[i].p);
   for (size_t i = 0; i < nkept_cpu; i++) free_cpu(kept_cpu[i].p, kept_cpu[i].n);
   nkept_handles = nkept_cpu = 0;
   kept_cpu_bytes = 0;
@@ -236,7 +236,7 @@ void bp__guard_check(const bp_device_iface *iface, const char *type_name, bp_dev
                      size_t nbytes) {
   size_t tail = tail_bytes(nbytes);
   size_t len = tail > BP__GUARD_BYTES ? tail : BP__GUARD_BYTES;
-  unsigned char *buf = malloc(len);
+  unsigned char *buf = bp__malloc(len);
   if (!buf) return;
   char line[300];
   if (move(iface, d, base, buf, BP__GUARD_BYTES, false) == BP_OK) {
@@ -265,7 +265,7 @@ void bp__guard_check(const bp_device_iface *iface, const char *type_name, bp_dev
         break;
       }
   }
-  free(buf);
+  bp__free(buf);
 }
 
 void bp__guard_bad_release(const void *t) {

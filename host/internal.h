@@ -19,6 +19,7 @@
 
 #include <backplane/host.h>
 
+#include "alloc.h"
 #include "schema.h"
 
 #if defined(__GNUC__)
@@ -533,10 +534,10 @@ const char *bp__plugin_label(const bp__plugin *p);
 /* Publishes what a plugin staged in setup() (dispatch tables and defs). */
 void bp__registry_commit(bp__plugin *p);
 /* Removes all of p's registrations and unpublishes them; the records to
- * free after the grace period are appended to *garbage (a malloc'd array
- * of *ngarbage pointers, freed by bp__registry_free_garbage). */
-void bp__registry_remove(bp__plugin *p, void ***garbage, size_t *ngarbage);
-void bp__registry_free_garbage(void **garbage, size_t n);
+ * free after the grace period are chained onto *garbage (through
+ * next_reg; no allocation), freed by bp__registry_free_garbage. */
+void bp__registry_remove(bp__plugin *p, bp__kernel **garbage);
+void bp__registry_free_garbage(bp__kernel *garbage);
 /* The library/registration entry points of the host table. */
 bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_library **out);
 bp_status bp__reg_def(bp_library *lib, const bp_op_def *def);
@@ -549,7 +550,9 @@ bp_status bp__reg_device_type(bp_registrar *reg, const bp_device_iface *iface, i
  * only there, but a plugin may keep them by mistake: using one later must
  * fail cleanly.  So a plugin's registrar lives as long as its record (for
  * the process) and its libraries are never freed; each setup() starts a
- * new generation, and a library of an older one is refused.
+ * new generation, and a library of an older one is refused.  A setup()
+ * that opens a namespace an older one opened with the same kind gets that
+ * record back (so reloads allocate no new ones).
  */
 struct bp_registrar {
   bp__plugin *plugin;

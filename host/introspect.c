@@ -14,7 +14,7 @@ bool bp__op_type_texts(bp_op *op) {
   size_t total = 0;
   for (size_t i = 0; i < s->nargs; i++) total += bp__arg_type_format(&s->args[i], NULL, 0) + 1;
   for (size_t j = 0; j < s->nrets; j++) total += bp__arg_type_format(&s->rets[j], NULL, 0) + 1;
-  char *block = malloc(total ? total : 1);
+  char *block = bp__malloc(total ? total : 1);
   if (!block) return false;
   char *w = block;
   for (size_t i = 0; i < s->nargs + s->nrets; i++) {
@@ -23,7 +23,7 @@ bool bp__op_type_texts(bp_op *op) {
     op->arg_type_text[i] = w;
     w += n + 1;
   }
-  free(op->type_block);
+  bp__free(op->type_block);
   op->type_block = block;
   return true;
 }

@@ -58,10 +58,9 @@ bp_status bp__builtin_setup(bp_status (*setup)(const bp_host_api *, bp_registrar
   bp_status st = setup(&bp__host_api, &reg);
   reg.active = false;
   if (st) {
-    void **garbage = NULL;
-    size_t ngarbage = 0;
-    bp__registry_remove(p, &garbage, &ngarbage);
-    bp__registry_free_garbage(garbage, ngarbage);
+    bp__kernel *garbage = NULL;
+    bp__registry_remove(p, &garbage);
+    bp__registry_free_garbage(garbage);
     p->loading = false;
   } else {
     bp__registry_commit(p);
@@ -70,7 +69,7 @@ bp_status bp__builtin_setup(bp_status (*setup)(const bp_host_api *, bp_registrar
   return st;
 }
 
-static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
+static char *dup_or_empty(const char *s) { return bp__strdup(s ? s : ""); }
 
 /* The record for `path` (or for `init`), created if new. */
 static bp__plugin *record_for(const char *path, bp_plugin_init_fn init, const char *label,
@@ -82,21 +81,21 @@ static bp__plugin *record_for(const char *path, bp_plugin_init_fn init, const ch
   }
   if (nplugins == plugins_cap) {
     size_t cap = plugins_cap ? plugins_cap * 2 : 16;
-    bp__plugin **n = realloc(plugins, cap * sizeof *n);
+    bp__plugin **n = bp__realloc(plugins, cap * sizeof *n);
     if (!n) return NULL;
     plugins = n;
     plugins_cap = cap;
   }
-  bp__plugin *p = calloc(1, sizeof *p);
+  bp__plugin *p = bp__calloc(1, sizeof *p);
   if (!p) return NULL;
-  p->path = strdup(path);
-  p->label = label ? strdup(label) : NULL;
-  p->error = strdup("");
+  p->path = bp__strdup(path);
+  p->label = label ? bp__strdup(label) : NULL;
+  p->error = bp__strdup("");
   if (!p->path || !p->error || (label && !p->label)) {
-    free(p->path);
-    free(p->label);
-    free(p->error);
-    free(p);
+    bp__free(p->path);
+    bp__free(p->label);
+    bp__free(p->error);
+    bp__free(p);
     return NULL;
   }
   p->static_init = init;
@@ -110,9 +109,9 @@ static bp__plugin *record_for(const char *path, bp_plugin_init_fn init, const ch
 static bp_status fail(bp__plugin *p, bp_status st) {
   p->state = BP_PLUGIN_FAILED;
   p->status = st;
-  char *e = strdup(bp_last_error());
+  char *e = bp__strdup(bp_last_error());
   if (e) {
-    free(p->error);
+    bp__free(p->error);
     p->error = e;
   }
   return st;
@@ -121,9 +120,9 @@ static bp_status fail(bp__plugin *p, bp_status st) {
 static const char *label_of(const bp__plugin *p) { return p->label ? p->label : p->path; }
 
 static void clear_identity(bp__plugin *p) {
-  free(p->name);
-  free(p->vendor);
-  free(p->version);
+  bp__free(p->name);
+  bp__free(p->vendor);
+  bp__free(p->version);
   p->name = p->vendor = p->version = NULL;
   p->abi_major = p->abi_minor = p->op_set_version = 0;
   p->desc = NULL;
@@ -142,12 +141,11 @@ static bool valid_plugin_name(const char *s) {
  * it.  Its device types are forgotten only when `forget_devices`: a device
  * that still has tensors must keep its interface for their release. */
 static void purge(bp__plugin *p, bool forget_devices) {
-  void **garbage = NULL;
-  size_t ngarbage = 0;
+  bp__kernel *garbage = NULL;
   bp__device_hide_owner(p);
-  bp__registry_remove(p, &garbage, &ngarbage);
+  bp__registry_remove(p, &garbage);
   bp__synchronize();
-  bp__registry_free_garbage(garbage, ngarbage);
+  bp__registry_free_garbage(garbage);
   if (forget_devices) bp__device_forget_owner(p);
 }
 
@@ -192,7 +190,7 @@ static bp_status attach(bp__plugin *p, bp_plugin_init_fn init) {
   }
   if (strcmp(d->name, bp__host_plugin.name) == 0)
     return bp__error(BP_ERR_ALREADY_EXISTS, "plugin '%s': the name 'host' is reserved", who);
-  p->name = strdup(d->name);
+  p->name = bp__strdup(d->name);
   p->vendor = dup_or_empty(d->vendor);
   p->version = dup_or_empty(d->version);
   if (!p->name || !p->vendor || !p->version)
@@ -201,7 +199,7 @@ static bp_status attach(bp__plugin *p, bp_plugin_init_fn init) {
   p->desc = d;
   p->desc_size = d->struct_size;
 
-  if (!p->registrar && !(p->registrar = calloc(1, sizeof *p->registrar)))
+  if (!p->registrar && !(p->registrar = bp__calloc(1, sizeof *p->registrar)))
     return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': out of memory", who);
   /* The registrar and its libraries outlive setup() (see internal.h). */
   bp_registrar *reg = p->registrar;
@@ -230,9 +228,9 @@ static bp_status attach(bp__plugin *p, bp_plugin_init_fn init) {
   bp__registry_commit(p);
   /* A note that setup() left with set_error(BP_OK, ...), such as why the
    * plugin found no devices, is kept as bp_plugin_info.error. */
-  char *note = strdup(bp_last_status() == BP_OK ? bp_last_error() : "");
+  char *note = bp__strdup(bp_last_status() == BP_OK ? bp_last_error() : "");
   if (note) {
-    free(p->error);
+    bp__free(p->error);
     p->error = note;
   }
   return BP_OK;
@@ -326,37 +324,50 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Loads every "*.so" in dir, in name order. */
-static void scan_dir(const char *dir, int32_t origin, size_t *loaded) {
+/* Loads every "*.so" in dir, in name order.  Each plugin's failure is
+ * kept in its record; only a failure to list the directory (no memory for
+ * its names) is returned. */
+static bp_status scan_dir(const char *dir, int32_t origin, size_t *loaded) {
   DIR *d = opendir(dir);
-  if (!d) return;
+  if (!d) return BP_OK;
   char **names = NULL;
   size_t n = 0, cap = 0;
+  bool oom = false;
   struct dirent *e;
-  while ((e = readdir(d))) {
+  while (!oom && (e = readdir(d))) {
     size_t len = strlen(e->d_name);
     if (len < 4 || strcmp(e->d_name + len - 3, ".so") != 0) continue;
     if (n == cap) {
-      cap = cap ? cap * 2 : 16;
-      char **nn = realloc(names, cap * sizeof *nn);
-      if (!nn) break;
+      size_t ncap = cap ? cap * 2 : 16;
+      char **nn = bp__realloc(names, ncap * sizeof *nn);
+      if (!nn) {
+        oom = true;
+        break;
+      }
       names = nn;
+      cap = ncap;
     }
-    if (!(names[n] = strdup(e->d_name))) break;
-    n++;
+    if (!(names[n] = bp__strdup(e->d_name))) oom = true;
+    else n++;
   }
   closedir(d);
-  qsort(names, n, sizeof *names, cmp_str);
-  for (size_t i = 0; i < n; i++) {
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) < sizeof path) {
-      bp__plugin *p;
-      bool newly;
-      if (load_path(path, origin, &newly, &p) == BP_OK && newly) (*loaded)++;
+  if (!oom) {
+    qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+      char path[PATH_MAX];
+      if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) < sizeof path) {
+        bp__plugin *p;
+        bool newly;
+        if (load_path(path, origin, &newly, &p) == BP_OK && newly) (*loaded)++;
+      }
     }
-    free(names[i]);
   }
-  free(names);
+  for (size_t i = 0; i < n; i++) bp__free(names[i]);
+  bp__free(names);
+  return oom ? bp__error(BP_ERR_OUT_OF_MEMORY,
+                         "bp_plugin_discover: out of memory listing %s; none of its plugins "
+                         "were loaded", dir)
+             : BP_OK;
 }
 
 /* BP_PLUGIN_PATH must not steer a setuid or setgid program into loading
@@ -375,23 +386,25 @@ BP_API bp_status bp_plugin_discover(size_t *out_loaded) {
   bp_status core = bp__core_init();
   if (core) return core;
   pthread_mutex_lock(&loader_lock);
+  bp_status st = BP_OK;
   const char *env = plugin_path_env();
   if (env && *env) {
-    char *copy = strdup(env);
+    char *copy = bp__strdup(env);
     if (!copy) {
       pthread_mutex_unlock(&loader_lock);
       return bp__error(BP_ERR_OUT_OF_MEMORY, "bp_plugin_discover: out of memory");
     }
     char *save = NULL;
-    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
-      if (*dir) scan_dir(dir, BP_ORIGIN_ENV, &loaded);
-    free(copy);
+    for (char *dir = strtok_r(copy, ":", &save); dir && !st; dir = strtok_r(NULL, ":", &save))
+      if (*dir) st = scan_dir(dir, BP_ORIGIN_ENV, &loaded);
+    bp__free(copy);
   }
-  scan_dir(BP_PLUGIN_DIR, BP_ORIGIN_INSTALLED, &loaded);
+  if (!st) st = scan_dir(BP_PLUGIN_DIR, BP_ORIGIN_INSTALLED, &loaded);
   pthread_mutex_unlock(&loader_lock);
-  bp_clear_error();
+  /* A plugin that failed says why in its record, not here. */
+  if (!st) bp_clear_error();
   if (out_loaded) *out_loaded = loaded;
-  return BP_OK;
+  return st;
 }
 
 BP_API bp_status bp_plugin_unload(bp_plugin *p) {

@@ -1,7 +1,12 @@
 # host/: libbackplane, the library a host embeds.
-lib_LTLIBRARIES += %D%/libbackplane.la
-%C%_libbackplane_la_SOURCES = \
+# The host's objects are one convenience library: libbackplane.la is made
+# of it, and the out-of-memory tests (tests/test-oom.c) link it to reach
+# the allocator's hidden test controls (alloc.h).
+noinst_LTLIBRARIES += %D%/libbphost.la
+%C%_libbphost_la_SOURCES = \
 	%D%/internal.h \
+	%D%/alloc.h \
+	%D%/alloc.c \
 	%D%/schema.h \
 	%D%/schema.c \
 	%D%/schema_lex.h \
@@ -34,13 +39,17 @@ lib_LTLIBRARIES += %D%/libbackplane.la
 	%D%/core_conv.c \
 	%D%/core_inplace.c \
 	%D%/core_out.c
-%C%_libbackplane_la_CPPFLAGS = $(AM_CPPFLAGS) -DBP_PLUGIN_DIR='"$(pkglibdir)/plugins"'
-%C%_libbackplane_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(FFI_CFLAGS)
-%C%_libbackplane_la_LIBADD = $(FFI_LIBS) -lm
+%C%_libbphost_la_CPPFLAGS = $(AM_CPPFLAGS) -DBP_PLUGIN_DIR='"$(pkglibdir)/plugins"'
+%C%_libbphost_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(FFI_CFLAGS)
+%C%_libbphost_la_LIBADD = $(FFI_LIBS) -lm
+
+lib_LTLIBRARIES += %D%/libbackplane.la
+%C%_libbackplane_la_SOURCES =
+%C%_libbackplane_la_LIBADD = %D%/libbphost.la
 %C%_libbackplane_la_LDFLAGS = -no-undefined -version-info $(BP_LT_VERSION_INFO)
 if HAVE_VERSION_SCRIPT
 %C%_libbackplane_la_LDFLAGS += -Wl,--version-script=$(srcdir)/%D%/libbackplane.map
-%C%_libbackplane_la_DEPENDENCIES = $(srcdir)/%D%/libbackplane.map
+%C%_libbackplane_la_DEPENDENCIES = %D%/libbphost.la $(srcdir)/%D%/libbackplane.map
 endif
 # Thread-exit destructors live in the library: it stays mapped after a
 # dlclose() (tests/test-tls.c).

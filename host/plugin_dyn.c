@@ -471,7 +471,7 @@ static bool check_dynamic(dynfile *f, uint64_t phoff, unsigned phnum) {
 bp_status bp__plugin_dyn_check(const char *path, int fd, uint64_t size, uint64_t phoff,
                                unsigned phnum, bool textrel_ok) {
 #if UINTPTR_MAX > 0xffffffffu && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  dynfile *f = calloc(1, sizeof *f);
+  dynfile *f = bp__calloc(1, sizeof *f);
   if (!f) return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': out of memory", path);
   f->path = path;
   f->fd = fd;
@@ -481,7 +481,7 @@ bp_status bp__plugin_dyn_check(const char *path, int fd, uint64_t size, uint64_t
   bp_status st = ok ? BP_OK
                     : bp__error(BP_ERR_LOAD, "plugin '%s': the file is corrupt: %s; the dynamic "
                                              "loader would crash on it", path, f->why);
-  free(f);
+  bp__free(f);
   return st;
 #else
   (void)path, (void)fd, (void)size, (void)phoff, (void)phnum, (void)textrel_ok;

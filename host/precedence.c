@@ -156,7 +156,7 @@ BP_API bp_status bp_set_kernel_provider(const bp_op *cop, int32_t device_type,
     if (i == nchoices) {
       if (nchoices == choices_cap) {
         size_t cap = choices_cap ? 2 * choices_cap : 8;
-        provider_choice *nc = realloc(choices, cap * sizeof *nc);
+        provider_choice *nc = bp__realloc(choices, cap * sizeof *nc);
         if (!nc) {
           st = bp__error(BP_ERR_OUT_OF_MEMORY, "bp_set_kernel_provider: out of memory");
           goto out;

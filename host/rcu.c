@@ -70,7 +70,7 @@ bp__reader *bp__reader_register(void) {
     if (atomic_compare_exchange_strong(&r->in_use, &expected, true)) break;
   }
   if (!r) {
-    r = calloc(1, sizeof *r);
+    r = bp__calloc(1, sizeof *r);
     if (!r) return NULL;
     atomic_init(&r->in_use, true);
     bp__reader *head = atomic_load_explicit(&readers, memory_order_relaxed);

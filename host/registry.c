@@ -65,7 +65,7 @@ static bp_op *op_lookup_n(const char *name, size_t n) {
 static bool op_hash_insert(bp_op *op) {
   if ((nops + 1) * 2 > op_hash_cap) {
     size_t cap = op_hash_cap ? op_hash_cap * 2 : 64;
-    bp_op **h = calloc(cap, sizeof *h);
+    bp_op **h = bp__calloc(cap, sizeof *h);
     if (!h) return false;
     for (size_t i = 0; i < op_hash_cap; i++) {
       if (!op_hash[i]) continue;
@@ -73,7 +73,7 @@ static bool op_hash_insert(bp_op *op) {
       while (h[j]) j = (j + 1) & (cap - 1);
       h[j] = op_hash[i];
     }
-    free(op_hash);
+    bp__free(op_hash);
     op_hash = h;
     op_hash_cap = cap;
   }
@@ -86,17 +86,17 @@ static bool op_hash_insert(bp_op *op) {
 static bp_op *op_create(const char *name, size_t ns_len) {
   if (nops == ops_cap) {
     size_t cap = ops_cap ? ops_cap * 2 : 64;
-    bp_op **n = realloc(ops, cap * sizeof *n);
+    bp_op **n = bp__realloc(ops, cap * sizeof *n);
     if (!n) return NULL;
     ops = n;
     ops_cap = cap;
   }
-  bp_op *op = calloc(1, sizeof *op);
+  bp_op *op = bp__calloc(1, sizeof *op);
   if (!op) return NULL;
-  op->name = strdup(name);
+  op->name = bp__strdup(name);
   if (!op->name || !op_hash_insert(op)) {
-    free(op->name);
-    free(op);
+    bp__free(op->name);
+    bp__free(op);
     return NULL;
   }
   op->ns_len = ns_len;
@@ -164,21 +164,21 @@ void bp__registry_commit(bp__plugin *p) {
   pthread_mutex_unlock(&reg_lock);
 }
 
-static bool push_garbage(void ***g, size_t *n, void *item) {
-  void **ng = realloc(*g, (*n + 1) * sizeof *ng);
-  if (!ng) return false;
-  ng[(*n)++] = item;
-  *g = ng;
-  return true;
+/* Garbage is chained through next_reg, which only the registry lock's
+ * holder reads and which a removed kernel no longer needs: removing
+ * allocates nothing, so an unload cannot fail for memory. */
+static void push_garbage(bp__kernel **g, bp__kernel *k) {
+  k->next_reg = *g;
+  *g = k;
 }
 
 static void free_kernel(bp__kernel *k) {
   if (!k) return;
-  free(k->dtypes);
-  free(k);
+  bp__free(k->dtypes);
+  bp__free(k);
 }
 
-void bp__registry_remove(bp__plugin *p, void ***garbage, size_t *ngarbage) {
+void bp__registry_remove(bp__plugin *p, bp__kernel **garbage) {
   pthread_mutex_lock(&reg_lock);
   for (size_t i = 0; i < nops; i++) {
     bp_op *op = ops[i];
@@ -189,9 +189,7 @@ void bp__registry_remove(bp__plugin *p, void ***garbage, size_t *ngarbage) {
       atomic_store_explicit(&op->defined, false, memory_order_release);
       op->def_owner = NULL;
       /* The composite belongs to the definition. */
-      if (op->composite && !push_garbage(garbage, ngarbage, op->composite)) {
-        /* Leak rather than free a record a call may still use. */
-      }
+      if (op->composite) push_garbage(garbage, op->composite);
       op->composite = NULL;
     }
     for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
@@ -202,18 +200,18 @@ void bp__registry_remove(bp__plugin *p, void ***garbage, size_t *ngarbage) {
           continue;
         }
         *pk = k->next_reg;
-        push_garbage(garbage, ngarbage, k);
+        push_garbage(garbage, k);
       }
     }
   }
   for (int s = 0; s < BP__DEVICE_SLOTS; s++)
     if (fallbacks[s] && fallbacks[s]->owner == p) {
-      push_garbage(garbage, ngarbage, fallbacks[s]);
+      push_garbage(garbage, fallbacks[s]);
       fallbacks[s] = NULL;
     }
   for (size_t i = 0; i < nns;) {
     if (namespaces[i].owner == p) {
-      free(namespaces[i].ns);
+      bp__free(namespaces[i].ns);
       namespaces[i] = namespaces[--nns];
     } else {
       i++;
@@ -223,9 +221,12 @@ void bp__registry_remove(bp__plugin *p, void ***garbage, size_t *ngarbage) {
   pthread_mutex_unlock(&reg_lock);
 }
 
-void bp__registry_free_garbage(void **garbage, size_t n) {
-  for (size_t i = 0; i < n; i++) free_kernel(garbage[i]);
-  free(garbage);
+void bp__registry_free_garbage(bp__kernel *garbage) {
+  while (garbage) {
+    bp__kernel *next = garbage->next_reg;
+    free_kernel(garbage);
+    garbage = next;
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -260,12 +261,25 @@ bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_libra
     return bp__error(BP_ERR_INVALID_ARGUMENT,
                      "plugin '%s': library '%s': kind %d is not DEF (1), FRAGMENT (2) or IMPL (3)",
                      who, def->ns, (int)def->kind);
-  bp_library *lib = calloc(1, sizeof *lib);
-  char *ns = strdup(def->ns);
-  if (!lib || !ns) {
-    free(lib);
-    free(ns);
-    return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': library '%s': out of memory", who, def->ns);
+  /* Libraries are never freed (see internal.h), so a record that an
+   * earlier setup() opened with the same namespace and kind is reused:
+   * reloading a plugin allocates none, and a handle kept from that setup()
+   * becomes this one, which may do the same things. */
+  bp_library *lib = NULL;
+  for (bp_library *l = reg->libs; l && !lib; l = l->next)
+    if (l->generation != reg->generation && l->kind == def->kind && strcmp(l->ns, def->ns) == 0)
+      lib = l;
+  const bool reused = lib != NULL;
+  char *ns = NULL;
+  if (!reused) {
+    lib = bp__calloc(1, sizeof *lib);
+    ns = bp__strdup(def->ns);
+    if (!lib || !ns) {
+      bp__free(lib);
+      bp__free(ns);
+      return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': library '%s': out of memory", who,
+                       def->ns);
+    }
   }
   pthread_mutex_lock(&reg_lock);
   ns_entry *e = ns_find(def->ns);
@@ -278,15 +292,15 @@ bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_libra
     } else if (!e) {
       if (nns == ns_cap) {
         size_t cap = ns_cap ? ns_cap * 2 : 16;
-        ns_entry *n = realloc(namespaces, cap * sizeof *n);
+        ns_entry *n = bp__realloc(namespaces, cap * sizeof *n);
         if (n) {
           namespaces = n;
           ns_cap = cap;
         }
       }
-      char *copy = strdup(def->ns);
+      char *copy = bp__strdup(def->ns);
       if (nns == ns_cap || !copy) {
-        free(copy);
+        bp__free(copy);
         st = bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': library '%s': out of memory", who, def->ns);
       } else {
         namespaces[nns].ns = copy;
@@ -309,16 +323,20 @@ bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_libra
   }
   pthread_mutex_unlock(&reg_lock);
   if (st) {
-    free(lib);
-    free(ns);
+    if (!reused) {
+      bp__free(lib);
+      bp__free(ns);
+    }
     return st;
   }
-  lib->reg = reg;
-  lib->ns = ns;
-  lib->kind = def->kind;
   lib->generation = reg->generation;
-  lib->next = reg->libs;
-  reg->libs = lib;
+  if (!reused) {
+    lib->reg = reg;
+    lib->ns = ns;
+    lib->kind = def->kind;
+    lib->next = reg->libs;
+    reg->libs = lib;
+  }
   *out = lib;
   return BP_OK;
 }
@@ -371,7 +389,7 @@ static bool op_has_foreign_kernels(const bp_op *op, const bp__plugin *p, const b
 
 static bp__kernel *kernel_new(bp__plugin *owner, const bp_op *op, int kind, void *user_data,
                               int32_t device_type) {
-  bp__kernel *k = calloc(1, sizeof *k);
+  bp__kernel *k = bp__calloc(1, sizeof *k);
   if (!k) return NULL;
   k->ctx.struct_size = BP_KERNEL_CTX_STRUCT_SIZE;
   k->ctx.host = &bp__host_api;
@@ -436,7 +454,7 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
     return st;
   }
   if (!schema->ns) {
-    schema->ns = strdup(lib->ns);
+    schema->ns = bp__strdup(lib->ns);
     if (!schema->ns) {
       bp__schema_free(schema);
       return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': def: out of memory", who);
@@ -461,8 +479,8 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
     return st;
   }
   size_t tlen = bp__schema_format(schema, true, NULL, 0);
-  char *text = malloc(tlen + 1);
-  char *doc_copy = strdup(doc ? doc : "");
+  char *text = bp__malloc(tlen + 1);
+  char *doc_copy = bp__strdup(doc ? doc : "");
   bp__kernel *comp = NULL;
   if (text) bp__schema_format(schema, true, text, tlen + 1);
 
@@ -489,8 +507,8 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
   }
   if (st) {
     pthread_mutex_unlock(&reg_lock);
-    free(text);
-    free(doc_copy);
+    bp__free(text);
+    bp__free(doc_copy);
     bp__schema_free(schema);
     return st;
   }
@@ -507,15 +525,15 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
     op->schema_text = old_text;
     if (old_schema) bp__op_prepare(op);
     pthread_mutex_unlock(&reg_lock);
-    free(text);
-    free(doc_copy);
-    free(comp);
+    bp__free(text);
+    bp__free(doc_copy);
+    bp__free(comp);
     bp__schema_free(schema);
     return st;
   }
   bp__schema_free(old_schema);
-  free(old_text);
-  free(op->doc);
+  bp__free(old_text);
+  bp__free(op->doc);
   op->doc = doc_copy;
   op->flags = flags;
   op->op_set_version = since;
@@ -550,7 +568,7 @@ static bp_status copy_dtypes(const int32_t *in, int32_t **out, const char *who, 
                        "plugin '%s': impl '%s': dtypes has no BP_DTYPE_INVALID terminator in 64 entries",
                        who, op);
   }
-  *out = malloc((n + 1) * sizeof **out);
+  *out = bp__malloc((n + 1) * sizeof **out);
   if (!*out) return bp__error(BP_ERR_OUT_OF_MEMORY, "plugin '%s': impl '%s': out of memory", who, op);
   memcpy(*out, in, (n + 1) * sizeof **out);
   return BP_OK;
@@ -668,7 +686,7 @@ bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kd) {
   }
   if (st) {
     pthread_mutex_unlock(&reg_lock);
-    free(dtypes);
+    bp__free(dtypes);
     return st;
   }
   k->boxed = kd->boxed;
@@ -726,7 +744,7 @@ bp_status bp__reg_fallback(bp_registrar *reg, const bp_fallback_def *fd) {
     st = bp__error(BP_ERR_ALREADY_EXISTS, "plugin '%s': fallback for %s: plugin '%s' already has one",
                    who, dev, bp__plugin_label(fallbacks[slot]->owner));
     pthread_mutex_unlock(&reg_lock);
-    free(k);
+    bp__free(k);
     return st;
   }
   fallbacks[slot] = k;

@@ -106,7 +106,7 @@ static int32_t value_tag_of(const bp__arg *a) {
 /* ------------------------------------------------------------------------ */
 
 static char *dup_mem(bp__parser *p, const char *s, size_t n) {
-  char *d = malloc(n + 1);
+  char *d = bp__malloc(n + 1);
   if (!d) {
     bp__lex_oom(p);
     return NULL;
@@ -125,7 +125,7 @@ static char *dup_token(bp__parser *p) {
 static void *grow_array(void *arr, size_t *cap, size_t elem) {
   size_t ncap = *cap ? *cap * 2 : 4;
   if (ncap < *cap || ncap > SIZE_MAX / elem) return NULL;
-  void *n = realloc(arr, ncap * elem);
+  void *n = bp__realloc(arr, ncap * elem);
   if (n) *cap = ncap;
   return n;
 }
@@ -149,12 +149,12 @@ static bp__arg *new_arg(bp__parser *p, bp__arg **arr, size_t *n, size_t *cap) {
 
 /* Frees what an argument owns; the default's memory is known by its tag. */
 static void arg_clear(bp__arg *a) {
-  free(a->name);
-  free(a->alias_set);
+  bp__free(a->name);
+  bp__free(a->alias_set);
   switch (a->default_value.tag) {
-  case BP_TAG_STR: free((void *)a->default_value.u.str); break;
-  case BP_TAG_INT_LIST: free((void *)a->default_value.u.ints); break;
-  case BP_TAG_FLOAT_LIST: free((void *)a->default_value.u.floats); break;
+  case BP_TAG_STR: bp__free((void *)a->default_value.u.str); break;
+  case BP_TAG_INT_LIST: bp__free((void *)a->default_value.u.ints); break;
+  case BP_TAG_FLOAT_LIST: bp__free((void *)a->default_value.u.floats); break;
   default: break;
   }
 }
@@ -163,12 +163,12 @@ void bp__schema_free(bp__schema *s) {
   if (!s) return;
   for (size_t i = 0; i < s->nargs; i++) arg_clear(&s->args[i]);
   for (size_t i = 0; i < s->nrets; i++) arg_clear(&s->rets[i]);
-  free(s->args);
-  free(s->rets);
-  free(s->ns);
-  free(s->name);
-  free(s->overload);
-  free(s);
+  bp__free(s->args);
+  bp__free(s->rets);
+  bp__free(s->ns);
+  bp__free(s->name);
+  bp__free(s->overload);
+  bp__free(s);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -251,7 +251,7 @@ static bool token_to_double(bp__parser *p, double *out) {
 static char *token_to_string(bp__parser *p, size_t *len) {
   const char *s = p->text + p->tok.start + 1;
   size_t n = p->tok.len - 2, k = 0;
-  char *d = malloc(n + 1);
+  char *d = bp__malloc(n + 1);
   if (!d) {
     bp__lex_oom(p);
     return NULL;
@@ -418,7 +418,7 @@ static bool parse_scalar(bp__parser *p, const bp__arg *a, bp_value *v,
     char *str = token_to_string(p, &len);
     if (!str) return false;
     if (len > UINT32_MAX) {
-      free(str);
+      bp__free(str);
       return bp__lex_fail(p, p->tok.start, "string literal is too long");
     }
     v->tag = BP_TAG_STR;
@@ -476,7 +476,7 @@ static bool parse_list_default(bp__parser *p, bp__arg *a) {
                                     : "a list such as [0, 1] or one number");
     if (!parse_scalar(p, a, &v, false)) return false;
     n = (size_t)a->list_size;
-    if (!(items = malloc(n * elem))) return bp__lex_oom(p);
+    if (!(items = bp__malloc(n * elem))) return bp__lex_oom(p);
     for (size_t i = 0; i < n; i++) {
       if (ints)
         ((int64_t *)items)[i] = v.u.i;
@@ -527,7 +527,7 @@ static bool parse_list_default(bp__parser *p, bp__arg *a) {
     }
     /* An empty list still gets an array: the unboxed calling convention
      * passes None as a NULL pointer, so [] must not be NULL. */
-    if (!items && !(items = malloc(elem))) return bp__lex_oom(p);
+    if (!items && !(items = bp__malloc(elem))) return bp__lex_oom(p);
   }
   a->default_value.tag = ints ? BP_TAG_INT_LIST : BP_TAG_FLOAT_LIST;
   a->default_value.len = (uint32_t)n;
@@ -539,7 +539,7 @@ static bool parse_list_default(bp__parser *p, bp__arg *a) {
   bp__lex_advance(p);
   return true;
 fail:
-  free(items);
+  bp__free(items);
   return false;
 }
 
@@ -746,7 +746,7 @@ bp_status bp__schema_parse(const char *text, bp__schema **out, char *err,
     bp__lex_fail(&p, 0, "no schema text (NULL)");
     return p.status;
   }
-  bp__schema *s = calloc(1, sizeof *s);
+  bp__schema *s = bp__calloc(1, sizeof *s);
   if (!s) {
     bp__lex_oom(&p);
     return p.status;

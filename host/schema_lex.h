@@ -10,6 +10,7 @@
 #ifndef BP_HOST_SCHEMA_LEX_H
 #define BP_HOST_SCHEMA_LEX_H
 
+#include "alloc.h"
 #include "schema.h"
 
 #if defined(__GNUC__)

@@ -192,12 +192,12 @@ static void fill_view(bp_tensor *t, int32_t dtype, int32_t ndim, const int64_t *
  * (guard.c), else a new one; and its end. */
 static void free_block(bp_tensor *t) {
   atomic_store_explicit(&t->refcount, FREED_MARK, memory_order_relaxed);
-  if (!bp__guard_keep_handle(t, sizeof *t)) free(t);
+  if (!bp__guard_keep_handle(t, sizeof *t)) bp__free(t);
 }
 
 static bp_tensor *tensor_block(bp__device_type *dt) {
   bp_tensor *t = bp__guard_reuse_handle(sizeof *t);
-  if (!t) t = malloc(sizeof *t);
+  if (!t) t = bp__malloc(sizeof *t);
   if (!t) return NULL;
   atomic_init(&t->refcount, 1);
   atomic_fetch_add_explicit(&live_tensors, 1, memory_order_relaxed);
@@ -263,7 +263,7 @@ static bp_status tensor_new(const char *fn, bp_device device, int32_t dtype, int
     if (st) {
       atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
       atomic_fetch_sub_explicit(&dt->live_tensors, 1, memory_order_relaxed);
-      free(t);
+      bp__free(t);
       return st;
     }
   }
@@ -533,7 +533,7 @@ BP_API bp_status bp_tensor_copy(bp_tensor *dst, const bp_tensor *src) {
   if (sh && !overlap) {
     sbase = (const char *)sv->storage_base;
   } else {
-    sbuf = malloc((size_t)(shi - slo));
+    sbuf = bp__malloc((size_t)(shi - slo));
     if (!sbuf) return bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     if (sh)
       memcpy(sbuf, (const char *)sv->storage_base + slo, (size_t)(shi - slo));
@@ -546,7 +546,7 @@ BP_API bp_status bp_tensor_copy(bp_tensor *dst, const bp_tensor *src) {
     if (dh) {
       dbase = (char *)dv->storage_base;
     } else {
-      dbuf = malloc((size_t)(dhi - dlo));
+      dbuf = bp__malloc((size_t)(dhi - dlo));
       if (!dbuf) st = bp__error(BP_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
       else
         st = iface_copy(iface_of(dst), dbuf, BP_CPU, (char *)dv->storage_base + dlo, dv->device,
@@ -561,7 +561,7 @@ BP_API bp_status bp_tensor_copy(bp_tensor *dst, const bp_tensor *src) {
       st = iface_copy(iface_of(dst), (char *)dv->storage_base + dlo, dv->device, dbuf, BP_CPU,
                       (size_t)(dhi - dlo));
   }
-  free(sbuf);
-  free(dbuf);
+  bp__free(sbuf);
+  bp__free(dbuf);
   return st;
 }

@@ -23,16 +23,16 @@ check_PROGRAMS += \
 %C%_test_dlpack_LDADD = $(TEST_LDADD)
 %C%_test_device_LDADD = $(TEST_LDADD)
 # The schema parser is internal (hidden in libbackplane), so its tests
-# compile it in; the stress test also includes it a second time to inject
-# allocation failures.
-SCHEMA_TEST_SOURCES = %D%/schema-corpus.c %D%/schema-corpus.h host/schema.c host/schema_lex.c \
-	host/schema_print.c
+# link the host's objects (host/libbphost.la); the stress test also fails
+# each of the parser's allocations in turn through the allocator's test
+# controls (host/alloc.h).
+SCHEMA_TEST_SOURCES = %D%/schema-corpus.c %D%/schema-corpus.h
 %C%_test_schema_SOURCES = %D%/test-schema.c $(SCHEMA_TEST_SOURCES)
 %C%_test_schema_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host
-%C%_test_schema_LDADD = %D%/libtap.la -lm
+%C%_test_schema_LDADD = host/libbphost.la %D%/libtap.la -lm
 %C%_test_schema_stress_SOURCES = %D%/test-schema-stress.c $(SCHEMA_TEST_SOURCES)
 %C%_test_schema_stress_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host
-%C%_test_schema_stress_LDADD = %D%/libtap.la -lm
+%C%_test_schema_stress_LDADD = host/libbphost.la %D%/libtap.la -lm
 %C%_test_dispatch_SOURCES = %D%/test-dispatch.c %D%/testutil.h
 %C%_test_dispatch_LDADD = $(TEST_LDADD) -lpthread
 %C%_test_arguments_SOURCES = %D%/test-arguments.c %D%/testutil.h
@@ -70,6 +70,14 @@ check_PROGRAMS += %D%/test-loader %D%/test-unload %D%/test-concurrency
 %C%_test_concurrency_SOURCES = %D%/test-concurrency.c %D%/testutil.h
 %C%_test_concurrency_LDADD = $(TEST_LDADD) -lpthread
 TESTS += %D%/test-loader %D%/test-unload %D%/test-concurrency
+
+# Out of memory at every allocation of the public entry points; links the
+# host's objects for the allocator's test controls (host/alloc.h).
+check_PROGRAMS += %D%/test-oom
+%C%_test_oom_SOURCES = %D%/test-oom.c %D%/testutil.h
+%C%_test_oom_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/host
+%C%_test_oom_LDADD = host/libbphost.la %D%/libtap.la -ldl -lpthread -lm
+TESTS += %D%/test-oom
 
 # Files in a plugin directory that are not loadable plugins.
 check_PROGRAMS += %D%/test-plugin-files

@@ -12,6 +12,7 @@
 
 #include <backplane/abi.h>
 
+#include "alloc.h"
 #include "schema-corpus.h"
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
@@ -93,57 +94,12 @@ static void robustness(void) {
 /* ------------------------------------------------------------------------ */
 
 /*
- * The parser is compiled once more, into this file, with its allocator
- * renamed to a wrapper that fails the n-th allocation (and the printer,
- * whose functions it names; the lexer, which allocates nothing, is
- * shared).  That exercises
- * every OOM path without hooking the C library; ASan, LSan and valgrind
- * then check that each failure frees what was built.
+ * The parser allocates through the host's allocator (host/alloc.h), whose
+ * test controls fail the n-th allocation from now.  That exercises every
+ * OOM path without hooking the C library; the count of blocks outstanding,
+ * then ASan, LSan and valgrind check that each failure frees what was
+ * built.
  */
-static long oom_fail_at = -1; /* which allocation fails; -1: none */
-static long oom_count;        /* allocations so far */
-
-static bool oom_should_fail(void) { return oom_count++ == oom_fail_at; }
-static void *oom_malloc(size_t n) {
-  return oom_should_fail() ? NULL : malloc(n);
-}
-static void *oom_calloc(size_t n, size_t m) {
-  return oom_should_fail() ? NULL : calloc(n, m);
-}
-static void *oom_realloc(void *p, size_t n) {
-  return oom_should_fail() ? NULL : realloc(p, n);
-}
-
-#define bp__schema_parse oom_schema_parse
-#define bp__schema_free oom_schema_free
-#define bp__schema_format oom_schema_format
-#define bp__arg_type_format oom_arg_type_format
-#define bp__schema_type_spelling oom_type_spelling
-#define bp__schema_dtype_name oom_dtype_name
-#define malloc oom_malloc
-#define calloc oom_calloc
-#define realloc oom_realloc
-/* schema.h is already included, so declare the renamed functions. */
-bp_status bp__schema_parse(const char *text, bp__schema **out, char *err,
-                           size_t errlen);
-void bp__schema_free(bp__schema *s);
-size_t bp__schema_format(const bp__schema *s, bool with_ns, char *buf,
-                         size_t buflen);
-size_t bp__arg_type_format(const bp__arg *a, char *buf, size_t buflen);
-const char *bp__schema_type_spelling(int type);
-const char *bp__schema_dtype_name(int64_t code);
-#include "../host/schema.c"
-#include "../host/schema_print.c"
-#undef malloc
-#undef calloc
-#undef realloc
-#undef bp__schema_parse
-#undef bp__schema_free
-#undef bp__schema_format
-#undef bp__arg_type_format
-#undef bp__schema_type_spelling
-#undef bp__schema_dtype_name
-
 static void out_of_memory(void) {
   static const char *const texts[] = {
       "ns::op.overload(Tensor a, Tensor(a!) out, float c=1.0, *, "
@@ -159,52 +115,50 @@ static void out_of_memory(void) {
   };
   for (size_t t = 0; t < N_ELEMS(texts); t++) {
     /* Count the allocations of a run that does not fail. */
-    oom_fail_at = -1;
-    oom_count = 0;
+    bp__alloc_test_fail(0, false);
     bp__schema *s = NULL;
     char err[256];
-    bp_status want = oom_schema_parse(texts[t], &s, err, sizeof err);
-    oom_schema_free(s);
-    long total = oom_count;
+    long live = bp__alloc_test_live();
+    long first = bp__alloc_test_count();
+    bp_status want = bp__schema_parse(texts[t], &s, err, sizeof err);
+    char good[512] = "";
+    if (s) bp__schema_format(s, true, good, sizeof good);
+    bp__schema_free(s);
+    long total = bp__alloc_test_count() - first;
     cmp_ok(total, ">", 0);
-    for (long n = 0; n < total; n++) {
-      oom_fail_at = n;
-      oom_count = 0;
-      s = (bp__schema *)&s;
-      bp__schema *const before = s;
-      bp_status st = oom_schema_parse(texts[t], &s, err, sizeof err);
-      if (!is_int(st, BP_ERR_OUT_OF_MEMORY))
-        tap_diag("  allocation %ld of %ld in '%s' (%s)", n, total, texts[t],
-                 err);
-      ok(s == before);
-      has_str(err, "out of memory");
-      if (st == BP_OK) oom_schema_free(s);
-    }
-    /* With every allocation granted, the copy behaves like the original. */
-    oom_fail_at = -1;
-    s = NULL;
-    is_int(oom_schema_parse(texts[t], &s, err, sizeof err), want);
-    if (want == BP_OK && s) {
-      char a[512], b[512];
-      oom_schema_format(s, true, a, sizeof a);
-      bp__schema *o = parse_ok(texts[t]);
-      if (o) {
-        bp__schema_format(o, true, b, sizeof b);
-        is_str(a, b);
-        if (s->nargs > 0 && o->nargs > 0) {
-          char ta[32], tb[32];
-          oom_arg_type_format(&s->args[0], ta, sizeof ta);
-          bp__arg_type_format(&o->args[0], tb, sizeof tb);
-          is_str(ta, tb);
-        }
+    is_int(bp__alloc_test_live(), live);
+    /* The n-th allocation fails alone, then it and every one after it. */
+    for (int sticky = 0; sticky < 2; sticky++) {
+      for (long n = 1; n <= total; n++) {
+        bp__alloc_test_fail(n, sticky);
+        s = (bp__schema *)&s;
+        bp__schema *const before = s;
+        bp_status st = bp__schema_parse(texts[t], &s, err, sizeof err);
+        bp__alloc_test_fail(0, false);
+        if (!is_int(st, BP_ERR_OUT_OF_MEMORY))
+          tap_diag("  allocation %ld of %ld%s in '%s' (%s)", n, total,
+                   sticky ? " and after" : "", texts[t], err);
+        ok(s == before);
+        has_str(err, "out of memory");
+        if (st == BP_OK) bp__schema_free(s);
+        if (!is_int(bp__alloc_test_live(), live))
+          tap_diag("  blocks left by the failure of allocation %ld", n);
       }
-      bp__schema_free(o);
     }
-    oom_schema_free(s);
+    /* With every allocation granted again, it parses as before. */
+    s = NULL;
+    is_int(bp__schema_parse(texts[t], &s, err, sizeof err), want);
+    if (want == BP_OK && s) {
+      char again[512];
+      bp__schema_format(s, true, again, sizeof again);
+      is_str(again, good);
+    }
+    bp__schema_free(s);
   }
 }
 
 int main(void) {
+  bp__alloc_test_track(true);
   static const tap_case cases[] = {
       TAP_CASE(robustness),
       TAP_CASE(out_of_memory),

@@ -14,7 +14,7 @@ out="$build/fuzz"
 mkdir -p "$out/schema" "$out/npy"
 flags="-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 inc="-I$src/host -I$src/tools -I$src/sdk/include -I$build -I$build/sdk/include"
-$CC $flags $inc "$src/tests/fuzz/fuzz-schema.c" "$src/host/schema.c" "$src/host/schema_lex.c" "$src/host/schema_print.c" -lm -o "$out/fuzz-schema"
+$CC $flags $inc "$src/tests/fuzz/fuzz-schema.c" "$src/host/schema.c" "$src/host/schema_lex.c" "$src/host/schema_print.c" "$src/host/alloc.c" -lm -o "$out/fuzz-schema"
 $CC $flags $inc "$src/tests/fuzz/fuzz-npy.c" "$src/tools/npy.c" -L"$build/host/.libs" -lbackplane \
   -Wl,-rpath,"$build/host/.libs" -lm -o "$out/fuzz-npy"
 

@@ -421,7 +421,8 @@ BP_API bp_status bp_plugin_register(bp_plugin_init_fn init, const char *label,
  * candidate when its name ends in ".so".  A plugin that fails does not
  * stop the others; every attempt is recorded.  *out_loaded (may be NULL)
  * receives the number loaded by this call.  Returns BP_OK unless it could
- * not run at all.
+ * not run at all, or BP_ERR_OUT_OF_MEMORY when it had no memory to list a
+ * directory (the plugins of the directories before it stay loaded).
  */
 BP_API bp_status bp_plugin_discover(size_t *out_loaded);
 
