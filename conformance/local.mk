@@ -50,6 +50,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/lifetime.c \
 	%D%/checks/aliasing.c \
 	%D%/checks/errors.c \
+	%D%/checks/oom.c \
 	%D%/checks/concurrency.c \
 	%D%/checks/device.c \
 	%D%/checks/process.c \
@@ -68,8 +69,12 @@ bin_PROGRAMS += %D%/bp-certify
 	tools/termsafe.c \
 	tools/budget.h \
 	tools/budget.c
-%C%_bp_certify_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/cpu -I$(top_srcdir)/tools
-%C%_bp_certify_LDADD = tests/cpu/libbpref.la host/libbackplane.la $(BP_PTHREAD_LIBS) -lm
+# bp-certify links the host's objects (host/libbphost.la), the same code
+# as libbackplane, for the allocator's test controls (host/alloc.h) that
+# OP/oom uses; a plugin never links the host, so it meets the same host.
+%C%_bp_certify_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/cpu -I$(top_srcdir)/tools \
+	-I$(top_srcdir)/host
+%C%_bp_certify_LDADD = tests/cpu/libbpref.la host/libbphost.la $(BP_PTHREAD_LIBS) -ldl -lm
 
 # Certifies the CPU plugin (both profiles, through every command of
 # docs/certification.md, and the device path) and the faulty plugins, each

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "cert.h"
 #include "termsafe.h"
 
@@ -93,6 +94,8 @@ static void op_names(char *buf, size_t len) {
 }
 
 int main(int argc, char **argv) {
+  /* Before the host's first allocation: OP/oom counts and fails them. */
+  bp__alloc_test_track(true);
   parse_args(argc, argv);
   check_writable("--json", cx.opt.json);
   check_writable("--html", cx.opt.html);

@@ -65,6 +65,8 @@ void case_lifetime(const certify_case *c);
 void case_aliasing(const certify_case *c);
 /* errors.c */
 void case_errors(const certify_case *c);
+/* oom.c: the host's allocations failing under a call. */
+void case_oom(const certify_case *c);
 /* concurrency.c */
 void case_concurrency(const certify_case *c);
 void concurrency_reset(void);

@@ -39,6 +39,7 @@ const check_def check_table[] = {
     {"lifetime",      "lifetime",             CHECK_OP,          case_lifetime,    NULL, false},
     {"aliasing",      "aliasing",             CHECK_OP,          case_aliasing,    NULL, false},
     {"errors",        "errors",               CHECK_OP,          case_errors,      NULL, false},
+    {"oom",           "oom",                  CHECK_OP,          case_oom,         NULL, false},
     {"concurrency",   "concurrency",          CHECK_OP,          case_concurrency, concurrency_reset,
      true},
     {"device",        "device/synchronize",   CHECK_DEVICE,      case_sync,        NULL, false},

@@ -58,13 +58,14 @@ while IFS="$tab" read -r name category expected profile description; do
   # this build adds is TSan watching the certifier's and the host's own
   # threads, not other verdicts: one fault runs for each path a verdict
   # takes through the certifier (a numerics compare, the aliasing compare, the allocation guard,
-  # the probe of the process, teardown, the error checks, hygiene), and
+  # the probe of the process, teardown, the error checks, hygiene, a host
+# out of memory), and
   # the release and ASan builds run every fault.  The other numerics
   # categories (sizes, layouts, broadcast, dims, promotion, matmul) take
   # the values path with other inputs.
   if [ "$san" = thread ]; then
     case $category in
-      values | aliasing | bounds | process | teardown | errors | leaks) ;;
+      values | aliasing | bounds | process | teardown | errors | leaks | oom) ;;
       *)
         n=$((n + 1))
         echo "ok $n - $name ($category, $profile) # SKIP under ThreadSanitizer one fault of each of the certifier's paths runs (a $category fault takes the values path), and the other builds run every one"

@@ -40,7 +40,7 @@ result() { # result STATUS DESCRIPTION [DETAIL]
 bad=
 while IFS="$tab" read -r name cat re prof desc; do
   case $cat in
-    sizes|layouts|broadcast|dims|promotion|values|matmul|aliasing|bounds|process|teardown|errors|races|leaks|lifetime|hygiene|host) ;;
+    sizes|layouts|broadcast|dims|promotion|values|matmul|aliasing|bounds|process|teardown|errors|races|leaks|lifetime|hygiene|oom|host) ;;
     *) bad="$bad $name(category '$cat')" ;;
   esac
   case $prof in core|full|host) ;; *) bad="$bad $name(profile '$prof')" ;; esac

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "confirm.h"
 
 const char *plugin_path;
@@ -246,6 +247,60 @@ int expect_error(const char *op, call *c, bp_status status, char *why, size_t le
   return st != status || !*msg;
 }
 
+int expect_oom(const char *op, call *(*make)(void), char *why, size_t len) {
+  call *c = make();
+  long first = bp__alloc_test_count();
+  bp_tensor *base = NULL;
+  if (run(op, c, &base) != BP_OK) {
+    snprintf(why, len, "%s fails with all memory: %s", op, bp_last_error());
+    return -1;
+  }
+  long total = bp__alloc_test_count() - first;
+  rt *want = get(base);
+  bp_tensor_release(base);
+  for (int sticky = 0; sticky < 2; sticky++) {
+    for (long n = 1; n <= total; n++) {
+      c = make();
+      int64_t live = bp_live_tensor_count();
+      bp_clear_error();
+      bp__alloc_test_fail(n, sticky);
+      bp_tensor *out = NULL;
+      bp_status st = run(op, c, &out);
+      bp__alloc_test_fail(0, false);
+      char at[96];
+      snprintf(at, sizeof at, "allocation %ld of %ld%s failing", n, total,
+               sticky ? " and every one after it" : "");
+      if (st == BP_OK) {
+        rt *g = get(out);
+        bp_tensor_release(out);
+        char d[256];
+        int diff = differs(g, want, true, 1, 1, d, sizeof d);
+        rt_free(g);
+        if (diff) {
+          snprintf(why, len, "%s with %s succeeded with other results: %s", op, at, d);
+          rt_free(want);
+          return 1;
+        }
+      } else if (st != BP_ERR_OUT_OF_MEMORY || !*bp_last_error()) {
+        snprintf(why, len, "%s with %s failed with %s (%s), expected BP_ERR_OUT_OF_MEMORY and a "
+                 "message", op, at, bp_status_str(st), bp_last_error());
+        rt_free(want);
+        return 1;
+      }
+      if (bp_live_tensor_count() != live) {
+        snprintf(why, len, "%s with %s (%s) left %lld tensor(s) behind", op, at,
+                 bp_status_str(st), (long long)(bp_live_tensor_count() - live));
+        rt_free(want);
+        return 1;
+      }
+    }
+  }
+  rt_free(want);
+  snprintf(why, len, "%s with each of its %ld host allocations failing: the same results or "
+           "BP_ERR_OUT_OF_MEMORY with a message, nothing left behind", op, total);
+  return 0;
+}
+
 bool cycle(char *why, size_t len) {
   static const int64_t s23[] = {2, 3};
   if (bp_plugin_load(plugin_path, &plugin) != BP_OK) {
@@ -364,6 +419,7 @@ static int usage(void) {
 }
 
 int main(int argc, char **argv) {
+  bp__alloc_test_track(true); /* before the host's first allocation (expect_oom) */
   bool reference = false;
   int i = 1;
   if (argc == 2 && strcmp(argv[1], "--list") == 0) {

@@ -98,6 +98,14 @@ int check(const char *op, call *c, rt *want, bool exact, double rscale, double a
  * not (it succeeds, fails otherwise or says nothing), else 0. */
 int expect_error(const char *op, call *c, bp_status status, char *why, size_t len);
 
+/* Calls op on the arguments make() gives (a fresh call each time) with
+ * each host allocation of the call failing in turn, alone and with every
+ * one after it (host/alloc.h): 1 when a call then succeeds with other
+ * results, fails otherwise than BP_ERR_OUT_OF_MEMORY with a message, or
+ * leaves a tensor behind (a crash shows too); 0 when none does; -1 when
+ * the call fails with all memory. */
+int expect_oom(const char *op, call *(*make)(void), char *why, size_t len);
+
 /* Loads the plugin (into `plugin`), calls core::add on two small tensors,
  * and unloads it; false with why on a failure. */
 bool cycle(char *why, size_t len);

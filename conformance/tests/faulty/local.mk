@@ -116,7 +116,10 @@ check_LTLIBRARIES += \
 	%D%/isnan_canonical.la \
 	%D%/clamp_int_double.la \
 	%D%/masked_fill_int_double.la \
-	%D%/axpby_dense.la
+	%D%/axpby_dense.la \
+	%D%/softmax_ws_unchecked.la \
+	%D%/mul_oom_backend.la \
+	%D%/sum_stage_leak.la
 %C%_mul_tail7_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
 %C%_mul_tail7_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MUL_TAIL7
 %C%_mul_tail7_la_LDFLAGS = $(SHIM_LDFLAGS)
@@ -513,6 +516,18 @@ check_LTLIBRARIES += \
 %C%_axpby_dense_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_AXPBY_DENSE
 %C%_axpby_dense_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_axpby_dense_la_LIBADD = $(SHIM_LIBADD)
+%C%_softmax_ws_unchecked_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-oom.c
+%C%_softmax_ws_unchecked_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SOFTMAX_WS_UNCHECKED
+%C%_softmax_ws_unchecked_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_softmax_ws_unchecked_la_LIBADD = $(SHIM_LIBADD)
+%C%_mul_oom_backend_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-oom.c
+%C%_mul_oom_backend_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MUL_OOM_BACKEND
+%C%_mul_oom_backend_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_mul_oom_backend_la_LIBADD = $(SHIM_LIBADD)
+%C%_sum_stage_leak_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-oom.c
+%C%_sum_stage_leak_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_SUM_STAGE_LEAK
+%C%_sum_stage_leak_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_sum_stage_leak_la_LIBADD = $(SHIM_LIBADD)
 EXTRA_DIST += %D%/corpus.tsv
 
 # Confirms each fault on its trigger, against the float64 reference of the
@@ -532,8 +547,9 @@ check_PROGRAMS += %D%/confirm
 	tests/cpu/ref.h \
 	tests/cpu/num.c \
 	tests/cpu/num.h
-%C%_confirm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/cpu
-%C%_confirm_LDADD = host/libbackplane.la $(BP_PTHREAD_LIBS) -lm
+%C%_confirm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/cpu -I$(top_srcdir)/host
+# The host's objects, for the allocator's test controls (expect_oom).
+%C%_confirm_LDADD = host/libbphost.la $(BP_PTHREAD_LIBS) -ldl -lm
 TESTS += conformance/tests/test-faulty-confirm.sh
 dist_check_SCRIPTS += conformance/tests/test-faulty-confirm.sh
 

@@ -338,6 +338,49 @@ static int t_matmul_leak_ws(char *why, size_t len) {
   return leaks("core::matmul", c, why, len);
 }
 
+/* ------------------------------------------------------------------------ */
+/* A host out of memory                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Each maker gives the same values every time it is called. */
+static call *softmax_call(void) {
+  rnd_seed(7);
+  call *c = with_x(2, S(6, 50), -3, 3);
+  arg_i(c, 1);
+  return c;
+}
+
+static call *mul_call(void) {
+  static call c;
+  rnd_seed(7);
+  call_init(&c);
+  arg_t(&c, mk(rnd(F32, 2, S(5, 30), -2, 2), NULL, 0));
+  arg_t(&c, mk(rnd(F32, 2, S(5, 30), -2, 2), NULL, 0));
+  return &c;
+}
+
+static call *sum_call(void) {
+  static const int64_t dim[] = {1}; /* the call borrows it */
+  rnd_seed(7);
+  call *c = with_x(2, S(7, 40), -2, 2);
+  arg_list(c, dim, 1);
+  arg_b(c, false);
+  arg_none(c);
+  return c;
+}
+
+static int t_softmax_ws_unchecked(char *why, size_t len) {
+  return expect_oom("core::softmax", softmax_call, why, len);
+}
+
+static int t_mul_oom_backend(char *why, size_t len) {
+  return expect_oom("core::mul", mul_call, why, len);
+}
+
+static int t_sum_stage_leak(char *why, size_t len) {
+  return expect_oom("core::sum", sum_call, why, len);
+}
+
 const trigger proc_triggers[] = {
     {"tanh_past_end", t_tanh_past_end, T_GUARD},
     {"log_before_start", t_log_before_start, T_GUARD},
@@ -360,5 +403,8 @@ const trigger proc_triggers[] = {
     {"softmax_pingpong", t_softmax_pingpong, T_RACE},
     {"add_leak_on_error", t_add_leak_on_error, 0},
     {"matmul_leak_ws", t_matmul_leak_ws, 0},
+    {"softmax_ws_unchecked", t_softmax_ws_unchecked, 0},
+    {"mul_oom_backend", t_mul_oom_backend, 0},
+    {"sum_stage_leak", t_sum_stage_leak, 0},
 };
 const size_t proc_ntriggers = sizeof proc_triggers / sizeof *proc_triggers;
