@@ -70,7 +70,7 @@ bp_status bp__core_to_device(bp_tensor *h, bp_device dev, bp_tensor **out) {
  * (a new reference). */
 bp_status bp__core_call(const char *name, const bp_value *vals, size_t n, bp_tensor **out) {
   const bp_op *op = NULL;
-  bp_status st = bp_op_find(name, &op);
+  bp_status st = bp__op_find(name, &op);
   if (st) return st;
   if (n > 8)
     return bp__error(BP_ERR_INTERNAL, "%s: a host composite passed %zu arguments (at most 8)",

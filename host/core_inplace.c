@@ -29,7 +29,7 @@ static int category(int32_t dt) { return dt == BP_BOOL ? 0 : is_float(dt) ? 2 : 
 
 /* The out-of-place op of an in-place one (user_data: its name). */
 static bp_status target(const bp_kernel_ctx *ctx, const bp_op **out) {
-  bp_status st = bp_op_find((const char *)ctx->user_data, out);
+  bp_status st = bp__op_find((const char *)ctx->user_data, out);
   if (st)
     return bp__error(BP_ERR_INTERNAL, "%s: its out-of-place op %s is not defined", ctx->op_name,
                      (const char *)ctx->user_data);

@@ -119,7 +119,7 @@ bp_status bp__core_into(const bp_op *op, const bp_value *args, const bp_tensor_m
     snprintf(name, sizeof name, "%.*s", (int)(strlen(scalar_ops[i]) - 7), scalar_ops[i]);
     const bp_op *base = NULL;
     bp_tensor *sc = NULL;
-    st = bp_op_find(name, &base);
+    st = bp__op_find(name, &base);
     if (!st) st = bp__core_scalar_tensor(m->device, m->dtype, &args[1], &sc);
     if (st) return st;
     bp_value v[3] = {args[0], tv(sc), i < 2 ? args[2] : fv(1.0)};
@@ -177,7 +177,7 @@ bp_status bp__core_meta_as(const bp_kernel_ctx *ctx, const bp_op *op, const bp_v
 
 /* The out-of-place op of an .out form (user_data: its name). */
 static bp_status base_op(const bp_kernel_ctx *ctx, const bp_op **out) {
-  if (bp_op_find((const char *)ctx->user_data, out))
+  if (bp__op_find((const char *)ctx->user_data, out))
     return bp__error(BP_ERR_INTERNAL, "%s: its out-of-place op %s is not defined", ctx->op_name,
                      (const char *)ctx->user_data);
   return BP_OK;

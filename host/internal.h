@@ -4,6 +4,22 @@
  * Internal non-static symbols use the bp__ prefix and hidden visibility
  * (the library is built with -fvisibility=hidden; only BP_API functions are
  * exported).
+ *
+ * The modules call downwards only (tests/test-layering.sh checks that no
+ * two call each other, even through others), from the top:
+ *   api.c         the entry points that start the host: load, find
+ *   init.c        the start: the core op set, once
+ *   core*.c       the core op set: a built-in plugin, defined through the
+ *                 host table
+ *   loader.c      plugins: files, records, setup() and teardown
+ *   hostapi.c     the host table a plugin's setup() and kernels get
+ *   select.c      the host's choice among kernels
+ *   call.c        the call path
+ *   introspect.c  what can be asked about an op and its kernels
+ *   registry.c    ops, kernels and dispatch tables
+ *   unboxed.c, precedence.c, optexts.c, meta.c, call_dtypes.c, schema*.c,
+ *   tensor.c, device.c, guard.c, rcu.c, error.c, alloc.c ...
+ *                 the leaves they stand on
  */
 #ifndef BP_HOST_INTERNAL_H
 #define BP_HOST_INTERNAL_H
@@ -318,6 +334,8 @@ struct bp_plugin {
   bool loading;               /* inside setup(): registrations are staged */
   struct bp_registrar *registrar; /* made at the first setup(), never freed */
   bp_plugin_init_fn static_init;  /* for bp_plugin_register() */
+  const bp_host_api *host;    /* the table its setup() gets, and its kernels */
+  bool builtin;               /* the host's own (bp__host_plugin) */
 };
 typedef struct bp_plugin bp__plugin;
 
@@ -447,10 +465,22 @@ struct bp_op {
  * candidates of op's device slot s and links them through `next`; returns
  * the first, or NULL when none is enabled and committed. */
 bp__kernel *bp__precedence_order(const bp_op *op, int s);
+/* More candidates than this for one op and device type are not ordered. */
+#define BP__MAX_CANDIDATES 64
+/* The longest plugin name (loader.c checks names against it). */
+#define BP__PLUGIN_NAME_MAX 64
+/* All live kernels of (op, slot), disabled ones too, in precedence order
+ * into out[0 .. n-1]; returns n (at most cap). */
+size_t bp__precedence_sorted(const bp_op *op, int slot, bp__kernel **out, size_t cap);
+/* Records (plugin non-NULL) or forgets the host's choice of plugin for
+ * (op, slot), op NULL meaning every op; the caller rebuilds. */
+bp_status bp__precedence_choose(const bp_op *op, int slot, const char *plugin);
+/* Whether k's plugin is named `plugin`. */
+bool bp__precedence_named(const bp__kernel *k, const char *plugin);
 /* Whether k counts: registered by a plugin whose setup() has returned. */
 static inline bool bp__kernel_live(const bp__kernel *k) { return k && !k->owner->loading; }
 /* Builds the type spellings of op->schema into op->type_block and
- * op->arg_type_text (introspect.c); false when out of memory. */
+ * op->arg_type_text (optexts.c); false when out of memory. */
 bool bp__op_type_texts(bp_op *op);
 
 /* Checks that `path` is a regular file holding an ELF shared object for
@@ -469,9 +499,21 @@ void bp__cpu_free_bytes(void *p, size_t nbytes);
 bp_status bp__plugin_dyn_check(const char *path, int fd, uint64_t size, uint64_t phoff,
                                unsigned phnum, bool textrel_ok);
 
-/* The core op set (core.c): defined once, before the first lookup or load;
- * a failure is returned, with its message, to every caller. */
-bp_status bp__core_init(void);
+/* The host's start (init.c): defines the core op set once, before the
+ * first lookup or load, which call it (api.c); a failure is returned,
+ * with its message, to every caller. */
+bp_status bp__ensure_init(void);
+/* The core op set's built-in plugin (core.c): its setup(), which sees
+ * only the host table. */
+bp_status bp__core_setup(const bp_host_api *h, bp_registrar *reg);
+/* The entry points of api.c, without the start: the loader's (loader.c)
+ * and the registry's lookups (registry.c). */
+bp_status bp__plugin_load(const char *path, bp_plugin **out_plugin);
+bp_status bp__plugin_register(bp_plugin_init_fn init, const char *label, bp_plugin **out_plugin);
+bp_status bp__plugin_discover(size_t *out_loaded);
+bp_status bp__op_find(const char *name, const bp_op **out_op);
+size_t bp__op_count(void);
+const bp_op *bp__op_at(size_t index);
 /* Runs the setup() of a plugin built into the host, for the host's own
  * registrations (loader.c). */
 bp_status bp__builtin_setup(bp_status (*setup)(const bp_host_api *, bp_registrar *));
@@ -504,11 +546,13 @@ void bp__registry_unlock(void);
 void bp__registry_rebuild_all(void);
 void bp__registry_rebuild_op(bp_op *op);
 /* Live kernels of op on every device type (registry lock held), and
- * the names of the device types with an enabled one (takes the lock). */
+ * the names of the device types with an enabled one (takes the lock);
+ * introspect.c. */
 size_t bp__op_kernel_count(const bp_op *op);
 size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n);
 
-/* The call path (call.c): op's meta function on checked arguments. */
+/* op's meta function on checked arguments (meta.c); the caller is in a
+ * read section and op is defined. */
 bp_status bp__run_meta(const bp_op *op, const bp_value *args, bp_tensor_meta *outs,
                        size_t nouts);
 /* Routing on dtypes (call_dtypes.c).  The dtype bits of every tensor

@@ -2,31 +2,14 @@
  * host/introspect.c - what hosts and plugins can ask about an operator:
  * bp_op_get_info(), and each argument and result of its schema
  * (bp_op_get_arg/ret, host->op_get_arg/ret), so that no tool has to parse
- * schema text again.
+ * schema text again; and which kernels it has (bp_op_get_kernel), in
+ * precedence order.
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-bool bp__op_type_texts(bp_op *op) {
-  const bp__schema *s = op->schema;
-  size_t total = 0;
-  for (size_t i = 0; i < s->nargs; i++) total += bp__arg_type_format(&s->args[i], NULL, 0) + 1;
-  for (size_t j = 0; j < s->nrets; j++) total += bp__arg_type_format(&s->rets[j], NULL, 0) + 1;
-  char *block = bp__malloc(total ? total : 1);
-  if (!block) return false;
-  char *w = block;
-  for (size_t i = 0; i < s->nargs + s->nrets; i++) {
-    const bp__arg *a = i < s->nargs ? &s->args[i] : &s->rets[i - s->nargs];
-    size_t n = bp__arg_type_format(a, w, (size_t)(block + total - w));
-    op->arg_type_text[i] = w;
-    w += n + 1;
-  }
-  bp__free(op->type_block);
-  op->type_block = block;
-  return true;
-}
 
 BP_API bp_status bp_op_get_info(const bp_op *op, bp_op_info *out) {
   if (!op || !out)
@@ -103,4 +86,71 @@ BP_API bp_status bp_op_get_arg(const bp_op *op, size_t index, bp_arg_info *out_i
 
 BP_API bp_status bp_op_get_ret(const bp_op *op, size_t index, bp_arg_info *out_info) {
   return get_arg(op, index, out_info, true);
+}
+
+BP_API bp_status bp_op_get_kernel(const bp_op *op, size_t index, bp_kernel_info *out) {
+  if (!op || !out)
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_get_kernel: %s is NULL", !op ? "op" : "out_info");
+  if (out->struct_size < BP_STRUCT_SIZE(bp_kernel_info, plugin))
+    return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_get_kernel: out_info->struct_size is %zu",
+                     out->struct_size);
+  bp_kernel_info info;
+  memset(&info, 0, sizeof info);
+  size_t seen = 0;
+  bool found = false;
+  bp__registry_lock();
+  for (int s = 0; s < BP__DEVICE_SLOTS && !found; s++) {
+    if (!op->registered[s]) continue;
+    bp__kernel *v[BP__MAX_CANDIDATES];
+    size_t n = bp__precedence_sorted(op, s, v, BP__MAX_CANDIDATES);
+    if (index >= seen + n) {
+      seen += n;
+      continue;
+    }
+    const bp__kernel *k = v[index - seen];
+    seen = index + 1;
+    found = true;
+    info.plugin = bp__plugin_label(k->owner);
+    info.dtypes = k->dtypes;
+    info.device_type = k->ctx.device_type;
+    info.kind = k->kind;
+    info.enabled = k->enabled;
+    info.priority = k->priority;
+    info.active = atomic_load_explicit(&op->dispatch[s], memory_order_relaxed) == k;
+  }
+  bp__registry_unlock();
+  if (!found)
+    return bp__error(BP_ERR_NOT_FOUND, "bp_op_get_kernel: op '%s' has %zu kernel%s, index %zu is past them",
+                     op->name, seen, seen == 1 ? "" : "s", index);
+  size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
+  info.struct_size = n;
+  memcpy(out, &info, n);
+  return BP_OK;
+}
+
+size_t bp__op_kernel_count(const bp_op *op) {
+  size_t n = 0;
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++)
+    for (const bp__kernel *k = op->registered[s]; k; k = k->next_reg) n += bp__kernel_live(k);
+  return n;
+}
+
+/* The device types that have an enabled kernel for op, for "no kernel"
+ * messages; called from the call path's error branch. */
+size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n) {
+  size_t len = 0, count = 0;
+  char dbuf[32];
+  buf[0] = '\0';
+  bp__registry_lock();
+  for (int s = 0; s < BP__DEVICE_SLOTS; s++) {
+    const bp__kernel *k = op->registered[s];
+    while (k && !(bp__kernel_live(k) && k->enabled)) k = k->next_reg;
+    if (!k) continue;
+    int w = snprintf(buf + len, n - len, "%s%s", count ? ", " : "",
+                     bp__device_type_label(k->ctx.device_type, dbuf, sizeof dbuf));
+    if (w > 0 && (size_t)w < n - len) len += (size_t)w;
+    count++;
+  }
+  bp__registry_unlock();
+  return count;
 }

@@ -39,6 +39,8 @@ bp__plugin bp__host_plugin = {
     .origin = BP_ORIGIN_STATIC,
     .state = BP_PLUGIN_LOADED,
     .error = "",
+    .host = &bp__host_api,
+    .builtin = true,
 };
 
 BP_API const char *bp_plugin_dir(void) { return BP_PLUGIN_DIR; }
@@ -100,6 +102,7 @@ static bp__plugin *record_for(const char *path, bp_plugin_init_fn init, const ch
   }
   p->static_init = init;
   p->origin = origin;
+  p->host = &bp__host_api;
   p->state = BP_PLUGIN_FAILED;
   plugins[nplugins++] = p;
   return p;
@@ -134,7 +137,7 @@ static bool valid_plugin_name(const char *s) {
   size_t n = 0;
   for (; s[n]; n++)
     if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_')) return false;
-  return n <= 64;
+  return n <= BP__PLUGIN_NAME_MAX;
 }
 
 /* Removes everything p registered, after making sure no call still runs in
@@ -280,13 +283,11 @@ static bp_status load_path(const char *path, int32_t origin, bool *newly, bp__pl
   return BP_OK;
 }
 
-BP_API bp_status bp_plugin_load(const char *path, bp_plugin **out_plugin) {
+bp_status bp__plugin_load(const char *path, bp_plugin **out_plugin) {
   if (!path || !*path)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_plugin_load: path is %s", path ? "empty" : "NULL");
   bp__plugin *p = NULL;
   bool newly;
-  bp_status core = bp__core_init();
-  if (core) return core;
   pthread_mutex_lock(&loader_lock);
   bp_status st = load_path(path, BP_ORIGIN_EXPLICIT, &newly, &p);
   pthread_mutex_unlock(&loader_lock);
@@ -294,13 +295,11 @@ BP_API bp_status bp_plugin_load(const char *path, bp_plugin **out_plugin) {
   return st;
 }
 
-BP_API bp_status bp_plugin_register(bp_plugin_init_fn init, const char *label,
-                                    bp_plugin **out_plugin) {
+bp_status bp__plugin_register(bp_plugin_init_fn init, const char *label,
+                              bp_plugin **out_plugin) {
   if (!init) return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_plugin_register: init is NULL");
   char buf[256];
   snprintf(buf, sizeof buf, "%s", label ? label : "(static)");
-  bp_status core = bp__core_init();
-  if (core) return core;
   pthread_mutex_lock(&loader_lock);
   bp__plugin *p = record_for("(static)", init, buf, BP_ORIGIN_STATIC);
   bp_status st = BP_OK;
@@ -381,10 +380,8 @@ static const char *plugin_path_env(void) {
 #endif
 }
 
-BP_API bp_status bp_plugin_discover(size_t *out_loaded) {
+bp_status bp__plugin_discover(size_t *out_loaded) {
   size_t loaded = 0;
-  bp_status core = bp__core_init();
-  if (core) return core;
   pthread_mutex_lock(&loader_lock);
   bp_status st = BP_OK;
   const char *env = plugin_path_env();

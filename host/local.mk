@@ -7,6 +7,8 @@ noinst_LTLIBRARIES += %D%/libbphost.la
 	%D%/internal.h \
 	%D%/alloc.h \
 	%D%/alloc.c \
+	%D%/api.c \
+	%D%/init.c \
 	%D%/schema.h \
 	%D%/schema.c \
 	%D%/schema_lex.h \
@@ -22,9 +24,12 @@ noinst_LTLIBRARIES += %D%/libbphost.la
 	%D%/rcu.c \
 	%D%/registry.c \
 	%D%/precedence.c \
+	%D%/select.c \
 	%D%/introspect.c \
+	%D%/optexts.c \
 	%D%/call.c \
 	%D%/call_dtypes.c \
+	%D%/meta.c \
 	%D%/unboxed.c \
 	%D%/loader.c \
 	%D%/plugin_file.c \
@@ -32,6 +37,7 @@ noinst_LTLIBRARIES += %D%/libbphost.la
 	%D%/hostapi.c \
 	%D%/core_meta.h \
 	%D%/core.c \
+	%D%/core_rules.c \
 	%D%/core_v2.c \
 	%D%/core_call.c \
 	%D%/core_nn.c \

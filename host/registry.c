@@ -392,7 +392,7 @@ static bp__kernel *kernel_new(bp__plugin *owner, const bp_op *op, int kind, void
   bp__kernel *k = bp__calloc(1, sizeof *k);
   if (!k) return NULL;
   k->ctx.struct_size = BP_KERNEL_CTX_STRUCT_SIZE;
-  k->ctx.host = &bp__host_api;
+  k->ctx.host = owner->host;
   k->ctx.op = op;
   k->ctx.op_name = op ? op->name : NULL;
   k->ctx.user_data = user_data;
@@ -429,7 +429,7 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
   uint32_t since = BP_HAS_FIELD(def, bp_op_def, op_set_version) ? def->op_set_version : 0;
   /* Only the host's own core library says which op-set version an op
    * belongs to: a plugin cannot make its op a core op. */
-  if (since && !(p == &bp__host_plugin && strcmp(lib->ns, "core") == 0))
+  if (since && !(p->builtin && strcmp(lib->ns, "core") == 0))
     return bp__error(BP_ERR_INVALID_ARGUMENT,
                      "plugin '%s': def '%s': op_set_version is %u, but only the host's core "
                      "library sets it (leave it 0)", who, def->schema, since);
@@ -539,7 +539,7 @@ bp_status bp__reg_def(bp_library *lib, const bp_op_def *def) {
   op->op_set_version = since;
   op->meta = meta;
   op->meta_ctx.struct_size = BP_KERNEL_CTX_STRUCT_SIZE;
-  op->meta_ctx.host = &bp__host_api;
+  op->meta_ctx.host = p->host;
   op->meta_ctx.op = op;
   op->meta_ctx.op_name = op->name;
   op->meta_ctx.user_data = ud;
@@ -770,11 +770,9 @@ bp_status bp__reg_device_type(bp_registrar *reg, const bp_device_iface *iface, i
 /* Queries                                                                  */
 /* ------------------------------------------------------------------------ */
 
-BP_API bp_status bp_op_find(const char *name, const bp_op **out_op) {
+bp_status bp__op_find(const char *name, const bp_op **out_op) {
   if (!name || !out_op)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "bp_op_find: %s is NULL", !name ? "name" : "out_op");
-  bp_status core = bp__core_init();
-  if (core) return core;
   pthread_mutex_lock(&reg_lock);
   bp_op *op = op_lookup_n(name, strlen(name));
   pthread_mutex_unlock(&reg_lock);
@@ -788,16 +786,14 @@ BP_API bp_status bp_op_find(const char *name, const bp_op **out_op) {
   return BP_OK;
 }
 
-BP_API size_t bp_op_count(void) {
-  (void)bp__core_init(); /* a failure leaves the ops that were defined */
+size_t bp__op_count(void) {
   pthread_mutex_lock(&reg_lock);
   size_t n = nops;
   pthread_mutex_unlock(&reg_lock);
   return n;
 }
 
-BP_API const bp_op *bp_op_at(size_t index) {
-  (void)bp__core_init();
+const bp_op *bp__op_at(size_t index) {
   pthread_mutex_lock(&reg_lock);
   const bp_op *op = index < nops ? ops[index] : NULL;
   pthread_mutex_unlock(&reg_lock);

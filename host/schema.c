@@ -49,42 +49,11 @@ static const char *const pytorch_only_types[] = {
     "Stream", "QScheme", "complex", "SymFloat", "SymBool", "Any", "number",
 };
 
-static const struct {
-  const char *name;
-  int32_t code;
-} dtype_names[] = {
-    {"float32", BP_FLOAT32}, {"float64", BP_FLOAT64}, {"float16", BP_FLOAT16},
-    {"bfloat16", BP_BFLOAT16}, {"int8", BP_INT8}, {"int16", BP_INT16},
-    {"int32", BP_INT32}, {"int64", BP_INT64}, {"uint8", BP_UINT8},
-    {"bool", BP_BOOL},
-};
-
 #define DTYPE_LIST \
   "float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8 " \
   "or bool"
 
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
-
-/* The canonical spelling of a base type (SymInt prints as int). */
-const char *bp__schema_type_spelling(int type) {
-  switch (type) {
-  case BP__T_TENSOR: return "Tensor";
-  case BP__T_INT: return "int";
-  case BP__T_FLOAT: return "float";
-  case BP__T_BOOL: return "bool";
-  case BP__T_STR: return "str";
-  case BP__T_SCALAR_TYPE: return "ScalarType";
-  case BP__T_DEVICE: return "Device";
-  case BP__T_SCALAR: return "Scalar";
-  default: return "?";
-  }
-}
-
-const char *bp__schema_dtype_name(int64_t code) {
-  for (size_t i = 0; i < NELEMS(dtype_names); i++)
-    if (dtype_names[i].code == code) return dtype_names[i].name;
-  return NULL;
-}
 
 /* The tag a present value of this argument carries on the boxed stack. */
 static int32_t value_tag_of(const bp__arg *a) {
@@ -441,14 +410,15 @@ static bool parse_scalar(bp__parser *p, const bp__arg *a, bp_value *v,
     if (!is_float_text(s, n)) break;
     v->tag = BP_TAG_FLOAT;
     return token_to_double(p, &v->u.f);
-  case BP__T_SCALAR_TYPE:
-    for (size_t i = 0; i < NELEMS(dtype_names); i++)
-      if (bp__lex_at_word(p, dtype_names[i].name)) {
-        v->tag = BP_TAG_SCALAR_TYPE;
-        v->u.i = dtype_names[i].code;
-        return true;
-      }
+  case BP__T_SCALAR_TYPE: {
+    int32_t code;
+    if (bp__lex_at_dtype(p, &code)) {
+      v->tag = BP_TAG_SCALAR_TYPE;
+      v->u.i = code;
+      return true;
+    }
     break;
+  }
   default:
     break;
   }

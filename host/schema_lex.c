@@ -243,3 +243,47 @@ bool bp__lex_at_word(const bp__parser *p, const char *word) {
   return p->tok.kind == TK_IDENT && p->tok.len == n &&
          memcmp(p->text + p->tok.start, word, n) == 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* The vocabulary: type and dtype names                                     */
+/* ------------------------------------------------------------------------ */
+
+static const struct {
+  const char *name;
+  int32_t code;
+} dtype_names[] = {
+    {"float32", BP_FLOAT32}, {"float64", BP_FLOAT64}, {"float16", BP_FLOAT16},
+    {"bfloat16", BP_BFLOAT16}, {"int8", BP_INT8}, {"int16", BP_INT16},
+    {"int32", BP_INT32}, {"int64", BP_INT64}, {"uint8", BP_UINT8},
+    {"bool", BP_BOOL},
+};
+
+/* The canonical spelling of a base type (SymInt prints as int). */
+const char *bp__schema_type_spelling(int type) {
+  switch (type) {
+  case BP__T_TENSOR: return "Tensor";
+  case BP__T_INT: return "int";
+  case BP__T_FLOAT: return "float";
+  case BP__T_BOOL: return "bool";
+  case BP__T_STR: return "str";
+  case BP__T_SCALAR_TYPE: return "ScalarType";
+  case BP__T_DEVICE: return "Device";
+  case BP__T_SCALAR: return "Scalar";
+  default: return "?";
+  }
+}
+
+const char *bp__schema_dtype_name(int64_t code) {
+  for (size_t i = 0; i < sizeof dtype_names / sizeof dtype_names[0]; i++)
+    if (dtype_names[i].code == code) return dtype_names[i].name;
+  return NULL;
+}
+
+bool bp__lex_at_dtype(bp__parser *p, int32_t *code) {
+  for (size_t i = 0; i < sizeof dtype_names / sizeof dtype_names[0]; i++)
+    if (bp__lex_at_word(p, dtype_names[i].name)) {
+      *code = dtype_names[i].code;
+      return true;
+    }
+  return false;
+}

@@ -84,9 +84,12 @@ bool bp__lex_at_word(const bp__parser *p, const char *word);
 bool bp__lex_text_to_double(const char *s, size_t n, double *out);
 void bp__lex_double_to_text(double v, char out[48]);
 
-/* schema.c: the canonical spelling of a base type (SymInt prints as int),
+/* The canonical spelling of a base type (SymInt prints as int),
  * and a dtype code's name (NULL for none). */
 const char *bp__schema_type_spelling(int type);
 const char *bp__schema_dtype_name(int64_t code);
+/* Whether the token at the cursor is a dtype's name (float32, ...): then
+ * it is consumed and *code is its bp_dtype. */
+bool bp__lex_at_dtype(bp__parser *p, int32_t *code);
 
 #endif /* BP_HOST_SCHEMA_LEX_H */

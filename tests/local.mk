@@ -79,6 +79,10 @@ check_PROGRAMS += %D%/test-oom
 %C%_test_oom_LDADD = host/libbphost.la %D%/libtap.la -ldl -lpthread -lm
 TESTS += %D%/test-oom
 
+# host/ reads top-down: no cycle between its modules (nm and tsort).
+TESTS += %D%/test-layering.sh
+dist_check_SCRIPTS += %D%/test-layering.sh
+
 # Files in a plugin directory that are not loadable plugins.
 check_PROGRAMS += %D%/test-plugin-files
 %C%_test_plugin_files_SOURCES = %D%/test-plugin-files.c %D%/testutil.h
