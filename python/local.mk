@@ -36,8 +36,11 @@ endif
 	%D%/src/module.c \
 	%D%/src/errors.c \
 	%D%/src/tensor.c \
+	%D%/src/wrap.c \
+	%D%/src/device.c \
 	%D%/src/convert.c \
 	%D%/src/torchconv.c \
+	%D%/src/opschema.c \
 	%D%/src/op.c \
 	%D%/src/args.c \
 	%D%/src/opinfo.c

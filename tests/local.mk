@@ -79,7 +79,8 @@ check_PROGRAMS += %D%/test-oom
 %C%_test_oom_LDADD = host/libbphost.la %D%/libtap.la -ldl -lpthread -lm
 TESTS += %D%/test-oom
 
-# host/ reads top-down: no cycle between its modules (nm and tsort).
+# host/ and python/src read top-down: no cycle between their modules (nm
+# and tsort).
 TESTS += %D%/test-layering.sh
 dist_check_SCRIPTS += %D%/test-layering.sh
 

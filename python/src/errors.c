@@ -153,3 +153,9 @@ PyObject *bpy_raise_msg(bp_status status, const char *msg) {
 PyObject *bpy_raise(bp_status status) {
   return bpy_raise_msg(status, bp_last_error());
 }
+
+PyObject *bpy_str(const char *s) {
+  if (!s)
+    Py_RETURN_NONE;
+  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "backslashreplace");
+}

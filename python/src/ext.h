@@ -7,10 +7,13 @@
  * here; tests/python/test-stable-abi.py checks the built module's imports
  * against python/stable_abi.txt.
  *
- * Files: module.c (the module and its functions), errors.c (one exception
- * class per bp_status), tensor.c (the Tensor type and DLPack export),
- * convert.c (Python objects to and from bp values: NumPy, torch, DLPack,
- * dtypes, devices), op.c (the Op type: binding and calling).
+ * Files, from the top (none calls one above it): module.c (the module and
+ * its functions), op.c (the Op type: calling) over args.c (binding),
+ * opinfo.c (Op.info) and opschema.c (the schema cache), convert.c (Python
+ * objects to bp values: NumPy, DLPack, dtypes) over torchconv.c (torch's
+ * side), tensor.c (the Tensor type and DLPack export), wrap.c (Python-owned
+ * memory as tensors; the per-thread conversion flags), device.c (devices
+ * as Python spells them), errors.c (one exception class per bp_status).
  */
 #ifndef BP_PY_EXT_H
 #define BP_PY_EXT_H
@@ -39,7 +42,7 @@ PyObject *bpy_error_class(bp_status status);
 PyObject *bpy_raise_msg(bp_status status, const char *msg);
 
 /* A str of bytes from the host or a plugin, which may not be UTF-8 (such
- * bytes come back as \\xNN); None for NULL.  (module.c) */
+ * bytes come back as \\xNN); None for NULL. */
 PyObject *bpy_str(const char *s);
 
 /* ---- tensor.c ----------------------------------------------------------- */
@@ -112,7 +115,7 @@ PyObject *bpy_device_str(bp_device d);
 extern _Thread_local int bpy_meta_mode;
 
 /* Set by code that holds the GIL while it releases tensors, so that the
- * deleters of Python-owned memory need not ask for it (convert.c). */
+ * deleters of Python-owned memory need not ask for it (wrap.c). */
 extern _Thread_local int bpy_holds_gil;
 
 /* Releases a bp_tensor while holding the GIL. */
@@ -128,9 +131,9 @@ static inline void bpy_release(bp_tensor *t) {
  * be on the CPU without asking them. */
 extern _Thread_local int bpy_torch_on_cpu;
 
-/* convert.c, for torchconv.c: wraps memory that `owner` keeps alive (a
- * reference is held until the last bp_tensor over it dies); reads a
- * sequence of at most `max` ints. */
+/* wrap.c, for convert.c and torchconv.c: wraps memory that `owner` keeps
+ * alive (a reference is held until the last bp_tensor over it dies);
+ * reads a sequence of at most `max` ints. */
 /* A NULL data pointer is refused unless the tensor is empty; &bpy_no_data
  * stands for the data of a tensor that is never read (meta mode). */
 extern char bpy_no_data;

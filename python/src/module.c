@@ -114,12 +114,6 @@ static const char *state_name(int32_t s) {
   }
 }
 
-PyObject *bpy_str(const char *s) {
-  if (!s)
-    Py_RETURN_NONE;
-  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "backslashreplace");
-}
-
 static PyObject *py_plugin_info(PyObject *self, PyObject *args) {
   (void)self;
   bp_plugin *p = plugin_arg(args, "n:plugin_info");

@@ -1,6 +1,7 @@
 /*
  * op.h - the private declarations of the Op type (op.c), its argument
- * binding and result conversion (args.c) and its descriptions (opinfo.c).
+ * binding and result conversion (args.c), its descriptions (opinfo.c) and
+ * its schema cache (opschema.c).
  */
 #ifndef BP_PY_OP_H
 #define BP_PY_OP_H
@@ -49,8 +50,8 @@ typedef struct bpy_op {
                           * `other` go to (op._set_scalar), or NULL */
 } bpy_op;
 
-/* The schema for a call: a new reference (op_schema_release it), or NULL
- * with an exception set. */
+/* The schema for a call (opschema.c): a new reference (release it with
+ * bpy_schema_release), or NULL with an exception set. */
 op_schema *bpy_op_schema(bpy_op *self);
 void bpy_schema_release(op_schema *sc);
 
