@@ -12,22 +12,29 @@
  * runner's slots, the worker's saved state, the fault handler's regions,
  * the random generator, the concurrency check's threads).
  *
- * The modules:
+ * The modules, from the top (none calls one above it; tests/
+ * test-layering.sh checks that):
  *   main.c          main: parse, probe, build the cases, run, report
- *   options.c       the command line
- *   verdict.c       a case's verdict, sent to the parent; the fault handler
- *   plugin.c        the plugin under test in a child; an op's schema
- *   probe.c         what the plugin registers, learned in a child
- *   samples.c       sample.h: the arguments of a call, and the reference
- *   devtensor.c     devtensor.h: tensors on the device under test
- *   compare.c       a result against the reference
+ *   report.c        the JSON certificate and the HTML report
+ *   runner.c        the --jobs slots, the workers and fresh processes
+ *   worker.c        a worker: one load of the plugin, case after case
  *   cases.c         the case list, from the check table
  *   checks/         one file per check group (checks.h); common.c, the
  *                   per-op helpers; table.c, the check table
- *   runner.c        the --jobs slots, the workers and fresh processes
- *   worker.c        a worker: one load of the plugin, case after case
- *   report.c        the JSON certificate and the HTML report
- *   ipc.h           the words parent and children say to each other
+ *   options.c       the command line
+ *   probe.c         what the plugin registers, learned in a child
+ *   plugin.c        the plugin under test in a child; an op's schema
+ *   sample_check.c  the samples of the checks other than numerics
+ *   sample_sets.c   the numerics' sample sets, by class, over the
+ *                   per-kind sample_*.c files and sample_values.c,
+ *                   sample_edges.c (the value classes)
+ *   sample_gen.c    what the generators share: ranges, special values
+ *   samples.c       sample.h: the arguments of a call, and the reference
+ *   devtensor.c     devtensor.h: tensors on the device under test
+ *   compare.c       a result against the reference
+ *   verdict.c       a case's verdict, sent to the parent; the fault handler
+ *   ctx.c           cx itself
+ *   ipc.c, ipc.h    the words parent and children say to each other
  *   elfsha.h        the ELF symbol reader and SHA-256 (no libbackplane)
  *
  * docs/certification.md describes every check and the two profiles.
@@ -302,7 +309,6 @@ typedef struct run_result {
 
 double now(void);
 bool failed_status(enum status s);
-bool send_all(int fd, const char *buf, size_t n);
 void run_all(void);
 const char *tap_text(const char *s, char *buf, size_t n);
 void worker_main(int fd) __attribute__((noreturn));

@@ -22,4 +22,11 @@ extern const char *const status_name[];
 /* The length of one of the words above, its newline included. */
 #define IPC_LEN(word) (sizeof word - 1)
 
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Writes all of buf to the socket or pipe fd; false once the other end is
+ * gone (without SIGPIPE on a socket).  (ipc.c) */
+bool send_all(int fd, const char *buf, size_t n);
+
 #endif /* BP_CONFORMANCE_IPC_H */

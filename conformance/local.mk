@@ -6,6 +6,8 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/cert.h \
 	%D%/ipc.h \
 	%D%/main.c \
+	%D%/ctx.c \
+	%D%/ipc.c \
 	%D%/options.c \
 	%D%/verdict.c \
 	%D%/plugin.c \
@@ -15,6 +17,8 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/sample.h \
 	%D%/sample_int.h \
 	%D%/samples.c \
+	%D%/sample_check.c \
+	%D%/sample_gen.c \
 	%D%/sample_sets.c \
 	%D%/sample_values.c \
 	%D%/sample_edges.c \

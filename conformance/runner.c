@@ -42,20 +42,6 @@ double now(void) {
 /* Whether a verdict counts as a failure (FAIL, CRASH, TIMEOUT). */
 bool failed_status(enum status s) { return s == ST_FAIL || s == ST_CRASH || s == ST_TIMEOUT; }
 
-/* Writes all of buf to the socket or pipe fd; false once the other end is
- * gone (without SIGPIPE on a socket). */
-bool send_all(int fd, const char *buf, size_t n) {
-  while (n) {
-    ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == ENOTSOCK) w = write(fd, buf, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    buf += w;
-    n -= (size_t)w;
-  }
-  return true;
-}
-
 /* Reads what fd has, without blocking, onto buf (n bytes so far, kept
  * NUL-terminated); false at EOF, on an error, or when buf is full. */
 static bool read_avail(int fd, char *buf, size_t *n, size_t cap) {

@@ -1,6 +1,7 @@
 /*
- * conformance/sample_int.h - what the sample-set generators (sample_sets.c,
- * sample_values.c, sample_bad.c) share; not used outside them.
+ * conformance/sample_int.h - what the sample-set generators share
+ * (sample_gen.c, and the entry points of the others); not used outside
+ * them.
  */
 #ifndef BP_CONFORMANCE_SAMPLE_INT_H
 #define BP_CONFORMANCE_SAMPLE_INT_H
@@ -30,7 +31,9 @@ rt *gen_input(const slist *L, int arg, int32_t dt, int32_t nd, const int64_t *sz
 void gen_domain(enum kind kind, int sub, int arg, int32_t dt, double *lo, double *hi);
 /* Whether the op rounds once, so that its results compare bit for bit. */
 bool gen_exact(enum kind kind, int sub);
-/* The fill_ value of a variant (a plain one, an integral one, ...). */
+/* The fill_ value of a variant: 0 a plain one, 1 .. GEN_NFILL-1 the
+ * others (special ones among them). */
+#define GEN_NFILL 14
 double gen_fill_value(int32_t dt, int variant);
 /* Values for a tensor of shape sh in dt to be laid out as lay: constant
  * along the dim an expanded layout expands. */
@@ -47,6 +50,10 @@ rt *gen_for_layout(int32_t dt, const shape *sh, int lay, enum kind kind, int sub
 double gen_special_f(int32_t dt, int i);
 int64_t gen_special_i(int32_t dt, int i);
 void gen_sprinkle(rt *t, int every, bool nan, bool big);
+/* Whether special value i is one of the largest finite ones; the
+ * smallest subnormal of float dtype dt. */
+bool gen_is_big(int i);
+double gen_denorm_min(int32_t dt);
 
 /* A table of every pair of n values (fv for a float dtype, iv for an
  * integer one): a [n, 1] against b [n], with the op's other arguments

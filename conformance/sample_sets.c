@@ -17,48 +17,7 @@
 #include "sample_int.h"
 #include "num.h"
 
-/* ---- The list being built ------------------------------------------------ */
-
-sample *gen_next(slist *L, const char *label) {
-  if (L->n == L->cap) {
-    size_t cap = L->cap ? 2 * L->cap : 32;
-    sample *g = realloc(L->v, cap * sizeof *g);
-    if (!g) abort(); /* the certifier's own memory: nothing to report to */
-    L->v = g;
-    L->cap = cap;
-  }
-  sample *s = &L->v[L->n++];
-  memset(s, 0, sizeof *s);
-  snprintf(s->label, sizeof s->label, "%s", label);
-  return s;
-}
 #define next gen_next
-
-bool gen_declared(const slist *L, int32_t dt) {
-  if (!L->o->declared) return true;
-  for (const int32_t *p = L->o->declared; *p != BP_DTYPE_INVALID; p++)
-    if (*p == dt) return true;
-  return false;
-}
-
-
-rt *gen_input(const slist *L, int arg, int32_t dt, int32_t nd, const int64_t *sz) {
-  double lo, hi;
-  enum kind k = kind_of(L);
-  gen_domain(k, sub_of(L), arg, dt, &lo, &hi);
-  rt *r = rand_rt(dt, nd, sz, lo, hi);
-  if (k == K_LOGICAL || k == K_BOOL_UNARY) {
-    /* what a value's truth depends on: zeros of both signs among the
-     * others, and NaN (true, and isnan's) */
-    for (int64_t j = 0; j < r->numel; j++) {
-      uint64_t u = rng_next() % 8;
-      if (u < 2 && dt_is_float(dt)) r->f[j] = u ? -0.0 : 0.0;
-      else if (u < 2) r->i[j] = 0;
-      else if (u == 2 && dt_is_float(dt)) r->f[j] = NAN;
-    }
-  }
-  return r;
-}
 
 /* ---- The Scalars of masked_fill and clamp ------------------------------ */
 

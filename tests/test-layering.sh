@@ -1,5 +1,6 @@
 #!/bin/sh
-# tests/test-layering.sh - host/ and the Python extension (python/src) read
+# tests/test-layering.sh - host/, the certifier (conformance/, with the
+# tools' code it links) and the Python extension (python/src) read
 # top-down: no two of their modules (source files) call each other,
 # directly or through others.  The edges are the symbols each object uses
 # and another of the same room defines (nm); tsort names a loop if there is
@@ -7,17 +8,18 @@
 set -u
 top_builddir=${top_builddir:-.}
 n=0
-echo "1..2"
+echo "1..3"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 have_tools=yes
 command -v nm > /dev/null 2>&1 && command -v tsort > /dev/null 2>&1 || have_tools=no
 
-# room NAME PREFIX OBJECT...: one test point for the objects of a room.
+# room NAME OBJECT...: one test point for the objects of a room.  A module
+# is named by its object's path less the build directory, .libs/ and the
+# target's prefix: host/call, conformance/checks/oom.
 room() {
   name=$1
-  prefix=$2
-  shift 2
+  shift
   n=$((n + 1))
   what="$name has no cycle between its modules"
   if [ $have_tools = no ]; then
@@ -29,8 +31,8 @@ room() {
     return
   fi
   for o in "$@"; do
-    m=$(basename "$o" .o)
-    m=${m#"$prefix"}
+    m=$(printf '%s\n' "${o#"$top_builddir"/}" |
+      sed 's|\.libs/||; s|[A-Za-z0-9_]*_la-||; s|bp_certify-||; s|\.o$||')
     nm "$o" | awk -v m="$m" '$2 ~ /^[TDBR]$/ { print "D", $3, m } $1 == "U" { print "U", $2, m }'
   done > "$tmp/syms"
   # An edge "user provider" for each symbol a module uses and another defines.
@@ -48,11 +50,15 @@ room() {
   fi
 }
 
-# libtool's PIC objects, or the plain ones of a static-only build.
+# libtool's PIC objects, or the plain ones of a static-only build; a
+# program's objects.
 objs() {
   ls "$top_builddir/$1/.libs/$2"*.o 2> /dev/null || ls "$top_builddir/$1/$2"*.o 2> /dev/null
 }
 # shellcheck disable=SC2046
-room host/ libbphost_la- $(objs host libbphost_la-)
+room host/ $(objs host libbphost_la-)
 # shellcheck disable=SC2046
-room python/src _backplane_abi3_la- $(objs python/src _backplane_abi3_la-)
+room conformance/ $(objs conformance bp_certify-) $(objs conformance/checks bp_certify-) \
+  $(objs tools conformance_bp_certify-)
+# shellcheck disable=SC2046
+room python/src $(objs python/src _backplane_abi3_la-)
