@@ -418,16 +418,16 @@ static void rms_sets(slist *L, int sk) {
 /* ---- batch_norm ------------------------------------------------------------- */
 
 /* batch_norm in inference of x [N, C, ...] (layout lx), with weight and
- * bias or not; the statistic `which` (1 weight .. 4 running_var) in
- * layout lv. */
-static sample *bn(slist *L, const char *label, rt *x, int lx, bool affine, int which, int lv,
+ * bias (affine 1), neither (0), the weight alone (2) or the bias alone
+ * (3); the statistic `which` (1 weight .. 4 running_var) in layout lv. */
+static sample *bn(slist *L, const char *label, rt *x, int lx, int affine, int which, int lv,
                   double eps) {
   sample *s = gen_next(L, label);
   int64_t c = x->sizes[1];
   if (lay_is_expanded(lx)) gen_make_expandable(x, lx);
   add_tensor(s, x, lx);
   for (int i = 1; i <= 4; i++) {
-    if (!affine && i <= 2) {
+    if ((i == 1 && (affine == 0 || affine == 3)) || (i == 2 && (affine == 0 || affine == 2))) {
       add_none(s);
       continue;
     }
@@ -448,13 +448,18 @@ static void bn_sets(slist *L, int sk) {
   static const int64_t s4[4] = {2, 3, 4, 4}, m[3] = {2, 4, 67};
   rt *x;
   switch (sk) {
-    case SK_BASIC: bn(L, "basic", input(L, 4, s4), 0, true, 0, 0, 1e-5); break;
+    case SK_BASIC:
+      bn(L, "basic", input(L, 4, s4), 0, true, 0, 0, 1e-5);
+      /* each of the affine pair alone */
+      bn(L, "weight without bias", input(L, 4, s4), 0, 2, 0, 0, 1e-5);
+      bn(L, "bias without weight", input(L, 4, s4), 0, 3, 0, 0, 1e-5);
+      break;
     case SK_SIZES: {
       static const int64_t lens[] = {0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 129};
       for (size_t j = 0; j < sizeof lens / sizeof *lens; j++) {
         int64_t sz[3] = {2, 3, lens[j]};
         snprintf(label, sizeof label, "length %lld", (long long)lens[j]);
-        bn(L, label, input(L, 3, sz), 0, j % 2, 0, 0, j % 3 ? 1e-5 : 1e-3);
+        bn(L, label, input(L, 3, sz), 0, (int)(j % 4), 0, 0, j % 3 ? 1e-5 : 1e-3);
       }
       static const struct {
         int32_t nd;

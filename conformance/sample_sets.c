@@ -218,9 +218,11 @@ static void along(slist *L, const char *label, rt *x, int lay, const int64_t *di
       if (nn > x->ndim) nn = x->ndim;
       for (int64_t j = 0; j < nn; j++) ns[j] = x->sizes[x->ndim - nn + j];
       add_list(s, ns, (size_t)nn);
-      if (keepdim > 0) { /* with weight and bias */
-        add_tensor(s, rand_rt(x->dtype, (int32_t)nn, ns, 0.5, 1.5), L_CONTIG);
-        add_tensor(s, rand_rt(x->dtype, (int32_t)nn, ns, -1, 1), L_CONTIG);
+      if (keepdim > 0) { /* 1: weight and bias; 2: weight alone; 3: bias alone */
+        if (keepdim != 3) add_tensor(s, rand_rt(x->dtype, (int32_t)nn, ns, 0.5, 1.5), L_CONTIG);
+        else add_none(s);
+        if (keepdim != 2) add_tensor(s, rand_rt(x->dtype, (int32_t)nn, ns, -1, 1), L_CONTIG);
+        else add_none(s);
         add_float(s, sum_dt == BP_DTYPE_INVALID ? 1e-5 : 1e-3);
       }
       break;
@@ -253,8 +255,12 @@ static void set_basic(slist *L) {
     case K_SOFTMAX:
     case K_CUMSUM: along_shape(L, "basic", &s23, L_CONTIG, &last, 1, -1); break;
     case K_LAYER_NORM: {
+      /* and each optional argument alone (a kernel that takes weight and
+       * bias as a pair gets one of these wrong) */
       static const int64_t one = 1;
       along_shape(L, "basic", &s23, L_CONTIG, &one, 1, 0);
+      along_shape(L, "weight without bias", &s23, L_CONTIG, &one, 1, 2);
+      along_shape(L, "bias without weight", &s23, L_CONTIG, &one, 1, 3);
       break;
     }
     default: ew_same(L, "basic", &s23, L_CONTIG, 0); break;
@@ -285,7 +291,7 @@ static void set_sizes(slist *L) {
         along_shape(L, label, &rows, L_CONTIG, &last, 1, -1);
         if (i % 3 == 0) along_shape(L, label, &cols, L_CONTIG, &first, 1, -1);
         break;
-      case K_LAYER_NORM: along_shape(L, label, &rows, L_CONTIG, &one, 1, i & 1); break;
+      case K_LAYER_NORM: along_shape(L, label, &rows, L_CONTIG, &one, 1, i % 4); break;
       case K_MATMUL: {
         /* k through the sweep; m and n through part of it */
         shape a = {2, {3, n}}, b = {2, {n, 5}};

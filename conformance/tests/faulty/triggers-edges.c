@@ -2,9 +2,9 @@
  * conformance/tests/faulty/triggers-edges.c - the triggers of the shim
  * corpus's faults at the values a list of special values misses
  * (faults-edges.c): NaN payloads, integers beyond a float's mantissa, and
- * the rounding edges of a narrowing cast; and of the fault in a vendor's
- * own op, which its composite would have caught (faults-vendor.c)
- * (confirm.h).
+ * the rounding edges of a narrowing cast; of the fault in a vendor's own
+ * op, which its composite would have caught (faults-vendor.c); and of an
+ * optional argument given alone (faults-args.c) (confirm.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -128,6 +128,19 @@ static int t_axpby_dense(char *why, size_t len) {
   return check("faulty::axpby", c, ref_binary(RB_ADD, a, b, 0.5), false, 8, 8, why, len);
 }
 
+/* layer_norm with a bias and no weight (faults-args.c). */
+static int t_layer_norm_bias_needs_weight(char *why, size_t len) {
+  static const int64_t last[] = {5};
+  rt *x = rnd(F32, 2, S(3, 5), -2, 2), *b = rnd(F32, 1, S(5), -1, 1);
+  call *c = with1(mk(x, NULL, 0));
+  arg_list(c, last, 1);
+  arg_none(c);
+  arg_t(c, mk(b, NULL, 0));
+  arg_f(c, 1e-5);
+  return check("core::layer_norm", c, ref_layer_norm(x, 1, NULL, b, 1e-5), false, 1, 1, why,
+               len);
+}
+
 const trigger edges_triggers[] = {
     {"relu_sign_bit", t_relu_sign_bit, 0},
     {"cast_bf16_bias", t_cast_bf16_bias, 0},
@@ -139,5 +152,6 @@ const trigger edges_triggers[] = {
     {"clamp_int_double", t_clamp_int_double, 0},
     {"masked_fill_int_double", t_masked_fill_int_double, 0},
     {"axpby_dense", t_axpby_dense, 0},
+    {"layer_norm_bias_needs_weight", t_layer_norm_bias_needs_weight, 0},
 };
 const size_t edges_ntriggers = sizeof edges_triggers / sizeof *edges_triggers;
