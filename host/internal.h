@@ -487,6 +487,12 @@ bool bp__op_type_texts(bp_op *op);
  * this machine whose headers and segments lie inside the file, before
  * dlopen() maps it (plugin_file.c).  Records an error naming the file. */
 bp_status bp__plugin_file_check(const char *path);
+/* With BP_PLUGIN_PROBE=1 (plugin_probe.c): runs load(path), the loader's
+ * whole load, in a forked child first, and refuses the file, naming the
+ * signal, when that kills the child; BP_OK when the mode is off or the
+ * child survives (a file that probed clean is remembered). */
+bp_status bp__plugin_probe(const char *path, void (*load)(const char *path));
+bool bp__plugin_probe_enabled(void);
 /* The host CPU device's caching allocator (cpu_alloc.c): blocks of nbytes
  * (64-byte aligned), NULL when out of memory; a block is freed with the
  * size it was allocated with. */

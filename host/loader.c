@@ -108,15 +108,21 @@ static bp__plugin *record_for(const char *path, bp_plugin_init_fn init, const ch
   return p;
 }
 
+/* A record's message when it could not be copied: static, never freed. */
+static char no_memory[] = "out of memory (no room for this plugin's message)";
+
+/* Replaces the record's message with a copy of msg. */
+static void set_record_error(bp__plugin *p, const char *msg) {
+  char *e = bp__strdup(msg);
+  if (p->error != no_memory) bp__free(p->error);
+  p->error = e ? e : no_memory;
+}
+
 /* Records the thread's current error as the plugin's failure. */
 static bp_status fail(bp__plugin *p, bp_status st) {
   p->state = BP_PLUGIN_FAILED;
   p->status = st;
-  char *e = bp__strdup(bp_last_error());
-  if (e) {
-    bp__free(p->error);
-    p->error = e;
-  }
+  set_record_error(p, bp_last_error());
   return st;
 }
 
@@ -231,12 +237,20 @@ static bp_status attach(bp__plugin *p, bp_plugin_init_fn init) {
   bp__registry_commit(p);
   /* A note that setup() left with set_error(BP_OK, ...), such as why the
    * plugin found no devices, is kept as bp_plugin_info.error. */
-  char *note = bp__strdup(bp_last_status() == BP_OK ? bp_last_error() : "");
-  if (note) {
-    bp__free(p->error);
-    p->error = note;
-  }
+  set_record_error(p, bp_last_status() == BP_OK ? bp_last_error() : "");
   return BP_OK;
+}
+
+static bool probing; /* in a probe's child (plugin_probe.c): no probe again */
+
+static bp_status load_path(const char *path, int32_t origin, bool *newly, bp__plugin **out);
+
+/* The probe's load, in its child. */
+static void load_in_probe(const char *path) {
+  probing = true;
+  bool newly;
+  bp__plugin *p;
+  (void)load_path(path, BP_ORIGIN_EXPLICIT, &newly, &p);
 }
 
 static bp_status load_path(const char *path, int32_t origin, bool *newly, bp__plugin **out) {
@@ -255,6 +269,7 @@ static bp_status load_path(const char *path, int32_t origin, bool *newly, bp__pl
     return BP_OK;
   }
   bp_status chk = bp__plugin_file_check(canon);
+  if (!chk && !probing) chk = bp__plugin_probe(canon, load_in_probe);
   if (chk) return fail(p, chk);
   dlerror();
   void *dl = dlopen(canon, RTLD_NOW | RTLD_LOCAL);

@@ -34,6 +34,7 @@ noinst_LTLIBRARIES += %D%/libbphost.la
 	%D%/loader.c \
 	%D%/plugin_file.c \
 	%D%/plugin_dyn.c \
+	%D%/plugin_probe.c \
 	%D%/hostapi.c \
 	%D%/core_meta.h \
 	%D%/core.c \

@@ -297,7 +297,8 @@ static bp_status unit_call_add(void) {
 static bp_status unit_call_sum(void) {
   ARGS(a);
   push_t(&a, 4, 5);
-  PUSH(&a, bp_stack_push_int_list(&a.s, (int64_t[]){1}, 1));
+  static const int64_t dim[] = {1}; /* the stack borrows it */
+  PUSH(&a, bp_stack_push_int_list(&a.s, dim, 1));
   PUSH(&a, bp_stack_push_bool(&a.s, true));
   PUSH(&a, bp_stack_push_scalar_type(&a.s, BP_FLOAT64));
   return call_and_release("core::sum", &a, NULL, 0);
@@ -504,8 +505,7 @@ static void allocation_free(void) {
     (void)bp_stack_push_tensor(&s, t);
     (void)bp_stack_push_int(&s, 3);
     (void)bp_stack_push_bool(&s, true);
-    (void)bp_stack_get_tensor(&s, 0, &got);
-    bp_tensor_release(got);
+    (void)bp_stack_get_tensor(&s, 0, &got); /* borrowed */
     (void)bp_stack_get_int(&s, 1, &i64);
     (void)bp_stack_get_bool(&s, 2, &b);
     (void)bp_stack_tag(&s, 0);

@@ -12,8 +12,10 @@
  * and copies with random bytes changed, each loaded in a child process
  * and counted as refused, loaded or killed (100 of them in the first
  * 4 KiB in make check; in make check-long, BP_TEST_TIER=long, 1500 there
- * and 1500 anywhere in the file).  A case runs in a fresh process
- * (tap_main), and alarm() turns a hang into a failure.
+ * and 1500 anywhere in the file), and again anywhere with BP_PLUGIN_PROBE=1
+ * (60; 1500 in the long tier), where none may kill more than 3% (none did
+ * in our runs).  A case runs in a fresh process (tap_main), and alarm()
+ * turns a hang into a failure.
  */
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
@@ -443,15 +445,17 @@ static void corrupt_dynamic(void) {
   remove_dir();
 }
 
-/* Loads path in a child process: 0 loaded, 1 refused, 2 killed (a
- * signal, or an exit of the dynamic loader's own). */
+/* Loads path in a child process: 0 loaded, 1 refused (any status with a
+ * message: the loader's checks, or a setup() that failed on what the
+ * changed bytes made of its data), 2 killed (a signal, or an exit of the
+ * dynamic loader's own). */
 static int load_in_child(const char *path) {
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
     alarm(30);
     bp_status st = bp_plugin_load(path, NULL);
-    _exit(st == BP_OK ? 0 : st == BP_ERR_LOAD || st == BP_ERR_VERSION ? 1 : 3);
+    _exit(st == BP_OK ? 0 : *bp_last_error() ? 1 : 3);
   }
   int ws;
   while (waitpid(pid, &ws, 0) < 0)
@@ -508,11 +512,49 @@ static void mutants(void) {
   if (!b || !make_dir()) return;
   const char *tier = getenv("BP_TEST_TIER");
   bool lng = tier && strcmp(tier, "long") == 0;
-  alarm(lng ? 1200 : 120);
+  alarm(lng ? 2400 : 120);
   sweep(b, n, 4096, lng ? 1500 : 100, 10.0);
   if (lng) sweep(b, n, 0, 1500, -1);
+  /* With BP_PLUGIN_PROBE=1 each file is first loaded in a child of the
+   * host, so what kills a load kills that child: only a fault in setup(),
+   * which runs in the host, is left. */
+  setenv("BP_PLUGIN_PROBE", "1", 1);
+  sweep(b, n, 0, lng ? 1500 : 60, 3.0);
+  unsetenv("BP_PLUGIN_PROBE");
   free(b);
   remove_dir();
+}
+
+/* With BP_PLUGIN_PROBE=1 a plugin whose bp_plugin_init or setup() crashes
+ * is refused with the signal named, and the host goes on; a good plugin
+ * loads, unloads and loads again (the second time from the probe's
+ * memory of the file). */
+static void probe_mode(void) {
+  alarm(60);
+  if (setenv("BP_PLUGIN_PROBE", "1", 1) != 0) ok(0);
+  static const struct {
+    const char *plugin, *signal;
+  } crashes[] = {{"crash_init", "signal 11"}, {"crash_setup", "signal 6"}};
+  for (size_t i = 0; i < 2; i++) {
+    bp_plugin *p = NULL;
+    is_status(bp_plugin_load(test_plugin(crashes[i].plugin), &p), BP_ERR_LOAD);
+    has_str(bp_last_error(), "it was not loaded (BP_PLUGIN_PROBE)");
+    /* (A sanitizer reports a SIGSEGV itself and exits with a status.) */
+    const char *san = getenv("BP_SANITIZER");
+    if (!san || !*san || strcmp(san, "no") == 0) {
+      has_str(bp_last_error(), "loading it in a child process killed the child");
+      has_str(bp_last_error(), crashes[i].signal);
+    }
+    ok(p == NULL);
+  }
+  for (int round = 0; round < 2; round++) {
+    bp_plugin *p = NULL;
+    is_status(bp_plugin_load(test_plugin("good"), &p), BP_OK);
+    const bp_op *op = NULL;
+    is_status(bp_op_find("good::add", &op), BP_OK);
+    if (p) is_status(bp_plugin_unload(p), BP_OK);
+  }
+  unsetenv("BP_PLUGIN_PROBE");
 }
 
 int main(void) {
@@ -524,6 +566,7 @@ int main(void) {
       TAP_CASE(mutants),
       TAP_CASE(special_files),
       TAP_CASE(discovery_survives),
+      TAP_CASE(probe_mode),
   };
   return tap_main(cases, TAP_NCASES(cases));
 }
