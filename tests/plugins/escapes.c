@@ -23,55 +23,27 @@
 #define NASTY "\x1b[31mred\x1b[0m \x1b[2J\x1b]0;pwned\x07\nok 999 - forged\n1..999\r\xc2\x9b" "1m"
 
 static const bp_host_api *H;
+#define FAKEDEV_OOM "escdev: out of memory " NASTY
+#include "fakedev.h"
 
-static bp_status dev_count(void *ud, int32_t *n) {
-  (void)ud;
-  *n = 1;
-  return BP_OK;
-}
+
 static bp_status dev_props(void *ud, int32_t index, bp_device_props *p) {
   (void)ud;
   (void)index;
   strncpy(p->name, NASTY, sizeof p->name - 1);
   return BP_OK;
 }
-static bp_status dev_alloc(void *ud, int32_t index, size_t nbytes, void **out) {
-  (void)ud;
-  (void)index;
-  *out = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
-  return *out ? BP_OK : H->set_error(BP_ERR_OUT_OF_MEMORY, "escdev: out of memory " NASTY);
-}
-static void dev_free(void *ud, int32_t index, void *p, size_t nbytes) {
-  (void)ud;
-  (void)index;
-  (void)nbytes;
-  free(p);
-}
-static bp_status dev_copy(void *ud, void *dst, bp_device dd, const void *src, bp_device sd,
-                          size_t n) {
-  (void)ud;
-  (void)dd;
-  (void)sd;
-  memmove(dst, src, n);
-  return BP_OK;
-}
-static bp_status dev_sync(void *ud, int32_t index) {
-  (void)ud;
-  (void)index;
-  return BP_OK;
-}
-
 static const bp_device_iface iface = {
     .struct_size = BP_DEVICE_IFACE_STRUCT_SIZE,
     .name = "escdev",
     .type = BP_DEVICE_INVALID,
     .flags = BP_DEVICE_HOST_VISIBLE,
-    .count = dev_count,
+    .count = fakedev_count1,
     .properties = dev_props,
-    .alloc = dev_alloc,
-    .free = dev_free,
-    .copy = dev_copy,
-    .synchronize = dev_sync,
+    .alloc = fakedev_alloc,
+    .free = fakedev_free,
+    .copy = fakedev_copy,
+    .synchronize = fakedev_sync,
 };
 
 static bp_status fails(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,

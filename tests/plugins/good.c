@@ -12,6 +12,8 @@
 #include <backplane/plugin.h>
 
 static const bp_host_api *H;
+#define FAKEDEV_OOM "gooddev: out of memory"
+#include "fakedev.h"
 static int32_t gooddev = BP_DEVICE_INVALID, fbdev = BP_DEVICE_INVALID;
 
 /* ------------------------------------------------------------------------ */
@@ -21,36 +23,6 @@ static int32_t gooddev = BP_DEVICE_INVALID, fbdev = BP_DEVICE_INVALID;
 static bp_status dev_count2(void *ud, int32_t *n) {
   (void)ud;
   *n = 2;
-  return BP_OK;
-}
-static bp_status dev_count1(void *ud, int32_t *n) {
-  (void)ud;
-  *n = 1;
-  return BP_OK;
-}
-static bp_status dev_alloc(void *ud, int32_t index, size_t nbytes, void **out) {
-  (void)ud;
-  (void)index;
-  *out = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
-  return *out ? BP_OK : H->set_error(BP_ERR_OUT_OF_MEMORY, "gooddev: out of memory");
-}
-static void dev_free(void *ud, int32_t index, void *p, size_t nbytes) {
-  (void)ud;
-  (void)index;
-  (void)nbytes;
-  free(p);
-}
-static bp_status dev_copy(void *ud, void *dst, bp_device dd, const void *src, bp_device sd,
-                          size_t n) {
-  (void)ud;
-  (void)dd;
-  (void)sd;
-  memmove(dst, src, n);
-  return BP_OK;
-}
-static bp_status dev_sync(void *ud, int32_t index) {
-  (void)ud;
-  (void)index;
   return BP_OK;
 }
 static bp_status dev_props(void *ud, int32_t index, bp_device_props *p) {
@@ -162,10 +134,10 @@ static const bp_device_iface gooddev_iface = {
     .flags = BP_DEVICE_HOST_VISIBLE,
     .count = dev_count2,
     .properties = dev_props,
-    .alloc = dev_alloc,
-    .free = dev_free,
-    .copy = dev_copy,
-    .synchronize = dev_sync,
+    .alloc = fakedev_alloc,
+    .free = fakedev_free,
+    .copy = fakedev_copy,
+    .synchronize = fakedev_sync,
     .stream_create = stream_create,
     .stream_destroy = stream_destroy,
     .stream_get_current = stream_get,
@@ -191,11 +163,11 @@ static const bp_device_iface mutedev_iface = {
     .struct_size = BP_DEVICE_IFACE_STRUCT_SIZE,
     .name = "mutedev",
     .type = BP_DEVICE_INVALID,
-    .count = dev_count1,
+    .count = fakedev_count1,
     .alloc = mute_alloc,
-    .free = dev_free,
-    .copy = dev_copy,
-    .synchronize = dev_sync,
+    .free = fakedev_free,
+    .copy = fakedev_copy,
+    .synchronize = fakedev_sync,
 };
 
 static const bp_device_iface fbdev_iface = {
@@ -203,11 +175,11 @@ static const bp_device_iface fbdev_iface = {
     .name = "fbdev",
     .type = BP_DEVICE_INVALID,
     .flags = BP_DEVICE_HOST_VISIBLE,
-    .count = dev_count1,
-    .alloc = dev_alloc,
-    .free = dev_free,
-    .copy = dev_copy,
-    .synchronize = dev_sync,
+    .count = fakedev_count1,
+    .alloc = fakedev_alloc,
+    .free = fakedev_free,
+    .copy = fakedev_copy,
+    .synchronize = fakedev_sync,
 };
 
 /* ------------------------------------------------------------------------ */

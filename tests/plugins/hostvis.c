@@ -10,39 +10,21 @@
 
 #include <backplane/plugin_aux.h>
 
-static bp_status count(void *ud, int32_t *out) {
-  (void)ud;
-  *out = 1;
-  return BP_OK;
-}
-static bp_status alloc(void *ud, int32_t index, size_t nbytes, void **out) {
-  (void)ud, (void)index;
-  *out = aligned_alloc(64, (nbytes + 63) / 64 * 64);
-  return *out ? BP_OK : BP_ERR_OUT_OF_MEMORY;
-}
-static void release(void *ud, int32_t index, void *ptr, size_t nbytes) {
-  (void)ud, (void)index, (void)nbytes;
-  free(ptr);
-}
-static bp_status copy(void *ud, void *dst, bp_device dd, const void *src, bp_device sd, size_t n) {
-  (void)ud, (void)dd, (void)sd;
-  memmove(dst, src, n);
-  return BP_OK;
-}
-static bp_status sync(void *ud, int32_t index) {
-  (void)ud, (void)index;
-  return BP_OK;
-}
+static const bp_host_api *H;
+#define FAKEDEV_OOM "hostvis: out of memory"
+#include "fakedev.h"
+
+
 static const bp_device_iface iface = {
     .struct_size = BP_DEVICE_IFACE_STRUCT_SIZE,
     .name = "hostvis",
     .type = BP_DEVICE_INVALID,
     .flags = BP_DEVICE_HOST_VISIBLE,
-    .count = count,
-    .alloc = alloc,
-    .free = release,
-    .copy = copy,
-    .synchronize = sync,
+    .count = fakedev_count1,
+    .alloc = fakedev_alloc,
+    .free = fakedev_free,
+    .copy = fakedev_copy,
+    .synchronize = fakedev_sync,
 };
 
 BP_AUX_POINTWISE_KERNEL(relu_kernel, 1, (self), bp_aux_max(self, 0))
@@ -78,5 +60,6 @@ static const bp_plugin_desc desc = {
 };
 
 BP_PLUGIN_EXPORT const bp_plugin_desc *bp_plugin_init(const bp_host_api *host) {
+  H = host;
   return host->abi_major == BP_ABI_VERSION_MAJOR ? &desc : NULL;
 }

@@ -6,7 +6,7 @@ TEST_PLUGIN_EXPORTS = -export-symbols-regex '^bp_plugin_init$$'
 TEST_PLUGIN_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS)
 
 check_LTLIBRARIES += %D%/good.la
-%C%_good_la_SOURCES = %D%/good.c
+%C%_good_la_SOURCES = %D%/good.c %D%/fakedev.h
 %C%_good_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_good_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 
@@ -34,7 +34,7 @@ check_LTLIBRARIES += \
 %C%_init_fails_la_SOURCES = %D%/init_fails.c
 %C%_init_fails_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_init_fails_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
-%C%_setup_fails_la_SOURCES = %D%/setup_fails.c
+%C%_setup_fails_la_SOURCES = %D%/setup_fails.c %D%/fakedev.h
 %C%_setup_fails_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_setup_fails_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 # no_entry breaks the one rule on purpose: it exports another symbol and
@@ -99,7 +99,7 @@ check_LTLIBRARIES += %D%/crash_init.la %D%/crash_setup.la %D%/hang_setup.la
 
 # A plugin whose strings carry terminal escapes and forged TAP lines.
 check_LTLIBRARIES += %D%/escapes.la
-%C%_escapes_la_SOURCES = %D%/escapes.c
+%C%_escapes_la_SOURCES = %D%/escapes.c %D%/fakedev.h
 %C%_escapes_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_escapes_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 
@@ -118,6 +118,6 @@ check_LTLIBRARIES += %D%/hostmem.la %D%/hostvis.la
 %C%_hostmem_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_hostmem_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 %C%_hostmem_la_LIBADD = -lm
-%C%_hostvis_la_SOURCES = %D%/hostvis.c
+%C%_hostvis_la_SOURCES = %D%/hostvis.c %D%/fakedev.h
 %C%_hostvis_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_hostvis_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)

@@ -11,48 +11,20 @@
 #include <backplane/plugin.h>
 
 static const bp_host_api *H;
+#define FAKEDEV_OOM "setup_fails: out of memory"
+#include "fakedev.h"
 
-static bp_status dev_count(void *ud, int32_t *n) {
-  (void)ud;
-  *n = 1;
-  return BP_OK;
-}
-static bp_status dev_alloc(void *ud, int32_t index, size_t nbytes, void **out) {
-  (void)ud;
-  (void)index;
-  *out = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
-  return *out ? BP_OK : H->set_error(BP_ERR_OUT_OF_MEMORY, "setup_fails: out of memory");
-}
-static void dev_free(void *ud, int32_t index, void *p, size_t nbytes) {
-  (void)ud;
-  (void)index;
-  (void)nbytes;
-  free(p);
-}
-static bp_status dev_copy(void *ud, void *dst, bp_device dd, const void *src, bp_device sd,
-                          size_t n) {
-  (void)ud;
-  (void)dd;
-  (void)sd;
-  memmove(dst, src, n);
-  return BP_OK;
-}
-static bp_status dev_sync(void *ud, int32_t index) {
-  (void)ud;
-  (void)index;
-  return BP_OK;
-}
 
 static const bp_device_iface iface = {
     .struct_size = BP_DEVICE_IFACE_STRUCT_SIZE,
     .name = "npu_a",
     .type = BP_DEVICE_INVALID,
     .flags = BP_DEVICE_HOST_VISIBLE,
-    .count = dev_count,
-    .alloc = dev_alloc,
-    .free = dev_free,
-    .copy = dev_copy,
-    .synchronize = dev_sync,
+    .count = fakedev_count1,
+    .alloc = fakedev_alloc,
+    .free = fakedev_free,
+    .copy = fakedev_copy,
+    .synchronize = fakedev_sync,
 };
 
 /* A kernel that must never run: the op it serves never gets published. */
