@@ -22,7 +22,7 @@
 
 #include <backplane/host.h>
 
-#include "clock.h"
+#include "../tools/clock.h"
 
 /* The shortest timing, in seconds. */
 #define BATCH_S 0.005

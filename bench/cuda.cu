@@ -44,6 +44,7 @@
 #include <cuda_runtime.h>
 
 #include <backplane/host.h>
+#include "../tools/clock.h"
 
 #define REPS 5
 
@@ -51,11 +52,6 @@ static const char *plugin;
 static bp_plugin *loaded;
 static const bp_device GPU = {BP_DEVICE_CUDA, 0};
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static void die(const char *what) {
   fprintf(stderr, "cuda-bench: %s: %s\n", what, bp_last_error());

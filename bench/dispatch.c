@@ -25,7 +25,7 @@
 
 #include <backplane/host.h>
 
-#include "clock.h"
+#include "../tools/clock.h"
 
 static const bp_host_api *H;
 

@@ -50,7 +50,7 @@
 
 #include <backplane/host.h>
 
-#include "clock.h"
+#include "../tools/clock.h"
 
 #define N_ELEMS (16 * 1024 * 1024)
 #define REPS 7

@@ -1,7 +1,7 @@
 # bench/: benchmarks.  `make bench` builds and runs them; they are never part
 # of `make check`, because timings on shared machines are not pass/fail.
 EXTRA_PROGRAMS += %D%/dispatch
-%C%_dispatch_SOURCES = %D%/dispatch.c %D%/clock.h
+%C%_dispatch_SOURCES = %D%/dispatch.c tools/clock.h
 %C%_dispatch_CFLAGS = $(AM_CFLAGS) $(FFI_CFLAGS)
 %C%_dispatch_LDADD = host/libbackplane.la $(FFI_LIBS)
 CLEANFILES += %D%/dispatch$(EXEEXT)
@@ -21,13 +21,13 @@ EXTRA_LTLIBRARIES += %D%/many_plugin.la
 CLEANFILES += %D%/many_plugin.la
 
 EXTRA_PROGRAMS += %D%/kernels
-%C%_kernels_SOURCES = %D%/kernels.c %D%/clock.h
+%C%_kernels_SOURCES = %D%/kernels.c tools/clock.h
 %C%_kernels_LDADD = host/libbackplane.la $(BP_DL_LIBS) $(BP_PTHREAD_LIBS) -lm
 CLEANFILES += %D%/kernels$(EXEEXT)
 
 # The ops of op set 2 against the triad, and model-sized single calls.
 EXTRA_PROGRAMS += %D%/ops2
-%C%_ops2_SOURCES = %D%/ops2.c %D%/clock.h
+%C%_ops2_SOURCES = %D%/ops2.c tools/clock.h
 %C%_ops2_LDADD = host/libbackplane.la $(BP_PTHREAD_LIBS)
 CLEANFILES += %D%/ops2$(EXEEXT)
 
@@ -35,7 +35,7 @@ CLEANFILES += %D%/ops2$(EXEEXT)
 # bench/python.py, which runs it beside the Python package's calls
 # (bench/README.md, "Python and PyTorch", has the command).
 EXTRA_PROGRAMS += %D%/add
-%C%_add_SOURCES = %D%/add.c %D%/clock.h
+%C%_add_SOURCES = %D%/add.c tools/clock.h
 %C%_add_LDADD = host/libbackplane.la
 CLEANFILES += %D%/add$(EXEEXT)
 EXTRA_DIST += %D%/python.py %D%/resnet_conv.py %D%/inplace.py %D%/topk.py %D%/offload.py
@@ -50,7 +50,7 @@ bench_cuda_deps =
 if HAVE_CUDA
 bench_cuda_deps += %D%/cuda-bench$(EXEEXT) plugins/cuda/cuda.la
 CLEANFILES += %D%/cuda-bench$(EXEEXT) %D%/cuda-bench.o
-%D%/cuda-bench.o: %D%/cuda.cu $(top_srcdir)/sdk/include/backplane/host.h
+%D%/cuda-bench.o: %D%/cuda.cu $(top_srcdir)/sdk/include/backplane/host.h $(top_srcdir)/tools/clock.h
 	$(AM_V_GEN)$(NVCC) $(BP_NVCC_ALLFLAGS) -c $< -o $@
 %D%/cuda-bench$(EXEEXT): %D%/cuda-bench.o host/libbackplane.la
 	$(AM_V_CCLD)$(LIBTOOL) $(AM_V_lt) --tag=CC --mode=link $(CCLD) $(AM_LDFLAGS) $(LDFLAGS) \

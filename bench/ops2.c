@@ -25,7 +25,7 @@
 
 #include <backplane/host.h>
 
-#include "clock.h"
+#include "../tools/clock.h"
 
 #define N (16 * 1024 * 1024)
 #define REPS 7

@@ -307,7 +307,6 @@ typedef struct run_result {
   size_t npassed, nfailed, nskipped;
 } run_result;
 
-double now(void);
 bool failed_status(enum status s);
 void run_all(void);
 const char *tap_text(const char *s, char *buf, size_t n);

@@ -72,7 +72,8 @@ bin_PROGRAMS += %D%/bp-certify
 	tools/termsafe.h \
 	tools/termsafe.c \
 	tools/budget.h \
-	tools/budget.c
+	tools/budget.c \
+	tools/clock.h
 # bp-certify links the host's objects (host/libbphost.la), the same code
 # as libbackplane, for the allocator's test controls (host/alloc.h) that
 # OP/oom uses; a plugin never links the host, so it meets the same host.

@@ -27,17 +27,11 @@
 #include "cert.h"
 #include "termsafe.h"
 #include "devtensor.h"
+#include "clock.h" /* now(): seconds on the monotonic clock (tools/) */
 
 /* ------------------------------------------------------------------------ */
 /* The clock, and the pipes and sockets to the children                     */
 /* ------------------------------------------------------------------------ */
-
-/* Seconds on the monotonic clock. */
-double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Whether a verdict counts as a failure (FAIL, CRASH, TIMEOUT). */
 bool failed_status(enum status s) { return s == ST_FAIL || s == ST_CRASH || s == ST_TIMEOUT; }

@@ -67,7 +67,7 @@ check_PROGRAMS += %D%/test-loader %D%/test-unload %D%/test-concurrency
 %C%_test_loader_LDADD = $(TEST_LDADD)
 %C%_test_unload_SOURCES = %D%/test-unload.c %D%/loaderutil.h %D%/testutil.h
 %C%_test_unload_LDADD = $(TEST_LDADD) -lpthread
-%C%_test_concurrency_SOURCES = %D%/test-concurrency.c %D%/testutil.h
+%C%_test_concurrency_SOURCES = %D%/test-concurrency.c %D%/testutil.h tools/clock.h
 %C%_test_concurrency_LDADD = $(TEST_LDADD) -lpthread
 TESTS += %D%/test-loader %D%/test-unload %D%/test-concurrency
 

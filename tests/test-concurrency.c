@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "../tools/clock.h"
 
 #define NTHREADS 4
 #define GOOD_CALLS 20000  /* per thread, at least */
@@ -44,12 +45,6 @@ typedef struct worker {
   long unexpected;
   char first_unexpected[512];
 } worker;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void sleep_us(long us) {
   struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
@@ -174,10 +169,10 @@ static void *mixed_worker(void *arg) {
 /* Unloads p, retrying while tensors on its device (held briefly by the
  * workers) keep it busy.  Returns the final status. */
 static bp_status unload_retrying(bp_plugin *p, long *busy, char *why, size_t why_len) {
-  double deadline = now_s() + 10;
+  double deadline = now() + 10;
   for (;;) {
     bp_status st = bp_plugin_unload(p);
-    if (st != BP_ERR_BUSY || now_s() > deadline) {
+    if (st != BP_ERR_BUSY || now() > deadline) {
       if (st) snprintf(why, why_len, "%s", bp_last_error());
       return st;
     }
@@ -354,9 +349,9 @@ static void run_steps_while_cycling(void) {
   long cycles = 0;
   bp_status bad = BP_OK;
   char why[512] = "";
-  double deadline = now_s() + 5;
+  double deadline = now() + 5;
   while (cycles < 100 || atomic_load(&seen_ok) == 0 || atomic_load(&seen_not_found) == 0) {
-    if (now_s() > deadline && cycles >= 10) break;
+    if (now() > deadline && cycles >= 10) break;
     bp_status st = bp_plugin_unload(va);
     if (!st) st = bp_plugin_load(test_plugin("vendor_a"), NULL);
     if (st) {
@@ -459,9 +454,9 @@ static bool wait_entry(void) {
 }
 
 static bool wait_live_count(int64_t want) {
-  double deadline = now_s() + 10;
+  double deadline = now() + 10;
   while (bp_live_tensor_count() != want) {
-    if (now_s() > deadline) return false;
+    if (now() > deadline) return false;
     sleep_us(100);
   }
   return true;

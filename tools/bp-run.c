@@ -46,6 +46,7 @@
 #include "argtext.h"
 #include "npy.h"
 #include "termsafe.h"
+#include "clock.h"
 
 #define MAX_ARGS 64
 #define MAX_OUTS 16
@@ -538,12 +539,6 @@ static void check_outputs(const bp_op *op, const char *opname, const char *schem
 /* Main                                                                     */
 /* ------------------------------------------------------------------------ */
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -741,9 +736,9 @@ int main(int argc, char **argv) {
     if (r > 0) bp_stack_release(&stack);
     memcpy(slots, args, nin * sizeof args[0]);
     stack.top = nin;
-    double t0 = now_us();
+    double t0 = (now() * 1e6);
     bp_status st = bp_call_kw(op, &stack, kwnames, nkw);
-    times[r] = now_us() - t0;
+    times[r] = (now() * 1e6) - t0;
     if (st != BP_OK) {
       free(times);
       if (st == BP_ERR_NOT_FOUND && !o.device) no_kernel_hint(op);

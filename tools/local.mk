@@ -8,6 +8,6 @@ bin_PROGRAMS += %D%/bp-info %D%/bp-run
 	%D%/termsafe.c %D%/termsafe.h
 %C%_bp_info_LDADD = host/libbackplane.la $(BP_DL_LIBS)
 %C%_bp_run_SOURCES = %D%/bp-run.c %D%/npy.c %D%/npy.h %D%/argtext.c %D%/argtext.h \
-	%D%/termsafe.c %D%/termsafe.h
+	%D%/termsafe.c %D%/termsafe.h %D%/clock.h
 %C%_bp_run_LDADD = host/libbackplane.la -lm
 EXTRA_DIST += %D%/install-deps.sh
