@@ -34,6 +34,7 @@ endif
 	%D%/src/ext.h \
 	%D%/src/op.h \
 	%D%/src/module.c \
+	tools/names.h \
 	%D%/src/errors.c \
 	%D%/src/tensor.c \
 	%D%/src/wrap.c \

@@ -31,6 +31,7 @@
 
 #include "isolate.h"
 #include "termsafe.h"
+#include "names.h"
 
 static int json;
 
@@ -58,35 +59,6 @@ static void json_str(const char *s) {
     p += n ? n : 1;
   }
   putchar('"');
-}
-
-static const char *origin_name(int32_t o) {
-  switch (o) {
-    case BP_ORIGIN_EXPLICIT: return "explicit";
-    case BP_ORIGIN_ENV: return "BP_PLUGIN_PATH";
-    case BP_ORIGIN_INSTALLED: return "installed";
-    case BP_ORIGIN_STATIC: return "static";
-    default: return "?";
-  }
-}
-
-static const char *state_name(int32_t s) {
-  switch (s) {
-    case BP_PLUGIN_LOADED: return "loaded";
-    case BP_PLUGIN_FAILED: return "failed";
-    case BP_PLUGIN_UNLOADED: return "unloaded";
-    default: return "?";
-  }
-}
-
-static const char *kind_name(int32_t k) {
-  switch (k) {
-    case BP_KERNEL_BOXED: return "boxed";
-    case BP_KERNEL_UNBOXED: return "unboxed (libffi)";
-    case BP_KERNEL_UNBOXED_FAST: return "unboxed (fast path)";
-    case BP_KERNEL_STRUCTURED: return "structured";
-    default: return "?";
-  }
 }
 
 static const char *device_label(int32_t type, char *buf, size_t n) {
@@ -230,8 +202,8 @@ static void print_plugin(const bp_plugin_info *p, int first, int crashed) {
   if (json) {
     printf("%s\n    {\"path\": ", first ? "" : ",");
     json_str(p->path);
-    printf(", \"origin\": \"%s\", \"state\": \"%s\", \"name\": ", origin_name(origin_of(p)),
-           state_name(p->state));
+    printf(", \"origin\": \"%s\", \"state\": \"%s\", \"name\": ", bp_tool_origin_name(origin_of(p)),
+           bp_tool_state_name(p->state));
     json_str(p->name);
     printf(", \"vendor\": ");
     json_str(p->vendor);
@@ -244,8 +216,8 @@ static void print_plugin(const bp_plugin_info *p, int first, int crashed) {
     return;
   }
   printf("  %s\n", termsafe(p->path));
-  printf("      found by    %s\n", origin_name(origin_of(p)));
-  printf("      state       %s\n", state_name(p->state));
+  printf("      found by    %s\n", bp_tool_origin_name(origin_of(p)));
+  printf("      state       %s\n", bp_tool_state_name(p->state));
   if (p->name)
     printf("      name        %s %s (%s), ABI %u.%u, op set %u\n", termsafe(p->name),
            termsafe(p->version), p->vendor && *p->vendor ? termsafe(p->vendor) : "no vendor",
@@ -380,7 +352,7 @@ static void print_ops(void) {
       if (json) {
         printf("%s{\"device\": ", k ? ", " : "");
         json_str(device_label(ki.device_type, buf, sizeof buf));
-        printf(", \"kind\": \"%s\", \"plugin\": ", kind_name(ki.kind));
+        printf(", \"kind\": \"%s\", \"plugin\": ", bp_tool_kind_name(ki.kind));
         json_str(ki.plugin);
         printf(", \"enabled\": %s, \"priority\": %d, \"active\": %s, \"dtypes\": ",
                ki.enabled ? "true" : "false", (int)ki.priority, ki.active ? "true" : "false");
@@ -398,7 +370,7 @@ static void print_ops(void) {
         /* Every candidate for a device type is listed, the one calls go
          * to first marked active (see KERNEL PRECEDENCE in host.h). */
         printf("      kernel %-10s %-20s from %s (priority %d, %s); dtypes: ",
-               termsafe(device_label(ki.device_type, buf, sizeof buf)), kind_name(ki.kind),
+               termsafe(device_label(ki.device_type, buf, sizeof buf)), bp_tool_kind_name(ki.kind),
                termsafe(ki.plugin), (int)ki.priority,
                !ki.enabled ? "disabled" : ki.active ? "active" : "next in line");
         if (!ki.dtypes) printf("all the op allows");

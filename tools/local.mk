@@ -5,7 +5,7 @@
 # and command-line readers.
 bin_PROGRAMS += %D%/bp-info %D%/bp-run
 %C%_bp_info_SOURCES = %D%/bp-info.c %D%/isolate.c %D%/isolate.h %D%/budget.c %D%/budget.h \
-	%D%/termsafe.c %D%/termsafe.h
+	%D%/termsafe.c %D%/termsafe.h %D%/names.h
 %C%_bp_info_LDADD = host/libbackplane.la $(BP_DL_LIBS)
 %C%_bp_run_SOURCES = %D%/bp-run.c %D%/npy.c %D%/npy.h %D%/argtext.c %D%/argtext.h \
 	%D%/termsafe.c %D%/termsafe.h %D%/clock.h
