@@ -45,6 +45,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/handshake.c \
 	%D%/checks/registration.c \
 	%D%/checks/numerics.c \
+	%D%/checks/unordered.c \
 	%D%/checks/meta.c \
 	%D%/checks/honesty.c \
 	%D%/checks/bounds.c \

@@ -48,12 +48,21 @@ static void tied(rt *x, int32_t dt) {
   }
 }
 
-static void valid(slist *L, const char *label, int32_t nd, const int64_t *sz, int lx,
-                  int64_t dim, int64_t k, bool largest, bool ties) {
+static sample *valid(slist *L, const char *label, int32_t nd, const int64_t *sz, int lx,
+                     int64_t dim, int64_t k, bool largest, bool ties) {
   rt *x = gen_input(L, 0, L->dt, nd, sz);
   if (ties) tied(x, L->dt);
   if (lay_is_expanded(lx)) gen_make_expandable(x, lx);
-  one(L, label, x, lx, dim, k, largest);
+  return one(L, label, x, lx, dim, k, largest);
+}
+
+/* topk's sample s with sorted=False: the k results may come in any order
+ * (the numerics check puts them in the reference's before comparing). */
+static void unsorted(slist *L, sample *s) {
+  if (kind_of(L) != K_TOPK) return;
+  s->a[4].i = 0;
+  size_t n = strlen(s->label);
+  snprintf(s->label + n, sizeof s->label - n, ", sorted=False");
 }
 
 static void set_basic(slist *L) {
@@ -106,7 +115,8 @@ static void set_dims(slist *L) {
       snprintf(label, sizeof label, "dim %lld, %s", (long long)dim,
                largest ? "largest" : "smallest");
       int64_t n = s4[dim < 0 ? dim + 4 : dim];
-      valid(L, label, 4, s4, L_CONTIG, dim, n > 2 ? n - 1 : n, largest, dim % 2 == 0);
+      sample *v = valid(L, label, 4, s4, L_CONTIG, dim, n > 2 ? n - 1 : n, largest, dim % 2 == 0);
+      if (dim == -1 || dim == 2) unsorted(L, v);
     }
 }
 
@@ -120,6 +130,9 @@ static void set_values(slist *L) {
       snprintf(label, sizeof label, "tied and special values, k %lld, %s", (long long)k,
                largest ? "largest" : "smallest");
       valid(L, label, 2, s, L_CONTIG, 1, k, largest, true);
+      snprintf(label, sizeof label, "tied and special values, k %lld, %s", (long long)k + 7,
+               largest ? "largest" : "smallest");
+      unsorted(L, valid(L, label, 2, s, L_CONTIG, 1, k + 7, largest, true));
     }
     if (dt_is_float(L->dt)) {
       /* ties among NaNs of every pattern, negative ones among them: each
@@ -146,6 +159,7 @@ static void set_large(slist *L) {
   valid(L, "[331, 317] along 1", 2, big, L_CONTIG, 1, kind_of(L) == K_TOPK ? 40 : 317, true,
         false);
   valid(L, "[2, 50257], k 50", 2, vocab, L_CONTIG, 1, 50, true, false);
+  unsorted(L, valid(L, "[2, 50257], k 50", 2, vocab, L_CONTIG, 1, 50, true, false));
   valid(L, "[331, 317] transposed along 0", 2, big, L_TRANSPOSED, 0,
         kind_of(L) == K_TOPK ? 300 : 331, false, true);
 }

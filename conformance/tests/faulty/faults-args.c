@@ -19,3 +19,28 @@ SHIM_KERNEL(layer_norm_bias_needs_weight) {
 const shim_fault shim_the_fault = {"layer_norm_bias_needs_weight", "layer_norm",
                                    layer_norm_bias_needs_weight, NULL, NULL};
 #endif
+
+#if defined(FAULT_TOPK_UNSORTED_PAIRS)
+/* With sorted=False it skips the final sort, and its selection, which
+ * collects the winners from the back, reverses the values of each slice
+ * but not their indices: value r no longer sits beside its own index.
+ * With sorted=True (the default, which most tests use) it is right. */
+SHIM_KERNEL(topk_unsorted_pairs) {
+  bp_status st = shim_real(ctx, args, nargs, rets, nrets);
+  if (st || nargs < 5 || args[4].u.b) return st;
+  const bp_tensor_view *v = SHIM_RET();
+  if (v->ndim == 0) return BP_OK;
+  int32_t d = shim_norm_dim(args[2].u.i, v->ndim);
+  int64_t step = v->strides[d], off, unused;
+  shim_rows r;
+  shim_rows_init(&r, v, d);
+  while (shim_rows_next(&r, &off, &unused))
+    for (int64_t a = 0, b = r.len - 1; a < b; a++, b--) {
+      double x = shim_load(v, off + a * step), y = shim_load(v, off + b * step);
+      shim_store(v, off + a * step, y);
+      shim_store(v, off + b * step, x);
+    }
+  return BP_OK;
+}
+const shim_fault shim_the_fault = {"topk_unsorted_pairs", "topk", topk_unsorted_pairs, NULL, NULL};
+#endif

@@ -120,7 +120,8 @@ check_LTLIBRARIES += \
 	%D%/softmax_ws_unchecked.la \
 	%D%/mul_oom_backend.la \
 	%D%/sum_stage_leak.la \
-	%D%/layer_norm_bias_needs_weight.la
+	%D%/layer_norm_bias_needs_weight.la \
+	%D%/topk_unsorted_pairs.la
 %C%_mul_tail7_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-shapes.c
 %C%_mul_tail7_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_MUL_TAIL7
 %C%_mul_tail7_la_LDFLAGS = $(SHIM_LDFLAGS)
@@ -533,6 +534,10 @@ check_LTLIBRARIES += \
 %C%_layer_norm_bias_needs_weight_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_LAYER_NORM_BIAS_NEEDS_WEIGHT
 %C%_layer_norm_bias_needs_weight_la_LDFLAGS = $(SHIM_LDFLAGS)
 %C%_layer_norm_bias_needs_weight_la_LIBADD = $(SHIM_LIBADD)
+%C%_topk_unsorted_pairs_la_SOURCES = %D%/shim.c %D%/shim.h %D%/faults-args.c
+%C%_topk_unsorted_pairs_la_CFLAGS = $(SHIM_CFLAGS) -DFAULT_TOPK_UNSORTED_PAIRS
+%C%_topk_unsorted_pairs_la_LDFLAGS = $(SHIM_LDFLAGS)
+%C%_topk_unsorted_pairs_la_LIBADD = $(SHIM_LIBADD)
 EXTRA_DIST += %D%/corpus.tsv
 
 # Confirms each fault on its trigger, against the float64 reference of the

@@ -141,6 +141,38 @@ static int t_layer_norm_bias_needs_weight(char *why, size_t len) {
                len);
 }
 
+/* topk with sorted=False: each value must sit beside its own index
+ * (faults-args.c). */
+static int t_topk_unsorted_pairs(char *why, size_t len) {
+  rt *x = rnd(F32, 2, S(3, 10), -2, 2);
+  call *c = with1(mk(x, NULL, 0));
+  arg_i(c, 4);
+  arg_i(c, 1);
+  arg_b(c, true);
+  arg_b(c, false);
+  const bp_op *op;
+  bp_tensor *tv = NULL, *ti = NULL;
+  if (bp_op_find("core::topk", &op) != BP_OK || bp_call(op, &c->st) != BP_OK ||
+      bp_stack_get_tensor(&c->st, 0, &tv) != BP_OK || bp_stack_get_tensor(&c->st, 1, &ti) != BP_OK) {
+    snprintf(why, len, "core::topk failed: %s", bp_last_error());
+    return -1;
+  }
+  rt *v = get(tv), *ix = get(ti);
+  int bad = 0, first = -1;
+  for (int64_t r = 0; r < 3; r++)
+    for (int64_t j = 0; j < 4; j++) {
+      int64_t at = ix->i[r * 4 + j];
+      if (at < 0 || at >= 10 || x->f[r * 10 + at] != v->f[r * 4 + j]) {
+        if (first < 0) first = (int)(r * 4 + j);
+        bad++;
+      }
+    }
+  snprintf(why, len, "%d of 12 values are not the input's value at their index%s", bad,
+           bad ? " (sorted=False)" : "");
+  bp_stack_release(&c->st);
+  return bad > 0;
+}
+
 const trigger edges_triggers[] = {
     {"relu_sign_bit", t_relu_sign_bit, 0},
     {"cast_bf16_bias", t_cast_bf16_bias, 0},
@@ -153,5 +185,6 @@ const trigger edges_triggers[] = {
     {"masked_fill_int_double", t_masked_fill_int_double, 0},
     {"axpby_dense", t_axpby_dense, 0},
     {"layer_norm_bias_needs_weight", t_layer_norm_bias_needs_weight, 0},
+    {"topk_unsorted_pairs", t_topk_unsorted_pairs, 0},
 };
 const size_t edges_ntriggers = sizeof edges_triggers / sizeof *edges_triggers;
