@@ -34,7 +34,6 @@ endif
 	%D%/src/ext.h \
 	%D%/src/op.h \
 	%D%/src/module.c \
-	tools/names.h \
 	%D%/src/errors.c \
 	%D%/src/tensor.c \
 	%D%/src/wrap.c \

@@ -1,8 +1,8 @@
 /*
- * tools/names.h - the words bp-info and the Python package both print for
- * a plugin's origin and state and a kernel's kind (bp-info's text and
- * backplane.plugin_info() must agree).  Static functions: each program
- * that includes it gets its own copy.
+ * tools/names.h - the words bp-info prints for a plugin's origin and
+ * state and a kernel's kind.  The Python package prints the same words
+ * (python/src/module.c keeps its own copy: its pip build compiles python/
+ * alone; tests/python/test-cli.py checks that the two print the same).
  */
 #ifndef BP_TOOLS_NAMES_H
 #define BP_TOOLS_NAMES_H

@@ -6,7 +6,6 @@
  * API; they are not meant to be called directly.
  */
 #include "ext.h"
-#include "../../tools/names.h"
 
 #include <string.h>
 
@@ -96,6 +95,25 @@ static PyObject *py_plugin_count(PyObject *self, PyObject *noargs) {
   return PyLong_FromSize_t(bp_plugin_count());
 }
 
+static const char *origin_name(int32_t o) {
+  switch (o) {
+    case BP_ORIGIN_EXPLICIT: return "explicit";
+    case BP_ORIGIN_ENV: return "BP_PLUGIN_PATH";
+    case BP_ORIGIN_INSTALLED: return "installed";
+    case BP_ORIGIN_STATIC: return "static";
+    default: return "?";
+  }
+}
+
+static const char *state_name(int32_t s) {
+  switch (s) {
+    case BP_PLUGIN_LOADED: return "loaded";
+    case BP_PLUGIN_FAILED: return "failed";
+    case BP_PLUGIN_UNLOADED: return "unloaded";
+    default: return "?";
+  }
+}
+
 static PyObject *py_plugin_info(PyObject *self, PyObject *args) {
   (void)self;
   bp_plugin *p = plugin_arg(args, "n:plugin_info");
@@ -115,8 +133,8 @@ static PyObject *py_plugin_info(PyObject *self, PyObject *args) {
     {"version", bpy_str(i.version)},
     {"abi", Py_BuildValue("(II)", i.abi_major, i.abi_minor)},
     {"op_set_version", PyLong_FromUnsignedLong(i.op_set_version)},
-    {"origin", PyUnicode_FromString(bp_tool_origin_name(i.origin))},
-    {"state", PyUnicode_FromString(bp_tool_state_name(i.state))},
+    {"origin", PyUnicode_FromString(origin_name(i.origin))},
+    {"state", PyUnicode_FromString(state_name(i.state))},
     {"status", PyUnicode_FromString(bp_status_str(i.status))},
     {"error", bpy_str(i.error)},
   };
