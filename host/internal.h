@@ -492,7 +492,6 @@ bp_status bp__plugin_file_check(const char *path);
  * signal, when that kills the child; BP_OK when the mode is off or the
  * child survives (a file that probed clean is remembered). */
 bp_status bp__plugin_probe(const char *path, void (*load)(const char *path));
-bool bp__plugin_probe_enabled(void);
 /* The host CPU device's caching allocator (cpu_alloc.c): blocks of nbytes
  * (64-byte aligned), NULL when out of memory; a block is freed with the
  * size it was allocated with. */

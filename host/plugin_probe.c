@@ -45,7 +45,7 @@ static size_t ncache, cache_cap;
 
 #define PROBE_TIMEOUT_S 20.0
 
-bool bp__plugin_probe_enabled(void) {
+static bool probe_enabled(void) {
   const char *e = getenv("BP_PLUGIN_PROBE");
   return e && *e && strcmp(e, "0") != 0;
 }
@@ -110,7 +110,7 @@ static double seconds(void) {
 }
 
 bp_status bp__plugin_probe(const char *path, void (*load)(const char *path)) {
-  if (!bp__plugin_probe_enabled()) return BP_OK;
+  if (!probe_enabled()) return BP_OK;
   probed id;
   if (!identify(path, &id))
     return bp__error(BP_ERR_LOAD, "plugin '%s': cannot read it to probe it: %s", path,

@@ -46,10 +46,10 @@ void case_numerics(const certify_case *c);
  * 1 when it matches, 0 after a verdict, -1 when the op set refuses it
  * and so does the kernel.  c->dt is the sample's dtype. */
 int numerics_one(const certify_case *c, const sample *s);
-/* unordered.c: topk's results with sorted=False, put in the reference's
- * order on st (values, indices) before the compare; false after a
- * verdict. */
-bool topk_in_order(const sample *s, bp_stack *st, const char *desc);
+/* unordered.c: the results on st of a call whose order the op leaves
+ * open (topk with sorted=False), put in the reference's order before the
+ * compare; any other call's are left as they are.  False after a verdict. */
+bool in_reference_order(const sample *s, bp_stack *st, const char *desc);
 /* meta.c */
 void case_meta(const certify_case *c);
 void case_nometa(const certify_case *c);
