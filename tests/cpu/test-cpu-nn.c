@@ -214,13 +214,40 @@ static void softmax_growing(bool log_, int32_t dt, int64_t len, int64_t cols, do
   bp_tensor_release(a);
 }
 
+/* A softmax case's shape and dim. */
+typedef struct col_shape {
+  int32_t n;
+  int64_t sizes[3];
+  int64_t dim;
+} col_shape;
+
+/* Shapes around softmax_wide.c's groups (1024 columns and more): one
+ * group, a thread's half of a row, groups of 4096 with a remainder of 4,
+ * rows of 1, 16 (a step of the first pass) and 17, outer slabs; values
+ * that grow so that the running max changes in every step, with masked
+ * and NaN columns. */
+static void softmax_wide(void) {
+  cpu_setup();
+  static const col_shape shapes[] = {
+      {2, {37, 1024}, 0}, {2, {20, 1040}, 0}, {2, {17, 4100}, 0}, {2, {1, 1024}, 0},
+      {2, {16, 1030}, 0}, {3, {3, 5, 2050}, 1}, {3, {2, 33, 1100}, -2},
+  };
+  for (size_t k = 0; k < NELEMS(shapes); k++)
+    for (int lg = 0; lg < 2; lg++)
+      softmax_columns_case(lg, BP_FLOAT32, shapes[k].n, shapes[k].sizes, shapes[k].dim,
+                           k % 2 ? VP_ACCUM : VP_FINITE,
+                           trial_seed(0x50c20000 + (uint64_t)lg, (int64_t)k));
+  for (int lg = 0; lg < 2; lg++) {
+    softmax_growing(lg, BP_FLOAT32, 203, 1100, 0.25);
+    softmax_growing(lg, BP_FLOAT32, 203, 1100, -0.25);
+    softmax_growing(lg, BP_FLOAT32, 77, 1030, 3);
+  }
+  cpu_done();
+}
+
 static void softmax_columns(void) {
   cpu_setup();
-  static const struct {
-    int32_t n;
-    int64_t sizes[3];
-    int64_t dim;
-  } shapes[] = {
+  static const col_shape shapes[] = {
       {2, {67, 131}, 0}, {3, {5, 37, 133}, 1}, {2, {9, 300}, 0},
       {2, {1000, 3}, -2}, {3, {17, 2, 129}, 0}, {3, {3, 300, 70}, -2},
       /* around a block of 64 columns and a tile of 16 rows of results */
@@ -257,6 +284,14 @@ static void softmax_columns(void) {
     softmax_growing(lg, BP_FLOAT64, 4100, 131, -0.001);
   }
   cpu_done();
+  /* float32 inputs of 8 MiB and more with at least 1024 columns are read
+   * twice in memory order instead, in groups of 256 to 4096 columns a
+   * thread: the same shapes through the buffer (they are smaller), then
+   * through the groups (BP_CPU_WIDE_BYTES=0). */
+  softmax_wide();
+  setenv("BP_CPU_WIDE_BYTES", "0", 1);
+  softmax_wide();
+  unsetenv("BP_CPU_WIDE_BYTES");
 }
 
 static void layer_norm_columns_case(int32_t dt, int32_t n, const int64_t *sizes, int32_t nnorm,
