@@ -75,6 +75,8 @@ typedef struct cert_options {
   bool full;
   bool host; /* --profile host: the hostile-host checks alone */
   const char *threads_env; /* --threads-env: the plugin's thread-count setting */
+  const char *reference;   /* --reference: a plugin with reference kernels of the
+                              plugin's own ops, or NULL */
   enum isolation isolation;
 } cert_options;
 

@@ -87,9 +87,11 @@ bin_PROGRAMS += %D%/bp-certify
 # of which must fail the check that names its fault.
 # (Makefile.am lists them first in TESTS.)
 CERTIFY_TESTS = %D%/tests/test-certify.sh %D%/tests/test-certify-corpus.sh \
-	%D%/tests/test-certify-faulty.sh %D%/tests/test-certify-closed.sh
+	%D%/tests/test-certify-faulty.sh %D%/tests/test-certify-closed.sh \
+	%D%/tests/test-certify-reference.sh
 dist_check_SCRIPTS += %D%/tests/test-certify.sh %D%/tests/test-certify-faulty.sh \
-	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-corpus.sh
+	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-corpus.sh \
+	%D%/tests/test-certify-reference.sh
 EXTRA_DIST += %D%/tests/certify-lib.sh
 # make check-long: both whole profiles in both isolations; the corpus's
 # races with their catch rates, and every fault and good plugin on ten

@@ -130,6 +130,8 @@ int main(int argc, char **argv) {
          CERTIFY_VERSION, termsafe(cx.opt.plugin), cx.opt.profile,
          cx.probe.loaded ? termsafe(cx.probe.device) : "?",
          (unsigned long long)cx.opt.seed, cx.opt.jobs, isolation_name[cx.opt.isolation]);
+  if (cx.opt.reference)
+    printf("# reference kernels for the plugin's own ops: %s\n", termsafe(cx.opt.reference));
   tap_requires();
   run_all();
   if (cx.run.nreruns)

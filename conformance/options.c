@@ -21,7 +21,7 @@ static void usage(FILE *to) {
           "usage: bp-certify PLUGIN.so [--device TYPE[:INDEX]] [--profile core|full|host]\n"
           "                  [--threads-env NAME] [--ops GLOB] [--json FILE] [--html FILE]\n"
           "                  [--jobs N] [--timeout S] [--seed N] [--isolation worker|case]\n"
-          "                  [--list]\n");
+          "                  [--reference REF.so] [--list]\n");
 }
 
 static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -64,7 +64,7 @@ void parse_args(int argc, char **argv) {
     static const char *const with_value[] = {"--device",      "--profile", "--ops",
                                              "--threads-env", "--json",    "--html",
                                              "--jobs",        "--timeout", "--seed",
-                                             "--isolation"};
+                                             "--isolation",   "--reference"};
     const char *val = NULL;
     size_t k;
     for (k = 0; k < sizeof with_value / sizeof *with_value; k++) {
@@ -123,6 +123,9 @@ void parse_args(int argc, char **argv) {
       if (errno || end == val || *end || !(t > 0) || t > 86400)
         bad_usage("--timeout: expected seconds > 0, got '%s'", val);
       cx.opt.timeout = t;
+    } else if (strcmp(name, "--reference") == 0) {
+      if (!*val) bad_usage("--reference: empty file name");
+      cx.opt.reference = val;
     } else if (strcmp(name, "--isolation") == 0) {
       if (strcmp(val, "worker") == 0) cx.opt.isolation = ISO_WORKER;
       else if (strcmp(val, "case") == 0) cx.opt.isolation = ISO_CASE;

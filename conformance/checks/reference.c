@@ -64,18 +64,18 @@ static bool is_float_dt(int32_t dt) {
 
 /* Whether the kernel's results k agree with the composite's c; else what
  * differs, in why. */
-static bool agree(const results *k, const results *c, char *why, size_t len) {
+static bool agree(const results *k, const results *c, const char *ref, char *why, size_t len) {
   if (k->n != c->n) {
-    snprintf(why, len, "the kernel gives %zu tensor result(s), the composite %zu", k->n, c->n);
+    snprintf(why, len, "the kernel gives %zu tensor result(s), %s %zu", k->n, ref, c->n);
     return false;
   }
   for (size_t i = 0; i < k->n; i++) {
     char ks[80], cs[80];
     if (k->dtype[i] != c->dtype[i] || k->ndim[i] != c->ndim[i] ||
         memcmp(k->sizes[i], c->sizes[i], (size_t)k->ndim[i] * sizeof k->sizes[i][0]) != 0) {
-      snprintf(why, len, "result %zu is %s%s from the kernel, %s%s from the composite", i,
+      snprintf(why, len, "result %zu is %s%s from the kernel, %s%s from %s", i,
                bp_dtype_name(k->dtype[i]), shape_str(k->ndim[i], k->sizes[i], ks, sizeof ks),
-               bp_dtype_name(c->dtype[i]), shape_str(c->ndim[i], c->sizes[i], cs, sizeof cs));
+               bp_dtype_name(c->dtype[i]), shape_str(c->ndim[i], c->sizes[i], cs, sizeof cs), ref);
       return false;
     }
     if (!k->bytes[i] || !c->bytes[i] || k->len[i] != c->len[i]) {
@@ -108,13 +108,13 @@ static bool agree(const results *k, const results *c, char *why, size_t len) {
     }
     if (bad) {
       if (fl)
-        snprintf(why, len, "result %zu: %zu of %zu elements differ from the composite's; worst at "
-                           "flat index %zu: the kernel gives %.9g, the composite %.9g (8x the "
-                           "%s tolerance: rtol %g, atol %g)",
-                 i, bad, n, worst, wk, wc, bp_dtype_name(k->dtype[i]), rtol, atol);
+        snprintf(why, len, "result %zu: %zu of %zu elements differ from %s's; worst at flat "
+                           "index %zu: the kernel gives %.9g, %s %.9g (8x the %s tolerance: "
+                           "rtol %g, atol %g)",
+                 i, bad, n, ref, worst, wk, ref, wc, bp_dtype_name(k->dtype[i]), rtol, atol);
       else
-        snprintf(why, len, "result %zu: %zu of %zu elements differ from the composite's, the "
-                           "first at flat index %zu", i, bad, n, worst);
+        snprintf(why, len, "result %zu: %zu of %zu elements differ from %s's, the first at flat "
+                           "index %zu", i, bad, n, ref, worst);
       return false;
     }
   }
@@ -145,7 +145,7 @@ static int one(const sample *s, int32_t dev) {
   results_take(&c, &as.st);
   argset_free(&as);
   char why[400], desc[300];
-  bool ok = agree(&k, &c, why, sizeof why);
+  bool ok = agree(&k, &c, "the composite", why, sizeof why);
   results_free(&k);
   results_free(&c);
   if (ok) return 1;
@@ -154,12 +154,211 @@ static int one(const sample *s, int32_t dev) {
   return 0;
 }
 
+/* ---- --reference: a plugin with reference kernels of the plugin's ops -- */
+
+/* The reference plugin, loaded for one case, and its kernel of the op. */
+typedef struct refplug {
+  bp_plugin *p;
+  char name[96];
+  bp_kernel_info ki;
+  int32_t type; /* the device type of that kernel */
+} refplug;
+
+/* Its kernel of the current op for device type `type`, if any. */
+static bool ref_kernel(refplug *r, int32_t type) {
+  bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+  if (bp_op_get_info(cx.cur.op, &oi) != BP_OK) return false;
+  for (int32_t k = 0; k < oi.nkernels; k++) {
+    bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
+    if (bp_op_get_kernel(cx.cur.op, (size_t)k, &ki) == BP_OK && ki.device_type == type &&
+        ki.enabled && ki.plugin && strcmp(ki.plugin, r->name) == 0) {
+      r->ki = ki;
+      r->type = type;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Loads --reference and finds its kernel of the current op, on the device
+ * type under test or else on the CPU: 1 when it has one, -1 when it has
+ * none (and is unloaded again), 0 after a verdict. */
+static int ref_load(refplug *r) {
+  memset(r, 0, sizeof *r);
+  if (bp_plugin_load(cx.opt.reference, &r->p) != BP_OK) {
+    verdict(ST_FAIL, "reference: the reference plugin %s does not load beside the plugin: %s",
+            cx.opt.reference, bp_last_error());
+    return 0;
+  }
+  if (r->p == cx.put.plugin) { /* (the same file: loading it again returned it) */
+    verdict(ST_FAIL, "reference: the reference plugin %s is the plugin under test itself",
+            cx.opt.reference);
+    return 0;
+  }
+  bp_plugin_info pi = {.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE};
+  if (bp_plugin_get_info(r->p, &pi) != BP_OK || !pi.name || strcmp(pi.name, cx.put.info.name) == 0) {
+    verdict(ST_FAIL, "reference: the reference plugin %s %s", cx.opt.reference,
+            pi.name ? "has the name of the plugin under test: the host cannot tell their kernels apart"
+                    : "has no name");
+    bp_plugin_unload(r->p);
+    return 0;
+  }
+  snprintf(r->name, sizeof r->name, "%s", pi.name);
+  /* (loading invalidated the strings of the op's and the kernel's info) */
+  bp_op_get_info(cx.cur.op, &cx.cur.oi);
+  plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
+  if (ref_kernel(r, cx.put.device.type) || ref_kernel(r, BP_DEVICE_CPU)) return 1;
+  bp_plugin_unload(r->p);
+  bp_op_get_info(cx.cur.op, &cx.cur.oi);
+  plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
+  return -1;
+}
+
+static void ref_unload(refplug *r) {
+  bp_set_kernel_provider(cx.cur.op, cx.put.device.type, NULL);
+  bp_set_kernel_provider(cx.cur.op, r->type, NULL);
+  bp_clear_error();
+  bp_plugin_unload(r->p);
+}
+
+/* Whether the reference's kernel declares every dtype of the call on as,
+ * its results' included: else the host would send the call elsewhere. */
+static bool ref_declares(const refplug *r, const argset *as) {
+  const int32_t *dts = r->ki.dtypes;
+  if (!dts) return true;
+  int32_t seen[16 + 4];
+  size_t ns = 0;
+  for (size_t i = 0; i < as->st.top && ns < 16; i++) {
+    bp_tensor *t;
+    if (bp_stack_get_tensor((bp_stack *)&as->st, (int64_t)i, &t) == BP_OK)
+      seen[ns++] = bp_tensor_get_view(t)->dtype;
+  }
+  bp_clear_error();
+  bp_tensor_meta meta[4];
+  for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  size_t nret = cx.cur.si.nret > 0 && cx.cur.si.nret <= 4 ? (size_t)cx.cur.si.nret : 1;
+  if (bp_op_meta(cx.cur.op, &as->st, meta, nret) == BP_OK)
+    for (size_t j = 0; j < nret; j++) seen[ns++] = meta[j].dtype;
+  bp_clear_error();
+  for (size_t i = 0; i < ns; i++) {
+    if (seen[i] == BP_DTYPE_INVALID) continue;
+    const int32_t *p = dts;
+    while (*p != BP_DTYPE_INVALID && *p != seen[i]) p++;
+    if (*p == BP_DTYPE_INVALID) return false;
+  }
+  return true;
+}
+
+/* One sample through the plugin's kernel and the reference's: 1 when
+ * they agree, -1 when the kernel refused the sample, -2 when the
+ * reference did or does not declare its dtypes, 0 after a verdict. */
+static int one_ref(const sample *s, const refplug *r) {
+  argset as;
+  int32_t put = cx.put.device.type;
+  if (bp_set_kernel_provider(cx.cur.op, put, cx.put.info.name) != BP_OK) {
+    verdict(ST_FAIL, "reference: certifier error: cannot choose the plugin's kernel of %s: %s",
+            cx.cur.oi.name, bp_last_error());
+    return 0;
+  }
+  int got = call_on(s, M_PLAIN, &as, "reference");
+  if (got <= 0) return got;
+  results k, c;
+  results_take(&k, &as.st);
+  argset_free(&as);
+  /* The reference's call, on its kernel's device type (the CPU, when it
+   * has none for the device under test), through its kernel. */
+  bp_device saved = cx.put.device;
+  bool saved_visible = cx.put.host_visible;
+  if (r->type != put) {
+    cx.put.device = bp_device_make(r->type, 0);
+    cx.put.host_visible = true;
+  }
+  char desc[300], why[400];
+  int ret = 1;
+  if (bp_set_kernel_provider(cx.cur.op, r->type, r->name) != BP_OK) {
+    verdict(ST_FAIL, "reference: certifier error: cannot choose %s's kernel of %s: %s", r->name,
+            cx.cur.oi.name, bp_last_error());
+    ret = 0;
+  } else if (!materialise(s, &cx.cur.si, M_PLAIN, &as)) {
+    verdict(ST_FAIL, "reference: certifier error: cannot build the arguments of %s on %s: %s",
+            sample_desc(s, desc, sizeof desc), device_name(r->type), bp_last_error());
+    ret = 0;
+  } else if (!ref_declares(r, &as) || bp_call(cx.cur.op, &as.st) != BP_OK) {
+    bp_clear_error();
+    ret = -2;
+  } else {
+    results_take(&c, &as.st);
+    char what[160];
+    snprintf(what, sizeof what, "the reference plugin %s", r->name);
+    if (!agree(&k, &c, what, why, sizeof why)) {
+      verdict(ST_FAIL, "reference: %s: the kernel and the reference plugin %s disagree: %s",
+              sample_desc(s, desc, sizeof desc), r->name, why);
+      ret = 0;
+    }
+    results_free(&c);
+  }
+  argset_free(&as);
+  results_free(&k);
+  cx.put.device = saved;
+  cx.put.host_visible = saved_visible;
+  return ret;
+}
+
+/* OP/reference against --reference's kernel. */
+static void against_plugin(const certify_case *c, refplug *r) {
+  size_t n;
+  sample *set = op_check_set(&n);
+  if (!set) return;
+  size_t checked = 0, refused_ref = 0;
+  for (size_t k = 0; k < n; k++) {
+    int got = one_ref(&set[k], r);
+    if (got == 0) {
+      sample_set_free(set, n);
+      return;
+    }
+    checked += got > 0;
+    refused_ref += got == -2;
+  }
+  sample_set_free(set, n);
+  if (checked == 0 && refused_ref) {
+    verdict(ST_SKIP, "the reference plugin %s refused or does not declare the dtypes of each of "
+                     "the %zu sample(s) that %s's kernel took: nothing to compare",
+            r->name, refused_ref, c->op);
+    return;
+  }
+  if (all_refused(c, n)) return;
+  verdict(ST_PASS, "the kernel agrees with the reference plugin %s's kernel (on %s) on %zu "
+                   "sample(s) (8x the op set's tolerance)%s",
+          r->name, device_name(r->type), checked,
+          refused_ref ? "; the reference refused or does not declare the others" : "");
+}
+
 void case_reference(const certify_case *c) {
   if (!op_setup(c)) return;
+  if (cx.opt.reference) {
+    refplug r;
+    int got = ref_load(&r);
+    if (got == 0) return;
+    if (got > 0) {
+      against_plugin(c, &r);
+      ref_unload(&r);
+      return;
+    }
+    if (!cx.cur.oi.has_composite) {
+      verdict(ST_SKIP, "the reference plugin %s has no kernel of %s (for %s%s), and %s has no "
+                       "composite (bp_op_def.composite): its values are checked only for "
+                       "repeatability, and its meta, honesty, bounds, lifetime and aliasing by "
+                       "their cases",
+              cx.opt.reference, c->op, device_name(cx.put.device.type),
+              cx.put.device.type == BP_DEVICE_CPU ? "" : " or cpu", c->op);
+      return;
+    }
+  }
   if (!cx.cur.oi.has_composite) {
-    verdict(ST_SKIP, "%s has no composite (bp_op_def.composite) to check its kernel against: its "
-                     "values are checked only for repeatability, and its meta, honesty, bounds, "
-                     "lifetime and aliasing by their cases",
+    verdict(ST_SKIP, "%s has no composite (bp_op_def.composite) and no reference plugin was given "
+                     "(--reference) to check its kernel against: its values are checked only for "
+                     "repeatability, and its meta, honesty, bounds, lifetime and aliasing by "
+                     "their cases",
             c->op);
     return;
   }

@@ -19,6 +19,20 @@
  * A tensor written in place must not hold one element at several indices
  * (a stride 0 in a dimension of size > 1): that fails with
  * BP_ERR_INVALID_ARGUMENT.
+ *
+ * The same source builds two more plugins:
+ *   - with VND_REFERENCE, "vendoronly_reference": kernels of the same ops
+ *     in an IMPL library of "vnd" at BP_PRIORITY_REFERENCE, as a vendor's
+ *     reference build for `bp-certify --reference` (it defines nothing, so
+ *     it loads beside the plugin that defines vnd);
+ *   - with VND_FAULT_SCALE_DENSE, "vnd_scale_dense": scale takes a fast
+ *     path for any input without gaps (a transposed one too) and walks it
+ *     in memory order, so a transposed input gives a transposed result.
+ *     Nothing but a reference of its values sees it.
+ * With VND_FAKEDEV besides (or alone), the kernels are for a device type
+ * of the plugin's own, "vnddev" (host memory that the host does not touch,
+ * tests/plugins/fakedev.h), and the plugin is named with "_dev": the
+ * reference's CPU kernels then check a device's.
  */
 #include <math.h>
 #include <stdint.h>
@@ -27,6 +41,21 @@
 #include <backplane/plugin.h>
 
 static const bp_host_api *H;
+
+#ifdef VND_FAKEDEV
+#define FAKEDEV_OOM "vnddev: out of memory"
+#include "fakedev.h"
+static const bp_device_iface iface = {
+    .struct_size = BP_DEVICE_IFACE_STRUCT_SIZE,
+    .name = "vnddev",
+    .type = BP_DEVICE_INVALID,
+    .count = fakedev_count1,
+    .alloc = fakedev_alloc,
+    .free = fakedev_free,
+    .copy = fakedev_copy,
+    .synchronize = fakedev_sync,
+};
+#endif
 
 enum op { SCALE, AXPY, CLAMP, MINMAX };
 
@@ -139,6 +168,25 @@ static bp_status kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t n
     if (st) return st;
     const bp_tensor_view *o = H->tensor_view(out);
     double s = f32 ? (float)args[1].u.f : args[1].u.f;
+#ifdef VND_FAULT_SCALE_DENSE
+    /* "no gaps" (the last element's offset is numel - 1) taken for
+     * contiguous */
+    int64_t last = 0;
+    bool gaps = false;
+    for (int32_t d = 0; d < t->ndim; d++) {
+      if (t->strides[d] < 0) gaps = true;
+      last += (t->sizes[d] - 1) * t->strides[d];
+    }
+    if (!gaps && t->numel > 0 && last == t->numel - 1) {
+      for (int64_t k = 0; k < t->numel; k++) {
+        double x = f32 ? ((const float *)t->data)[k] : ((const double *)t->data)[k];
+        if (f32) ((float *)o->data)[k] = (float)(s * x);
+        else ((double *)o->data)[k] = s * x;
+      }
+      rets[0] = tensor_value(out);
+      return BP_OK;
+    }
+#endif
     for (int64_t k = 0; k < t->numel; k++) set(o, k, s * get(t, k));
     rets[0] = tensor_value(out);
     return BP_OK;
@@ -190,9 +238,19 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
       {"minmax", "minmax(Tensor x) -> (Tensor min, Tensor max)", "the smallest and largest element",
        MINMAX},
   };
+#ifdef VND_REFERENCE
+  bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "vnd", BP_LIBRARY_IMPL, 0};
+#else
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "vnd", BP_LIBRARY_DEF, 0};
+#endif
   bp_library *lib;
+  int32_t dev = BP_DEVICE_CPU;
+#ifdef VND_FAKEDEV
+  bp_status st = host->device_type(reg, &iface, &dev);
+  if (!st) st = host->library(reg, &ld, &lib);
+#else
   bp_status st = host->library(reg, &ld, &lib);
+#endif
   for (size_t i = 0; !st && i < sizeof ops / sizeof *ops; i++) {
     void *code = (void *)(intptr_t)ops[i].op;
     bp_op_def d;
@@ -206,12 +264,17 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
     memset(&k, 0, sizeof k);
     k.struct_size = BP_KERNEL_DEF_STRUCT_SIZE;
     k.op = ops[i].name;
-    k.device_type = BP_DEVICE_CPU;
+    k.device_type = dev;
     k.boxed = kernel;
     k.user_data = code;
     k.dtypes = dtypes;
+#ifdef VND_REFERENCE
+    k.priority = BP_PRIORITY_REFERENCE;
+    st = host->impl(lib, &k);
+#else
     st = host->def(lib, &d);
     if (!st) st = host->impl(lib, &k);
+#endif
   }
   return st;
 }
@@ -220,7 +283,17 @@ static const bp_plugin_desc desc = {
     .struct_size = BP_PLUGIN_DESC_STRUCT_SIZE,
     .abi_major = BP_ABI_VERSION_MAJOR,
     .abi_minor = BP_ABI_VERSION_MINOR,
+#if defined(VND_REFERENCE)
+    .name = "vendoronly_reference",
+#elif defined(VND_FAULT_SCALE_DENSE) && defined(VND_FAKEDEV)
+    .name = "vnd_scale_dense_dev",
+#elif defined(VND_FAULT_SCALE_DENSE)
+    .name = "vnd_scale_dense",
+#elif defined(VND_FAKEDEV)
+    .name = "vendoronly_dev",
+#else
     .name = "vendoronly",
+#endif
     .vendor = "Backplane tests (correct plugins)",
     .version = "1.0.0",
     .op_set_version = 0,

@@ -1,0 +1,89 @@
+#!/bin/sh
+# bp-certify --reference: an op outside core is checked against the
+# kernel of a reference plugin (conformance/tests/good/vendoronly.c built
+# with -DVND_REFERENCE).  vnd_scale_dense.so (the same source with
+# -DVND_FAULT_SCALE_DENSE) conforms without a reference and fails on
+# vnd::scale/reference, and only there, with one; the good plugin agrees
+# with its reference on every op; a reference that cannot serve (missing,
+# defining the plugin's namespace too, without a kernel of the op) is
+# named in the verdict; the certificate records the reference.  The
+# same plugins on a device type of their own (-DVND_FAKEDEV) are checked
+# against the reference's CPU kernels.
+. "$(dirname "$0")/certify-lib.sh"
+
+good="$top_builddir/conformance/tests/good/.libs"
+ref="$good/vendoronly_ref.so"
+
+echo "1..12"
+
+run dense_noref "$faulty/vnd_scale_dense.so" --jobs 2
+has "$tmp/dense_noref.tap" "^exit 0$" &&
+  has "$tmp/dense_noref.tap" "^ok [0-9]* - vnd::scale/reference # SKIP .*no reference plugin was given (--reference)"
+result $? "vnd_scale_dense.so conforms without a reference, and the SKIP names --reference" \
+  "$tmp/dense_noref.tap"
+
+run dense "$faulty/vnd_scale_dense.so" --jobs 2 --reference "$ref" --json "$tmp/dense.json"
+has "$tmp/dense.tap" "^exit 1$" &&
+  only dense "^not ok [0-9]* - vnd::scale/reference # reference: transposed: .*the kernel and the reference plugin vendoronly_reference disagree: result 0: [0-9]* of 20 elements differ"
+result $? "with --reference, vnd_scale_dense.so fails vnd::scale/reference on the transposed sample, and nothing else" \
+  "$tmp/dense.tap"
+for op in axpy_ clamp_ minmax; do
+  has "$tmp/dense.tap" "^ok [0-9]* - vnd::$op/reference$" || { result 1 "the other ops pass against the reference" "$tmp/dense.tap"; op=; break; }
+done
+[ -n "$op" ] && result 0 "the other ops pass against the reference"
+
+grep -q '"reference": {"path": "[^"]*vendoronly_ref.so", "sha256": "[0-9a-f]\{64\}"}' "$tmp/dense.json"
+result $? "the certificate records the reference's path and SHA-256" "$tmp/dense.json"
+
+run good "$good/vendoronly.so" --profile full --jobs 2 --reference "$ref" --json "$tmp/good.json"
+has "$tmp/good.tap" "^exit 0$" && ! grep -q "^ok [0-9]* - vnd::[a-z_]*/reference # SKIP" "$tmp/good.tap" &&
+  [ "$(grep -c '^ok [0-9]* - vnd::[a-z_]*/reference$' "$tmp/good.tap")" = 4 ] &&
+  grep -q '"detail": "the kernel agrees with the reference plugin vendoronly_reference.s kernel (on cpu) on [1-9][0-9]* sample' "$tmp/good.json"
+result $? "vendoronly.so agrees with its reference on its four ops (profile full)" "$tmp/good.tap"
+
+# On a device of the plugin's own, against the reference's CPU kernels.
+run dev "$good/vendoronly_dev.so" --jobs 2 --reference "$ref" --json "$tmp/dev.json"
+has "$tmp/dev.tap" "^exit 0$" && has "$tmp/dev.tap" "device vnddev:0" &&
+  [ "$(grep -c '^ok [0-9]* - vnd::[a-z_]*/reference$' "$tmp/dev.tap")" = 4 ] &&
+  grep -q '"detail": "the kernel agrees with the reference plugin vendoronly_reference.s kernel (on cpu) on [1-9][0-9]* sample' "$tmp/dev.json"
+result $? "vendoronly_dev.so (device vnddev) agrees with the reference's CPU kernels" "$tmp/dev.tap"
+run dense_dev "$faulty/vnd_scale_dense_dev.so" --jobs 2 --reference "$ref"
+has "$tmp/dense_dev.tap" "^exit 1$" &&
+  only dense_dev "^not ok [0-9]* - vnd::scale/reference # reference: transposed: .*disagree"
+result $? "vnd_scale_dense_dev.so fails vnd::scale/reference against the CPU reference, and nothing else" \
+  "$tmp/dense_dev.tap"
+
+run missing "$good/vendoronly.so" --jobs 2 --ops 'vnd::scale' --reference "$tmp/nosuch.so"
+has "$tmp/missing.tap" "^exit 1$" &&
+  only missing "vnd::scale/reference # reference: the reference plugin .*nosuch.so does not load beside the plugin: "
+result $? "a reference that does not exist fails the reference case, naming it" "$tmp/missing.tap"
+
+# A reference that defines the namespace too cannot load beside the plugin.
+run twice "$faulty/vnd_scale_dense.so" --jobs 2 --ops 'vnd::scale' --reference "$good/vendoronly.so"
+has "$tmp/twice.tap" "^exit 1$" &&
+  only twice "vnd::scale/reference # reference: the reference plugin .*vendoronly.so does not load beside the plugin: .*vnd"
+result $? "a reference that defines the plugin's namespace fails with the loader's message" "$tmp/twice.tap"
+
+# The plugin as its own reference, and a copy of it under another file
+# name, which the host could not tell apart from it; in a worker that
+# goes on to the plugin's other cases, which must still pass.
+run self "$good/vendoronly.so" --jobs 1 --ops 'vnd::*' --reference "$good/vendoronly.so"
+cp "$good/vendoronly.so" "$tmp/copy.so"
+run copy "$good/vendoronly.so" --jobs 1 --ops 'vnd::*' --reference "$tmp/copy.so"
+has "$tmp/self.tap" "^exit 1$" && only self "vnd::[a-z_]*/reference # reference: the reference plugin .*vendoronly.so is the plugin under test itself" &&
+  [ "$(grep -c '^not ok' "$tmp/self.tap")" = 4 ] &&
+  has "$tmp/copy.tap" "^exit 1$" && only copy "vnd::[a-z_]*/reference # reference: the reference plugin .*copy.so does not load beside the plugin: .*the name 'vendoronly' is already taken" &&
+  [ "$(grep -c '^not ok' "$tmp/copy.tap")" = 4 ]
+result $? "the plugin given as its own reference, or a copy of it, fails the reference cases and nothing else" "$tmp/self.tap"
+
+# A reference without a kernel of the op: its composite, else a SKIP.
+run nokernel "$good/vendoronly.so" --jobs 2 --ops 'vnd::scale' --reference "$cpu"
+has "$tmp/nokernel.tap" "^exit 0$" &&
+  has "$tmp/nokernel.tap" "^ok [0-9]* - vnd::scale/reference # SKIP the reference plugin .*cpu.so has no kernel of vnd::scale (for cpu), and vnd::scale has no composite"
+result $? "a reference without a kernel of the op gives a SKIP that says so" "$tmp/nokernel.tap"
+
+"$certify" "$good/vendoronly.so" --reference "" > "$tmp/usage.out" 2>&1
+[ $? = 2 ] && grep -q "reference: empty file name" "$tmp/usage.out"
+result $? "--reference with an empty name is bad usage (exit 2)" "$tmp/usage.out"
+
+exit $fail
