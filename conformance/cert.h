@@ -25,6 +25,7 @@
  *   probe.c         what the plugin registers, learned in a child
  *   plugin.c        the plugin under test in a child; an op's schema
  *   sample_check.c  the samples of the checks other than numerics
+ *   hints.c         hints.h: --hints, the values an op's generic samples take
  *   sample_sets.c   the numerics' sample sets, by class, over the
  *                   per-kind sample_*.c files and sample_values.c,
  *                   sample_edges.c (the value classes)
@@ -77,6 +78,7 @@ typedef struct cert_options {
   const char *threads_env; /* --threads-env: the plugin's thread-count setting */
   const char *reference;   /* --reference: a plugin with reference kernels of the
                               plugin's own ops, or NULL */
+  const char *hints;       /* --hints: the sample hints' file (hints.h), or NULL */
   enum isolation isolation;
 } cert_options;
 

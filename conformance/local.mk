@@ -18,6 +18,8 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/sample_int.h \
 	%D%/samples.c \
 	%D%/sample_check.c \
+	%D%/hints.h \
+	%D%/hints.c \
 	%D%/sample_gen.c \
 	%D%/sample_sets.c \
 	%D%/sample_values.c \
@@ -92,7 +94,7 @@ CERTIFY_TESTS = %D%/tests/test-certify.sh %D%/tests/test-certify-corpus.sh \
 dist_check_SCRIPTS += %D%/tests/test-certify.sh %D%/tests/test-certify-faulty.sh \
 	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-corpus.sh \
 	%D%/tests/test-certify-reference.sh
-EXTRA_DIST += %D%/tests/certify-lib.sh
+EXTRA_DIST += %D%/tests/certify-lib.sh %D%/tests/vendoronly.hints
 # make check-long: both whole profiles in both isolations; the corpus's
 # races with their catch rates, and every fault and good plugin on ten
 # seeds.

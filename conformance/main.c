@@ -34,6 +34,7 @@
 
 #include "alloc.h"
 #include "cert.h"
+#include "hints.h"
 #include "termsafe.h"
 
 /* Bad usage found after parsing: exit 2 with the reason, which may quote
@@ -132,6 +133,16 @@ int main(int argc, char **argv) {
          (unsigned long long)cx.opt.seed, cx.opt.jobs, isolation_name[cx.opt.isolation]);
   if (cx.opt.reference)
     printf("# reference kernels for the plugin's own ops: %s\n", termsafe(cx.opt.reference));
+  if (cx.opt.hints) {
+    printf("# sample hints: %s (%zu)\n", termsafe(cx.opt.hints), hints_count());
+    /* A hint of an op the plugin lacks is most likely a misspelt name. */
+    for (size_t i = 0; i < hints_count(); i++) {
+      const hint *h = hint_at(i);
+      if (!probe_find(h->op))
+        printf("# --hints line %d: the plugin has no op '%s'; the hint is not used\n", h->line,
+               termsafe(h->op));
+    }
+  }
   tap_requires();
   run_all();
   if (cx.run.nreruns)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cert.h"
+#include "hints.h"
 
 const char *const isolation_name[] = {"worker", "case"};
 
@@ -21,7 +22,7 @@ static void usage(FILE *to) {
           "usage: bp-certify PLUGIN.so [--device TYPE[:INDEX]] [--profile core|full|host]\n"
           "                  [--threads-env NAME] [--ops GLOB] [--json FILE] [--html FILE]\n"
           "                  [--jobs N] [--timeout S] [--seed N] [--isolation worker|case]\n"
-          "                  [--reference REF.so] [--list]\n");
+          "                  [--reference REF.so] [--hints FILE] [--list]\n");
 }
 
 static void bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -64,7 +65,7 @@ void parse_args(int argc, char **argv) {
     static const char *const with_value[] = {"--device",      "--profile", "--ops",
                                              "--threads-env", "--json",    "--html",
                                              "--jobs",        "--timeout", "--seed",
-                                             "--isolation",   "--reference"};
+                                             "--isolation",   "--reference", "--hints"};
     const char *val = NULL;
     size_t k;
     for (k = 0; k < sizeof with_value / sizeof *with_value; k++) {
@@ -126,6 +127,12 @@ void parse_args(int argc, char **argv) {
     } else if (strcmp(name, "--reference") == 0) {
       if (!*val) bad_usage("--reference: empty file name");
       cx.opt.reference = val;
+    } else if (strcmp(name, "--hints") == 0) {
+      char why[300];
+      if (!*val) bad_usage("--hints: empty file name");
+      if (cx.opt.hints) bad_usage("--hints given twice");
+      if (!hints_load(val, why, sizeof why)) bad_usage("--hints %s: %s", val, why);
+      cx.opt.hints = val;
     } else if (strcmp(name, "--isolation") == 0) {
       if (strcmp(val, "worker") == 0) cx.opt.isolation = ISO_WORKER;
       else if (strcmp(val, "case") == 0) cx.opt.isolation = ISO_CASE;

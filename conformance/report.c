@@ -116,13 +116,32 @@ static const char *shell_quote(const char *s, char *out, size_t len) {
 /* The command line that reruns one case alone, in a fresh process as
  * its reported verdict was obtained (in either isolation). */
 static void repro(const certify_case *c, char *out, size_t len) {
-  char plugin[400], dev[200], name[200], ref[400];
-  snprintf(out, len, "bp-certify %s%s%s%s%s --profile %s --ops %s --seed %llu --isolation case",
+  char plugin[400], dev[200], name[200], ref[400], hints[400];
+  snprintf(out, len,
+           "bp-certify %s%s%s%s%s%s%s --profile %s --ops %s --seed %llu --isolation case",
            shell_quote(cx.opt.plugin, plugin, sizeof plugin), cx.opt.device ? " --device " : "",
            cx.opt.device ? shell_quote(cx.opt.device, dev, sizeof dev) : "",
            cx.opt.reference ? " --reference " : "",
-           cx.opt.reference ? shell_quote(cx.opt.reference, ref, sizeof ref) : "", cx.opt.profile,
+           cx.opt.reference ? shell_quote(cx.opt.reference, ref, sizeof ref) : "",
+           cx.opt.hints ? " --hints " : "",
+           cx.opt.hints ? shell_quote(cx.opt.hints, hints, sizeof hints) : "", cx.opt.profile,
            shell_quote(c->name, name, sizeof name), (unsigned long long)cx.opt.seed);
+}
+
+/* ", \"KEY\": {\"path\", \"sha256\"}" of an input file, or null. */
+static void json_file(FILE *f, const char *key, const char *path) {
+  fprintf(f, ",\n  \"%s\": ", key);
+  if (!path) {
+    fputs("null", f);
+    return;
+  }
+  char sha[65] = "";
+  bool have = sha256_file(path, sha);
+  fputs("{\"path\": ", f);
+  json_str(f, path);
+  fputs(", \"sha256\": ", f);
+  json_str(f, have ? sha : NULL);
+  fputs("}", f);
 }
 
 /* The symbol versions the plugin needs of each library, read from its
@@ -196,20 +215,11 @@ bool write_json(const char *path) {
     fputs("null, \"op_set_version\": null", f);
   }
   json_requires(f);
-  fputs("},\n  \"reference\": ", f);
-  if (cx.opt.reference) {
-    /* --reference: the plugin whose kernels the op's own ones were
-     * compared with (OP/reference) */
-    char rsha[65] = "";
-    bool have_rsha = sha256_file(cx.opt.reference, rsha);
-    fputs("{\"path\": ", f);
-    json_str(f, cx.opt.reference);
-    fputs(", \"sha256\": ", f);
-    json_str(f, have_rsha ? rsha : NULL);
-    fputs("}", f);
-  } else {
-    fputs("null", f);
-  }
+  fputs("}", f);
+  /* --reference: the plugin whose kernels the op's own were compared with
+   * (OP/reference); --hints: the values its samples took */
+  json_file(f, "reference", cx.opt.reference);
+  json_file(f, "hints", cx.opt.hints);
   fputs(",\n  \"host\": {\"os\": ", f);
   json_str(f, os);
   fputs(", \"cpu\": ", f);

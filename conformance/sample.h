@@ -144,6 +144,8 @@ bool sk_applies(enum kind kind, int sk);
 typedef struct gen_opts {
   const int32_t *declared; /* ended by BP_DTYPE_INVALID, or NULL */
   bool full;
+  const char *op;          /* an op outside core: its name, for its
+                              --hints (hints.h), or NULL */
 } gen_opts;
 
 /* The samples of class sk of core op r in dtype dt: a new array of *n

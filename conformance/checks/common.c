@@ -54,7 +54,7 @@ bool declares(int32_t dt) {
 }
 
 gen_opts op_gen_opts(void) {
-  gen_opts o = {cx.cur.ki.dtypes, cx.opt.full};
+  gen_opts o = {cx.cur.ki.dtypes, cx.opt.full, cx.cur.r < 0 ? cx.cur.oi.name : NULL};
   return o;
 }
 

@@ -28,7 +28,7 @@ static bool declares_f32(const bp_kernel_info *ki) {
 /* Appends the samples of one op to oc: the first of its check set and
  * up to LARGE_PER_OP large ones. */
 static void op_samples(op_calls *oc, int r, const bp_kernel_info *ki, bool large) {
-  gen_opts o = {ki->dtypes, cx.opt.full};
+  gen_opts o = {ki->dtypes, cx.opt.full, r < 0 ? oc->name : NULL};
   char why[300];
   size_t n = 0, nl = 0;
   sample *v = check_set(r, &oc->si, &o, &n, why, sizeof why);

@@ -28,7 +28,7 @@
  * the number of calls made, or -1 after a verdict. */
 static long call_each_op(void) {
   long calls = 0;
-  gen_opts o = {NULL, false};
+  gen_opts o = {NULL, false, NULL};
   for (size_t i = 0; i < bp_op_count(); i++) {
     const bp_op *op = bp_op_at(i);
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};

@@ -1,5 +1,7 @@
 #!/bin/sh
-# bp-certify --reference: an op outside core is checked against the
+# bp-certify --reference and --hints.
+#
+# --reference: an op outside core is checked against the
 # kernel of a reference plugin (conformance/tests/good/vendoronly.c built
 # with -DVND_REFERENCE).  vnd_scale_dense.so (the same source with
 # -DVND_FAULT_SCALE_DENSE) conforms without a reference and fails on
@@ -9,12 +11,21 @@
 # named in the verdict; the certificate records the reference.  The
 # same plugins on a device type of their own (-DVND_FAKEDEV) are checked
 # against the reference's CPU kernels.
+#
+# --hints: vnd::act(Tensor x, str kind) cannot be generated without the
+# kinds; with conformance/tests/vendoronly.hints (the kinds, and x in a
+# positive range, which 'log' needs) every check runs, and
+# vnd_act_log1p.so (act's 'log' computes log(1 + x)) fails against the
+# reference only with both hints; a hints file that is not one is bad
+# usage, and a hint that names no op or argument is reported.
 . "$(dirname "$0")/certify-lib.sh"
 
 good="$top_builddir/conformance/tests/good/.libs"
 ref="$good/vendoronly_ref.so"
+top_srcdir=${top_srcdir:-$(dirname "$0")/../..}
+hints="$top_srcdir/conformance/tests/vendoronly.hints"
 
-echo "1..12"
+echo "1..18"
 
 run dense_noref "$faulty/vnd_scale_dense.so" --jobs 2
 has "$tmp/dense_noref.tap" "^exit 0$" &&
@@ -35,11 +46,11 @@ done
 grep -q '"reference": {"path": "[^"]*vendoronly_ref.so", "sha256": "[0-9a-f]\{64\}"}' "$tmp/dense.json"
 result $? "the certificate records the reference's path and SHA-256" "$tmp/dense.json"
 
-run good "$good/vendoronly.so" --profile full --jobs 2 --reference "$ref" --json "$tmp/good.json"
+run good "$good/vendoronly.so" --profile full --jobs 2 --reference "$ref" --hints "$hints" --json "$tmp/good.json"
 has "$tmp/good.tap" "^exit 0$" && ! grep -q "^ok [0-9]* - vnd::[a-z_]*/reference # SKIP" "$tmp/good.tap" &&
-  [ "$(grep -c '^ok [0-9]* - vnd::[a-z_]*/reference$' "$tmp/good.tap")" = 4 ] &&
+  [ "$(grep -c '^ok [0-9]* - vnd::[a-z_]*/reference$' "$tmp/good.tap")" = 5 ] &&
   grep -q '"detail": "the kernel agrees with the reference plugin vendoronly_reference.s kernel (on cpu) on [1-9][0-9]* sample' "$tmp/good.json"
-result $? "vendoronly.so agrees with its reference on its four ops (profile full)" "$tmp/good.tap"
+result $? "vendoronly.so agrees with its reference on its five ops (profile full, with its hints)" "$tmp/good.tap"
 
 # On a device of the plugin's own, against the reference's CPU kernels.
 run dev "$good/vendoronly_dev.so" --jobs 2 --reference "$ref" --json "$tmp/dev.json"
@@ -71,9 +82,9 @@ run self "$good/vendoronly.so" --jobs 1 --ops 'vnd::*' --reference "$good/vendor
 cp "$good/vendoronly.so" "$tmp/copy.so"
 run copy "$good/vendoronly.so" --jobs 1 --ops 'vnd::*' --reference "$tmp/copy.so"
 has "$tmp/self.tap" "^exit 1$" && only self "vnd::[a-z_]*/reference # reference: the reference plugin .*vendoronly.so is the plugin under test itself" &&
-  [ "$(grep -c '^not ok' "$tmp/self.tap")" = 4 ] &&
+  [ "$(grep -c '^not ok' "$tmp/self.tap")" = 5 ] &&
   has "$tmp/copy.tap" "^exit 1$" && only copy "vnd::[a-z_]*/reference # reference: the reference plugin .*copy.so does not load beside the plugin: .*the name 'vendoronly' is already taken" &&
-  [ "$(grep -c '^not ok' "$tmp/copy.tap")" = 4 ]
+  [ "$(grep -c '^not ok' "$tmp/copy.tap")" = 5 ]
 result $? "the plugin given as its own reference, or a copy of it, fails the reference cases and nothing else" "$tmp/self.tap"
 
 # A reference without a kernel of the op: its composite, else a SKIP.
@@ -81,6 +92,50 @@ run nokernel "$good/vendoronly.so" --jobs 2 --ops 'vnd::scale' --reference "$cpu
 has "$tmp/nokernel.tap" "^exit 0$" &&
   has "$tmp/nokernel.tap" "^ok [0-9]* - vnd::scale/reference # SKIP the reference plugin .*cpu.so has no kernel of vnd::scale (for cpu), and vnd::scale has no composite"
 result $? "a reference without a kernel of the op gives a SKIP that says so" "$tmp/nokernel.tap"
+
+# --hints
+run act_plain "$good/vendoronly.so" --jobs 2 --ops 'vnd::act'
+has "$tmp/act_plain.tap" "^exit 0$" &&
+  has "$tmp/act_plain.tap" "^ok [0-9]* - vnd::act/meta # SKIP cannot generate argument 1 'kind' of type str (give its values with --hints)"
+result $? "without hints, vnd::act's checks are SKIPs that name --hints" "$tmp/act_plain.tap"
+
+run act_good "$good/vendoronly.so" --jobs 2 --ops 'vnd::act' --hints "$hints" --reference "$ref" --json "$tmp/act_good.json"
+has "$tmp/act_good.tap" "^exit 0$" && has "$tmp/act_good.tap" "^ok [0-9]* - vnd::act/reference$" &&
+  has "$tmp/act_good.tap" "^ok [0-9]* - vnd::act/meta$" && has "$tmp/act_good.tap" "^ok [0-9]* - vnd::act/honesty$" &&
+  grep -q '"hints": {"path": "[^"]*vendoronly.hints", "sha256": "[0-9a-f]\{64\}"}' "$tmp/act_good.json"
+result $? "with the hints, vnd::act's checks run and agree with the reference; the certificate records the hints" "$tmp/act_good.tap"
+
+run log1p_ref "$faulty/vnd_act_log1p.so" --jobs 2 --ops 'vnd::act' --reference "$ref"
+run log1p_hints "$faulty/vnd_act_log1p.so" --jobs 2 --ops 'vnd::act' --hints "$hints"
+printf 'vnd::act kind values relu abs log\n' > "$tmp/kinds.hints"
+run log1p_kinds "$faulty/vnd_act_log1p.so" --jobs 2 --ops 'vnd::act' --hints "$tmp/kinds.hints" --reference "$ref"
+has "$tmp/log1p_ref.tap" "^exit 0$" && has "$tmp/log1p_hints.tap" "^exit 0$" && has "$tmp/log1p_kinds.tap" "^exit 0$"
+result $? "vnd_act_log1p.so conforms with the reference alone, the hints alone, or the kinds without the range" "$tmp/log1p_kinds.tap"
+
+run log1p "$faulty/vnd_act_log1p.so" --jobs 2 --hints "$hints" --reference "$ref"
+has "$tmp/log1p.tap" "^exit 1$" &&
+  only log1p "^not ok [0-9]* - vnd::act/reference # reference: [a-z]*, kind='log': .*'log': the kernel and the reference plugin vendoronly_reference disagree"
+result $? "with both, vnd_act_log1p.so fails vnd::act/reference on a 'log' sample, and nothing else" "$tmp/log1p.tap"
+
+"$certify" "$good/vendoronly.so" --hints "$tmp/nosuch.hints" > "$tmp/h1.out" 2>&1
+h1=$?
+printf 'vnd::act kind values relu\nvnd::act x ranges 1 2\n' > "$tmp/bad.hints"
+"$certify" "$good/vendoronly.so" --hints "$tmp/bad.hints" > "$tmp/h2.out" 2>&1
+h2=$?
+printf 'vnd::act x range 2 1\n' > "$tmp/bad3.hints"
+"$certify" "$good/vendoronly.so" --hints "$tmp/bad3.hints" > "$tmp/h3.out" 2>&1
+h3=$?
+[ $h1 = 2 ] && grep -q "hints .*nosuch.hints: cannot read" "$tmp/h1.out" &&
+  [ $h2 = 2 ] && grep -q "bad.hints: line 2: unknown hint 'ranges'" "$tmp/h2.out" &&
+  [ $h3 = 2 ] && grep -q "line 1: range needs two finite numbers LO <= HI" "$tmp/h3.out"
+result $? "a hints file that cannot be read, or has a line that is not a hint, is bad usage naming the line" "$tmp/h2.out"
+
+printf 'vnd::act kind values relu\nvnd::act y range 1 2\nvnd::nosuch x range 0 1\nvnd::scale x values 1 2\n' > "$tmp/names.hints"
+run names "$good/vendoronly.so" --jobs 2 --hints "$tmp/names.hints"
+has "$tmp/names.tap" "^# --hints line 3: the plugin has no op 'vnd::nosuch'; the hint is not used$" &&
+  has "$tmp/names.tap" "^ok [0-9]* - vnd::act/meta # SKIP --hints line 2: vnd::act has no argument 'y'$" &&
+  has "$tmp/names.tap" "^ok [0-9]* - vnd::scale/meta # SKIP --hints line 4: a values hint does not apply to Tensor argument 'x' (give it a range)$"
+result $? "hints that name no op, no argument, or give a Tensor values, are reported" "$tmp/names.tap"
 
 "$certify" "$good/vendoronly.so" --reference "" > "$tmp/usage.out" 2>&1
 [ $? = 2 ] && grep -q "reference: empty file name" "$tmp/usage.out"

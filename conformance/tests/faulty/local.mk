@@ -578,6 +578,7 @@ conformance_tests_good_strided_la_SOURCES = conformance/tests/good/strided.c
 conformance_tests_good_strided_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 conformance_tests_good_strided_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 conformance_tests_good_vendoronly_la_SOURCES = conformance/tests/good/vendoronly.c
+conformance_tests_good_vendoronly_la_LIBADD = -lm
 conformance_tests_good_vendoronly_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 conformance_tests_good_vendoronly_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 # vendoronly.c built as its reference (bp-certify --reference) and with a
@@ -587,21 +588,30 @@ check_LTLIBRARIES += \
 	conformance/tests/good/vendoronly_ref.la \
 	conformance/tests/faulty/vnd_scale_dense.la \
 	conformance/tests/good/vendoronly_dev.la \
-	conformance/tests/faulty/vnd_scale_dense_dev.la
+	conformance/tests/faulty/vnd_scale_dense_dev.la \
+	conformance/tests/faulty/vnd_act_log1p.la
+conformance_tests_faulty_vnd_act_log1p_la_SOURCES = conformance/tests/good/vendoronly.c
+conformance_tests_faulty_vnd_act_log1p_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DVND_FAULT_ACT_LOG1P
+conformance_tests_faulty_vnd_act_log1p_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+conformance_tests_faulty_vnd_act_log1p_la_LIBADD = -lm
 conformance_tests_good_vendoronly_dev_la_SOURCES = conformance/tests/good/vendoronly.c
+conformance_tests_good_vendoronly_dev_la_LIBADD = -lm
 conformance_tests_good_vendoronly_dev_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/plugins
 conformance_tests_good_vendoronly_dev_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DVND_FAKEDEV
 conformance_tests_good_vendoronly_dev_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 conformance_tests_faulty_vnd_scale_dense_dev_la_SOURCES = conformance/tests/good/vendoronly.c
+conformance_tests_faulty_vnd_scale_dense_dev_la_LIBADD = -lm
 conformance_tests_faulty_vnd_scale_dense_dev_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/plugins
 conformance_tests_faulty_vnd_scale_dense_dev_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DVND_FAKEDEV \
 	-DVND_FAULT_SCALE_DENSE
 conformance_tests_faulty_vnd_scale_dense_dev_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) \
 	$(TEST_PLUGIN_EXPORTS)
 conformance_tests_good_vendoronly_ref_la_SOURCES = conformance/tests/good/vendoronly.c
+conformance_tests_good_vendoronly_ref_la_LIBADD = -lm
 conformance_tests_good_vendoronly_ref_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DVND_REFERENCE
 conformance_tests_good_vendoronly_ref_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 conformance_tests_faulty_vnd_scale_dense_la_SOURCES = conformance/tests/good/vendoronly.c
+conformance_tests_faulty_vnd_scale_dense_la_LIBADD = -lm
 conformance_tests_faulty_vnd_scale_dense_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DVND_FAULT_SCALE_DENSE
 conformance_tests_faulty_vnd_scale_dense_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 conformance_tests_good_f32only_la_SOURCES = conformance/tests/good/f32only.c

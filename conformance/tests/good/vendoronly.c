@@ -15,6 +15,12 @@
  *   vnd::minmax(Tensor x) -> (Tensor min, Tensor max)
  *       the smallest and the largest element, as two 0-dim tensors
  *       (NaN if x holds one; an empty x fails with BP_ERR_SHAPE)
+ *   vnd::act(Tensor x, str kind) -> Tensor
+ *       kind 'relu', 'abs' or 'log' of each element, a new contiguous
+ *       tensor; another kind fails with BP_ERR_INVALID_ARGUMENT, and so
+ *       does 'log' of an element that is not positive.  bp-certify can
+ *       generate its calls only with sample hints (conformance/tests/
+ *       vendoronly.hints: the kinds, and x in a positive range)
  *
  * A tensor written in place must not hold one element at several indices
  * (a stride 0 in a dimension of size > 1): that fails with
@@ -28,7 +34,10 @@
  *   - with VND_FAULT_SCALE_DENSE, "vnd_scale_dense": scale takes a fast
  *     path for any input without gaps (a transposed one too) and walks it
  *     in memory order, so a transposed input gives a transposed result.
- *     Nothing but a reference of its values sees it.
+ *     Nothing but a reference of its values sees it;
+ *   - with VND_FAULT_ACT_LOG1P, "vnd_act_log1p": act's 'log' computes
+ *     log(1 + x).  Only a reference sees it, on samples that hints make:
+ *     the kind 'log', and x positive, which the generic samples are not.
  * With VND_FAKEDEV besides (or alone), the kernels are for a device type
  * of the plugin's own, "vnddev" (host memory that the host does not touch,
  * tests/plugins/fakedev.h), and the plugin is named with "_dev": the
@@ -57,7 +66,14 @@ static const bp_device_iface iface = {
 };
 #endif
 
-enum op { SCALE, AXPY, CLAMP, MINMAX };
+enum op { SCALE, AXPY, CLAMP, MINMAX, ACT };
+
+/* act's kinds */
+enum { ACT_RELU, ACT_ABS, ACT_LOG, ACT_BAD };
+static int act_kind(const char *k) {
+  return !k ? ACT_BAD : strcmp(k, "relu") == 0 ? ACT_RELU : strcmp(k, "abs") == 0 ? ACT_ABS
+       : strcmp(k, "log") == 0 ? ACT_LOG : ACT_BAD;
+}
 
 static const bp_tensor_view *view(const bp_value *v) { return H->tensor_view(v->u.tensor); }
 
@@ -92,6 +108,10 @@ static bp_status check(const bp_kernel_ctx *ctx, const bp_value *args) {
   if (op == CLAMP && !(args[1].u.f <= args[2].u.f))
     return H->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: lo (%g) must not exceed hi (%g)", ctx->op_name,
                          args[1].u.f, args[2].u.f);
+  if (op == ACT && act_kind(args[1].u.str) == ACT_BAD)
+    return H->set_errorf(BP_ERR_INVALID_ARGUMENT,
+                         "%s: argument #1 'kind' is '%s'; expected 'relu', 'abs' or 'log'",
+                         ctx->op_name, args[1].u.str ? args[1].u.str : "(null)");
   if (op == MINMAX && t->numel == 0)
     return H->set_errorf(BP_ERR_SHAPE, "%s: argument #0 'x' is empty; it has no minimum",
                          ctx->op_name);
@@ -111,7 +131,7 @@ static bp_status meta(const bp_kernel_ctx *ctx, const bp_value *args, size_t nar
     outs[i].ndim = op == MINMAX ? 0 : t->ndim;
     if (op == MINMAX) continue;
     memcpy(outs[i].sizes, t->sizes, (size_t)t->ndim * sizeof *t->sizes);
-    if (op != SCALE) { /* the result is the argument itself */
+    if (op != SCALE && op != ACT) { /* the result is the argument itself */
       memcpy(outs[i].strides, t->strides, (size_t)t->ndim * sizeof *t->strides);
       continue;
     }
@@ -191,6 +211,29 @@ static bp_status kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t n
     rets[0] = tensor_value(out);
     return BP_OK;
   }
+  if (op == ACT) {
+    int kind = act_kind(args[1].u.str);
+    for (int64_t k = 0; k < t->numel; k++)
+      if (kind == ACT_LOG && !(get(t, k) > 0))
+        return H->set_errorf(BP_ERR_INVALID_ARGUMENT,
+                             "%s: kind 'log' of element %lld, %g, which is not positive",
+                             ctx->op_name, (long long)k, get(t, k));
+    bp_tensor *out;
+    st = H->tensor_empty_strided(m[0].device, m[0].dtype, m[0].ndim, m[0].sizes, m[0].strides, &out);
+    if (st) return st;
+    const bp_tensor_view *o = H->tensor_view(out);
+    for (int64_t k = 0; k < t->numel; k++) {
+      double x = get(t, k);
+#ifdef VND_FAULT_ACT_LOG1P
+      double lg = log1p(x);
+#else
+      double lg = log(x);
+#endif
+      set(o, k, kind == ACT_RELU ? (x > 0 ? x : x == x ? 0 : x) : kind == ACT_ABS ? fabs(x) : lg);
+    }
+    rets[0] = tensor_value(out);
+    return BP_OK;
+  }
   if (op == MINMAX) {
     double lo = get(t, 0), hi = lo;
     for (int64_t k = 1; k < t->numel; k++) {
@@ -237,6 +280,7 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
        "clamp self to [lo, hi] in place", CLAMP},
       {"minmax", "minmax(Tensor x) -> (Tensor min, Tensor max)", "the smallest and largest element",
        MINMAX},
+      {"act", "act(Tensor x, str kind) -> Tensor", "relu, abs or log of each element", ACT},
   };
 #ifdef VND_REFERENCE
   bp_library_def ld = {BP_LIBRARY_DEF_STRUCT_SIZE, "vnd", BP_LIBRARY_IMPL, 0};
@@ -287,6 +331,8 @@ static const bp_plugin_desc desc = {
     .name = "vendoronly_reference",
 #elif defined(VND_FAULT_SCALE_DENSE) && defined(VND_FAKEDEV)
     .name = "vnd_scale_dense_dev",
+#elif defined(VND_FAULT_ACT_LOG1P)
+    .name = "vnd_act_log1p",
 #elif defined(VND_FAULT_SCALE_DENSE)
     .name = "vnd_scale_dense",
 #elif defined(VND_FAKEDEV)
