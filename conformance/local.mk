@@ -56,6 +56,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/reference.c \
 	%D%/checks/lifetime.c \
 	%D%/checks/aliasing.c \
+	%D%/checks/aliasing_vendor.c \
 	%D%/checks/errors.c \
 	%D%/checks/oom.c \
 	%D%/checks/concurrency.c \
@@ -90,10 +91,10 @@ bin_PROGRAMS += %D%/bp-certify
 # (Makefile.am lists them first in TESTS.)
 CERTIFY_TESTS = %D%/tests/test-certify.sh %D%/tests/test-certify-corpus.sh \
 	%D%/tests/test-certify-faulty.sh %D%/tests/test-certify-closed.sh \
-	%D%/tests/test-certify-reference.sh
+	%D%/tests/test-certify-vendor.sh
 dist_check_SCRIPTS += %D%/tests/test-certify.sh %D%/tests/test-certify-faulty.sh \
 	%D%/tests/test-certify-closed.sh %D%/tests/test-certify-corpus.sh \
-	%D%/tests/test-certify-reference.sh
+	%D%/tests/test-certify-vendor.sh
 EXTRA_DIST += %D%/tests/certify-lib.sh %D%/tests/vendoronly.hints
 # make check-long: both whole profiles in both isolations; the corpus's
 # races with their catch rates, and every fault and good plugin on ten

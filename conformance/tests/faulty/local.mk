@@ -582,14 +582,24 @@ conformance_tests_good_vendoronly_la_LIBADD = -lm
 conformance_tests_good_vendoronly_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 conformance_tests_good_vendoronly_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 # vendoronly.c built as its reference (bp-certify --reference) and with a
-# fault only a reference of its values catches (test-certify-reference.sh).
+# fault only a reference of its values catches (test-certify-vendor.sh).
 # With -DVND_FAKEDEV, the same on a device type of the plugin's own.
 check_LTLIBRARIES += \
 	conformance/tests/good/vendoronly_ref.la \
 	conformance/tests/faulty/vnd_scale_dense.la \
 	conformance/tests/good/vendoronly_dev.la \
 	conformance/tests/faulty/vnd_scale_dense_dev.la \
-	conformance/tests/faulty/vnd_act_log1p.la
+	conformance/tests/faulty/vnd_act_log1p.la \
+	conformance/tests/faulty/vnd_axpy_overlap.la \
+	conformance/tests/faulty/vnd_clamp_gaps.la
+conformance_tests_faulty_vnd_axpy_overlap_la_SOURCES = conformance/tests/good/vendoronly.c
+conformance_tests_faulty_vnd_axpy_overlap_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DVND_FAULT_AXPY_OVERLAP
+conformance_tests_faulty_vnd_axpy_overlap_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+conformance_tests_faulty_vnd_axpy_overlap_la_LIBADD = -lm
+conformance_tests_faulty_vnd_clamp_gaps_la_SOURCES = conformance/tests/good/vendoronly.c
+conformance_tests_faulty_vnd_clamp_gaps_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DVND_FAULT_CLAMP_GAPS
+conformance_tests_faulty_vnd_clamp_gaps_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+conformance_tests_faulty_vnd_clamp_gaps_la_LIBADD = -lm
 conformance_tests_faulty_vnd_act_log1p_la_SOURCES = conformance/tests/good/vendoronly.c
 conformance_tests_faulty_vnd_act_log1p_la_CFLAGS = $(TEST_PLUGIN_CFLAGS) -DVND_FAULT_ACT_LOG1P
 conformance_tests_faulty_vnd_act_log1p_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)

@@ -24,7 +24,9 @@
  *
  * A tensor written in place must not hold one element at several indices
  * (a stride 0 in a dimension of size > 1): that fails with
- * BP_ERR_INVALID_ARGUMENT.
+ * BP_ERR_INVALID_ARGUMENT, and so does an axpy_ whose x shares memory with
+ * y without being y itself (PyTorch refuses such partial overlaps); x that
+ * is y (axpy_(y, y, a)) is y * (1 + a).
  *
  * The same source builds two more plugins:
  *   - with VND_REFERENCE, "vendoronly_reference": kernels of the same ops
@@ -37,7 +39,12 @@
  *     Nothing but a reference of its values sees it;
  *   - with VND_FAULT_ACT_LOG1P, "vnd_act_log1p": act's 'log' computes
  *     log(1 + x).  Only a reference sees it, on samples that hints make:
- *     the kind 'log', and x positive, which the generic samples are not.
+ *     the kind 'log', and x positive, which the generic samples are not;
+ *   - with VND_FAULT_AXPY_OVERLAP, "vnd_axpy_overlap": axpy_ takes an x
+ *     that partially overlaps y and reads elements it already wrote;
+ *   - with VND_FAULT_CLAMP_GAPS, "vnd_clamp_gaps": clamp_ walks any self
+ *     whose last dimension is contiguous as numel elements in a row,
+ *     writing into the gaps between the rows of a strided self.
  * With VND_FAKEDEV besides (or alone), the kernels are for a device type
  * of the plugin's own, "vnddev" (host memory that the host does not touch,
  * tests/plugins/fakedev.h), and the plugin is named with "_dev": the
@@ -83,6 +90,32 @@ static bp_status need_float(const bp_kernel_ctx *ctx, int arg, const bp_tensor_v
                        ctx->op_name, arg, (int)v->dtype);
 }
 
+#ifndef VND_FAULT_AXPY_OVERLAP
+/* The bytes a view reaches, [lo, hi). */
+static void reach(const bp_tensor_view *v, uintptr_t *lo, uintptr_t *hi) {
+  int64_t mn = 0, mx = 0;
+  for (int32_t d = 0; d < v->ndim; d++) {
+    int64_t e = (v->sizes[d] - 1) * v->strides[d];
+    if (e < 0) mn += e;
+    else mx += e;
+  }
+  *lo = (uintptr_t)v->data + (uintptr_t)(mn * v->itemsize);
+  *hi = (uintptr_t)v->data + (uintptr_t)((mx + 1) * v->itemsize);
+}
+
+/* Whether x and y share memory without being the same view. */
+static bool partial_overlap(const bp_tensor_view *x, const bp_tensor_view *y) {
+  if (x->numel == 0 || y->numel == 0) return false;
+  uintptr_t xl, xh, yl, yh;
+  reach(x, &xl, &xh);
+  reach(y, &yl, &yh);
+  if (xh <= yl || yh <= xl) return false;
+  bool same = x->data == y->data && x->ndim == y->ndim;
+  for (int32_t d = 0; same && d < x->ndim; d++) same = x->strides[d] == y->strides[d];
+  return !same;
+}
+#endif
+
 /* Every check of the arguments, for the meta function and the kernels. */
 static bp_status check(const bp_kernel_ctx *ctx, const bp_value *args) {
   int op = (int)(intptr_t)ctx->user_data;
@@ -104,6 +137,12 @@ static bp_status check(const bp_kernel_ctx *ctx, const bp_value *args) {
     for (int32_t d = 0; same && d < t->ndim; d++) same = x->sizes[d] == t->sizes[d];
     if (!same)
       return H->set_errorf(BP_ERR_SHAPE, "%s: argument #1 'x' must have the shape of 'y'", ctx->op_name);
+#ifndef VND_FAULT_AXPY_OVERLAP
+    if (partial_overlap(x, t))
+      return H->set_errorf(BP_ERR_INVALID_ARGUMENT,
+                           "%s: argument #1 'x' shares memory with 'y', which it writes, without "
+                           "being 'y' itself", ctx->op_name);
+#endif
   }
   if (op == CLAMP && !(args[1].u.f <= args[2].u.f))
     return H->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: lo (%g) must not exceed hi (%g)", ctx->op_name,
@@ -259,6 +298,18 @@ static bp_status kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t n
     for (int64_t k = 0; k < t->numel; k++) set(t, k, get(t, k) + a * get(x, k));
   } else {
     double lo = f32 ? (float)args[1].u.f : args[1].u.f, hi = f32 ? (float)args[2].u.f : args[2].u.f;
+#ifdef VND_FAULT_CLAMP_GAPS
+    if (t->strides[t->ndim - 1] == 1) { /* "contiguous enough" */
+      for (int64_t k = 0; k < t->numel; k++) {
+        double v = f32 ? ((float *)t->data)[k] : ((double *)t->data)[k];
+        v = v < lo ? lo : v > hi ? hi : v;
+        if (f32) ((float *)t->data)[k] = (float)v;
+        else ((double *)t->data)[k] = v;
+      }
+      rets[0] = tensor_value(H->tensor_retain(args[0].u.tensor));
+      return BP_OK;
+    }
+#endif
     for (int64_t k = 0; k < t->numel; k++) {
       double v = get(t, k);
       set(t, k, v < lo ? lo : v > hi ? hi : v); /* NaN stays */
@@ -333,6 +384,10 @@ static const bp_plugin_desc desc = {
     .name = "vnd_scale_dense_dev",
 #elif defined(VND_FAULT_ACT_LOG1P)
     .name = "vnd_act_log1p",
+#elif defined(VND_FAULT_AXPY_OVERLAP)
+    .name = "vnd_axpy_overlap",
+#elif defined(VND_FAULT_CLAMP_GAPS)
+    .name = "vnd_clamp_gaps",
 #elif defined(VND_FAULT_SCALE_DENSE)
     .name = "vnd_scale_dense",
 #elif defined(VND_FAKEDEV)

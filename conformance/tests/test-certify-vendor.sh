@@ -1,5 +1,6 @@
 #!/bin/sh
-# bp-certify --reference and --hints.
+# bp-certify on ops outside core: --reference, --hints, and the aliasing
+# of what they write.
 #
 # --reference: an op outside core is checked against the
 # kernel of a reference plugin (conformance/tests/good/vendoronly.c built
@@ -18,6 +19,11 @@
 # vnd_act_log1p.so (act's 'log' computes log(1 + x)) fails against the
 # reference only with both hints; a hints file that is not one is bad
 # usage, and a hint that names no op or argument is reported.
+#
+# Aliasing: the good plugin's axpy_ and clamp_ keep a gapped view's gaps,
+# agree under exact aliases and refuse partial overlaps; vnd_axpy_overlap.so
+# (no refusal: it reads elements it wrote) and vnd_clamp_gaps.so (it walks
+# a strided self as if contiguous) fail OP/aliasing and nothing else.
 . "$(dirname "$0")/certify-lib.sh"
 
 good="$top_builddir/conformance/tests/good/.libs"
@@ -25,7 +31,7 @@ ref="$good/vendoronly_ref.so"
 top_srcdir=${top_srcdir:-$(dirname "$0")/../..}
 hints="$top_srcdir/conformance/tests/vendoronly.hints"
 
-echo "1..18"
+echo "1..21"
 
 run dense_noref "$faulty/vnd_scale_dense.so" --jobs 2
 has "$tmp/dense_noref.tap" "^exit 0$" &&
@@ -136,6 +142,23 @@ has "$tmp/names.tap" "^# --hints line 3: the plugin has no op 'vnd::nosuch'; the
   has "$tmp/names.tap" "^ok [0-9]* - vnd::act/meta # SKIP --hints line 2: vnd::act has no argument 'y'$" &&
   has "$tmp/names.tap" "^ok [0-9]* - vnd::scale/meta # SKIP --hints line 4: a values hint does not apply to Tensor argument 'x' (give it a range)$"
 result $? "hints that name no op, no argument, or give a Tensor values, are reported" "$tmp/names.tap"
+
+# Aliasing of what an op writes
+run alias_good "$good/vendoronly.so" --jobs 2 --ops 'vnd::*' --json "$tmp/alias_good.json"
+has "$tmp/alias_good.tap" "^ok [0-9]* - vnd::axpy_/aliasing$" && has "$tmp/alias_good.tap" "^ok [0-9]* - vnd::clamp_/aliasing$" &&
+  has "$tmp/alias_good.tap" "^ok [0-9]* - vnd::scale/aliasing # SKIP vnd::scale writes no Tensor argument" &&
+  grep -q '"name": "vnd::axpy_/aliasing", [^}]*"detail": "what it writes keeps the gaps of a gapped view and agrees, or is refused with a message, under exact aliases and partial overlaps: [1-9][0-9]* relation(s), [1-9][0-9]* refused"' "$tmp/alias_good.json"
+result $? "vendoronly.so's written arguments keep a view's gaps, agree under exact aliases and refuse partial overlaps" "$tmp/alias_good.tap"
+
+run overlap "$faulty/vnd_axpy_overlap.so" --jobs 2
+has "$tmp/overlap.tap" "^exit 1$" &&
+  only overlap "^not ok [0-9]* - vnd::axpy_/aliasing # aliasing: .*argument .#1 'x' overlapping 'y' partially \(one element behind it in one storage\): the call succeeded, but element [0-9]* written differs"
+result $? "vnd_axpy_overlap.so fails vnd::axpy_/aliasing on a partial overlap, and nothing else" "$tmp/overlap.tap"
+
+run gaps "$faulty/vnd_clamp_gaps.so" --jobs 2
+has "$tmp/gaps.tap" "^exit 1$" &&
+  only gaps "^not ok [0-9]* - vnd::clamp_/aliasing # aliasing: .*argument .#0 'self' given as a view with gaps of 3 elements between its rows: the kernel wrote element [0-9]* of the storage, between the view's elements"
+result $? "vnd_clamp_gaps.so fails vnd::clamp_/aliasing on a write into the gaps, and nothing else" "$tmp/gaps.tap"
 
 "$certify" "$good/vendoronly.so" --reference "" > "$tmp/usage.out" 2>&1
 [ $? = 2 ] && grep -q "reference: empty file name" "$tmp/usage.out"
