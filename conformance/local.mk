@@ -56,7 +56,7 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/checks/reference.c \
 	%D%/checks/lifetime.c \
 	%D%/checks/aliasing.c \
-	%D%/checks/aliasing_vendor.c \
+	%D%/checks/aliasing_written.c \
 	%D%/checks/errors.c \
 	%D%/checks/oom.c \
 	%D%/checks/concurrency.c \

@@ -119,12 +119,22 @@ static int alias_one(const sample *s, const bp_op *out_op, const char *out_name,
   return result;
 }
 
-/* core::OP/aliasing: for a pointwise core op with an .out form, on the
- * check set. */
+/* OP/aliasing: for an op that writes an argument, aliasing_written.c's
+ * relations; else for a pointwise core op with an .out form, on the check
+ * set. */
 void case_aliasing(const certify_case *c) {
   if (!op_setup(c)) return;
+  /* An op that writes an argument (add.out, copy_, a vendor's axpy_):
+   * what it writes, in every relation a caller can give it. */
+  for (int i = 0; i < cx.cur.si.n; i++)
+    if (cx.cur.si.mutated[i] && strncmp(cx.cur.si.type[i], "Tensor", 6) == 0 &&
+        !strchr(cx.cur.si.type[i], '[')) {
+      written_aliasing(c); /* aliasing_written.c */
+      return;
+    }
   if (cx.cur.r < 0) {
-    vendor_aliasing(c); /* aliasing_vendor.c */
+    verdict(ST_SKIP, "%s writes no Tensor argument (Tensor(a!)): nothing a caller passes can "
+            "alias what it writes", c->op);
     return;
   }
   if (!pointwise(cx.cur.r)) {

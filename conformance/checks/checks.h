@@ -67,8 +67,9 @@ void case_reference(const certify_case *c);
 void case_lifetime(const certify_case *c);
 /* aliasing.c */
 void case_aliasing(const certify_case *c);
-/* aliasing_vendor.c: OP/aliasing of an op outside core (after op_setup) */
-void vendor_aliasing(const certify_case *c);
+/* aliasing_written.c: OP/aliasing of an op that writes a Tensor argument
+ * (after op_setup) */
+void written_aliasing(const certify_case *c);
 /* errors.c */
 void case_errors(const certify_case *c);
 /* oom.c: the host's allocations failing under a call. */
