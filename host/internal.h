@@ -16,7 +16,9 @@
  *   select.c      the host's choice among kernels
  *   call.c        the call path
  *   introspect.c  what can be asked about an op and its kernels
- *   registry.c    ops, kernels and dispatch tables
+ *   register.c    the registration entry points of a plugin's setup()
+ *   registry.c    ops, kernels and dispatch tables (registry.h: what it
+ *                 gives register.c)
  *   unboxed.c, precedence.c, optexts.c, meta.c, call_dtypes.c, schema*.c,
  *   tensor.c, device.c, guard.c, rcu.c, error.c, alloc.c ...
  *                 the leaves they stand on
@@ -587,7 +589,7 @@ void bp__registry_commit(bp__plugin *p);
  * next_reg; no allocation), freed by bp__registry_free_garbage. */
 void bp__registry_remove(bp__plugin *p, bp__kernel **garbage);
 void bp__registry_free_garbage(bp__kernel *garbage);
-/* The library/registration entry points of the host table. */
+/* The library/registration entry points of the host table (register.c). */
 bp_status bp__reg_library(bp_registrar *reg, const bp_library_def *def, bp_library **out);
 bp_status bp__reg_def(bp_library *lib, const bp_op_def *def);
 bp_status bp__reg_impl(bp_library *lib, const bp_kernel_def *kernel);

@@ -22,7 +22,9 @@ noinst_LTLIBRARIES += %D%/libbphost.la
 	%D%/stack.c \
 	%D%/dlpack.c \
 	%D%/rcu.c \
+	%D%/registry.h \
 	%D%/registry.c \
+	%D%/register.c \
 	%D%/precedence.c \
 	%D%/select.c \
 	%D%/introspect.c \
