@@ -150,6 +150,12 @@ EXTRA_DIST += %D%/long/test-plugin-files.sh
 # The tools' own modules: the .npy reader and writer (with the libFuzzer
 # target, fed mutated files) and the escaping of text from plugins.
 check_PROGRAMS += %D%/test-npy %D%/test-termsafe
+# The harness's watchdog: tap-selftest's cases, which test-tap.sh reads.
+check_PROGRAMS += %D%/tap-selftest
+%C%_tap_selftest_SOURCES = %D%/tap-selftest.c
+%C%_tap_selftest_LDADD = %D%/libtap.la
+TESTS += %D%/test-tap.sh
+dist_check_SCRIPTS += %D%/test-tap.sh
 %C%_test_npy_SOURCES = %D%/test-npy.c %D%/fuzz/fuzz-npy.c tools/npy.c tools/npy.h
 %C%_test_npy_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 %C%_test_npy_LDADD = $(TEST_LDADD)

@@ -2,14 +2,17 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tap.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Exit codes a case's child uses to report its outcome. */
@@ -125,6 +128,94 @@ int tap_skip_all(const char *reason) {
   return 0;
 }
 
+/*
+ * The watchdog counts CPU time, which a busy machine does not stretch: a
+ * case is stopped when the CPU time of its process and every process it
+ * started passes the timeout, or when they use none for as many seconds
+ * of wall time (a hang that sleeps or waits).  Where /proc cannot be read,
+ * the timeout is wall time.
+ */
+
+/* The processes of /proc: pid, parent, CPU seconds; in[] marks root and
+ * its live descendants.  Returns the count, 0 when /proc cannot be read or
+ * root is not there. */
+enum { TREE_MAX = 4096 };
+static pid_t tree_pid[TREE_MAX], tree_ppid[TREE_MAX];
+static double tree_secs[TREE_MAX];
+static bool tree_in[TREE_MAX];
+
+static size_t tree_scan(pid_t root) {
+  DIR *d = opendir("/proc");
+  if (!d) return 0;
+  size_t n = 0;
+  long hz = sysconf(_SC_CLK_TCK);
+  struct dirent *e;
+  while ((e = readdir(d)) && n < TREE_MAX) {
+    char *end;
+    long pid = strtol(e->d_name, &end, 10);
+    if (*end || pid <= 0) continue;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    char *p = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+    long ppid;
+    unsigned long long ut, st, cut, cst;
+    if (!p || sscanf(p + 2, "%*c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu %llu %llu",
+                     &ppid, &ut, &st, &cut, &cst) != 5)
+      continue;
+    tree_pid[n] = (pid_t)pid;
+    tree_ppid[n] = (pid_t)ppid;
+    /* (root's reaped children count too) */
+    tree_secs[n] = (double)(ut + st + (pid == root ? cut + cst : 0)) / (double)(hz > 0 ? hz : 100);
+    tree_in[n] = pid == root;
+    n++;
+  }
+  closedir(d);
+  bool found = false;
+  for (size_t i = 0; i < n; i++) found |= tree_in[i];
+  if (!found) return 0;
+  for (bool more = true; more;) { /* descendants, to a fixpoint */
+    more = false;
+    for (size_t i = 0; i < n; i++) {
+      if (tree_in[i]) continue;
+      for (size_t j = 0; j < n; j++)
+        if (tree_in[j] && tree_pid[j] == tree_ppid[i]) {
+          tree_in[i] = more = true;
+          break;
+        }
+    }
+  }
+  return n;
+}
+
+/* Seconds of CPU time used by root and its descendants, or -1. */
+static double tree_cpu(pid_t root) {
+  size_t n = tree_scan(root);
+  if (n == 0) return -1;
+  double total = 0;
+  for (size_t i = 0; i < n; i++)
+    if (tree_in[i]) total += tree_secs[i];
+  return total;
+}
+
+/* Kills root and every process it started. */
+static void tree_kill(pid_t root) {
+  size_t n = tree_scan(root);
+  for (size_t i = 0; i < n; i++)
+    if (tree_in[i] && tree_pid[i] != root) kill(tree_pid[i], SIGKILL);
+  kill(root, SIGKILL);
+}
+
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int run_in_child(const tap_case *c, unsigned timeout, char *reason,
                         size_t reasonlen, char *verdict, size_t verdictlen) {
   int fds[2];
@@ -145,27 +236,57 @@ static int run_in_child(const tap_case *c, unsigned timeout, char *reason,
     close(fds[0]);
     skip_fd = fds[1];
     in_child = true;
-    signal(SIGALRM, SIG_DFL);
-    alarm(timeout);
     c->fn();
     fflush(stdout);
     exit(case_failed ? TAP_EXIT_FAIL : TAP_EXIT_PASS);
   }
   close(fds[1]);
   size_t got = 0;
-  ssize_t r;
-  while ((r = read(fds[0], reason + got, reasonlen - 1 - got)) > 0) got += (size_t)r;
+  bool open_pipe = true;
+  int status = 0;
+  const char *why = NULL;
+  double start = wall_now(), progress = start, last_cpu = 0;
+  for (;;) {
+    if (open_pipe) {
+      struct pollfd pfd = {fds[0], POLLIN, 0};
+      if (poll(&pfd, 1, 500) > 0) {
+        ssize_t r = read(fds[0], reason + got, reasonlen - 1 - got);
+        if (r > 0) got += (size_t)r;
+        else if (r == 0 || errno != EINTR) open_pipe = false;
+      }
+    } else {
+      struct timespec ts = {0, 500000000};
+      nanosleep(&ts, NULL);
+    }
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) break;
+    double now = wall_now(), used = tree_cpu(pid);
+    if (used < 0) {
+      if (now - start > timeout) why = "s";
+    } else if (used > timeout) {
+      why = "s of CPU time";
+    } else if (used > last_cpu + 0.005) {
+      last_cpu = used;
+      progress = now;
+    } else if (now - progress > timeout) {
+      why = "s without progress (no CPU time used in that time: asleep or blocked)";
+    }
+    if (why) {
+      tree_kill(pid);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+  }
   reason[got] = '\0';
   close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (why) {
+    snprintf(verdict, verdictlen, " # TIMEOUT after %u %s", timeout, why);
+    return TAP_EXIT_FAIL;
   }
   if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    if (sig == SIGALRM)
-      snprintf(verdict, verdictlen, " # TIMEOUT after %u s", timeout);
-    else
-      snprintf(verdict, verdictlen, " # CRASH signal %d", sig);
+    snprintf(verdict, verdictlen, " # CRASH signal %d", WTERMSIG(status));
     return TAP_EXIT_FAIL;
   }
   int code = WEXITSTATUS(status);

@@ -12,7 +12,9 @@
  * Inside a case, the assertion macros print a diagnostic with the file, the
  * line and both sides when they fail, mark the case failed, and continue.
  * TAP_NOFORK=1 runs cases in-process (for gdb); TAP_TIMEOUT=S sets the
- * watchdog (default 120 s); TAP_ONLY=name runs one case.
+ * watchdog (default 120 s of CPU time of the case's process and those it
+ * starts, or as many seconds in which they use none; a busy machine does
+ * not stretch either); TAP_ONLY=name runs one case.
  */
 #ifndef BP_TESTS_TAP_H
 #define BP_TESTS_TAP_H

@@ -157,8 +157,11 @@ for p in naive strided vendoronly f32only; do
   fi
   for seed in $seeds; do
     # (naive.so's scalar matmul is slow by design: under a sanitizer its
-    # concurrency case needs more than the default 10 s)
-    run "good-$p-$seed" "$good/$p.so" --jobs 2 --profile "$gprofile" --seed "$seed" --timeout 120
+    # concurrency case needs more than the default 10 s, and under
+    # ThreadSanitizer some 150 s of CPU time on a 2-vCPU machine)
+    gt=120
+    [ "$san" = thread ] && gt=600
+    run "good-$p-$seed" "$good/$p.so" --jobs 2 --profile "$gprofile" --seed "$seed" --timeout $gt
     has "$tmp/good-$p-$seed.tap" "^exit 0$"
     result $? "good/$p.so conforms (profile $gprofile, seed $seed)" "$tmp/good-$p-$seed.tap"
   done
