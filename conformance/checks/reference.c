@@ -47,7 +47,8 @@ static void results_take(results *r, bp_stack *st) {
     const bp_tensor_view *v = bp_tensor_get_view(t);
     r->dtype[r->n] = v->dtype;
     r->ndim[r->n] = v->ndim;
-    memcpy(r->sizes[r->n], v->sizes, (size_t)v->ndim * sizeof v->sizes[0]);
+    if (v->ndim > 0) /* (a 0-dim view may have no sizes array) */
+      memcpy(r->sizes[r->n], v->sizes, (size_t)v->ndim * sizeof v->sizes[0]);
     r->bytes[r->n] = tensor_bytes(t, &r->len[r->n]);
     r->n++;
   }
