@@ -24,7 +24,6 @@
  */
 #define _GNU_SOURCE
 
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,26 +44,16 @@ static bp_tensor *arg_tensor(const argset *as, int j) {
   return NULL;
 }
 
-/* Whether a and b (n bytes of dtype dt) agree; else the first element
- * that does not, in *at. */
+/* Whether a and b (n bytes of dtype dt) agree (excess_8x); else the
+ * first element that does not, in *at. */
 static bool agree_bytes(int32_t dt, const unsigned char *a, const unsigned char *b, size_t n,
                         size_t *at) {
   size_t item = bp_dtype_size(dt);
-  bool fl = dt == BP_FLOAT32 || dt == BP_FLOAT64 || dt == BP_FLOAT16 || dt == BP_BFLOAT16;
-  double rtol = 0, atol = 0;
-  if (fl) dt_tolerance(dt, &rtol, &atol);
-  for (size_t e = 0; item && e < n / item; e++) {
-    const unsigned char *pa = a + e * item, *pb = b + e * item;
-    if (memcmp(pa, pb, item) == 0) continue;
-    if (fl) {
-      double x = load_f(pa, dt), y = load_f(pb, dt);
-      if ((x != x && y != y) || x == y) continue;
-      if (x == x && y == y && !isinf(x) && !isinf(y) && fabs(x - y) <= 8 * (atol + rtol * fabs(y)))
-        continue;
+  for (size_t e = 0; item && e < n / item; e++)
+    if (excess_8x(dt, a + e * item, b + e * item) > 0) {
+      *at = e;
+      return false;
     }
-    *at = e;
-    return false;
-  }
   return true;
 }
 
@@ -88,28 +77,37 @@ typedef struct outcome {
   int got;
   unsigned char *bytes;
   size_t len;
-  char err[300];
 } outcome;
 
 /* Calls the op on as with the written tensor wt (already on the stack),
- * and reads wt back. */
-static outcome call_read(argset *as, bp_tensor *wt) {
-  outcome o = {1, NULL, 0, ""};
+ * and reads wt back; desc and what (the relation) name the call in a
+ * verdict. */
+static outcome call_read(argset *as, bp_tensor *wt, const char *desc, const char *what) {
+  outcome o = {1, NULL, 0};
   if (bp_call(cx.cur.op, &as->st) != BP_OK) {
     const char *e = bp_last_error();
-    snprintf(o.err, sizeof o.err, "%s", e ? e : "");
+    o.got = e && *e ? -1 : 0;
+    if (!o.got)
+      verdict(ST_FAIL, "aliasing: %s: %s with %s failed without a message", desc, cx.cur.oi.name,
+              what);
     bp_clear_error();
-    o.got = o.err[0] ? -1 : 0;
-    if (!o.got) verdict(ST_FAIL, "aliasing: the call failed without a message");
     return o;
   }
   bp_stack_release(&as->st);
   o.bytes = tensor_bytes(wt, &o.len);
   if (!o.bytes) {
-    verdict(ST_FAIL, "aliasing: certifier error: cannot read the written argument back");
+    verdict(ST_FAIL, "aliasing: %s: certifier error: cannot read back what %s wrote with %s: %s",
+            desc, cx.cur.oi.name, what, bp_last_error());
     o.got = 0;
   }
   return o;
+}
+
+/* A verdict for a relation the certifier could not set up. */
+static int setup_failed(const char *desc, const char *what) {
+  verdict(ST_FAIL, "aliasing: %s: certifier error: cannot make the arguments of %s with %s on "
+          "%s: %s", desc, cx.cur.oi.name, what, device_name(cx.put.device.type), bp_last_error());
+  return 0;
 }
 
 /* The relation checks of one sample and one written argument w: 1 when
@@ -149,13 +147,16 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
   if (!fill) abort(); /* the certifier's own memory */
   memset(fill, (int)SENTINEL, (size_t)total * item);
   bp_tensor *base = device_tensor(dt, total, fill), *view = NULL;
-  bp_tensor *plain_w = NULL;
-  if (materialise(s, &cx.cur.si, M_PLAIN, &as) && base &&
-      bp_tensor_as_strided(base, nd, sizes, strides, 2, &view) == BP_OK &&
-      bp_tensor_copy(view, (plain_w = arg_tensor(&as, w))) == BP_OK) {
+  char what[200];
+  snprintf(what, sizeof what, "argument #%d '%s' a view with gaps", w, wname);
+  if (!materialise(s, &cx.cur.si, M_PLAIN, &as) || !base ||
+      bp_tensor_as_strided(base, nd, sizes, strides, 2, &view) != BP_OK ||
+      bp_tensor_copy(view, arg_tensor(&as, w)) != BP_OK) {
+    result = setup_failed(desc, what);
+  } else {
     as.slots[w].u.tensor = view;
     (*relations)++;
-    outcome o = call_read(&as, view);
+    outcome o = call_read(&as, view, desc, what);
     if (o.got == 0) result = 0;
     if (o.got < 0) (*refusals)++;
     size_t blen = 0;
@@ -211,17 +212,28 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
     if (!same) continue;
     const char *iname = cx.cur.si.name[i];
     /* exact alias: against i holding a copy of w */
-    outcome want = {0, NULL, 0, ""}, got_o = {0, NULL, 0, ""};
-    if (materialise(s, &cx.cur.si, M_PLAIN, &as)) {
-      bp_tensor *aw = arg_tensor(&as, w), *ai = arg_tensor(&as, i);
-      if (aw && ai && bp_tensor_copy(ai, aw) == BP_OK) want = call_read(&as, aw);
+    outcome want = {0, NULL, 0}, got_o = {0, NULL, 0};
+    snprintf(what, sizeof what, "argument #%d '%s' a copy of '%s'", i, iname, wname);
+    bp_tensor *aw = NULL, *copy = NULL; /* (a fresh one: i may be an expanded view) */
+    if (!materialise(s, &cx.cur.si, M_PLAIN, &as) || !(aw = arg_tensor(&as, w)) ||
+        bp_tensor_empty(cx.put.device, dt, nd, sizes, &copy) != BP_OK ||
+        bp_tensor_copy(copy, aw) != BP_OK) {
+      result = setup_failed(desc, what);
+    } else {
+      as.slots[i].u.tensor = copy;
+      want = call_read(&as, aw, desc, what);
     }
     argset_free(&as);
-    if (want.got > 0 && materialise(s, &cx.cur.si, M_PLAIN, &as)) {
-      bp_tensor *aw = arg_tensor(&as, w);
+    bp_tensor_release(copy);
+    if (want.got == 0) result = 0;
+    snprintf(what, sizeof what, "argument #%d '%s' given '%s' itself", i, iname, wname);
+    if (want.got > 0 && !materialise(s, &cx.cur.si, M_PLAIN, &as)) {
+      result = setup_failed(desc, what);
+    } else if (want.got > 0) {
+      aw = arg_tensor(&as, w);
       as.slots[i].u.tensor = aw;
       (*relations)++;
-      got_o = call_read(&as, aw);
+      got_o = call_read(&as, aw, desc, what);
       if (got_o.got == 0) result = 0;
       if (got_o.got < 0) (*refusals)++;
       if (got_o.got > 0 && !agree_bytes(dt, got_o.bytes, want.bytes, want.len, &at)) {
@@ -246,23 +258,31 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
       int64_t cst[BP_MAX_NDIM];
       cst[nd - 1] = 1;
       for (int32_t d = nd - 2; d >= 0; d--) cst[d] = cst[d + 1] * sizes[d + 1];
-      outcome copies = {0, NULL, 0, ""}, over = {0, NULL, 0, ""};
+      outcome copies = {0, NULL, 0}, over = {0, NULL, 0};
+      snprintf(what, sizeof what, "argument #%d '%s' overlapping '%s' (one element %s it)", i,
+               iname, wname, dir ? "behind" : "ahead of");
       bool made = ob && bp_tensor_as_strided(ob, nd, sizes, cst, dir, &W) == BP_OK &&
                   bp_tensor_as_strided(ob, nd, sizes, cst, 1 - dir, &X) == BP_OK &&
                   bp_tensor_empty(cx.put.device, dt, nd, sizes, &Wc) == BP_OK &&
                   bp_tensor_empty(cx.put.device, dt, nd, sizes, &Xc) == BP_OK &&
-                  bp_tensor_copy(Wc, W) == BP_OK && bp_tensor_copy(Xc, X) == BP_OK;
-      if (made && materialise(s, &cx.cur.si, M_PLAIN, &as)) {
+                  bp_tensor_copy(Wc, W) == BP_OK && bp_tensor_copy(Xc, X) == BP_OK &&
+                  materialise(s, &cx.cur.si, M_PLAIN, &as);
+      if (!made) {
+        result = setup_failed(desc, what);
+      } else {
         as.slots[w].u.tensor = Wc;
         as.slots[i].u.tensor = Xc;
-        copies = call_read(&as, Wc);
+        copies = call_read(&as, Wc, desc, "copies of the overlapping views");
+        if (copies.got == 0) result = 0;
       }
       argset_free(&as);
-      if (copies.got > 0 && materialise(s, &cx.cur.si, M_PLAIN, &as)) {
+      if (copies.got > 0 && !materialise(s, &cx.cur.si, M_PLAIN, &as)) {
+        result = setup_failed(desc, what);
+      } else if (copies.got > 0) {
         as.slots[w].u.tensor = W;
         as.slots[i].u.tensor = X;
         (*relations)++;
-        over = call_read(&as, W);
+        over = call_read(&as, W, desc, what);
         if (over.got == 0) result = 0;
         if (over.got < 0) (*refusals)++;
         if (over.got > 0 && !agree_bytes(dt, over.bytes, copies.bytes, copies.len, &at)) {
@@ -291,14 +311,6 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
 }
 
 void written_aliasing(const certify_case *c) {
-  int written = -1;
-  for (int i = 0; i < cx.cur.si.n; i++)
-    if (cx.cur.si.mutated[i] && strncmp(cx.cur.si.type[i], "Tensor", 6) == 0 &&
-        !strchr(cx.cur.si.type[i], '[')) {
-      written = i;
-      break;
-    }
-  if (written < 0) return; /* (case_aliasing sends only ops that write one) */
   size_t n;
   sample *set = op_check_set(&n);
   if (!set) return;

@@ -85,8 +85,19 @@ void case_streams(const certify_case *c);
 
 /* Loads the plugin and finds the case's op; false after a verdict. */
 bool op_setup(const certify_case *c);
-/* Whether the current op's kernel declares dt. */
+/* Whether the current op's kernel declares dt; whether a kernel's
+ * declared dtypes (NULL: every dtype) hold dt. */
 bool declares(int32_t dt);
+bool dtypes_have(const int32_t *dtypes, int32_t dt);
+/* The dtypes of the current op's results for the call on as, from its
+ * meta function, at most max of them: their count, 0 without one. */
+size_t result_dtypes(const argset *as, int32_t *out, size_t max);
+/* How far the element of dtype dt at got lies beyond 8 times the op set's
+ * tolerance for dt from the one at want (a kernel against a composite or a
+ * reference, which round in other orders): <= 0 when they agree (the same
+ * bits, both NaN, or within it), INFINITY for a NaN or an infinity against
+ * another value; integers and bools agree only bit for bit (1 if not). */
+double excess_8x(int32_t dt, const void *got, const void *want);
 /* The generator's options for the current op: its declared dtypes. */
 gen_opts op_gen_opts(void);
 /* The samples the checks other than numerics run on the current op

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +47,38 @@ bool op_setup(const certify_case *c) {
 }
 
 /* Whether the kernel of the current op declares dtype dt. */
-bool declares(int32_t dt) {
-  if (!cx.cur.ki.dtypes) return true;
-  for (const int32_t *p = cx.cur.ki.dtypes; *p != BP_DTYPE_INVALID; p++)
+bool declares(int32_t dt) { return dtypes_have(cx.cur.ki.dtypes, dt); }
+
+bool dtypes_have(const int32_t *dtypes, int32_t dt) {
+  if (!dtypes) return true;
+  for (const int32_t *p = dtypes; *p != BP_DTYPE_INVALID; p++)
     if (*p == dt) return true;
   return false;
+}
+
+size_t result_dtypes(const argset *as, int32_t *out, size_t max) {
+  bp_tensor_meta meta[4];
+  for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
+  size_t nret = cx.cur.si.nret > 0 && cx.cur.si.nret <= 4 ? (size_t)cx.cur.si.nret : 1;
+  if (nret > max) nret = max;
+  if (bp_op_meta(cx.cur.op, &as->st, meta, nret) != BP_OK) {
+    bp_clear_error();
+    return 0;
+  }
+  for (size_t j = 0; j < nret; j++) out[j] = meta[j].dtype;
+  return nret;
+}
+
+double excess_8x(int32_t dt, const void *got, const void *want) {
+  size_t item = bp_dtype_size(dt);
+  if (memcmp(got, want, item) == 0) return -1;
+  if (!dt_is_float(dt)) return 1;
+  double g = load_f(got, dt), w = load_f(want, dt);
+  if ((g != g && w != w) || g == w) return -1; /* both NaN, or equal (0 and -0) */
+  if (g != g || w != w || isinf(g) || isinf(w)) return INFINITY;
+  double rtol = 0, atol = 0;
+  dt_tolerance(dt, &rtol, &atol);
+  return fabs(g - w) - 8 * (atol + rtol * fabs(w));
 }
 
 gen_opts op_gen_opts(void) {
@@ -64,20 +92,15 @@ gen_opts op_gen_opts(void) {
  * does the certifier. */
 bool undeclared_result(const argset *as) {
   if (!cx.cur.ki.dtypes) return false;
-  bp_tensor_meta meta[4];
-  for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  size_t nret = cx.cur.si.nret > 0 && cx.cur.si.nret <= 4 ? (size_t)cx.cur.si.nret : 1;
-  if (bp_op_meta(cx.cur.op, &as->st, meta, nret) != BP_OK) {
-    bp_clear_error();
-    return false;
-  }
+  int32_t dts[4];
+  size_t nret = result_dtypes(as, dts, 4);
   for (size_t j = 0; j < nret; j++) {
-    if (meta[j].dtype == BP_DTYPE_INVALID || declares(meta[j].dtype)) continue;
+    if (dts[j] == BP_DTYPE_INVALID || declares(dts[j])) continue;
     if (cx.cur.nundeclared++ == 0)
       snprintf(cx.cur.undeclared, sizeof cx.cur.undeclared,
                "result %zu would be %s, which the kernel does not declare (the host sends such "
                "calls to another kernel or the op's composite)",
-               j, bp_dtype_name(meta[j].dtype) ? bp_dtype_name(meta[j].dtype) : "?");
+               j, bp_dtype_name(dts[j]) ? bp_dtype_name(dts[j]) : "?");
     return true;
   }
   return false;

@@ -17,7 +17,6 @@
  */
 #define _GNU_SOURCE
 
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,10 +58,6 @@ static void results_free(results *r) {
   for (size_t i = 0; i < r->n; i++) free(r->bytes[i]);
 }
 
-static bool is_float_dt(int32_t dt) {
-  return dt == BP_FLOAT32 || dt == BP_FLOAT64 || dt == BP_FLOAT16 || dt == BP_BFLOAT16;
-}
-
 /* Whether the kernel's results k agree with the composite's c; else what
  * differs, in why. */
 static bool agree(const results *k, const results *c, const char *ref, char *why, size_t len) {
@@ -84,28 +79,19 @@ static bool agree(const results *k, const results *c, const char *ref, char *why
       return false;
     }
     size_t item = bp_dtype_size(k->dtype[i]), n = item ? k->len[i] / item : 0;
-    bool fl = is_float_dt(k->dtype[i]);
+    bool fl = dt_is_float(k->dtype[i]);
     double rtol = 0, atol = 0;
     if (fl) dt_tolerance(k->dtype[i], &rtol, &atol);
     size_t bad = 0, worst = 0;
     double worst_excess = -1, wk = 0, wc = 0;
     for (size_t e = 0; e < n; e++) {
       const unsigned char *pk = k->bytes[i] + e * item, *pc = c->bytes[i] + e * item;
-      if (!fl) {
-        if (memcmp(pk, pc, item) == 0) continue;
-        bad++;
-        if (worst_excess < 0) worst_excess = 0, worst = e;
-        continue;
+      double excess = excess_8x(k->dtype[i], pk, pc);
+      if (excess <= 0) continue;
+      if (bad++ == 0 || excess > worst_excess) {
+        worst_excess = excess, worst = e;
+        if (fl) wk = load_f(pk, k->dtype[i]), wc = load_f(pc, k->dtype[i]);
       }
-      double g = load_f(pk, k->dtype[i]), w = load_f(pc, k->dtype[i]);
-      if ((g != g && w != w) || g == w) continue; /* both NaN, or equal */
-      double excess = INFINITY;                   /* a NaN or an infinity against another value */
-      if (g == g && w == w && !isinf(g) && !isinf(w)) {
-        excess = fabs(g - w) - 8 * (atol + rtol * fabs(w));
-        if (excess <= 0) continue;
-      }
-      bad++;
-      if (excess > worst_excess) worst_excess = excess, worst = e, wk = g, wc = w;
     }
     if (bad) {
       if (fl)
@@ -225,28 +211,18 @@ static void ref_unload(refplug *r) {
 /* Whether the reference's kernel declares every dtype of the call on as,
  * its results' included: else the host would send the call elsewhere. */
 static bool ref_declares(const refplug *r, const argset *as) {
-  const int32_t *dts = r->ki.dtypes;
-  if (!dts) return true;
-  int32_t seen[16 + 4];
-  size_t ns = 0;
-  for (size_t i = 0; i < as->st.top && ns < 16; i++) {
+  if (!r->ki.dtypes) return true;
+  for (size_t i = 0; i < as->st.top; i++) {
     bp_tensor *t;
-    if (bp_stack_get_tensor((bp_stack *)&as->st, (int64_t)i, &t) == BP_OK)
-      seen[ns++] = bp_tensor_get_view(t)->dtype;
+    if (bp_stack_get_tensor(&as->st, (int64_t)i, &t) == BP_OK &&
+        !dtypes_have(r->ki.dtypes, bp_tensor_get_view(t)->dtype))
+      return false;
   }
   bp_clear_error();
-  bp_tensor_meta meta[4];
-  for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-  size_t nret = cx.cur.si.nret > 0 && cx.cur.si.nret <= 4 ? (size_t)cx.cur.si.nret : 1;
-  if (bp_op_meta(cx.cur.op, &as->st, meta, nret) == BP_OK)
-    for (size_t j = 0; j < nret; j++) seen[ns++] = meta[j].dtype;
-  bp_clear_error();
-  for (size_t i = 0; i < ns; i++) {
-    if (seen[i] == BP_DTYPE_INVALID) continue;
-    const int32_t *p = dts;
-    while (*p != BP_DTYPE_INVALID && *p != seen[i]) p++;
-    if (*p == BP_DTYPE_INVALID) return false;
-  }
+  int32_t dts[4];
+  size_t nret = result_dtypes(as, dts, 4);
+  for (size_t j = 0; j < nret; j++)
+    if (dts[j] != BP_DTYPE_INVALID && !dtypes_have(r->ki.dtypes, dts[j])) return false;
   return true;
 }
 
