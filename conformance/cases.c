@@ -21,14 +21,15 @@
 /* registration/ops, when the plugin gives the certifier no op to check. */
 static void case_no_ops(const certify_case *c) {
   (void)c;
-  verdict(ST_FAIL, "registration: nothing to certify: the plugin has no kernel of a core op for "
-                   "%s, and no op of its own with a meta function",
-          cx.probe.device);
+  cert_verdict(ST_FAIL,
+               "registration: nothing to certify: the plugin has no kernel of a core op for "
+               "%s, and no op of its own with a meta function",
+               cx.probe.device);
 }
 
 /* Adds a case to cx.cases; the table grows as needed. */
-certify_case *add_case(const char *group, const char *name, void (*fn)(const certify_case *),
-                       const char *op) {
+certify_case *cert_add_case(const char *group, const char *name, void (*fn)(const certify_case *),
+                            const char *op) {
   if (cx.cases.n == cx.cases.cap) {
     cx.cases.cap = cx.cases.cap ? 2 * cx.cases.cap : 256;
     cx.cases.v = realloc(cx.cases.v, cx.cases.cap * sizeof *cx.cases.v);
@@ -49,9 +50,10 @@ certify_case *add_case(const char *group, const char *name, void (*fn)(const cer
 
 /* Whether --ops selects a case of op: the glob matches the op's name, the
  * name without "core::", or the whole case name. */
-bool selected(const char *op, const char *casename) {
+bool cert_selected(const char *op, const char *casename) {
   if (!cx.opt.ops) return true;
-  return fnmatch(cx.opt.ops, op, 0) == 0 || (is_core(op) && fnmatch(cx.opt.ops, op + 6, 0) == 0) ||
+  return fnmatch(cx.opt.ops, op, 0) == 0 ||
+         (cert_is_core(op) && fnmatch(cx.opt.ops, op + 6, 0) == 0) ||
          fnmatch(cx.opt.ops, casename, 0) == 0;
 }
 
@@ -64,17 +66,17 @@ static void add_op_check(const check_def *ck, const char *op, int r, const int32
   if (ck->scope == CHECK_OP_NUMERICS) {
     for (int d = 0; d < ndt; d++)
       for (int sk = SK_BASIC; sk < SK_BADSHAPE; sk++) {
-        if (!sk_applies(core_refs[r].kind, sk)) continue;
-        snprintf(name, sizeof name, "%s/%s/%s", op, dt_name(dts[d]), sk_name[sk]);
-        if (!selected(op, name)) continue;
-        certify_case *c = add_case(ck->group, name, ck->fn, op);
+        if (!cert_sk_applies(cert_core_refs[r].kind, sk)) continue;
+        snprintf(name, sizeof name, "%s/%s/%s", op, dt_name(dts[d]), cert_sk_name[sk]);
+        if (!cert_selected(op, name)) continue;
+        certify_case *c = cert_add_case(ck->group, name, ck->fn, op);
         c->dt = dts[d];
         c->sk = sk;
       }
     return;
   }
   snprintf(name, sizeof name, "%s/%s", op, ck->name);
-  if (selected(op, name)) add_case(ck->group, name, ck->fn, op)->fresh = ck->fresh;
+  if (cert_selected(op, name)) cert_add_case(ck->group, name, ck->fn, op)->fresh = ck->fresh;
 }
 
 /* The cases of the ops, op by op, each op's in table order: first the
@@ -86,9 +88,9 @@ static void add_op_check(const check_def *ck, const char *op, int r, const int32
 static void add_op_cases(void) {
   for (size_t i = 0; i < bp_op_count(); i++) {
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
-    if (bp_op_get_info(bp_op_at(i), &oi) != BP_OK || !is_core(oi.name)) continue;
-    int r = core_ref_index(oi.name);
-    const probe_op *po = probe_find(oi.name);
+    if (bp_op_get_info(bp_op_at(i), &oi) != BP_OK || !cert_is_core(oi.name)) continue;
+    int r = cert_core_ref_index(oi.name);
+    const probe_op *po = cert_probe_find(oi.name);
     if (r < 0 || (cx.probe.op_set < 1 && !po)) continue;
     /* Every dtype in full, float32 in core.  A dtype the kernel does not
      * declare is still a case, which numerics reports as a SKIP with the
@@ -98,17 +100,18 @@ static void add_op_cases(void) {
     int ndt = 0;
     for (int d = 0; d < NUM_DTYPES; d++)
       if (cx.opt.full || all_dtypes[d] == BP_FLOAT32) dts[ndt++] = all_dtypes[d];
-    for (size_t k = 0; k < ncheck_table; k++)
-      if (check_table[k].scope == CHECK_OP_NUMERICS || check_table[k].scope == CHECK_OP)
-        add_op_check(&check_table[k], oi.name, r, dts, ndt);
+    for (size_t k = 0; k < cert_ncheck_table; k++)
+      if (cert_check_table[k].scope == CHECK_OP_NUMERICS || cert_check_table[k].scope == CHECK_OP)
+        add_op_check(&cert_check_table[k], oi.name, r, dts, ndt);
   }
   for (size_t i = 0; i < cx.probe.nops; i++) {
     const probe_op *po = &cx.probe.ops[i];
-    if (is_core(po->name)) continue;
+    if (cert_is_core(po->name)) continue;
     check_scope scope = po->has_meta ? CHECK_OP : CHECK_OP_NOMETA;
-    for (size_t k = 0; k < ncheck_table; k++)
-      if (check_table[k].scope == scope || (po->has_meta && check_table[k].scope == CHECK_OP_VENDOR))
-        add_op_check(&check_table[k], po->name, -1, NULL, 0);
+    for (size_t k = 0; k < cert_ncheck_table; k++)
+      if (cert_check_table[k].scope == scope ||
+          (po->has_meta && cert_check_table[k].scope == CHECK_OP_VENDOR))
+        add_op_check(&cert_check_table[k], po->name, -1, NULL, 0);
   }
 }
 
@@ -191,15 +194,15 @@ static bool in_profile(const check_def *ck) {
   return cycles ? false : host ? cx.opt.full : true;
 }
 
-void build_cases(void) {
+void cert_build_cases(void) {
   bool ops_done = false;
   size_t before = 0;
-  for (size_t k = 0; k < ncheck_table; k++) {
-    const check_def *ck = &check_table[k];
+  for (size_t k = 0; k < cert_ncheck_table; k++) {
+    const check_def *ck = &cert_check_table[k];
     if (ck->scope != CHECK_PLUGIN && !cx.probe.loaded) continue;
     if (!in_profile(ck)) continue;
     if (ck->scope == CHECK_PLUGIN || ck->scope == CHECK_DEVICE) {
-      add_case(ck->group, ck->name, ck->fn, NULL)->fresh = ck->fresh;
+      cert_add_case(ck->group, ck->name, ck->fn, NULL)->fresh = ck->fresh;
       if (cx.opt.ops && fnmatch(cx.opt.ops, ck->name, 0) == 0) cx.ops_name_plugin_case = true;
     } else if (!ops_done) {
       before = cx.cases.n;
@@ -212,5 +215,5 @@ void build_cases(void) {
   /* Fail closed: a run that checks no op certifies nothing.  (A --ops
    * that selects none is bad usage, which main() reports.) */
   if (cx.probe.loaded && cx.op_cases == 0 && !cx.opt.ops && !cx.opt.host)
-    add_case("registration", "registration/ops", case_no_ops, NULL);
+    cert_add_case("registration", "registration/ops", case_no_ops, NULL);
 }

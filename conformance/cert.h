@@ -60,7 +60,7 @@
 
 /* How cases are kept apart: a fresh process each, or long-lived workers. */
 enum isolation { ISO_WORKER, ISO_CASE };
-extern const char *const isolation_name[];
+extern const char *const cert_isolation_name[];
 
 typedef struct cert_options {
   const char *plugin;
@@ -82,7 +82,7 @@ typedef struct cert_options {
   enum isolation isolation;
 } cert_options;
 
-void parse_args(int argc, char **argv);
+void cert_parse_args(int argc, char **argv);
 
 /* ------------------------------------------------------------------------ */
 /* Cases and checks                                                         */
@@ -152,16 +152,16 @@ typedef struct check_def {
   bool fresh;
 } check_def;
 
-extern const check_def check_table[];
-extern const size_t ncheck_table;
+extern const check_def cert_check_table[];
+extern const size_t cert_ncheck_table;
 /* Whether entry k is the first of its group in the table. */
-bool check_group_first(size_t k);
+bool cert_check_group_first(size_t k);
 
 /* cases.c */
-certify_case *add_case(const char *group, const char *name, void (*fn)(const certify_case *),
-                       const char *op);
-bool selected(const char *op, const char *casename);
-void build_cases(void);
+certify_case *cert_add_case(const char *group, const char *name, void (*fn)(const certify_case *),
+                            const char *op);
+bool cert_selected(const char *op, const char *casename);
+void cert_build_cases(void);
 
 typedef struct case_list {
   certify_case *v;
@@ -172,11 +172,11 @@ typedef struct case_list {
 /* Verdicts, written by the child (verdict.c)                               */
 /* ------------------------------------------------------------------------ */
 
-void send_verdict(enum status st, char *detail);
-void verdict(enum status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cert_send_verdict(enum status st, char *detail);
+void cert_verdict(enum status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Text put before every verdict's detail while not empty (a check that
  * runs another's under a condition says which). */
-extern char verdict_prefix[128];
+extern char cert_verdict_prefix[128];
 
 /* A read-only input between two PROT_NONE guard pages.  A write into the
  * data pages is a schema-honesty failure, an access to a guard page a
@@ -193,14 +193,14 @@ typedef struct region {
 /* Around a case's function in a child: names the check group that a
  * crash, an abort() or an exit() in the plugin happened in, and traps
  * exit() (on_exit) so that it becomes a verdict. */
-void verdict_begin(const char *group);
-void verdict_end(void);
+void cert_verdict_begin(const char *group);
+void cert_verdict_end(void);
 
 /* Registers a mapping for the fault handler: its index, or -1 when the
  * table is full. */
-int region_add(const region *r);
-void region_remove(int i);
-void install_fault_handler(void);
+int cert_region_add(const region *r);
+void cert_region_remove(int i);
+void cert_install_fault_handler(void);
 
 /* ------------------------------------------------------------------------ */
 /* The plugin under test, inside a child (plugin.c)                         */
@@ -218,11 +218,11 @@ typedef struct plugin_state {
   bool host_visible;
 } plugin_state;
 
-bool load_plugin(void);
-bool is_core(const char *name);
-bool plugin_kernel(const bp_op *op, int32_t type, bp_kernel_info *out);
-bool pick_device(void);
-const char *device_name(int32_t type);
+bool cert_load_plugin(void);
+bool cert_is_core(const char *name);
+bool cert_plugin_kernel(const bp_op *op, int32_t type, bp_kernel_info *out);
+bool cert_pick_device(void);
+const char *cert_device_name(int32_t type);
 
 /* What the certifier needs of a schema: each argument's name and type,
  * whether it is annotated (a!), its alias letter, and whether it has a
@@ -238,9 +238,9 @@ typedef struct schema_info {
   char ret_alias[4];
 } schema_info;
 
-void op_schema_info(const bp_op *op, schema_info *out);
+void cert_op_schema_info(const bp_op *op, schema_info *out);
 
-/* The op of the current case, set by op_setup() (checks/common.c), and
+/* The op of the current case, set by cert_op_setup() (checks/common.c), and
  * what the checks of it have seen. */
 typedef struct op_state {
   const bp_op *op;
@@ -296,8 +296,8 @@ typedef struct probe_result {
   char device_types[300];
 } probe_result;
 
-void run_probe(void);
-const probe_op *probe_find(const char *name);
+void cert_run_probe(void);
+const probe_op *cert_probe_find(const char *name);
 
 /* ------------------------------------------------------------------------ */
 /* The runner (runner.c) and the worker (worker.c)                          */
@@ -311,20 +311,20 @@ typedef struct run_result {
   size_t npassed, nfailed, nskipped;
 } run_result;
 
-bool failed_status(enum status s);
-void run_all(void);
-const char *tap_text(const char *s, char *buf, size_t n);
-void worker_main(int fd) __attribute__((noreturn));
+bool cert_failed_status(enum status s);
+void cert_run_all(void);
+const char *cert_tap_text(const char *s, char *buf, size_t n);
+void cert_worker_main(int fd) __attribute__((noreturn));
 
 /* ------------------------------------------------------------------------ */
 /* The certificate and the report (report.c)                                */
 /* ------------------------------------------------------------------------ */
 
-bool write_json(const char *path);
-bool write_html(const char *path);
+bool cert_write_json(const char *path);
+bool cert_write_html(const char *path);
 /* A TAP diagnostic of the symbol versions the plugin needs of each library
  * (read from its file), after the header line; nothing when it needs none. */
-void tap_requires(void);
+void cert_tap_requires(void);
 
 /* ------------------------------------------------------------------------ */
 /* The context                                                              */

@@ -55,7 +55,8 @@ static bool float_match(const cmp_rule *r, int32_t dt, double g, double w, doubl
 /* Compares a result (on any device) with the reference under rule r;
  * writes a reason into why and returns false on a mismatch: the mismatch
  * count, the worst element (index, got, expected) and the bound. */
-bool compare(const bp_tensor *got, const rt *want, const cmp_rule *r, char *why, size_t whylen) {
+bool cert_compare(const bp_tensor *got, const rt *want, const cmp_rule *r, char *why,
+                  size_t whylen) {
   const bp_tensor_view *gv = bp_tensor_get_view(got);
   char b1[96], b2[96];
   if (gv->dtype != want->dtype) {
@@ -65,8 +66,9 @@ bool compare(const bp_tensor *got, const rt *want, const cmp_rule *r, char *why,
   }
   if (gv->ndim != want->ndim ||
       (gv->ndim && memcmp(gv->sizes, want->sizes, (size_t)gv->ndim * sizeof(int64_t)) != 0)) {
-    snprintf(why, whylen, "result shape %s, expected %s", shape_str(gv->ndim, gv->sizes, b1, 96),
-             shape_str(want->ndim, want->sizes, b2, 96));
+    snprintf(why, whylen, "result shape %s, expected %s",
+             cert_shape_str(gv->ndim, gv->sizes, b1, 96),
+             cert_shape_str(want->ndim, want->sizes, b2, 96));
     return false;
   }
   bp_tensor *host = NULL;

@@ -26,7 +26,7 @@
 /* Tensors on the device under test                                         */
 /* ------------------------------------------------------------------------ */
 
-void argset_free(argset *as) {
+void cert_argset_free(argset *as) {
   for (int i = 0; i < as->nmade; i++) {
     bp_tensor_release(as->made[i]);
     bp_tensor_release(as->base[i]);
@@ -35,7 +35,7 @@ void argset_free(argset *as) {
 }
 
 /* One byte of the canary pattern. */
-unsigned char canary_byte(size_t i) { return (unsigned char)(0xA5u ^ (i * 29u)); }
+unsigned char cert_canary_byte(size_t i) { return (unsigned char)(0xA5u ^ (i * 29u)); }
 
 /* The deleter context of a tensor made by protected_tensor(): malloc'd
  * there, owned by the tensor, and freed with the mapping by unmap_blob()
@@ -49,7 +49,7 @@ typedef struct blob_ctx {
 static void unmap_blob(void *ctx_, void *data) {
   (void)data;
   blob_ctx *c = ctx_;
-  if (c->region >= 0) region_remove(c->region);
+  if (c->region >= 0) cert_region_remove(c->region);
   munmap(c->map, c->len);
   free(c);
 }
@@ -89,7 +89,7 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
   if (map == MAP_FAILED) return NULL;
   char *data = map + ps + pages * ps - rounded;
   memset(map + ps, 0x5A, pages * ps);
-  for (size_t b = 0; b < bytes; b++) ((unsigned char *)data)[b] = canary_byte(b);
+  for (size_t b = 0; b < bytes; b++) ((unsigned char *)data)[b] = cert_canary_byte(b);
   store_values(data, v, strides, pre);
   mprotect(map, ps, PROT_NONE);
   if (readonly) mprotect(map + ps, pages * ps, PROT_READ);
@@ -124,7 +124,7 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
   r.readonly = readonly;
   r.arg = arg;
   snprintf(r.name, sizeof r.name, "%s", name);
-  c->region = region_add(&r);
+  c->region = cert_region_add(&r);
   return t;
 }
 
@@ -132,11 +132,11 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
  * says (strides, storage offset); with CANARY elements of canary before
  * and after (M_GUARD); read-only between guard pages (M_PROTECT, inputs
  * on a host-visible device).  Data is staged through a CPU tensor. */
-bool make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool writable, int arg,
-                 const char *name) {
+bool cert_make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool writable, int arg,
+                      const char *name) {
   if (as->nmade == (int)(sizeof as->made / sizeof *as->made)) return false;
   int64_t strides[BP_MAX_NDIM], span;
-  lay_strides(lay, v->ndim, v->sizes, strides, &span);
+  cert_lay_strides(lay, v->ndim, v->sizes, strides, &span);
   int64_t pre = lay->offset + (mode == M_GUARD ? CANARY : 0), post = mode == M_GUARD ? CANARY : 0;
   bp_tensor *t = NULL, *base = NULL;
   if (mode == M_PROTECT && cx.put.host_visible && !writable) {
@@ -156,7 +156,8 @@ bool make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool wri
     if (bp_tensor_empty(BP_CPU, v->dtype, 1, &n, &stage) != BP_OK) return false;
     const bp_tensor_view *sv = bp_tensor_get_view(stage);
     size_t item = (size_t)sv->itemsize;
-    for (size_t b = 0; b < (size_t)n * item; b++) ((unsigned char *)sv->data)[b] = canary_byte(b);
+    for (size_t b = 0; b < (size_t)n * item; b++)
+      ((unsigned char *)sv->data)[b] = cert_canary_byte(b);
     store_values(sv->data, v, strides, pre);
     if (cx.put.device.type == BP_DEVICE_CPU && cx.put.device.index == 0) {
       base = stage;
@@ -189,7 +190,7 @@ bool make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool wri
 }
 
 /* Pushes a sample's arguments, making its tensors in `mode`. */
-bool materialise(const sample *s, const schema_info *si, int mode, argset *as) {
+bool cert_materialise(const sample *s, const schema_info *si, int mode, argset *as) {
   memset(as, 0, sizeof *as);
   as->st = (bp_stack)BP_STACK_INIT(as->slots, 16);
   for (int i = 0; i < s->n; i++) {
@@ -197,8 +198,8 @@ bool materialise(const sample *s, const schema_info *si, int mode, argset *as) {
     bp_status st = BP_OK;
     switch (a->k) {
       case AK_TENSOR:
-        if (!make_tensor(as, a->t, &a->lay, mode, i < si->n && si->mutated[i], i,
-                         i < si->n ? si->name[i] : "?"))
+        if (!cert_make_tensor(as, a->t, &a->lay, mode, i < si->n && si->mutated[i], i,
+                              i < si->n ? si->name[i] : "?"))
           return false;
         st = bp_stack_push_tensor(&as->st, as->made[as->nmade - 1]);
         break;
@@ -215,8 +216,8 @@ bool materialise(const sample *s, const schema_info *si, int mode, argset *as) {
         int first = as->nlist;
         if (first + a->l->n > (int)(sizeof as->list / sizeof *as->list)) return false;
         for (int j = 0; j < a->l->n; j++) {
-          if (!make_tensor(as, a->l->t[j], &a->l->lay[j], mode, i < si->n && si->mutated[i], i,
-                           i < si->n ? si->name[i] : "?"))
+          if (!cert_make_tensor(as, a->l->t[j], &a->l->lay[j], mode, i < si->n && si->mutated[i], i,
+                                i < si->n ? si->name[i] : "?"))
             return false;
           as->made_elem[as->nmade - 1] = j;
           as->list[as->nlist++] = as->made[as->nmade - 1];
@@ -234,7 +235,7 @@ bool materialise(const sample *s, const schema_info *si, int mode, argset *as) {
 /* The bytes of t's elements in row-major order, copied to the CPU, so
  * that two states of a tensor on any device compare bytewise; NULL when
  * they cannot be read.  The caller frees the result. */
-unsigned char *tensor_bytes(const bp_tensor *t, size_t *len) {
+unsigned char *cert_tensor_bytes(const bp_tensor *t, size_t *len) {
   const bp_tensor_view *v = bp_tensor_get_view(t);
   bp_tensor *host = NULL;
   if (bp_tensor_empty(BP_CPU, v->dtype, v->ndim, v->sizes, &host) != BP_OK ||
@@ -251,7 +252,7 @@ unsigned char *tensor_bytes(const bp_tensor *t, size_t *len) {
 }
 
 /* Index of the first differing byte of two snapshots, or -1. */
-long first_diff(const unsigned char *x, const unsigned char *y, size_t n) {
+long cert_first_diff(const unsigned char *x, const unsigned char *y, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (x[i] != y[i]) return (long)i;
   return -1;
@@ -273,7 +274,7 @@ static void view_range(const bp_tensor_view *v, uintptr_t *lo, uintptr_t *hi) {
   *hi = (uintptr_t)v->data + (uintptr_t)((mx + 1) * v->itemsize);
 }
 
-bool overlaps(const bp_tensor *a, const bp_tensor *b) {
+bool cert_overlaps(const bp_tensor *a, const bp_tensor *b) {
   const bp_tensor_view *va = bp_tensor_get_view(a), *vb = bp_tensor_get_view(b);
   if (va->device.type != vb->device.type || va->device.index != vb->device.index) return false;
   uintptr_t al, ah, bl, bh;
@@ -283,14 +284,14 @@ bool overlaps(const bp_tensor *a, const bp_tensor *b) {
 }
 
 /* The bytes of every result on the stack, concatenated (owned). */
-unsigned char *result_bytes(const bp_stack *st, size_t *len) {
+unsigned char *cert_result_bytes(const bp_stack *st, size_t *len) {
   unsigned char *all = NULL;
   *len = 0;
   for (size_t i = 0; i < st->top; i++) {
     bp_tensor *t;
     if (bp_stack_get_tensor(st, (int64_t)i, &t) != BP_OK) continue;
     size_t n = 0;
-    unsigned char *b = tensor_bytes(t, &n);
+    unsigned char *b = cert_tensor_bytes(t, &n);
     if (!b) continue;
     unsigned char *grown = realloc(all, *len + n + 1);
     if (!grown) {
@@ -306,7 +307,6 @@ unsigned char *result_bytes(const bp_stack *st, size_t *len) {
   return all;
 }
 
-
 /* ------------------------------------------------------------------------ */
 /* The allocation guard (host/guard.c)                                      */
 /* ------------------------------------------------------------------------ */
@@ -314,7 +314,7 @@ unsigned char *result_bytes(const bp_stack *st, size_t *len) {
 /* The read end of this process's report pipe, or -1. */
 static int guard_fd = -1;
 
-void alloc_guard_open(void) {
+void cert_alloc_guard_open(void) {
   if (guard_fd >= 0) close(guard_fd);
   guard_fd = -1;
   int fds[2];
@@ -325,7 +325,7 @@ void alloc_guard_open(void) {
   guard_fd = fds[0];
 }
 
-bool alloc_guard_read(char *buf, size_t len) {
+bool cert_alloc_guard_read(char *buf, size_t len) {
   buf[0] = '\0';
   if (guard_fd < 0 || len < 2) return false;
   size_t n = 0;

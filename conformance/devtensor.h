@@ -36,31 +36,31 @@ typedef struct argset {
   int nlist;
 } argset;
 
-void argset_free(argset *as);
+void cert_argset_free(argset *as);
 /* One byte of the canary pattern. */
-unsigned char canary_byte(size_t i);
+unsigned char cert_canary_byte(size_t i);
 /* A tensor on the device under test with v's values in layout lay,
  * added to as. */
-bool make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool writable, int arg,
-                 const char *name);
+bool cert_make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool writable, int arg,
+                      const char *name);
 /* Pushes a sample's arguments, making its tensors in `mode`. */
-bool materialise(const sample *s, const schema_info *si, int mode, argset *as);
+bool cert_materialise(const sample *s, const schema_info *si, int mode, argset *as);
 /* The bytes of t's elements in row-major order, on the CPU (owned). */
-unsigned char *tensor_bytes(const bp_tensor *t, size_t *len);
+unsigned char *cert_tensor_bytes(const bp_tensor *t, size_t *len);
 /* The bytes of every result on the stack, concatenated (owned). */
-unsigned char *result_bytes(const bp_stack *st, size_t *len);
+unsigned char *cert_result_bytes(const bp_stack *st, size_t *len);
 /* Index of the first differing byte of two snapshots, or -1. */
-long first_diff(const unsigned char *x, const unsigned char *y, size_t n);
+long cert_first_diff(const unsigned char *x, const unsigned char *y, size_t n);
 /* Whether the byte ranges two views reach overlap. */
-bool overlaps(const bp_tensor *a, const bp_tensor *b);
+bool cert_overlaps(const bp_tensor *a, const bp_tensor *b);
 
 /* The allocation guard: libbackplane checks canaries around every device
  * block it frees (BP_ALLOC_GUARD=1, set by main) and reports damage on a
- * pipe.  alloc_guard_open() makes this process's pipe (a fresh child, a
- * worker, before the plugin loads); alloc_guard_read() takes what was
+ * pipe.  cert_alloc_guard_open() makes this process's pipe (a fresh child, a
+ * worker, before the plugin loads); cert_alloc_guard_read() takes what was
  * reported since the last read, as one line; false when nothing was. */
-void alloc_guard_open(void);
-bool alloc_guard_read(char *buf, size_t len);
+void cert_alloc_guard_open(void);
+bool cert_alloc_guard_read(char *buf, size_t len);
 
 /* compare.c: how a result must match the reference (docs/op-set.md,
  * Tolerances). */
@@ -75,6 +75,7 @@ typedef struct cmp_rule {
 } cmp_rule;
 
 /* A result against the reference; false with a reason. */
-bool compare(const bp_tensor *got, const rt *want, const cmp_rule *r, char *why, size_t whylen);
+bool cert_compare(const bp_tensor *got, const rt *want, const cmp_rule *r, char *why,
+                  size_t whylen);
 
 #endif /* BP_CONFORMANCE_DEVTENSOR_H */

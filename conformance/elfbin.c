@@ -54,7 +54,7 @@ static bool read_verneed(const unsigned char *f, size_t n, uint64_t off, uint64_
   uint64_t at = off;
   for (unsigned k = 0; k < 64 && at >= off && at + sizeof(Elf64_Verneed) <= off + size; k++) {
     Elf64_Verneed vn; /* the same layout in both classes */
-    if (!elf_in_file(at, sizeof vn, n)) return false;
+    if (!cert_elf_in_file(at, sizeof vn, n)) return false;
     memcpy(&vn, f + at, sizeof vn);
     const char *file = str_at(f, str, strsize, vn.vn_file);
     if (!file) return false;
@@ -66,7 +66,7 @@ static bool read_verneed(const unsigned char *f, size_t n, uint64_t off, uint64_
     uint64_t aux = at + vn.vn_aux;
     for (unsigned j = 0; j < vn.vn_cnt && j < 256; j++) {
       Elf64_Vernaux va;
-      if (!elf_in_file(aux, sizeof va, n)) return false;
+      if (!cert_elf_in_file(aux, sizeof va, n)) return false;
       memcpy(&va, f + aux, sizeof va);
       const char *name = str_at(f, str, strsize, va.vna_name);
       if (!name) return false;
@@ -89,12 +89,12 @@ typedef struct hdr {
 static bool get_phdr(const unsigned char *f, size_t n, bool is64, uint64_t at, hdr *h) {
   if (is64) {
     Elf64_Phdr p;
-    if (!elf_in_file(at, sizeof p, n)) return false;
+    if (!cert_elf_in_file(at, sizeof p, n)) return false;
     memcpy(&p, f + at, sizeof p);
     *h = (hdr){p.p_type, p.p_flags, 0, p.p_offset, p.p_filesz};
   } else {
     Elf32_Phdr p;
-    if (!elf_in_file(at, sizeof p, n)) return false;
+    if (!cert_elf_in_file(at, sizeof p, n)) return false;
     memcpy(&p, f + at, sizeof p);
     *h = (hdr){p.p_type, p.p_flags, 0, p.p_offset, p.p_filesz};
   }
@@ -104,12 +104,12 @@ static bool get_phdr(const unsigned char *f, size_t n, bool is64, uint64_t at, h
 static bool get_shdr(const unsigned char *f, size_t n, bool is64, uint64_t at, hdr *h) {
   if (is64) {
     Elf64_Shdr s;
-    if (!elf_in_file(at, sizeof s, n)) return false;
+    if (!cert_elf_in_file(at, sizeof s, n)) return false;
     memcpy(&s, f + at, sizeof s);
     *h = (hdr){s.sh_type, 0, s.sh_link, s.sh_offset, s.sh_size};
   } else {
     Elf32_Shdr s;
-    if (!elf_in_file(at, sizeof s, n)) return false;
+    if (!cert_elf_in_file(at, sizeof s, n)) return false;
     memcpy(&s, f + at, sizeof s);
     *h = (hdr){s.sh_type, 0, s.sh_link, s.sh_offset, s.sh_size};
   }
@@ -121,7 +121,7 @@ static bool get_shdr(const unsigned char *f, size_t n, bool is64, uint64_t at, h
 static bool dyn_textrel(const unsigned char *f, size_t n, bool is64, uint64_t off,
                         uint64_t size) {
   size_t ent = is64 ? sizeof(Elf64_Dyn) : sizeof(Elf32_Dyn);
-  for (uint64_t at = off; at + ent <= off + size && elf_in_file(at, ent, n); at += ent) {
+  for (uint64_t at = off; at + ent <= off + size && cert_elf_in_file(at, ent, n); at += ent) {
     int64_t tag;
     uint64_t val;
     if (is64) {
@@ -139,11 +139,11 @@ static bool dyn_textrel(const unsigned char *f, size_t n, bool is64, uint64_t of
   return false;
 }
 
-bool elf_read_binary(const char *path, elf_binary *out, char *err, size_t errlen) {
+bool cert_elf_read_binary(const char *path, elf_binary *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   out->wx_segment = -1;
   size_t n = 0;
-  unsigned char *f = elf_slurp(path, &n);
+  unsigned char *f = cert_elf_slurp(path, &n);
   if (!f) {
     snprintf(err, errlen, "cannot read %s", path);
     return false;
@@ -178,7 +178,7 @@ bool elf_read_binary(const char *path, elf_binary *out, char *err, size_t errlen
     }
     if (p.type == PT_LOAD && (p.flags & PF_W) && (p.flags & PF_X) && out->wx_segment < 0)
       out->wx_segment = (int)i;
-    if (p.type == PT_DYNAMIC && elf_in_file(p.offset, p.size, n))
+    if (p.type == PT_DYNAMIC && cert_elf_in_file(p.offset, p.size, n))
       out->textrel = dyn_textrel(f, n, is64, p.offset, p.size);
   }
   for (unsigned i = 0; i < shnum; i++) {
@@ -186,7 +186,7 @@ bool elf_read_binary(const char *path, elf_binary *out, char *err, size_t errlen
     if (!get_shdr(f, n, is64, shoff + (uint64_t)i * shentsize, &s)) goto truncated;
     if (s.type != SHT_GNU_verneed) continue;
     if (!get_shdr(f, n, is64, shoff + (uint64_t)s.link * shentsize, &str) ||
-        !elf_in_file(s.offset, s.size, n) || !elf_in_file(str.offset, str.size, n) ||
+        !cert_elf_in_file(s.offset, s.size, n) || !cert_elf_in_file(str.offset, str.size, n) ||
         !read_verneed(f, n, s.offset, s.size, str.offset, str.size, out))
       goto truncated;
   }
@@ -199,7 +199,7 @@ done:
   return ok;
 }
 
-size_t elf_needs_text(const elf_binary *b, char *buf, size_t len) {
+size_t cert_elf_needs_text(const elf_binary *b, char *buf, size_t len) {
   size_t o = 0;
   if (len) buf[0] = '\0';
   for (size_t i = 0; i < b->nneeds && o < len; i++) {

@@ -13,7 +13,7 @@
 
 /* SHA-256 of the file at path as 64 lowercase hex digits plus NUL.
  * Returns false (and leaves hex alone) when the file cannot be read. */
-bool sha256_file(const char *path, char hex[65]);
+bool cert_sha256_file(const char *path, char hex[65]);
 
 /* One dynamic symbol of interest. */
 typedef struct elf_sym {
@@ -32,13 +32,12 @@ typedef struct elf_syms {
 
 /* The whole file at path (owned, free()), its size in *out_n; NULL when it
  * cannot be read.  Shared by elfsyms.c and elfbin.c. */
-unsigned char *elf_slurp(const char *path, size_t *out_n);
+unsigned char *cert_elf_slurp(const char *path, size_t *out_n);
 /* Whether [off, off + len) lies inside a file of n bytes. */
-bool elf_in_file(uint64_t off, uint64_t len, size_t n);
+bool cert_elf_in_file(uint64_t off, uint64_t len, size_t n);
 
-bool elf_read_dynsyms(const char *path, elf_syms *out, char *err,
-                      size_t errlen);
-void elf_syms_free(elf_syms *s);
+bool cert_elf_read_dynsyms(const char *path, elf_syms *out, char *err, size_t errlen);
+void cert_elf_syms_free(elf_syms *s);
 
 /* What a shared object asks of the process that maps it (elfbin.c): the
  * symbol versions it needs of each library (.gnu.version_r), and the
@@ -63,9 +62,9 @@ typedef struct elf_binary {
 
 /* Reads path's program headers, dynamic section and version needs;
  * false with a one-line reason in err when it cannot. */
-bool elf_read_binary(const char *path, elf_binary *out, char *err, size_t errlen);
+bool cert_elf_read_binary(const char *path, elf_binary *out, char *err, size_t errlen);
 /* "libc.so.6 GLIBC_2.34 (newest of 9), libm.so.6 GLIBC_2.29 (newest of 1)"
  * into buf; its length. */
-size_t elf_needs_text(const elf_binary *b, char *buf, size_t len);
+size_t cert_elf_needs_text(const elf_binary *b, char *buf, size_t len);
 
 #endif /* BP_CONFORMANCE_ELFSHA_H */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-unsigned char *elf_slurp(const char *path, size_t *out_n) {
+unsigned char *cert_elf_slurp(const char *path, size_t *out_n) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   size_t cap = 1 << 16, n = 0;
@@ -33,9 +33,7 @@ unsigned char *elf_slurp(const char *path, size_t *out_n) {
 }
 
 /* Whether [off, off + len) lies inside a file of n bytes. */
-bool elf_in_file(uint64_t off, uint64_t len, size_t n) {
-  return off <= n && len <= n - off;
-}
+bool cert_elf_in_file(uint64_t off, uint64_t len, size_t n) { return off <= n && len <= n - off; }
 
 /* One section header or symbol, whatever the ELF class. */
 typedef struct shdr {
@@ -48,23 +46,23 @@ static bool get_shdr(const unsigned char *f, size_t n, bool is64, uint64_t shoff
   uint64_t at = shoff + (uint64_t)i * shentsize;
   if (is64) {
     Elf64_Shdr s;
-    if (shentsize < sizeof s || !elf_in_file(at, sizeof s, n)) return false;
+    if (shentsize < sizeof s || !cert_elf_in_file(at, sizeof s, n)) return false;
     memcpy(&s, f + at, sizeof s);
     *out = (shdr){s.sh_type, s.sh_link, s.sh_offset, s.sh_size, s.sh_entsize};
   } else {
     Elf32_Shdr s;
-    if (shentsize < sizeof s || !elf_in_file(at, sizeof s, n)) return false;
+    if (shentsize < sizeof s || !cert_elf_in_file(at, sizeof s, n)) return false;
     memcpy(&s, f + at, sizeof s);
     *out = (shdr){s.sh_type, s.sh_link, s.sh_offset, s.sh_size, s.sh_entsize};
   }
   return true;
 }
 
-bool elf_read_dynsyms(const char *path, elf_syms *out, char *err, size_t errlen) {
+bool cert_elf_read_dynsyms(const char *path, elf_syms *out, char *err, size_t errlen) {
   out->v = NULL;
   out->n = 0;
   size_t n = 0;
-  unsigned char *f = elf_slurp(path, &n);
+  unsigned char *f = cert_elf_slurp(path, &n);
   if (!f) {
     snprintf(err, errlen, "cannot read %s", path);
     return false;
@@ -110,7 +108,7 @@ bool elf_read_dynsyms(const char *path, elf_syms *out, char *err, size_t errlen)
     if (!get_shdr(f, n, is64, shoff, shentsize, i, &sym)) goto truncated;
     if (sym.type != SHT_DYNSYM) continue;
     if (!get_shdr(f, n, is64, shoff, shentsize, sym.link, &str) ||
-        !elf_in_file(sym.offset, sym.size, n) || !elf_in_file(str.offset, str.size, n) ||
+        !cert_elf_in_file(sym.offset, sym.size, n) || !cert_elf_in_file(str.offset, str.size, n) ||
         sym.entsize == 0)
       goto truncated;
     size_t count = (size_t)(sym.size / sym.entsize);
@@ -162,12 +160,12 @@ bool elf_read_dynsyms(const char *path, elf_syms *out, char *err, size_t errlen)
 truncated:
   snprintf(err, errlen, "truncated or malformed ELF file");
 done:
-  if (!ok) elf_syms_free(out);
+  if (!ok) cert_elf_syms_free(out);
   free(f);
   return ok;
 }
 
-void elf_syms_free(elf_syms *s) {
+void cert_elf_syms_free(elf_syms *s) {
   for (size_t i = 0; i < s->n; i++) free(s->v[i].name);
   free(s->v);
   s->v = NULL;

@@ -85,7 +85,7 @@ static bool parse_line(char *text, int line, hint *h, char *why, size_t len) {
   return false;
 }
 
-bool hints_load(const char *path, char *why, size_t len) {
+bool cert_hints_load(const char *path, char *why, size_t len) {
   FILE *f = fopen(path, "r");
   if (!f) {
     snprintf(why, len, "cannot read %s: %s", path, strerror(errno));
@@ -108,7 +108,7 @@ bool hints_load(const char *path, char *why, size_t len) {
     hint h;
     if (!(ok = parse_line(buf, line, &h, why, len))) break;
     if (!h.op[0]) continue;
-    if (hint_find(h.op, h.arg)) {
+    if (cert_hint_find(h.op, h.arg)) {
       snprintf(why, len, "line %d: a second hint for %s's argument '%s'", line, h.op, h.arg);
       ok = false;
       break;
@@ -130,12 +130,12 @@ bool hints_load(const char *path, char *why, size_t len) {
   return ok;
 }
 
-const hint *hint_find(const char *op, const char *arg) {
+const hint *cert_hint_find(const char *op, const char *arg) {
   for (size_t i = 0; op && i < ntable; i++)
     if (strcmp(table[i].op, op) == 0 && strcmp(table[i].arg, arg) == 0) return &table[i];
   return NULL;
 }
 
-size_t hints_count(void) { return ntable; }
+size_t cert_hints_count(void) { return ntable; }
 
-const hint *hint_at(size_t i) { return i < ntable ? &table[i] : NULL; }
+const hint *cert_hint_at(size_t i) { return i < ntable ? &table[i] : NULL; }

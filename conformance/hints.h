@@ -12,7 +12,7 @@
  *                               takes each value in turn (at most 16)
  *
  * OP is the op's full name ("vnd::act"), ARG the argument's name in its
- * schema.  hints_load() keeps the table for the process; the children the
+ * schema.  cert_hints_load() keeps the table for the process; the children the
  * certifier forks inherit it.
  */
 #ifndef BP_CONFORMANCE_HINTS_H
@@ -36,13 +36,13 @@ typedef struct hint {
 
 /* Reads FILE into the table; false with why (naming the line) when it
  * cannot be read or a line is not a hint. */
-bool hints_load(const char *path, char *why, size_t len);
+bool cert_hints_load(const char *path, char *why, size_t len);
 
 /* The hint of op's argument arg, or NULL. */
-const hint *hint_find(const char *op, const char *arg);
+const hint *cert_hint_find(const char *op, const char *arg);
 
 /* The hints, for the report of those that name no op of the plugin. */
-size_t hints_count(void);
-const hint *hint_at(size_t i);
+size_t cert_hints_count(void);
+const hint *cert_hint_at(size_t i);
 
 #endif /* BP_CONFORMANCE_HINTS_H */

@@ -121,7 +121,7 @@ static void read_fds(host_state *s) {
   closedir(d);
 }
 
-void host_state_get(host_state *out, int what) {
+void cert_host_state_get(host_state *out, int what) {
   memset(out, 0, sizeof *out);
   out->env = env_text();
   const char *loc = setlocale(LC_ALL, NULL);
@@ -139,7 +139,7 @@ void host_state_get(host_state *out, int what) {
   }
 }
 
-void host_state_free(host_state *s) {
+void cert_host_state_free(host_state *s) {
   free(s->env);
   free(s->maps);
   s->env = NULL;
@@ -225,7 +225,8 @@ static bool fds_same(const host_state *b, const host_state *n, char *why, size_t
   return true;
 }
 
-bool host_state_same(const host_state *b, const host_state *n, int what, char *why, size_t len) {
+bool cert_host_state_same(const host_state *b, const host_state *n, int what, char *why,
+                          size_t len) {
   why[0] = '\0';
   if (b->env && n->env && strcmp(b->env, n->env) != 0) {
     env_diff(b->env, n->env, why, len);

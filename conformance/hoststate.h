@@ -47,8 +47,8 @@ typedef struct host_state {
 enum { HS_NO_FDS = 0, HS_FDS = 1 };
 
 /* Takes a snapshot; host_state_free releases it. */
-void host_state_get(host_state *out, int what);
-void host_state_free(host_state *s);
+void cert_host_state_get(host_state *out, int what);
+void cert_host_state_free(host_state *s);
 
 /* True when now equals before; else false with the first difference in
  * why ("the environment variable OMP_NUM_THREADS was set to '1'", "fd 7
@@ -56,7 +56,7 @@ void host_state_free(host_state *s);
  * compared too, and every address of a file-backed mapping that both
  * snapshots have must have kept its permissions ("/usr/lib/.../libc.so.6
  * at 0x7f..: r-xp became rwxp"). */
-bool host_state_same(const host_state *before, const host_state *now, int what, char *why,
-                     size_t len);
+bool cert_host_state_same(const host_state *before, const host_state *now, int what, char *why,
+                          size_t len);
 
 #endif /* BP_CONFORMANCE_HOSTSTATE_H */

@@ -14,7 +14,7 @@
 
 /* Writes all of buf to the socket or pipe fd; false once the other end is
  * gone (without SIGPIPE on a socket). */
-bool send_all(int fd, const char *buf, size_t n) {
+bool cert_send_all(int fd, const char *buf, size_t n) {
   while (n) {
     ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
     if (w < 0 && errno == ENOTSOCK) w = write(fd, buf, n);

@@ -13,7 +13,7 @@
 
 /* A verdict's status; its name is the first line of a case's record. */
 enum status { ST_PASS, ST_FAIL, ST_SKIP, ST_CRASH, ST_TIMEOUT };
-extern const char *const status_name[];
+extern const char *const cert_status_name[];
 
 /* The worker's words, each a line of its own. */
 #define IPC_READY "ready\n"   /* the plugin is loaded: send cases */
@@ -27,6 +27,6 @@ extern const char *const status_name[];
 
 /* Writes all of buf to the socket or pipe fd; false once the other end is
  * gone (without SIGPIPE on a socket).  (ipc.c) */
-bool send_all(int fd, const char *buf, size_t n);
+bool cert_send_all(int fd, const char *buf, size_t n);
 
 #endif /* BP_CONFORMANCE_IPC_H */

@@ -3,13 +3,13 @@
 
 #include <string.h>
 
-const char *const lay_name[L_KINDS] = {"contiguous",    "transposed", "permuted",
-                                       "stepped",       "expanded",   "expanded inner",
-                                       "offset",        "channels-last"};
+const char *const cert_lay_name[L_KINDS] = {"contiguous", "transposed",   "permuted",
+                                            "stepped",    "expanded",     "expanded inner",
+                                            "offset",     "channels-last"};
 
-bool lay_is_expanded(int kind) { return kind == L_EXPANDED || kind == L_EXPANDED_LAST; }
+bool cert_lay_is_expanded(int kind) { return kind == L_EXPANDED || kind == L_EXPANDED_LAST; }
 
-int32_t lay_expandable(int kind, int32_t ndim, const int64_t *sizes) {
+int32_t cert_lay_expandable(int kind, int32_t ndim, const int64_t *sizes) {
   if (kind == L_EXPANDED_LAST) {
     for (int32_t d = ndim - 1; d >= 0; d--)
       if (sizes[d] > 1) return d;
@@ -20,7 +20,7 @@ int32_t lay_expandable(int kind, int32_t ndim, const int64_t *sizes) {
   return -1;
 }
 
-tlayout lay_make(int kind, int32_t ndim, const int64_t *sizes) {
+tlayout cert_lay_make(int kind, int32_t ndim, const int64_t *sizes) {
   tlayout l;
   memset(&l, 0, sizeof l);
   l.kind = kind;
@@ -49,7 +49,7 @@ tlayout lay_make(int kind, int32_t ndim, const int64_t *sizes) {
       break;
     case L_EXPANDED:
     case L_EXPANDED_LAST: {
-      int32_t d = lay_expandable(kind, ndim, sizes);
+      int32_t d = cert_lay_expandable(kind, ndim, sizes);
       if (d >= 0) l.expand = 1u << d;
       break;
     }
@@ -73,8 +73,8 @@ tlayout lay_make(int kind, int32_t ndim, const int64_t *sizes) {
   return l;
 }
 
-void lay_strides(const tlayout *l, int32_t ndim, const int64_t *sizes, int64_t *strides,
-                 int64_t *span) {
+void cert_lay_strides(const tlayout *l, int32_t ndim, const int64_t *sizes, int64_t *strides,
+                      int64_t *span) {
   int64_t acc = 1, numel = 1;
   for (int32_t k = ndim - 1; k >= 0; k--) {
     int32_t d = l->reorder ? l->order[k] : k;

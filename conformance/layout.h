@@ -25,7 +25,7 @@ enum lay_kind {
   L_CHANNELS_LAST, /* dim 1 innermost in memory, as NHWC */
   L_KINDS
 };
-extern const char *const lay_name[L_KINDS];
+extern const char *const cert_lay_name[L_KINDS];
 
 typedef struct tlayout {
   int kind;                  /* enum lay_kind, for messages */
@@ -38,20 +38,20 @@ typedef struct tlayout {
 
 /* The layout of `kind` for a tensor of ndim dims whose sizes are given:
  * L_EXPANDED expands the first dim of size > 1, L_EXPANDED_LAST the last
- * (the sample's values must be constant along it: see lay_expandable()).  A kind that does not
+ * (the sample's values must be constant along it: see cert_lay_expandable()).  A kind that does not
  * apply to the shape (a transpose of a 1-D tensor) gives a layout that
  * is still non-contiguous where it can be: a step. */
-tlayout lay_make(int kind, int32_t ndim, const int64_t *sizes);
+tlayout cert_lay_make(int kind, int32_t ndim, const int64_t *sizes);
 
 /* The dim that an expanded layout kind expands, or -1 when no dim has
  * size > 1. */
-int32_t lay_expandable(int kind, int32_t ndim, const int64_t *sizes);
+int32_t cert_lay_expandable(int kind, int32_t ndim, const int64_t *sizes);
 /* Whether a layout kind expands a dim with stride 0. */
-bool lay_is_expanded(int kind);
+bool cert_lay_is_expanded(int kind);
 
 /* The element strides of the layout and the span of the storage it
  * reaches past its offset (0 for an empty tensor). */
-void lay_strides(const tlayout *l, int32_t ndim, const int64_t *sizes, int64_t *strides,
-                 int64_t *span);
+void cert_lay_strides(const tlayout *l, int32_t ndim, const int64_t *sizes, int64_t *strides,
+                      int64_t *span);
 
 #endif /* BP_CONFORMANCE_LAYOUT_H */

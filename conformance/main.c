@@ -72,7 +72,7 @@ static void op_names(char *buf, size_t len) {
 int main(int argc, char **argv) {
   /* Before the host's first allocation: OP/oom counts and fails them. */
   bp__alloc_test_track(true);
-  parse_args(argc, argv);
+  cert_parse_args(argc, argv);
   check_writable("--json", cx.opt.json);
   check_writable("--html", cx.opt.html);
   /* Every device block libbackplane allocates, in every process of the
@@ -88,11 +88,11 @@ int main(int argc, char **argv) {
   /* The probe needs a loaded plugin only for what it registered; a plugin
    * that does not load gets the handshake and registration cases, and
    * registration/probe fails. */
-  run_probe();
+  cert_run_probe();
   if (cx.probe.bad_device)
     usage_error("--device %s: the plugin registers no such device type (its device types: %s)",
                 cx.opt.device, cx.probe.device_types[0] ? cx.probe.device_types : "none");
-  build_cases();
+  cert_build_cases();
   if (cx.opt.ops && cx.probe.loaded && cx.op_cases == 0 && !cx.ops_name_plugin_case) {
     char names[600];
     op_names(names, sizeof names);
@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
     if (cx.opt.html) unlink(cx.opt.html);
     char line[2400];
     printf("1..1\nnot ok 1 - device/exists # cannot certify: %s\n",
-           tap_text(why, line, sizeof line));
+           cert_tap_text(why, line, sizeof line));
     fprintf(stderr, "bp-certify: cannot certify: %s; nothing was checked%s\n", termsafe(why),
             cx.opt.json || cx.opt.html ? ", and no certificate or report was written" : "");
     return 1;
@@ -129,22 +129,22 @@ int main(int argc, char **argv) {
   printf("1..%zu\n", cx.cases.n);
   printf("# bp-certify %s, plugin %s, profile %s, device %s, seed %llu, jobs %ld, isolation %s\n",
          CERTIFY_VERSION, termsafe(cx.opt.plugin), cx.opt.profile,
-         cx.probe.loaded ? termsafe(cx.probe.device) : "?",
-         (unsigned long long)cx.opt.seed, cx.opt.jobs, isolation_name[cx.opt.isolation]);
+         cx.probe.loaded ? termsafe(cx.probe.device) : "?", (unsigned long long)cx.opt.seed,
+         cx.opt.jobs, cert_isolation_name[cx.opt.isolation]);
   if (cx.opt.reference)
     printf("# reference kernels for the plugin's own ops: %s\n", termsafe(cx.opt.reference));
   if (cx.opt.hints) {
-    printf("# sample hints: %s (%zu)\n", termsafe(cx.opt.hints), hints_count());
+    printf("# sample hints: %s (%zu)\n", termsafe(cx.opt.hints), cert_hints_count());
     /* A hint of an op the plugin lacks is most likely a misspelt name. */
-    for (size_t i = 0; i < hints_count(); i++) {
-      const hint *h = hint_at(i);
-      if (!probe_find(h->op))
+    for (size_t i = 0; i < cert_hints_count(); i++) {
+      const hint *h = cert_hint_at(i);
+      if (!cert_probe_find(h->op))
         printf("# --hints line %d: the plugin has no op '%s'; the hint is not used\n", h->line,
                termsafe(h->op));
     }
   }
-  tap_requires();
-  run_all();
+  cert_tap_requires();
+  cert_run_all();
   if (cx.run.nreruns)
     printf("# %zu case(s) that did not pass in a shared worker were rerun alone in a fresh "
            "process: %zu verdict(s) changed\n",
@@ -165,8 +165,8 @@ int main(int argc, char **argv) {
          cx.run.nskipped, cx.run.nfailed ? "does NOT conform" : "conforms",
          cx.run.nfailed ? "" : scope);
   bool ok = true;
-  if (cx.opt.json) ok &= write_json(cx.opt.json);
-  if (cx.opt.html) ok &= write_html(cx.opt.html);
+  if (cx.opt.json) ok &= cert_write_json(cx.opt.json);
+  if (cx.opt.html) ok &= cert_write_html(cx.opt.html);
   if (!ok) return 1;
   return cx.run.nfailed ? 1 : 0;
 }

@@ -15,7 +15,7 @@
 #include "cert.h"
 #include "hints.h"
 
-const char *const isolation_name[] = {"worker", "case"};
+const char *const cert_isolation_name[] = {"worker", "case"};
 
 static void usage(FILE *to) {
   fprintf(to,
@@ -46,7 +46,7 @@ static bool parse_long(const char *s, long lo, long hi, long *out) {
   return true;
 }
 
-void parse_args(int argc, char **argv) {
+void cert_parse_args(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -131,7 +131,7 @@ void parse_args(int argc, char **argv) {
       char why[300];
       if (!*val) bad_usage("--hints: empty file name");
       if (cx.opt.hints) bad_usage("--hints given twice");
-      if (!hints_load(val, why, sizeof why)) bad_usage("--hints %s: %s", val, why);
+      if (!cert_hints_load(val, why, sizeof why)) bad_usage("--hints %s: %s", val, why);
       cx.opt.hints = val;
     } else if (strcmp(name, "--isolation") == 0) {
       if (strcmp(val, "worker") == 0) cx.opt.isolation = ISO_WORKER;

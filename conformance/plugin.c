@@ -16,23 +16,23 @@
 #include "cert.h"
 
 /* Loads the plugin; on failure gives a FAIL verdict and returns false. */
-bool load_plugin(void) {
+bool cert_load_plugin(void) {
   if (bp_plugin_load(cx.opt.plugin, &cx.put.plugin) != BP_OK) {
-    verdict(ST_FAIL, "plugin does not load: %s", bp_last_error());
+    cert_verdict(ST_FAIL, "plugin does not load: %s", bp_last_error());
     return false;
   }
   cx.put.info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
   if (bp_plugin_get_info(cx.put.plugin, &cx.put.info) != BP_OK || !cx.put.info.name) {
-    verdict(ST_FAIL, "bp_plugin_get_info failed: %s", bp_last_error());
+    cert_verdict(ST_FAIL, "bp_plugin_get_info failed: %s", bp_last_error());
     return false;
   }
   return true;
 }
 
-bool is_core(const char *name) { return strncmp(name, "core::", 6) == 0; }
+bool cert_is_core(const char *name) { return strncmp(name, "core::", 6) == 0; }
 
 /* Whether the plugin registered an enabled kernel of op for device type. */
-bool plugin_kernel(const bp_op *op, int32_t type, bp_kernel_info *out) {
+bool cert_plugin_kernel(const bp_op *op, int32_t type, bp_kernel_info *out) {
   bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
   if (bp_op_get_info(op, &oi) != BP_OK) return false;
   for (int32_t k = 0; k < oi.nkernels; k++) {
@@ -59,7 +59,7 @@ static bool host_visible(int32_t type) {
 
 /* The device under test: --device when given, else the device type for
  * which the plugin registered most of its kernels, else the CPU. */
-bool pick_device(void) {
+bool cert_pick_device(void) {
   if (cx.opt.device) {
     const char *colon = strchr(cx.opt.device, ':');
     size_t tlen = colon ? (size_t)(colon - cx.opt.device) : strlen(cx.opt.device);
@@ -73,7 +73,7 @@ bool pick_device(void) {
         return true;
       }
     }
-    verdict(ST_FAIL, "--device %s: no such device type is registered", cx.opt.device);
+    cert_verdict(ST_FAIL, "--device %s: no such device type is registered", cx.opt.device);
     return false;
   }
   int32_t best = BP_DEVICE_CPU, best_n = 0;
@@ -104,7 +104,7 @@ bool pick_device(void) {
   return true;
 }
 
-const char *device_name(int32_t type) {
+const char *cert_device_name(int32_t type) {
   const char *n = bp_device_type_name(type);
   return n ? n : "?";
 }
@@ -120,7 +120,7 @@ const char *device_name(int32_t type) {
  * Tensor(a!)); a result counts when its type is Tensor (Tensor[] and
  * Tensor? included), whatever its position among the others.  An op that
  * is not defined gives an empty schema_info. */
-void op_schema_info(const bp_op *op, schema_info *out) {
+void cert_op_schema_info(const bp_op *op, schema_info *out) {
   memset(out, 0, sizeof *out);
   bp_arg_info a;
   for (size_t k = 0; out->n < 12; k++) {

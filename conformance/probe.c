@@ -77,7 +77,7 @@ static void probe_child(void) {
     return;
   }
   cx.chan.fd = -1; /* pick_device's verdict is not the probe's to send */
-  if (!pick_device()) {
+  if (!cert_pick_device()) {
     /* --device names no registered type: the types there are. */
     fputs("nodevtype\t", f);
     for (int32_t code = 1, k = 0; code < BP_DEVICE_DYNAMIC_FIRST + 256; code++) {
@@ -110,7 +110,7 @@ static void probe_child(void) {
   probe_field(f, cx.put.info.version ? cx.put.info.version : "");
   fprintf(f, "\t%u\t%u\t%u\t", cx.put.info.abi_major, cx.put.info.abi_minor,
           cx.put.info.op_set_version);
-  probe_field(f, device_name(cx.put.device.type));
+  probe_field(f, cert_device_name(cx.put.device.type));
   fprintf(f, ":%d\t", cx.put.device.index);
   probe_field(f, props.name);
   fprintf(f, "\t%d\t", cx.put.device.index < count ? -1 : (int)count);
@@ -120,7 +120,8 @@ static void probe_child(void) {
     const bp_op *op = bp_op_at(i);
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
     bp_kernel_info ki;
-    if (bp_op_get_info(op, &oi) != BP_OK || !plugin_kernel(op, cx.put.device.type, &ki)) continue;
+    if (bp_op_get_info(op, &oi) != BP_OK || !cert_plugin_kernel(op, cx.put.device.type, &ki))
+      continue;
     fputs("op\t", f);
     probe_field(f, oi.name);
     fprintf(f, "\t%d\t", oi.has_meta ? 1 : 0);
@@ -137,7 +138,7 @@ static void probe_child(void) {
 /* Runs probe_child in a child, under a CPU-time timer there and a budget
  * here (budget.h: --timeout of CPU time, or of wall time without any);
  * fills cx.probe. */
-void run_probe(void) {
+void cert_run_probe(void) {
   int fds[2];
   if (pipe(fds) != 0) return;
   fflush(stdout);
@@ -289,7 +290,7 @@ void run_probe(void) {
   }
 }
 
-const probe_op *probe_find(const char *name) {
+const probe_op *cert_probe_find(const char *name) {
   for (size_t i = 0; i < cx.probe.nops; i++)
     if (strcmp(cx.probe.ops[i].name, name) == 0) return &cx.probe.ops[i];
   return NULL;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void fp_state_get(fp_state *out) {
+void cert_fp_state_get(fp_state *out) {
   memset(out, 0, sizeof *out);
   out->round = fegetround();
 #if defined(__x86_64__) || defined(__i386__)
@@ -26,7 +26,7 @@ void fp_state_get(fp_state *out) {
 #endif
 }
 
-void fp_state_set(const fp_state *s) {
+void cert_fp_state_set(const fp_state *s) {
   fesetround(s->round);
 #if defined(__x86_64__) || defined(__i386__)
   uint32_t csr;
@@ -57,7 +57,7 @@ static const char *round_name(int r) {
   }
 }
 
-bool fp_state_same(const fp_state *b, const fp_state *n, char *why, size_t len) {
+bool cert_fp_state_same(const fp_state *b, const fp_state *n, char *why, size_t len) {
   size_t o = 0;
   why[0] = '\0';
   if (b->round != n->round)
@@ -89,13 +89,13 @@ bool fp_state_same(const fp_state *b, const fp_state *n, char *why, size_t len) 
   return o == 0;
 }
 
-void sig_state_get(sig_state *out) {
+void cert_sig_state_get(sig_state *out) {
   memset(out, 0, sizeof *out);
   for (int s = 1; s < SIGSTATE_MAX && s < NSIG; s++) sigaction(s, NULL, &out->act[s]);
   sigprocmask(SIG_SETMASK, NULL, &out->mask);
 }
 
-void sig_state_set(const sig_state *s) {
+void cert_sig_state_set(const sig_state *s) {
   for (int n = 1; n < SIGSTATE_MAX && n < NSIG; n++) {
     if (n == SIGKILL || n == SIGSTOP) continue;
     struct sigaction cur;
@@ -112,7 +112,7 @@ static const char *disp(const struct sigaction *a, char *buf, size_t len) {
   return buf;
 }
 
-bool sig_state_same(const sig_state *b, const sig_state *n, char *why, size_t len) {
+bool cert_sig_state_same(const sig_state *b, const sig_state *n, char *why, size_t len) {
   for (int s = 1; s < SIGSTATE_MAX && s < NSIG; s++) {
     const struct sigaction *x = &b->act[s], *y = &n->act[s];
     bool info = (x->sa_flags & SA_SIGINFO) != 0;
@@ -134,7 +134,7 @@ bool sig_state_same(const sig_state *b, const sig_state *n, char *why, size_t le
   return true;
 }
 
-int proc_threads(void) {
+int cert_proc_threads(void) {
   DIR *d = opendir("/proc/self/task");
   if (!d) return -1;
   int n = 0;
@@ -144,7 +144,7 @@ int proc_threads(void) {
   return n;
 }
 
-int proc_thread_ids(long *tids, int max) {
+int cert_proc_thread_ids(long *tids, int max) {
   DIR *d = opendir("/proc/self/task");
   if (!d) return -1;
   int n = 0;
@@ -154,9 +154,9 @@ int proc_thread_ids(long *tids, int max) {
   return n;
 }
 
-void proc_new_threads(const long *tids, int n, char *buf, size_t len) {
+void cert_proc_new_threads(const long *tids, int n, char *buf, size_t len) {
   long now[256];
-  int m = proc_thread_ids(now, 256);
+  int m = cert_proc_thread_ids(now, 256);
   size_t o = 0;
   buf[0] = '\0';
   for (int i = 0; i < m && o + 1 < len; i++) {
@@ -175,7 +175,7 @@ void proc_new_threads(const long *tids, int n, char *buf, size_t len) {
   }
 }
 
-bool map_state_get(const char *path, map_state *out) {
+bool cert_map_state_get(const char *path, map_state *out) {
   memset(out, 0, sizeof *out);
   FILE *f = fopen("/proc/self/maps", "r");
   if (!f) return false;
@@ -200,7 +200,7 @@ bool map_state_get(const char *path, map_state *out) {
   return true;
 }
 
-bool map_state_meaningful(void) {
+bool cert_map_state_meaningful(void) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   return false;
 #elif defined(__has_feature)
@@ -214,7 +214,7 @@ bool map_state_meaningful(void) {
 #endif
 }
 
-bool proc_threads_meaningful(void) {
+bool cert_proc_threads_meaningful(void) {
 #if defined(__SANITIZE_THREAD__)
   return false;
 #elif defined(__has_feature)
@@ -228,4 +228,4 @@ bool proc_threads_meaningful(void) {
 #endif
 }
 
-bool built_with_tsan(void) { return !proc_threads_meaningful(); }
+bool cert_built_with_tsan(void) { return !cert_proc_threads_meaningful(); }

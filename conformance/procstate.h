@@ -23,12 +23,12 @@ typedef struct fp_state {
   uint32_t x87_ctrl;  /* x86 x87 control word, else 0 */
 } fp_state;
 
-void fp_state_get(fp_state *out);
+void cert_fp_state_get(fp_state *out);
 /* "" when equal, else what differs ("rounding mode 0x400 (was 0), flush
  * to zero on (was off)") into why. */
-bool fp_state_same(const fp_state *before, const fp_state *now, char *why, size_t len);
+bool cert_fp_state_same(const fp_state *before, const fp_state *now, char *why, size_t len);
 /* Puts a snapshot back (what a fresh process would have). */
-void fp_state_set(const fp_state *s);
+void cert_fp_state_set(const fp_state *s);
 
 #define SIGSTATE_MAX 65
 typedef struct sig_state {
@@ -36,21 +36,21 @@ typedef struct sig_state {
   sigset_t mask;
 } sig_state;
 
-void sig_state_get(sig_state *out);
+void cert_sig_state_get(sig_state *out);
 /* Puts every disposition back (not the mask). */
-void sig_state_set(const sig_state *s);
+void cert_sig_state_set(const sig_state *s);
 /* False with the first difference in why: which signal, and how. */
-bool sig_state_same(const sig_state *before, const sig_state *now, char *why, size_t len);
+bool cert_sig_state_same(const sig_state *before, const sig_state *now, char *why, size_t len);
 
 /* The threads of this process (/proc/self/task), or -1. */
-int proc_threads(void);
+int cert_proc_threads(void);
 
 /* The ids of this process's threads into tids (at most max); their count,
  * or -1. */
-int proc_thread_ids(long *tids, int max);
+int cert_proc_thread_ids(long *tids, int max);
 /* "1234 (name), ..." for the threads now running that are not among
  * tids[0 .. n-1], into buf. */
-void proc_new_threads(const long *tids, int n, char *buf, size_t len);
+void cert_proc_new_threads(const long *tids, int n, char *buf, size_t len);
 
 /* What is mapped, but the brk heap and the stack: the number of mappings,
  * their total size, and the size mapped from `path` (0 when path is NULL
@@ -60,16 +60,16 @@ typedef struct map_state {
   long long bytes;
   long long from_path;
 } map_state;
-bool map_state_get(const char *path, map_state *out);
+bool cert_map_state_get(const char *path, map_state *out);
 
 /* Whether the mappings tell anything: not in a process whose sanitizer
  * runtime (ASan, TSan) maps memory of its own as it goes. */
-bool map_state_meaningful(void);
+bool cert_map_state_meaningful(void);
 /* Whether the thread count tells anything: not under ThreadSanitizer,
  * whose runtime starts a thread of its own when the first one starts. */
-bool proc_threads_meaningful(void);
+bool cert_proc_threads_meaningful(void);
 /* Whether this is a ThreadSanitizer build, whose runtime cannot start a
  * thread in a child forked from a threaded process. */
-bool built_with_tsan(void);
+bool cert_built_with_tsan(void);
 
 #endif /* BP_CONFORMANCE_PROCSTATE_H */

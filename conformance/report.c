@@ -136,7 +136,7 @@ static void json_file(FILE *f, const char *key, const char *path) {
     return;
   }
   char sha[65] = "";
-  bool have = sha256_file(path, sha);
+  bool have = cert_sha256_file(path, sha);
   fputs("{\"path\": ", f);
   json_str(f, path);
   fputs(", \"sha256\": ", f);
@@ -151,7 +151,7 @@ static void json_requires(FILE *f) {
   static elf_binary b;
   char err[256];
   fputs(", \"requires\": ", f);
-  if (!elf_read_binary(cx.opt.plugin, &b, err, sizeof err)) {
+  if (!cert_elf_read_binary(cx.opt.plugin, &b, err, sizeof err)) {
     fputs("null", f);
     return;
   }
@@ -172,22 +172,22 @@ static void json_requires(FILE *f) {
   fputs("]", f);
 }
 
-void tap_requires(void) {
+void cert_tap_requires(void) {
   static elf_binary b;
   char err[256], text[1200];
-  if (!elf_read_binary(cx.opt.plugin, &b, err, sizeof err)) return;
-  if (elf_needs_text(&b, text, sizeof text) == 0) return;
+  if (!cert_elf_read_binary(cx.opt.plugin, &b, err, sizeof err)) return;
+  if (cert_elf_needs_text(&b, text, sizeof text) == 0) return;
   printf("# the plugin needs the symbol versions %s\n", termsafe(text));
 }
 
-bool write_json(const char *path) {
+bool cert_write_json(const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) {
     fprintf(stderr, "bp-certify: cannot write %s: %s\n", path, strerror(errno));
     return false;
   }
   char sha[65] = "";
-  bool have_sha = sha256_file(cx.opt.plugin, sha);
+  bool have_sha = cert_sha256_file(cx.opt.plugin, sha);
   struct utsname u;
   char os[400] = "unknown", cpu[256];
   if (uname(&u) == 0) snprintf(os, sizeof os, "%s %s %s", u.sysname, u.release, u.machine);
@@ -242,16 +242,17 @@ bool write_json(const char *path) {
   json_str(f, cx.opt.device);
   fprintf(f, ", \"seed\": %llu, \"complete\": %s}", (unsigned long long)cx.opt.seed,
           cx.opt.full && !cx.opt.ops ? "true" : "false");
-  fprintf(f, ",\n  \"seed\": %llu,\n  \"isolation\": {\"mode\": \"%s\", \"workers\": %zu, "
-             "\"reruns\": %zu, \"changed\": %zu, \"depends\": %zu, \"fallback\": ",
-          (unsigned long long)cx.opt.seed, isolation_name[cx.opt.isolation], cx.run.nworkers,
+  fprintf(f,
+          ",\n  \"seed\": %llu,\n  \"isolation\": {\"mode\": \"%s\", \"workers\": %zu, "
+          "\"reruns\": %zu, \"changed\": %zu, \"depends\": %zu, \"fallback\": ",
+          (unsigned long long)cx.opt.seed, cert_isolation_name[cx.opt.isolation], cx.run.nworkers,
           cx.run.nreruns, cx.run.nchanged, cx.run.ndepends);
   json_str(f, cx.run.fallback_why[0] ? cx.run.fallback_why : NULL);
   fputs("},\n  \"checks\": {", f);
   /* One entry per check group, in the order of the check table. */
-  for (size_t k = 0, g = 0; k < ncheck_table; k++) {
-    if (!check_group_first(k)) continue;
-    const char *group = check_table[k].group;
+  for (size_t k = 0, g = 0; k < cert_ncheck_table; k++) {
+    if (!cert_check_group_first(k)) continue;
+    const char *group = cert_check_table[k].group;
     size_t cnt[5] = {0};
     double secs = 0;
     for (size_t i = 0; i < cx.cases.n; i++)
@@ -274,23 +275,23 @@ bool write_json(const char *path) {
     fputs(", \"op\": ", f);
     json_str(f, cx.cases.v[i].op[0] ? cx.cases.v[i].op : NULL);
     fputs(", \"status\": ", f);
-    json_str(f, status_name[cx.cases.v[i].status]);
+    json_str(f, cert_status_name[cx.cases.v[i].status]);
     fputs(", \"detail\": ", f);
     json_str(f, cx.cases.v[i].detail);
     fprintf(f, ", \"seconds\": %.3f", cx.cases.v[i].seconds);
     if (cx.cases.v[i].rerun) {
       fputs(", \"worker\": {\"status\": ", f);
-      json_str(f, status_name[cx.cases.v[i].worker_status]);
+      json_str(f, cert_status_name[cx.cases.v[i].worker_status]);
       fputs(", \"detail\": ", f);
       json_str(f, cx.cases.v[i].worker_detail);
       fputc('}', f);
       if (cx.cases.v[i].excused)
         fputs(", \"excused\": \"the certifier's own error in the shared worker\"", f);
-      else if (failed_status(cx.cases.v[i].status) &&
-               !failed_status(cx.cases.v[i].alone_status) &&
+      else if (cert_failed_status(cx.cases.v[i].status) &&
+               !cert_failed_status(cx.cases.v[i].alone_status) &&
                strncmp(cx.cases.v[i].detail, "depends on earlier calls", 24) == 0)
         fprintf(f, ", \"depends_on_earlier_calls\": true, \"alone\": {\"status\": \"%s\"}",
-                status_name[cx.cases.v[i].alone_status]);
+                cert_status_name[cx.cases.v[i].alone_status]);
     }
     fputc('}', f);
   }
@@ -329,7 +330,7 @@ static void html_cell(FILE *f, const char *op, const char *group, const char *dt
     n++;
     if (c->status == ST_PASS) pass = true;
     if (c->status == ST_SKIP && first_skip == (size_t)-1) first_skip = i;
-    if (failed_status(c->status)) {
+    if (cert_failed_status(c->status)) {
       if (!bad) first_bad = i;
       bad = true;
     }
@@ -338,7 +339,7 @@ static void html_cell(FILE *f, const char *op, const char *group, const char *dt
     fputs("<td class=na></td>", f);
   } else if (bad) {
     fprintf(f, "<td class=fail><a href=\"#case%zu\">%s</a></td>", first_bad + 1,
-            status_name[cx.cases.v[first_bad].status]);
+            cert_status_name[cx.cases.v[first_bad].status]);
   } else if (pass) {
     fputs("<td class=pass>pass</td>", f);
   } else {
@@ -361,16 +362,17 @@ static void dtypes_used(const char *group, bool used[NUM_DTYPES]) {
 /* Whether entry k of the check table has a column of the matrix: the
  * first CHECK_OP or CHECK_OP_VENDOR entry of its group. */
 static bool per_op(size_t k) {
-  return check_table[k].scope == CHECK_OP || check_table[k].scope == CHECK_OP_VENDOR;
+  return cert_check_table[k].scope == CHECK_OP || cert_check_table[k].scope == CHECK_OP_VENDOR;
 }
 static bool op_column(size_t k) {
   if (!per_op(k)) return false;
   for (size_t j = 0; j < k; j++)
-    if (per_op(j) && strcmp(check_table[j].group, check_table[k].group) == 0) return false;
+    if (per_op(j) && strcmp(cert_check_table[j].group, cert_check_table[k].group) == 0)
+      return false;
   return true;
 }
 
-bool write_html(const char *path) {
+bool cert_write_html(const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) {
     fprintf(stderr, "bp-certify: cannot write %s: %s\n", path, strerror(errno));
@@ -387,7 +389,7 @@ bool write_html(const char *path) {
   fputs(": ", f);
   html_str(f, cx.opt.plugin);
   fprintf(f, "</h1>\n<p>Profile %s, seed %llu, isolation %s, device ", cx.opt.profile,
-          (unsigned long long)cx.opt.seed, isolation_name[cx.opt.isolation]);
+          (unsigned long long)cx.opt.seed, cert_isolation_name[cx.opt.isolation]);
   html_str(f, cx.probe.loaded ? cx.probe.device : "?");
   fprintf(f, ". %zu passed, %zu failed, %zu skipped: <b>%s</b>.</p>\n", cx.run.npassed,
           cx.run.nfailed, cx.run.nskipped, cx.run.nfailed ? "does NOT conform" : "conforms");
@@ -410,9 +412,13 @@ bool write_html(const char *path) {
     const certify_case *c = &cx.cases.v[i];
     if (c->op[0]) continue;
     fprintf(f, "<tr><td>%s</td><td class=%s>", c->name,
-            failed_status(c->status) ? "fail" : c->status == ST_PASS ? "pass" : "skip");
-    if (failed_status(c->status)) fprintf(f, "<a href=\"#case%zu\">%s</a>", i + 1, status_name[c->status]);
-    else fputs(status_name[c->status], f);
+            cert_failed_status(c->status) ? "fail"
+            : c->status == ST_PASS        ? "pass"
+                                          : "skip");
+    if (cert_failed_status(c->status))
+      fprintf(f, "<a href=\"#case%zu\">%s</a>", i + 1, cert_status_name[c->status]);
+    else
+      fputs(cert_status_name[c->status], f);
     fputs("</td><td>", f);
     html_str(f, c->detail);
     fputs("</td></tr>\n", f);
@@ -421,8 +427,8 @@ bool write_html(const char *path) {
   /* The matrix: ops x the per-op checks, in the order of the check table:
    * numerics a column per dtype its cases ran in, each other group one. */
   fputs("<h2>Ops</h2>\n<table><tr><th>op</th>", f);
-  for (size_t k = 0; k < ncheck_table; k++) {
-    const check_def *ck = &check_table[k];
+  for (size_t k = 0; k < cert_ncheck_table; k++) {
+    const check_def *ck = &cert_check_table[k];
     if (ck->scope == CHECK_OP_NUMERICS) {
       bool used[NUM_DTYPES];
       dtypes_used(ck->group, used);
@@ -442,8 +448,8 @@ bool write_html(const char *path) {
     fputs("<tr><th>", f);
     html_str(f, c->op);
     fputs("</th>", f);
-    for (size_t k = 0; k < ncheck_table; k++) {
-      const check_def *ck = &check_table[k];
+    for (size_t k = 0; k < cert_ncheck_table; k++) {
+      const check_def *ck = &cert_check_table[k];
       if (ck->scope == CHECK_OP_NUMERICS) {
         bool used[NUM_DTYPES];
         dtypes_used(ck->group, used);
@@ -458,21 +464,22 @@ bool write_html(const char *path) {
   fputs("</table>\n<h2>Failures</h2>\n", f);
   for (size_t i = 0; i < cx.cases.n; i++) {
     const certify_case *c = &cx.cases.v[i];
-    if (!failed_status(c->status)) continue;
+    if (!cert_failed_status(c->status)) continue;
     char cmd[700];
     repro(c, cmd, sizeof cmd);
     fprintf(f, "<h3 id=\"case%zu\">%zu. ", i + 1, i + 1);
     html_str(f, c->name);
-    fprintf(f, ": %s</h3>\n<p>", status_name[c->status]);
+    fprintf(f, ": %s</h3>\n<p>", cert_status_name[c->status]);
     html_str(f, c->detail);
-    if (c->rerun && failed_status(c->status) && !failed_status(c->alone_status) &&
-               strncmp(c->detail, "depends on earlier calls", 24) == 0) {
-      fprintf(f, "</p>\n<p>It failed in a shared worker, after other cases, and gave %s alone in "
-                 "a fresh process: the failure stands, since a host is a long-lived process.",
-              status_name[c->alone_status]);
+    if (c->rerun && cert_failed_status(c->status) && !cert_failed_status(c->alone_status) &&
+        strncmp(c->detail, "depends on earlier calls", 24) == 0) {
+      fprintf(f,
+              "</p>\n<p>It failed in a shared worker, after other cases, and gave %s alone in "
+              "a fresh process: the failure stands, since a host is a long-lived process.",
+              cert_status_name[c->alone_status]);
     } else if (c->rerun &&
                (c->status != c->worker_status || strcmp(c->detail, c->worker_detail) != 0)) {
-      fprintf(f, "</p>\n<p>In a shared worker it gave %s (", status_name[c->worker_status]);
+      fprintf(f, "</p>\n<p>In a shared worker it gave %s (", cert_status_name[c->worker_status]);
       html_str(f, c->worker_detail);
       fputs("); the verdict above is its rerun alone in a fresh process.", f);
     } else if (c->rerun) {
@@ -492,9 +499,9 @@ bool write_html(const char *path) {
       if (!c->rerun || c->status == c->worker_status) continue;
       fputs("<li>", f);
       html_str(f, c->name);
-      fprintf(f, ": %s in a worker (", status_name[c->worker_status]);
+      fprintf(f, ": %s in a worker (", cert_status_name[c->worker_status]);
       html_str(f, c->worker_detail);
-      fprintf(f, "), %s alone</li>\n", status_name[c->status]);
+      fprintf(f, "), %s alone</li>\n", cert_status_name[c->status]);
     }
     fputs("</ul>\n", f);
   }

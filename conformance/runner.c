@@ -34,7 +34,7 @@
 /* ------------------------------------------------------------------------ */
 
 /* Whether a verdict counts as a failure (FAIL, CRASH, TIMEOUT). */
-bool failed_status(enum status s) { return s == ST_FAIL || s == ST_CRASH || s == ST_TIMEOUT; }
+bool cert_failed_status(enum status s) { return s == ST_FAIL || s == ST_CRASH || s == ST_TIMEOUT; }
 
 /* Reads what fd has, without blocking, onto buf (n bytes so far, kept
  * NUL-terminated); false at EOF, on an error, or when buf is full. */
@@ -77,7 +77,8 @@ static size_t parse_record(const char *buf, size_t n, bool *have, enum status *s
     } else {
       cur = ST_FAIL;
       for (int s = 0; s <= ST_CRASH; s++)
-        if ((int)strlen(status_name[s]) == len && memcmp(p, status_name[s], (size_t)len) == 0)
+        if ((int)strlen(cert_status_name[s]) == len &&
+            memcmp(p, cert_status_name[s], (size_t)len) == 0)
           cur = (enum status)s;
       want_detail = true;
     }
@@ -195,7 +196,7 @@ static void set_verdict(size_t ci, bool in_worker, enum status st, const char *d
   c->status = st;
   snprintf(c->detail, sizeof c->detail, "%s", detail);
   c->seconds = seconds;
-  if (in_worker && failed_status(st)) {
+  if (in_worker && cert_failed_status(st)) {
     c->rerun = true;
     c->worker_status = st;
     snprintf(c->worker_detail, sizeof c->worker_detail, "%s", detail);
@@ -204,7 +205,7 @@ static void set_verdict(size_t ci, bool in_worker, enum status st, const char *d
     return;
   }
   if (c->rerun) c->alone_status = st;
-  if (c->rerun && !failed_status(st)) {
+  if (c->rerun && !cert_failed_status(st)) {
     /* It fails only after other cases in a long-lived process: a host is
      * one, so the failure stands.  Only the certifier's own trouble in
      * the worker is excused, and the excuse names it. */
@@ -220,7 +221,7 @@ static void set_verdict(size_t ci, bool in_worker, enum status st, const char *d
       snprintf(c->detail, sizeof c->detail,
                "depends on earlier calls: %s in a long-lived worker%s (%.400s); %s alone in a "
                "fresh process",
-               status_name[c->worker_status], prev, c->worker_detail, status_name[st]);
+               cert_status_name[c->worker_status], prev, c->worker_detail, cert_status_name[st]);
       cx.run.ndepends++;
     }
   } else if (c->rerun && st != c->worker_status) {
@@ -260,11 +261,11 @@ static void start_child(slot *s, size_t ci) {
     cx.chan.fd = fds[1];
     /* Whatever the plugin prints must not break the TAP stream. */
     dup2(STDERR_FILENO, STDOUT_FILENO);
-    install_fault_handler();
-    alloc_guard_open();
-    verdict_begin(c->group);
+    cert_install_fault_handler();
+    cert_alloc_guard_open();
+    cert_verdict_begin(c->group);
     c->fn(c);
-    verdict_end();
+    cert_verdict_end();
     close(cx.chan.fd);
     /* _exit: the plugin's atexit handlers are its own business, not the
      * verdict's; a hang in them would be a false TIMEOUT. */
@@ -298,7 +299,7 @@ static bool start_worker(slot *s) {
   if (pid == 0) {
     close(sv[0]);
     close_inherited();
-    worker_main(sv[1]);
+    cert_worker_main(sv[1]);
   }
   close(sv[1]);
   s->wpid = pid;
@@ -345,7 +346,7 @@ static void schedule(slot *s, size_t *next) {
   /* What ran in this worker before, should the case fail only there. */
   cx.cases.v[*next].worker_after = s->wcases;
   cx.cases.v[*next].worker_prev = s->wcases ? s->wlast : 0;
-  if (!send_all(s->wfd, line, (size_t)n)) {
+  if (!cert_send_all(s->wfd, line, (size_t)n)) {
     /* It ended while idle; a fresh one takes the case. */
     kill_worker(s);
     return;
@@ -435,7 +436,7 @@ static void service_worker(slot *s) {
       }
       set_verdict(s->ci, true, st, detail, now() - s->t0);
       /* It may hold what the case left behind: a fresh worker goes on. */
-      if (failed_status(st)) kill_worker(s);
+      if (cert_failed_status(st)) kill_worker(s);
       return;
     }
   }
@@ -516,7 +517,7 @@ static void service_child(slot *s) {
  * a TAP reader takes as part of the text, never as the start of a
  * directive ("# SKIP").  Into buf (n bytes), truncated where it does not
  * fit.  The JSON certificate and the HTML report keep the text as is. */
-const char *tap_text(const char *s, char *buf, size_t n) {
+const char *cert_tap_text(const char *s, char *buf, size_t n) {
   const char *t = termsafe(s);
   size_t o = 0, run = 0;
   for (; *t; t++) {
@@ -533,8 +534,8 @@ const char *tap_text(const char *s, char *buf, size_t n) {
 static void print_case(size_t i) {
   certify_case *c = &cx.cases.v[i];
   char name[400], detail[2400];
-  tap_text(c->name, name, sizeof name);
-  tap_text(c->detail, detail, sizeof detail);
+  cert_tap_text(c->name, name, sizeof name);
+  cert_tap_text(c->detail, detail, sizeof detail);
   switch (c->status) {
     case ST_PASS:
       cx.run.npassed++;
@@ -552,17 +553,18 @@ static void print_case(size_t i) {
   /* Names and details may quote the plugin: escaped, each TAP line stays
    * one line and no control character reaches the terminal. */
   if (c->excused)
-    printf("# %s: %s in a shared worker (%s), excused as the certifier's own error; rerun alone "
-           "in a fresh process: %s\n",
-           termsafe(c->name), status_name[c->worker_status], termsafe(c->worker_detail),
-           status_name[c->status]);
+    printf(
+        "# %s: %s in a shared worker (%s), excused as the certifier's own error; rerun alone "
+        "in a fresh process: %s\n",
+        termsafe(c->name), cert_status_name[c->worker_status], termsafe(c->worker_detail),
+        cert_status_name[c->status]);
   else if (c->status == ST_PASS && strstr(c->detail, LEFT_OUT_MARK))
     printf("# %s: left out: %s\n", termsafe(c->name),
            termsafe(strstr(c->detail, LEFT_OUT_MARK) + strlen(LEFT_OUT_MARK)));
   if (c->rerun && c->status != c->worker_status && !c->excused)
     printf("# %s: %s in a shared worker (%s); rerun alone in a fresh process: %s\n",
-           termsafe(c->name), status_name[c->worker_status], termsafe(c->worker_detail),
-           status_name[c->status]);
+           termsafe(c->name), cert_status_name[c->worker_status], termsafe(c->worker_detail),
+           cert_status_name[c->status]);
   fflush(stdout);
 }
 
@@ -601,7 +603,7 @@ static void stop_workers(void) {
 }
 
 /* Runs every case, --jobs at a time, printing in case order. */
-void run_all(void) {
+void cert_run_all(void) {
   rs.progress = isatty(STDERR_FILENO) != 0;
   rs.nslots = (size_t)cx.opt.jobs;
   rs.slots = calloc(rs.nslots, sizeof *rs.slots);

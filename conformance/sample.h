@@ -6,7 +6,7 @@
  * class (sizes, layouts, broadcasting, dims, promotion, value classes,
  * large inputs); docs/certification.md lists what each class holds.  The
  * sets are generated from the op's kind and the op set's rules, and are
- * deterministic for a seed: rng_seed_name() seeds them per case.
+ * deterministic for a seed: cert_rng_seed_name() seeds them per case.
  */
 #ifndef BP_CONFORMANCE_SAMPLE_H
 #define BP_CONFORMANCE_SAMPLE_H
@@ -25,11 +25,11 @@
 /* ---- Random numbers: splitmix64, seeded per case ---------------------- */
 
 /* Seeds the generator from --seed and the case's name. */
-void rng_seed_name(const char *name);
+void cert_rng_seed_name(const char *name);
 /* Puts the generator back as a fresh process has it. */
-void rng_reset(void);
-uint64_t rng_next(void);
-double rng_uniform(double lo, double hi);
+void cert_rng_reset(void);
+uint64_t cert_rng_next(void);
+double cert_rng_uniform(double lo, double hi);
 
 /* ---- Samples ------------------------------------------------------------ */
 
@@ -70,32 +70,32 @@ typedef struct sample {
   char label[64];  /* what the sample exercises, for messages */
 } sample;
 
-void sample_free(sample *s);
-void add_tensor(sample *s, rt *t, int lay_kind);
-void add_float(sample *s, double f);
-void add_int(sample *s, int64_t i);
-void add_bool(sample *s, bool b);
-void add_list(sample *s, const int64_t *v, size_t n);
-void add_dtype(sample *s, int32_t dt);
-void add_none(sample *s);
-void add_str(sample *s, const char *str);
+void cert_sample_free(sample *s);
+void cert_add_tensor(sample *s, rt *t, int lay_kind);
+void cert_add_float(sample *s, double f);
+void cert_add_int(sample *s, int64_t i);
+void cert_add_bool(sample *s, bool b);
+void cert_add_list(sample *s, const int64_t *v, size_t n);
+void cert_add_dtype(sample *s, int32_t dt);
+void cert_add_none(sample *s);
+void cert_add_str(sample *s, const char *str);
 /* A Tensor[] of the n tensors ts (taken), tensor i in layout kind lays[i]
  * (NULL: all contiguous). */
-void add_tensor_list(sample *s, rt *const *ts, const int *lays, int n);
+void cert_add_tensor_list(sample *s, rt *const *ts, const int *lays, int n);
 
 /* Random values of r's dtype: floats in [lo, hi) rounded to the dtype,
  * integers in [lo, hi] clipped to the dtype's range, bools 0 or 1. */
-void fill_rt(rt *r, double lo, double hi);
-rt *rand_rt(int32_t dt, int32_t ndim, const int64_t *sizes, double lo, double hi);
+void cert_fill_rt(rt *r, double lo, double hi);
+rt *cert_rand_rt(int32_t dt, int32_t ndim, const int64_t *sizes, double lo, double hi);
 
 /* Makes t's values constant along the dim that the expanded layout kind
  * lay expands, so that they can be laid out with stride 0 there. */
-void gen_make_expandable(rt *t, int lay);
+void cert_gen_make_expandable(rt *t, int lay);
 
 /* "sizes: float32[2, 3](transposed), int64[3], 0.5" into buf. */
-const char *sample_desc(const sample *s, char *buf, size_t len);
+const char *cert_sample_desc(const sample *s, char *buf, size_t len);
 /* "[2, 3]" into buf. */
-const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t len);
+const char *cert_shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t len);
 
 /* ---- The core ops the certifier has a reference for -------------------- */
 
@@ -113,11 +113,11 @@ typedef struct core_ref {
                        or for logical_*, isnan: or, isnan */
 } core_ref;
 
-extern const core_ref core_refs[];
-extern const size_t ncore_refs;
+extern const core_ref cert_core_refs[];
+extern const size_t cert_ncore_refs;
 
 /* The index of a core op in core_refs[], or -1. */
-int core_ref_index(const char *opname);
+int cert_core_ref_index(const char *opname);
 
 /* ---- Sample classes ------------------------------------------------------ */
 
@@ -133,11 +133,11 @@ enum sk {
   SK_BADSHAPE,  /* shapes the op refuses (the errors check) */
   SK_COUNT
 };
-extern const char *const sk_name[SK_COUNT];
+extern const char *const cert_sk_name[SK_COUNT];
 
 /* Whether sample class sk applies to a kind of op (SK_BADSHAPE: whether
  * the op has shapes to refuse). */
-bool sk_applies(enum kind kind, int sk);
+bool cert_sk_applies(enum kind kind, int sk);
 
 /* Options of a generated set: the dtypes the kernel declares (NULL: all)
  * for the partners of mixed-dtype samples, and the profile. */
@@ -150,17 +150,17 @@ typedef struct gen_opts {
 
 /* The samples of class sk of core op r in dtype dt: a new array of *n
  * samples (free each with sample_free, then the array). */
-sample *gen_core_set(int r, int32_t dt, int sk, const gen_opts *o, size_t *n);
+sample *cert_gen_core_set(int r, int32_t dt, int sk, const gen_opts *o, size_t *n);
 
 /* The samples the checks other than numerics run on an op, in float32: for
  * a core op (r >= 0) the basic sample, lengths where vector loops end,
  * every rank, every layout of every argument and some broadcasting; for
  * another op, samples made from its schema (si) in several layouts.
  * NULL with the reason in why when an argument cannot be generated. */
-sample *check_set(int r, const schema_info *si, const gen_opts *o, size_t *n, char *why,
-                  size_t len);
+sample *cert_check_set(int r, const schema_info *si, const gen_opts *o, size_t *n, char *why,
+                       size_t len);
 /* Frees a set of n samples. */
-void sample_set_free(sample *v, size_t n);
+void cert_sample_set_free(sample *v, size_t n);
 
 /* The reference result of a valid core sample, and the scales of its
  * tolerance (docs/op-set.md: rtol grows with sqrt(n) for ops that
@@ -168,9 +168,9 @@ void sample_set_free(sample *v, size_t n);
  * whose definition rounds its terms on the way (a bias added to a rounded
  * sum, batch_norm's steps), the error each element may have beyond them,
  * or NULL. */
-rt *ref_core(int r, const sample *s, double *rscale, double *ascale, rt **slack);
+rt *cert_ref_core(int r, const sample *s, double *rscale, double *ascale, rt **slack);
 /* The reference of a core op's second result (topk's and sort's indices,
  * compared exactly), or NULL for an op with one result. */
-rt *ref_core2(int r, const sample *s);
+rt *cert_ref_core2(int r, const sample *s);
 
 #endif /* BP_CONFORMANCE_SAMPLE_H */

@@ -21,7 +21,8 @@ static void take(sample **v, size_t *nv, sample *src, size_t n, bool (*keep)(con
   *v = g;
   for (size_t i = 0; i < n; i++) {
     if (!keep || keep(&src[i])) g[(*nv)++] = src[i];
-    else sample_free(&src[i]);
+    else
+      cert_sample_free(&src[i]);
   }
   free(src);
 }
@@ -59,7 +60,7 @@ static bool add_hinted(sample *s, const hint *h, const char *t, int j, char *why
   if (h->kind == HINT_VALUES) {
     v = h->vals[j % h->nvals];
     if (strcmp(v, "None") == 0 && t[strlen(t) - 1] == '?') {
-      add_none(s);
+      cert_add_none(s);
       return true;
     }
   } else {
@@ -70,18 +71,19 @@ static bool add_hinted(sample *s, const hint *h, const char *t, int j, char *why
   if (strcmp(bt, "int") == 0) {
     long long i = v ? strtoll(v, &end, 10) : llround(num);
     if (v && (end == v || *end)) goto bad;
-    add_int(s, i);
+    cert_add_int(s, i);
   } else if (strcmp(bt, "float") == 0 || strcmp(bt, "Scalar") == 0) {
     double f = v ? strtod(v, &end) : num;
     if (v && (end == v || *end)) goto bad;
-    add_float(s, f);
+    cert_add_float(s, f);
   } else if (strcmp(bt, "bool") == 0 && v) {
-    if (strcmp(v, "true") == 0 || strcmp(v, "True") == 0 || strcmp(v, "1") == 0) add_bool(s, true);
+    if (strcmp(v, "true") == 0 || strcmp(v, "True") == 0 || strcmp(v, "1") == 0)
+      cert_add_bool(s, true);
     else if (strcmp(v, "false") == 0 || strcmp(v, "False") == 0 || strcmp(v, "0") == 0)
-      add_bool(s, false);
+      cert_add_bool(s, false);
     else goto bad;
   } else if (strcmp(bt, "str") == 0 && v) {
-    add_str(s, v); /* (the table lives as long as the process) */
+    cert_add_str(s, v); /* (the table lives as long as the process) */
   } else {
     snprintf(why, len, "--hints line %d: a %s hint does not apply to argument '%s' of type %s",
              h->line, h->kind == HINT_RANGE ? "range" : "values", h->arg, t);
@@ -104,35 +106,35 @@ bad:
 static bool generic(const schema_info *si, const char *op, int j, int32_t nd, const int64_t *sh,
                     int lay, sample *s, char *why, size_t len) {
   memset(s, 0, sizeof *s);
-  snprintf(s->label, sizeof s->label, "%s", lay_name[lay]);
+  snprintf(s->label, sizeof s->label, "%s", cert_lay_name[lay]);
   for (int i = 0; i < si->n; i++) {
     const char *t = si->type[i];
-    const hint *h = hint_find(op, si->name[i]);
+    const hint *h = cert_hint_find(op, si->name[i]);
     if (si->has_default[i] && !h) {
       /* left to its default when only defaults follow; a hinted one
        * among them needs this one given too */
       bool required = false, hinted = false;
       for (int k = i + 1; k < si->n; k++) {
         required |= !si->has_default[k];
-        hinted |= hint_find(op, si->name[k]) != NULL;
+        hinted |= cert_hint_find(op, si->name[k]) != NULL;
       }
       if (!required && !hinted) break;
       if (!required) {
         snprintf(why, len, "argument %d '%s' has a default and comes before a hinted one: give "
                  "it a hint too (--hints)", i, si->name[i]);
-        sample_free(s);
+        cert_sample_free(s);
         return false;
       }
     }
     if (s->n == SAMPLE_MAX_ARGS) {
       snprintf(why, len, "more than %d arguments", SAMPLE_MAX_ARGS);
-      sample_free(s);
+      cert_sample_free(s);
       return false;
     }
     bool tensor = strncmp(t, "Tensor", 6) == 0 && !strchr(t, '[') && !strchr(t, '?');
     if (h && !tensor) {
       if (!add_hinted(s, h, t, j, why, len)) {
-        sample_free(s);
+        cert_sample_free(s);
         return false;
       }
       const sarg *a = &s->a[s->n - 1];
@@ -148,31 +150,31 @@ static bool generic(const schema_info *si, const char *op, int j, int32_t nd, co
     if (h && h->kind != HINT_RANGE) {
       snprintf(why, len, "--hints line %d: a values hint does not apply to Tensor argument '%s' "
                "(give it a range)", h->line, h->arg);
-      sample_free(s);
+      cert_sample_free(s);
       return false;
     }
     if (tensor) {
-      int l = si->mutated[i] && lay_is_expanded(lay) ? L_CONTIG : lay;
-      add_tensor(s, rand_rt(BP_FLOAT32, nd, sh, h ? h->lo : -2, h ? h->hi : 2), l);
-      if (lay_is_expanded(l)) gen_make_expandable(s->a[s->n - 1].t, l);
+      int l = si->mutated[i] && cert_lay_is_expanded(lay) ? L_CONTIG : lay;
+      cert_add_tensor(s, cert_rand_rt(BP_FLOAT32, nd, sh, h ? h->lo : -2, h ? h->hi : 2), l);
+      if (cert_lay_is_expanded(l)) cert_gen_make_expandable(s->a[s->n - 1].t, l);
     } else if (strcmp(t, "int") == 0) {
-      add_int(s, 1);
+      cert_add_int(s, 1);
     } else if (strcmp(t, "float") == 0) {
-      add_float(s, 0.5);
+      cert_add_float(s, 0.5);
     } else if (strcmp(t, "bool") == 0) {
-      add_bool(s, false);
+      cert_add_bool(s, false);
     } else if (strcmp(t, "ScalarType") == 0) {
-      add_dtype(s, BP_FLOAT32);
+      cert_add_dtype(s, BP_FLOAT32);
     } else if (strcmp(t, "Scalar") == 0) {
-      add_float(s, 0.5); /* a Scalar that is a float */
+      cert_add_float(s, 0.5); /* a Scalar that is a float */
     } else if (t[strlen(t) - 1] == '?') {
-      add_none(s);
+      cert_add_none(s);
     } else {
       /* (A truncated reason is still a reason.) */
       if (snprintf(why, len, "cannot generate argument %d '%s' of type %s%s", i, si->name[i], t,
                    strcmp(t, "str") == 0 ? " (give its values with --hints)" : "") < 0)
         why[0] = '\0';
-      sample_free(s);
+      cert_sample_free(s);
       return false;
     }
   }
@@ -184,25 +186,25 @@ static bool generic(const schema_info *si, const char *op, int j, int32_t nd, co
 static int hinted_values(const schema_info *si, const char *op) {
   int most = 1;
   for (int i = 0; i < si->n; i++) {
-    const hint *h = hint_find(op, si->name[i]);
+    const hint *h = cert_hint_find(op, si->name[i]);
     if (h && h->kind == HINT_VALUES && h->nvals > most) most = h->nvals;
   }
   return most;
 }
 
-sample *check_set(int r, const schema_info *si, const gen_opts *o, size_t *n, char *why,
-                  size_t len) {
+sample *cert_check_set(int r, const schema_info *si, const gen_opts *o, size_t *n, char *why,
+                       size_t len) {
   sample *v = NULL;
   size_t nv = 0, k;
   if (r >= 0) {
-    sample *src = gen_core_set(r, BP_FLOAT32, SK_BASIC, o, &k);
+    sample *src = cert_gen_core_set(r, BP_FLOAT32, SK_BASIC, o, &k);
     take(&v, &nv, src, k, NULL);
-    src = gen_core_set(r, BP_FLOAT32, SK_SIZES, o, &k);
+    src = cert_gen_core_set(r, BP_FLOAT32, SK_SIZES, o, &k);
     take(&v, &nv, src, k, some_sizes);
-    src = gen_core_set(r, BP_FLOAT32, SK_LAYOUTS, o, &k);
+    src = cert_gen_core_set(r, BP_FLOAT32, SK_LAYOUTS, o, &k);
     take(&v, &nv, src, k, NULL);
-    if (sk_applies(core_refs[r].kind, SK_BROADCAST)) {
-      src = gen_core_set(r, BP_FLOAT32, SK_BROADCAST, o, &k);
+    if (cert_sk_applies(cert_core_refs[r].kind, SK_BROADCAST)) {
+      src = cert_gen_core_set(r, BP_FLOAT32, SK_BROADCAST, o, &k);
       take(&v, &nv, src, k, first_broadcasts);
     }
     *n = nv;
@@ -211,8 +213,8 @@ sample *check_set(int r, const schema_info *si, const gen_opts *o, size_t *n, ch
   static const int64_t s45[] = {4, 5}, s3x67[] = {3, 67};
   static const int lays[] = {L_CONTIG, L_TRANSPOSED, L_STEP, L_OFFSET, L_EXPANDED};
   /* A hint must name one of the op's arguments. */
-  for (size_t i = 0; o->op && i < hints_count(); i++) {
-    const hint *h = hint_at(i);
+  for (size_t i = 0; o->op && i < cert_hints_count(); i++) {
+    const hint *h = cert_hint_at(i);
     if (strcmp(h->op, o->op) != 0) continue;
     int a = 0;
     while (a < si->n && strcmp(si->name[a], h->arg) != 0) a++;
@@ -230,7 +232,7 @@ sample *check_set(int r, const schema_info *si, const gen_opts *o, size_t *n, ch
     bool big = j == 5;
     int lay = j < 5 ? lays[j] : L_CONTIG;
     if (!generic(si, o->op, (int)j, 2, big ? s3x67 : s45, lay, &v[nv], why, len)) {
-      sample_set_free(v, nv);
+      cert_sample_set_free(v, nv);
       return NULL;
     }
     nv++;

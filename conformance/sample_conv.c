@@ -33,14 +33,14 @@ static geo geom(int64_t kh, int64_t kw, int64_t s, int64_t p, int64_t d) {
 }
 
 /* An int[2] argument: its two values, or none for v[0] < 0. */
-static void add_pair(sample *s, const int64_t *v) { add_list(s, v, v[0] < 0 ? 0 : 2); }
+static void add_pair(sample *s, const int64_t *v) { cert_add_list(s, v, v[0] < 0 ? 0 : 2); }
 
 /* An input [n, c, h, w] (n < 0: [c, h, w]) in layout lay. */
 static rt *image(const slist *L, int64_t n, int64_t c, int64_t h, int64_t w, int lay) {
   int64_t sz[4] = {n, c, h, w};
   bool unbatched = n < 0;
-  rt *x = gen_input(L, 0, L->dt, unbatched ? 3 : 4, unbatched ? sz + 1 : sz);
-  if (lay_is_expanded(lay)) gen_make_expandable(x, lay);
+  rt *x = cert_gen_input(L, 0, L->dt, unbatched ? 3 : 4, unbatched ? sz + 1 : sz);
+  if (cert_lay_is_expanded(lay)) cert_gen_make_expandable(x, lay);
   return x;
 }
 
@@ -50,24 +50,24 @@ static rt *image(const slist *L, int64_t n, int64_t c, int64_t h, int64_t w, int
  * not, weight and bias in layouts lw and lb. */
 static sample *conv(slist *L, const char *label, rt *x, int lx, int64_t o, int64_t groups,
                     const geo *g, bool bias, int lw, int lb) {
-  sample *s = gen_next(L, label);
+  sample *s = cert_gen_next(L, label);
   int64_t c = x->sizes[x->ndim - 3];
   int64_t ws[4] = {o, c / groups, g->k[0], g->k[1]};
-  rt *w = gen_input(L, 1, L->dt, 4, ws);
-  if (lay_is_expanded(lw)) gen_make_expandable(w, lw);
-  add_tensor(s, x, lx);
-  add_tensor(s, w, lw);
+  rt *w = cert_gen_input(L, 1, L->dt, 4, ws);
+  if (cert_lay_is_expanded(lw)) cert_gen_make_expandable(w, lw);
+  cert_add_tensor(s, x, lx);
+  cert_add_tensor(s, w, lw);
   if (bias) {
-    rt *b = gen_input(L, 2, L->dt, 1, &o);
-    if (lay_is_expanded(lb)) gen_make_expandable(b, lb);
-    add_tensor(s, b, lb);
+    rt *b = cert_gen_input(L, 2, L->dt, 1, &o);
+    if (cert_lay_is_expanded(lb)) cert_gen_make_expandable(b, lb);
+    cert_add_tensor(s, b, lb);
   } else {
-    add_none(s);
+    cert_add_none(s);
   }
   add_pair(s, g->s);
   add_pair(s, g->p);
   add_pair(s, g->d);
-  add_int(s, groups);
+  cert_add_int(s, groups);
   return s;
 }
 
@@ -128,7 +128,7 @@ static void conv_layouts(slist *L) {
   geo g = geom(3, 3, 1, 1, 1);
   for (int arg = 0; arg < 3; arg++)
     for (int lay = 1; lay < L_KINDS; lay++) {
-      snprintf(label, sizeof label, "argument %d %s", arg, lay_name[lay]);
+      snprintf(label, sizeof label, "argument %d %s", arg, cert_lay_name[lay]);
       conv(L, label, image(L, 2, 4, 7, 8, arg == 0 ? lay : 0), arg == 0 ? lay : 0, 6, 2, &g,
            true, arg == 1 ? lay : 0, arg == 2 ? lay : 0);
     }
@@ -150,10 +150,10 @@ static void conv_values(slist *L) {
   /* large terms of one sign: sums that do not cancel (the op set's
    * tolerance of a sum of products is relative to its terms) */
   x = image(L, 2, 4, 6, 6, 0);
-  fill_rt(x, 0, 30);
+  cert_fill_rt(x, 0, 30);
   sample *s = conv(L, "positive magnitudes to 30", x, 0, 3, 1, &g, true, 0, 0);
-  fill_rt(s->a[1].t, 0, 30);
-  fill_rt(s->a[2].t, 0, 30);
+  cert_fill_rt(s->a[1].t, 0, 30);
+  cert_fill_rt(s->a[2].t, 0, 30);
   x = image(L, 1, 2, 5, 5, 0);
   for (int64_t j = 0; j < x->numel; j++) x->f[j] = j % 3 ? -0.0 : 0.0;
   conv(L, "signed zeros", x, 0, 2, 1, &g, false, 0, 0);
@@ -179,21 +179,21 @@ static void conv_bad(slist *L) {
            0);
   int64_t ws[4] = {3, 2, 3, 3};
   rt_free(s->a[1].t);
-  s->a[1].t = gen_input(L, 1, L->dt, 4, ws);
-  s->a[1].lay = lay_make(0, 4, ws);
+  s->a[1].t = cert_gen_input(L, 1, L->dt, 4, ws);
+  s->a[1].lay = cert_lay_make(0, 4, ws);
   s->a[6].i = 2;
   s = conv(L, "a weight of 3 input channels for 2", image(L, 1, 2, 5, 5, 0), 0, 4, 1, &g, false,
            0, 0);
   int64_t w3[4] = {4, 3, 3, 3};
   rt_free(s->a[1].t);
-  s->a[1].t = gen_input(L, 1, L->dt, 4, w3);
-  s->a[1].lay = lay_make(0, 4, w3);
+  s->a[1].t = cert_gen_input(L, 1, L->dt, 4, w3);
+  s->a[1].lay = cert_lay_make(0, 4, w3);
   s = conv(L, "groups 0", image(L, 1, 2, 5, 5, 0), 0, 2, 1, &g, false, 0, 0);
   s->a[6].i = 0;
   s = conv(L, "a 2-D input", image(L, 1, 2, 5, 5, 0), 0, 2, 1, &g, false, 0, 0);
   s->a[0].t->ndim = 2;
   s->a[0].t->sizes[0] = 10, s->a[0].t->sizes[1] = 5;
-  s->a[0].lay = lay_make(0, 2, s->a[0].t->sizes);
+  s->a[0].lay = cert_lay_make(0, 2, s->a[0].t->sizes);
   s = conv(L, "a kernel larger than the input", image(L, 1, 2, 2, 5, 0), 0, 2, 1, &g, false, 0,
            0);
   static const struct {
@@ -212,8 +212,8 @@ static void conv_bad(slist *L) {
            0);
   int64_t three = 3;
   rt_free(s->a[2].t);
-  s->a[2].t = gen_input(L, 2, L->dt, 1, &three);
-  s->a[2].lay = lay_make(0, 1, &three);
+  s->a[2].t = cert_gen_input(L, 2, L->dt, 1, &three);
+  s->a[2].lay = cert_lay_make(0, 1, &three);
   s = conv(L, "a float64 weight", image(L, 1, 2, 5, 5, 0), 0, 2, 1, &g, false, 0, 0);
   rt *w64 = ref_cast(s->a[1].t, L->dt == BP_FLOAT64 ? BP_FLOAT32 : BP_FLOAT64);
   rt_free(s->a[1].t);
@@ -226,18 +226,20 @@ static void conv_bad(slist *L) {
  * with count_include_pad (cip) and divisor_override (div, 0 for None). */
 static sample *pool(slist *L, const char *label, rt *x, int lx, const geo *g, bool ceil_mode,
                     bool cip, int64_t div) {
-  sample *s = gen_next(L, label);
+  sample *s = cert_gen_next(L, label);
   bool mx = kind_of(L) == K_MAX_POOL;
-  add_tensor(s, x, lx);
+  cert_add_tensor(s, x, lx);
   add_pair(s, g->k);
   add_pair(s, g->s);
   add_pair(s, g->p);
   if (mx) add_pair(s, g->d);
-  add_bool(s, ceil_mode);
+  cert_add_bool(s, ceil_mode);
   if (!mx) {
-    add_bool(s, cip);
-    if (div) add_int(s, div);
-    else add_none(s);
+    cert_add_bool(s, cip);
+    if (div)
+      cert_add_int(s, div);
+    else
+      cert_add_none(s);
   }
   /* max: an element of each window, either zero where they tie */
   s->exact = s->zero_ties = mx;
@@ -307,7 +309,7 @@ static void pool_layouts(slist *L) {
   char label[64];
   geo g = geom(3, 3, 2, 1, 1);
   for (int lay = 1; lay < L_KINDS; lay++) {
-    snprintf(label, sizeof label, "argument 0 %s", lay_name[lay]);
+    snprintf(label, sizeof label, "argument 0 %s", cert_lay_name[lay]);
     pool(L, label, image(L, 2, 3, 7, 8, lay), lay, &g, lay % 2, lay % 3 != 0, 0);
   }
 }
@@ -316,28 +318,28 @@ static void pool_values(slist *L) {
   bool mx = kind_of(L) == K_MAX_POOL, fl = dt_is_float(L->dt);
   geo g = geom(3, 3, 2, 1, 1), g2 = geom(2, 2, -1, 0, 1);
   rt *x = image(L, 2, 3, 9, 8, 0);
-  gen_sprinkle(x, 9, true, mx);
+  cert_gen_sprinkle(x, 9, true, mx);
   pool(L, "special values, NaN in some windows", x, 0, &g, true, false, 0);
   x = image(L, 2, 3, 9, 8, 0);
-  gen_sprinkle(x, 3, false, mx);
+  cert_gen_sprinkle(x, 3, false, mx);
   pool(L, "special values, no NaN", x, 0, &g, false, true, 0);
   if (fl) {
     x = image(L, 1, 2, 4, 4, 0);
     /* a window all NaN, one all -inf, one with inf and -inf, one with NaN
      * last (a kernel that compares with > keeps the number before it) */
     for (int64_t j = 0; j < 4; j++) {
-      x->f[(j / 2) * 4 + j % 2] = gen_nan_payload(L->dt, (int)j + 1); /* negative ones too */
+      x->f[(j / 2) * 4 + j % 2] = cert_gen_nan_payload(L->dt, (int)j + 1); /* negative ones too */
       x->f[(j / 2) * 4 + 2 + j % 2] = -INFINITY;
     }
     x->f[8] = INFINITY, x->f[9] = -INFINITY;
-    x->f[15] = gen_nan_payload(L->dt, 5); /* all ones */
+    x->f[15] = cert_gen_nan_payload(L->dt, 5); /* all ones */
     pool(L, "windows of NaN, of -inf, of inf and -inf, NaN last", x, 0, &g2, false, true, 0);
     x = image(L, 1, 2, 6, 6, 0);
-    for (int64_t j = 0; j < x->numel; j++) x->f[j] = (rng_next() & 1) ? 0.0 : -0.0;
+    for (int64_t j = 0; j < x->numel; j++) x->f[j] = (cert_rng_next() & 1) ? 0.0 : -0.0;
     pool(L, "signed zeros", x, 0, &g2, false, true, 0);
   } else if (L->dt != BP_BOOL) {
     x = image(L, 1, 2, 6, 6, 0);
-    for (int64_t j = 0; j < x->numel; j++) x->i[j] = gen_special_i(L->dt, (int)(j % 2));
+    for (int64_t j = 0; j < x->numel; j++) x->i[j] = cert_gen_special_i(L->dt, (int)(j % 2));
     pool(L, "integer extremes", x, 0, &g, false, true, 0);
   }
 }
@@ -373,7 +375,7 @@ static void pool_bad(slist *L) {
   s = pool(L, "a 2-D input", image(L, 1, 2, 6, 6, 0), 0, &g, false, true, 0);
   s->a[0].t->ndim = 2;
   s->a[0].t->sizes[0] = 12, s->a[0].t->sizes[1] = 6;
-  s->a[0].lay = lay_make(0, 2, s->a[0].t->sizes);
+  s->a[0].lay = cert_lay_make(0, 2, s->a[0].t->sizes);
   if (!mx) {
     pool(L, "divisor_override 0", image(L, 1, 2, 6, 6, 0), 0, &g, false, true, 0)->a[6] =
         (sarg){.k = AK_INT, .i = 0};
@@ -389,10 +391,10 @@ static void pool_bad(slist *L) {
 /* ---- adaptive_avg_pool2d -------------------------------------------------- */
 
 static sample *adaptive(slist *L, const char *label, rt *x, int lx, int64_t oh, int64_t ow) {
-  sample *s = gen_next(L, label);
+  sample *s = cert_gen_next(L, label);
   int64_t o[2] = {oh, ow};
-  add_tensor(s, x, lx);
-  add_list(s, o, 2);
+  cert_add_tensor(s, x, lx);
+  cert_add_list(s, o, 2);
   return s;
 }
 
@@ -420,16 +422,16 @@ static void adaptive_sets(slist *L, int sk) {
     case SK_SIZES: adaptive_sizes(L); break;
     case SK_LAYOUTS:
       for (int lay = 1; lay < L_KINDS; lay++) {
-        snprintf(label, sizeof label, "argument 0 %s", lay_name[lay]);
+        snprintf(label, sizeof label, "argument 0 %s", cert_lay_name[lay]);
         adaptive(L, label, image(L, 2, 3, 7, 8, lay), lay, 3, 5);
       }
       break;
     case SK_VALUES:
       x = image(L, 2, 3, 9, 8, 0);
-      gen_sprinkle(x, 9, true, false);
+      cert_gen_sprinkle(x, 9, true, false);
       adaptive(L, "special values, NaN in some windows", x, 0, 4, 3);
       x = image(L, 2, 3, 9, 8, 0);
-      fill_rt(x, -1e4, 1e4);
+      cert_fill_rt(x, -1e4, 1e4);
       adaptive(L, "magnitudes to 1e4", x, 0, 2, 3);
       break;
     case SK_LARGE:
@@ -444,7 +446,7 @@ static void adaptive_sets(slist *L, int sk) {
       s = adaptive(L, "a 2-D input", image(L, 1, 2, 6, 6, 0), 0, 2, 3);
       s->a[0].t->ndim = 2;
       s->a[0].t->sizes[0] = 12, s->a[0].t->sizes[1] = 6;
-      s->a[0].lay = lay_make(0, 2, s->a[0].t->sizes);
+      s->a[0].lay = cert_lay_make(0, 2, s->a[0].t->sizes);
       s = adaptive(L, "an int32 input", image(L, 1, 2, 6, 6, 0), 0, 2, 3);
       rt *c = ref_cast(s->a[0].t, BP_INT32);
       rt_free(s->a[0].t);
@@ -455,7 +457,7 @@ static void adaptive_sets(slist *L, int sk) {
   }
 }
 
-bool gen_conv_set(slist *L, int sk) {
+bool cert_gen_conv_set(slist *L, int sk) {
   enum kind k = kind_of(L);
   if (k == K_ADAPTIVE_POOL) {
     adaptive_sets(L, sk);

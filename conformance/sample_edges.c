@@ -41,7 +41,7 @@ static fmt fmt_of(int32_t dt) {
   }
 }
 
-double gen_nan_payload(int32_t dt, int i) {
+double cert_gen_nan_payload(int32_t dt, int i) {
   fmt f = fmt_of(dt);
   uint64_t expo = (((uint64_t)1 << (f.w - 1 - f.m)) - 1) << f.m;
   uint64_t q = (uint64_t)1 << (f.m - 1), sign = (uint64_t)1 << (f.w - 1);
@@ -63,10 +63,10 @@ double gen_nan_payload(int32_t dt, int i) {
 /* The usual values of argument 0 of shape [nd] sz, one element in three a
  * NaN pattern (each in turn). */
 static rt *with_payloads(slist *L, int32_t dt, int32_t nd, const int64_t *sz) {
-  rt *x = gen_input(L, 0, dt, nd, sz);
+  rt *x = cert_gen_input(L, 0, dt, nd, sz);
   int p = 0;
   for (int64_t k = 0; k < x->numel; k++)
-    if (rng_next() % 3 == 0) x->f[k] = gen_nan_payload(dt, p++);
+    if (cert_rng_next() % 3 == 0) x->f[k] = cert_gen_nan_payload(dt, p++);
   return x;
 }
 
@@ -84,10 +84,12 @@ static void payload_samples(slist *L) {
     case K_ARGMAX:
     case K_SOFTMAX:
     case K_LAYER_NORM:
-    case K_CUMSUM: gen_on(L, payload_label, with_payloads(L, dt, 2, m), -1); break;
+    case K_CUMSUM:
+      cert_gen_on(L, payload_label, with_payloads(L, dt, 2, m), -1);
+      break;
     case K_CONTIGUOUS: {
-      sample *s = gen_next(L, payload_label);
-      add_tensor(s, with_payloads(L, dt, 2, m), L_TRANSPOSED);
+      sample *s = cert_gen_next(L, payload_label);
+      cert_add_tensor(s, with_payloads(L, dt, 2, m), L_TRANSPOSED);
       s->exact = true;
       break;
     }
@@ -105,41 +107,41 @@ static void payload_samples(slist *L) {
       static const double others[] = {1, -1, 0, -0.0, INFINITY, -INFINITY, 2.5};
       enum { NO = sizeof others / sizeof *others };
       double fv[NPAYLOAD + NO];
-      for (int i = 0; i < NPAYLOAD; i++) fv[i] = gen_nan_payload(dt, i);
+      for (int i = 0; i < NPAYLOAD; i++) fv[i] = cert_gen_nan_payload(dt, i);
       for (int i = 0; i < NO; i++) fv[NPAYLOAD + i] = others[i];
-      gen_pair_table(L, payload_label, 0, fv, NULL, NPAYLOAD + NO);
+      cert_gen_pair_table(L, payload_label, 0, fv, NULL, NPAYLOAD + NO);
       break;
     }
     case K_CAST:
       for (int d = 0; d < NUM_DTYPES; d++) {
         snprintf(label, sizeof label, "NaN payloads to %s", dt_name(all_dtypes[d]));
-        sample *s = gen_next(L, label);
-        add_tensor(s, with_payloads(L, dt, 1, v67), L_CONTIG);
-        add_dtype(s, all_dtypes[d]);
+        sample *s = cert_gen_next(L, label);
+        cert_add_tensor(s, with_payloads(L, dt, 1, v67), L_CONTIG);
+        cert_add_dtype(s, all_dtypes[d]);
         s->exact = true;
       }
       break;
     case K_COPY:
       for (int d = 0; d < NUM_DTYPES; d++) {
         int32_t from = all_dtypes[d];
-        if (!dt_is_float(from) || !gen_declared(L, from)) continue;
+        if (!dt_is_float(from) || !cert_gen_declared(L, from)) continue;
         snprintf(label, sizeof label, "NaN payloads from %s", dt_name(from));
-        sample *s = gen_next(L, label);
-        add_tensor(s, gen_input(L, 0, dt, 1, v67), L_CONTIG);
-        add_tensor(s, with_payloads(L, from, 1, v67), L_CONTIG);
+        sample *s = cert_gen_next(L, label);
+        cert_add_tensor(s, cert_gen_input(L, 0, dt, 1, v67), L_CONTIG);
+        cert_add_tensor(s, with_payloads(L, from, 1, v67), L_CONTIG);
         s->exact = true;
       }
       break;
     case K_CLAMP:
     case K_MASKED_FILL: {
-      sample *s = gen_next(L, payload_label);
-      add_tensor(s, with_payloads(L, dt, 1, v67), L_CONTIG);
+      sample *s = cert_gen_next(L, payload_label);
+      cert_add_tensor(s, with_payloads(L, dt, 1, v67), L_CONTIG);
       if (k == K_MASKED_FILL) {
-        add_tensor(s, rand_rt(BP_BOOL, 1, v67, 0, 1), L_CONTIG);
-        add_float(s, 0.5);
+        cert_add_tensor(s, cert_rand_rt(BP_BOOL, 1, v67, 0, 1), L_CONTIG);
+        cert_add_float(s, 0.5);
       } else {
-        add_float(s, -1);
-        add_float(s, 1);
+        cert_add_float(s, -1);
+        cert_add_float(s, 1);
       }
       s->exact = s->zero_ties = true;
       break;
@@ -184,23 +186,28 @@ static void wide_samples(slist *L) {
   switch (k) {
     case K_BINARY:
       if (sub == RB_POW) break;
-      gen_pair_table(L, label, 0, NULL, v, NWIDE);
+      cert_gen_pair_table(L, label, 0, NULL, v, NWIDE);
       break;
     case K_ADD_OUT:
     case K_WHERE:
-    case K_COMPARE: gen_pair_table(L, label, 0, NULL, v, NWIDE); break;
+    case K_COMPARE:
+      cert_gen_pair_table(L, label, 0, NULL, v, NWIDE);
+      break;
     case K_UNARY:
     case K_REDUCE:
     case K_ARGMAX:
-    case K_CUMSUM: gen_on(L, label, x, -1); x = NULL; break;
+    case K_CUMSUM:
+      cert_gen_on(L, label, x, -1);
+      x = NULL;
+      break;
     case K_CAST:
       for (int d = 0; d < NUM_DTYPES; d++) {
         snprintf(lb, sizeof lb, "%s, to %s", label, dt_name(all_dtypes[d]));
-        sample *s = gen_next(L, lb);
+        sample *s = cert_gen_next(L, lb);
         rt *y = rt_new(dt, 1, n1);
         for (int i = 0; i < NWIDE; i++) y->i[i] = v[i];
-        add_tensor(s, y, L_CONTIG);
-        add_dtype(s, all_dtypes[d]);
+        cert_add_tensor(s, y, L_CONTIG);
+        cert_add_dtype(s, all_dtypes[d]);
         s->exact = true;
       }
       break;
@@ -209,20 +216,20 @@ static void wide_samples(slist *L) {
       /* the Scalars too: a kernel that reads an int Scalar as a double
        * rounds it */
       for (int j = 0; j < 2; j++) {
-        sample *s = gen_next(L, j ? "integers beyond the float mantissa, Scalar -(2^p + 1)"
-                                  : "integers beyond the float mantissa, Scalar 2^p + 1");
+        sample *s = cert_gen_next(L, j ? "integers beyond the float mantissa, Scalar -(2^p + 1)"
+                                       : "integers beyond the float mantissa, Scalar 2^p + 1");
         rt *y = rt_new(dt, 1, n1);
         for (int i = 0; i < NWIDE; i++) y->i[i] = v[i];
-        add_tensor(s, y, L_CONTIG);
+        cert_add_tensor(s, y, L_CONTIG);
         if (k == K_MASKED_FILL) {
-          add_tensor(s, rand_rt(BP_BOOL, 1, n1, 0, 1), L_CONTIG);
-          add_int(s, j ? v[2] : v[1]);
+          cert_add_tensor(s, cert_rand_rt(BP_BOOL, 1, n1, 0, 1), L_CONTIG);
+          cert_add_int(s, j ? v[2] : v[1]);
         } else if (j) {
-          add_none(s);
-          add_int(s, v[2]);
+          cert_add_none(s);
+          cert_add_int(s, v[2]);
         } else {
-          add_int(s, v[1]);
-          add_none(s);
+          cert_add_int(s, v[1]);
+          cert_add_none(s);
         }
         s->exact = true;
       }
@@ -281,22 +288,22 @@ static void edge_samples(slist *L) {
                          sub != RB_MINIMUM)) {
     double e[NEDGE];
     edge_values(dt, e);
-    gen_pair_table(L, "rounding edges (to infinity, to 0, subnormal ties)", 0, e, NULL, NEDGE);
+    cert_gen_pair_table(L, "rounding edges (to infinity, to 0, subnormal ties)", 0, e, NULL, NEDGE);
   } else if (k == K_CAST) {
     for (int d = 0; d < NUM_DTYPES; d++) {
       int32_t to = all_dtypes[d];
       if (!dt_is_float(to) || to == dt) continue;
       char label[96];
       snprintf(label, sizeof label, "rounding edges of %s", dt_name(to));
-      sample *s = gen_next(L, label);
-      add_tensor(s, cast_edges(dt, to), L_CONTIG);
-      add_dtype(s, to);
+      sample *s = cert_gen_next(L, label);
+      cert_add_tensor(s, cast_edges(dt, to), L_CONTIG);
+      cert_add_dtype(s, to);
       s->exact = true;
     }
   }
 }
 
-void gen_value_edges(slist *L) {
+void cert_gen_value_edges(slist *L) {
   if (dt_is_float(L->dt)) {
     payload_samples(L);
     edge_samples(L);

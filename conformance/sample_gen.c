@@ -18,7 +18,7 @@
 
 /* ---- The list being built ------------------------------------------------ */
 
-sample *gen_next(slist *L, const char *label) {
+sample *cert_gen_next(slist *L, const char *label) {
   if (L->n == L->cap) {
     size_t cap = L->cap ? 2 * L->cap : 32;
     sample *g = realloc(L->v, cap * sizeof *g);
@@ -32,24 +32,23 @@ sample *gen_next(slist *L, const char *label) {
   return s;
 }
 
-bool gen_declared(const slist *L, int32_t dt) {
+bool cert_gen_declared(const slist *L, int32_t dt) {
   if (!L->o->declared) return true;
   for (const int32_t *p = L->o->declared; *p != BP_DTYPE_INVALID; p++)
     if (*p == dt) return true;
   return false;
 }
 
-
-rt *gen_input(const slist *L, int arg, int32_t dt, int32_t nd, const int64_t *sz) {
+rt *cert_gen_input(const slist *L, int arg, int32_t dt, int32_t nd, const int64_t *sz) {
   double lo, hi;
   enum kind k = kind_of(L);
-  gen_domain(k, sub_of(L), arg, dt, &lo, &hi);
-  rt *r = rand_rt(dt, nd, sz, lo, hi);
+  cert_gen_domain(k, sub_of(L), arg, dt, &lo, &hi);
+  rt *r = cert_rand_rt(dt, nd, sz, lo, hi);
   if (k == K_LOGICAL || k == K_BOOL_UNARY) {
     /* what a value's truth depends on: zeros of both signs among the
      * others, and NaN (true, and isnan's) */
     for (int64_t j = 0; j < r->numel; j++) {
-      uint64_t u = rng_next() % 8;
+      uint64_t u = cert_rng_next() % 8;
       if (u < 2 && dt_is_float(dt)) r->f[j] = u ? -0.0 : 0.0;
       else if (u < 2) r->i[j] = 0;
       else if (u == 2 && dt_is_float(dt)) r->f[j] = NAN;
@@ -60,7 +59,7 @@ rt *gen_input(const slist *L, int arg, int32_t dt, int32_t nd, const int64_t *sz
 
 /* ---- Ranges and special values ------------------------------------------ */
 
-void gen_domain(enum kind kind, int sub, int arg, int32_t dt, double *lo, double *hi) {
+void cert_gen_domain(enum kind kind, int sub, int arg, int32_t dt, double *lo, double *hi) {
   bool fl = dt_is_float(dt);
   *lo = fl ? -2 : -50;
   *hi = fl ? 2 : 50;
@@ -87,7 +86,7 @@ void gen_domain(enum kind kind, int sub, int arg, int32_t dt, double *lo, double
   }
 }
 
-bool gen_exact(enum kind kind, int sub) {
+bool cert_gen_exact(enum kind kind, int sub) {
   switch (kind) {
     case K_BINARY: return sub != RB_POW && sub != RB_ADD && sub != RB_SUB;
     case K_UNARY: return sub == RU_NEG || sub == RU_ABS || sub == RU_RELU || sub == RU_SQRT;
@@ -115,13 +114,13 @@ static const double fill_values[] = {2.5,  2.0,     NAN,   INFINITY, -INFINITY, 
 #define NFILL (sizeof fill_values / sizeof *fill_values)
 _Static_assert(NFILL == GEN_NFILL, "GEN_NFILL is the count of fill_values");
 
-double gen_fill_value(int32_t dt, int variant) {
+double cert_gen_fill_value(int32_t dt, int variant) {
   if (variant <= 0) return dt_is_float(dt) ? 2.5 : dt == BP_BOOL ? 1.0 : 2.0;
   return fill_values[(size_t)variant % NFILL];
 }
 
-void gen_make_expandable(rt *t, int lay) {
-  int32_t d = lay_expandable(lay, t->ndim, t->sizes);
+void cert_gen_make_expandable(rt *t, int lay) {
+  int32_t d = cert_lay_expandable(lay, t->ndim, t->sizes);
   if (d < 0) return;
   int64_t inner = 1;
   for (int32_t j = d + 1; j < t->ndim; j++) inner *= t->sizes[j];
@@ -133,11 +132,11 @@ void gen_make_expandable(rt *t, int lay) {
   }
 }
 
-rt *gen_for_layout(int32_t dt, const shape *sh, int lay, enum kind kind, int sub) {
+rt *cert_gen_for_layout(int32_t dt, const shape *sh, int lay, enum kind kind, int sub) {
   double lo, hi;
-  gen_domain(kind, sub, 0, dt, &lo, &hi);
-  rt *t = rand_rt(dt, sh->n, sh->s, lo, hi);
-  if (lay_is_expanded(lay)) gen_make_expandable(t, lay);
+  cert_gen_domain(kind, sub, 0, dt, &lo, &hi);
+  rt *t = cert_rand_rt(dt, sh->n, sh->s, lo, hi);
+  if (cert_lay_is_expanded(lay)) cert_gen_make_expandable(t, lay);
   return t;
 }
 
@@ -154,7 +153,7 @@ static double fmax_of(int32_t dt) {
 static double fmin_normal(int32_t dt) {
   return dt == BP_FLOAT64 ? DBL_MIN : dt == BP_FLOAT16 ? 6.103515625e-05 : FLT_MIN;
 }
-double gen_denorm_min(int32_t dt) {
+double cert_gen_denorm_min(int32_t dt) {
   switch (dt) {
     case BP_FLOAT64: return 4.9406564584124654e-324;
     case BP_FLOAT16: return 5.960464477539063e-08;
@@ -164,8 +163,8 @@ double gen_denorm_min(int32_t dt) {
 }
 
 /* The i-th special value of float dtype dt (i < NSPECIAL); NaN first. */
-double gen_special_f(int32_t dt, int i) {
-  double mx = fmax_of(dt), mn = fmin_normal(dt), dn = gen_denorm_min(dt);
+double cert_gen_special_f(int32_t dt, int i) {
+  double mx = fmax_of(dt), mn = fmin_normal(dt), dn = cert_gen_denorm_min(dt);
   const double v[NSPECIAL] = {NAN, INFINITY, -INFINITY, 0.0,      -0.0,    1.0,    -1.0,
                               mx,  -mx,      mn,        -mn,      dn,      mn / 3, -dn * 5,
                               0.5, mx / 7,   mn * 3};
@@ -173,7 +172,7 @@ double gen_special_f(int32_t dt, int i) {
 }
 
 /* The i-th special value of integer dtype dt (i < NSPECIAL_I). */
-int64_t gen_special_i(int32_t dt, int i) {
+int64_t cert_gen_special_i(int32_t dt, int i) {
   int64_t lo = dt_min(dt), hi = dt_max(dt);
   const int64_t v[NSPECIAL_I] = {lo, hi, lo + 1, hi - 1, 0, 1, lo < 0 ? -1 : 2, hi / 2};
   return v[i];
@@ -184,26 +183,27 @@ int64_t gen_special_i(int32_t dt, int i) {
  * `big`: the largest finite values too, which overflow an accumulator
  * (whose width the op set leaves open for sum and mean) or an
  * intermediate product (muladd). */
-bool gen_is_big(int i) { return i == 7 || i == 8 || i == 15; }
+bool cert_gen_is_big(int i) { return i == 7 || i == 8 || i == 15; }
 
-void gen_sprinkle(rt *t, int every, bool nan, bool big) {
+void cert_gen_sprinkle(rt *t, int every, bool nan, bool big) {
   bool fl = dt_is_float(t->dtype);
   for (int64_t k = 0; k < t->numel; k++) {
-    if ((int)(rng_next() % (uint64_t)every) != 0) continue;
+    if ((int)(cert_rng_next() % (uint64_t)every) != 0) continue;
     if (fl) {
-      int i = (int)(rng_next() % NSPECIAL);
-      while ((i == 0 && !nan) || (!big && gen_is_big(i))) i = 1 + (int)(rng_next() % (NSPECIAL - 1));
-      t->f[k] = gen_special_f(t->dtype, i);
+      int i = (int)(cert_rng_next() % NSPECIAL);
+      while ((i == 0 && !nan) || (!big && cert_gen_is_big(i)))
+        i = 1 + (int)(cert_rng_next() % (NSPECIAL - 1));
+      t->f[k] = cert_gen_special_f(t->dtype, i);
     } else if (t->dtype != BP_BOOL) {
-      t->i[k] = gen_special_i(t->dtype, (int)(rng_next() % NSPECIAL_I));
+      t->i[k] = cert_gen_special_i(t->dtype, (int)(cert_rng_next() % NSPECIAL_I));
     }
   }
 }
 
 /* ---- Two sample shapes ----------------------------------------------------- */
 
-void gen_pair_table(slist *L, const char *label, int variant, const double *fv,
-                    const int64_t *iv, int n) {
+void cert_gen_pair_table(slist *L, const char *label, int variant, const double *fv,
+                         const int64_t *iv, int n) {
   bool fl = dt_is_float(L->dt);
   int64_t sa[2] = {n, 1}, sb[1] = {n};
   rt *a = rt_new(L->dt, 2, sa), *b = rt_new(L->dt, 1, sb);
@@ -212,7 +212,7 @@ void gen_pair_table(slist *L, const char *label, int variant, const double *fv,
     else if (L->dt == BP_BOOL) a->i[i] = b->i[i] = i & 1;
     else a->i[i] = b->i[i] = iv[i];
   }
-  if (core_refs[L->r].sub == RB_POW && core_refs[L->r].kind == K_BINARY) {
+  if (cert_core_refs[L->r].sub == RB_POW && cert_core_refs[L->r].kind == K_BINARY) {
     /* the exponents that matter to pow */
     static const double pe[] = {0, -0.0, 1, -1, 2, 0.5, -0.5, 3, -3, 1e3, -1e3, INFINITY,
                                 -INFINITY, NAN, 2.5, 62, 63};
@@ -222,51 +222,56 @@ void gen_pair_table(slist *L, const char *label, int variant, const double *fv,
       else if (L->dt != BP_BOOL) b->i[i] = wrap_int(L->dt, pi[i % 10]);
     }
   }
-  sample *s = gen_next(L, label);
+  sample *s = cert_gen_next(L, label);
   enum kind k = kind_of(L);
   if (k == K_WHERE) {
     int64_t sc[2] = {n, n};
-    add_tensor(s, rand_rt(BP_BOOL, 2, sc, 0, 1), L_CONTIG);
+    cert_add_tensor(s, cert_rand_rt(BP_BOOL, 2, sc, 0, 1), L_CONTIG);
   }
-  add_tensor(s, a, L_CONTIG);
-  add_tensor(s, b, L_CONTIG);
-  s->exact = gen_exact(k, core_refs[L->r].sub);
-  s->zero_ties = k == K_BINARY && (core_refs[L->r].sub == RB_MAXIMUM ||
-                                   core_refs[L->r].sub == RB_MINIMUM);
-  if (k == K_MULADD) add_float(s, variant ? 0.5 : -2.0);
-  if (k == K_ADD_OUT || (k == K_BINARY && (core_refs[L->r].sub == RB_ADD ||
-                                           core_refs[L->r].sub == RB_SUB))) {
-    add_float(s, 1.0);
+  cert_add_tensor(s, a, L_CONTIG);
+  cert_add_tensor(s, b, L_CONTIG);
+  s->exact = cert_gen_exact(k, cert_core_refs[L->r].sub);
+  s->zero_ties = k == K_BINARY &&
+                 (cert_core_refs[L->r].sub == RB_MAXIMUM || cert_core_refs[L->r].sub == RB_MINIMUM);
+  if (k == K_MULADD) cert_add_float(s, variant ? 0.5 : -2.0);
+  if (k == K_ADD_OUT || (k == K_BINARY && (cert_core_refs[L->r].sub == RB_ADD ||
+                                           cert_core_refs[L->r].sub == RB_SUB))) {
+    cert_add_float(s, 1.0);
     s->exact = true;
   }
   if (k == K_ADD_OUT) {
     int64_t so[2] = {n, n};
-    add_tensor(s, rt_new(L->dt, 2, so), L_CONTIG);
+    cert_add_tensor(s, rt_new(L->dt, 2, so), L_CONTIG);
   }
 }
 
-void gen_on(slist *L, const char *label, rt *x, int64_t dim) {
+void cert_gen_on(slist *L, const char *label, rt *x, int64_t dim) {
   enum kind k = kind_of(L);
-  int sub = core_refs[L->r].sub;
-  sample *s = gen_next(L, label);
-  s->exact = gen_exact(k, sub);
+  int sub = cert_core_refs[L->r].sub;
+  sample *s = cert_gen_next(L, label);
+  s->exact = cert_gen_exact(k, sub);
   s->zero_ties = k == K_REDUCE && (sub == RR_AMAX || sub == RR_AMIN);
-  add_tensor(s, x, L_CONTIG);
+  cert_add_tensor(s, x, L_CONTIG);
   switch (k) {
     case K_UNARY:
-      if (sub == RU_GELU) add_str(s, dim ? "tanh" : "none");
+      if (sub == RU_GELU) cert_add_str(s, dim ? "tanh" : "none");
       break;
-    case K_REDUCE: add_list(s, &dim, x->ndim ? 1 : 0); break;
-    case K_ARGMAX: add_int(s, dim); break;
+    case K_REDUCE:
+      cert_add_list(s, &dim, x->ndim ? 1 : 0);
+      break;
+    case K_ARGMAX:
+      cert_add_int(s, dim);
+      break;
     case K_SOFTMAX:
-    case K_CUMSUM: add_int(s, dim); break;
+    case K_CUMSUM:
+      cert_add_int(s, dim);
+      break;
     case K_LAYER_NORM: {
       int64_t last = x->sizes[x->ndim - 1];
-      add_list(s, &last, 1);
+      cert_add_list(s, &last, 1);
       break;
     }
     case K_CONTIGUOUS: break;
     default: break;
   }
 }
-

@@ -17,22 +17,22 @@
 static rt *rand_index(int32_t dt, int32_t nd, const int64_t *sz, int64_t bound) {
   rt *r = rt_new(dt, nd, sz);
   for (int64_t k = 0; k < r->numel; k++)
-    r->i[k] = bound > 0 ? (int64_t)(rng_next() % (uint64_t)bound) : 0;
+    r->i[k] = bound > 0 ? (int64_t)(cert_rng_next() % (uint64_t)bound) : 0;
   return r;
 }
 
 /* A sample of the op on self x (layout lx) along dim with index ix (layout
  * li); embedding takes x as its weight and ignores dim. */
 static sample *one(slist *L, const char *label, rt *x, int lx, int64_t dim, rt *ix, int li) {
-  sample *s = gen_next(L, label);
+  sample *s = cert_gen_next(L, label);
   s->exact = true;
-  add_tensor(s, x, lx);
+  cert_add_tensor(s, x, lx);
   if (kind_of(L) == K_EMBEDDING) {
-    add_tensor(s, ix, li);
+    cert_add_tensor(s, ix, li);
     return s;
   }
-  add_int(s, dim);
-  add_tensor(s, ix, li);
+  cert_add_int(s, dim);
+  cert_add_tensor(s, ix, li);
   return s;
 }
 
@@ -53,10 +53,10 @@ static rt *index_for(slist *L, const rt *x, int64_t dim, int64_t n, int32_t idt)
 
 static void valid(slist *L, const char *label, int32_t nd, const int64_t *sz, int lx,
                   int64_t dim, int64_t n, int li, int32_t idt) {
-  rt *x = gen_input(L, 0, L->dt, nd, sz);
-  if (lay_is_expanded(lx)) gen_make_expandable(x, lx);
+  rt *x = cert_gen_input(L, 0, L->dt, nd, sz);
+  if (cert_lay_is_expanded(lx)) cert_gen_make_expandable(x, lx);
   rt *ix = index_for(L, x, dim, n, idt);
-  if (lay_is_expanded(li)) gen_make_expandable(ix, li);
+  if (cert_lay_is_expanded(li)) cert_gen_make_expandable(ix, li);
   one(L, label, x, lx, dim, ix, li);
 }
 
@@ -85,7 +85,7 @@ static void set_sizes(slist *L) {
       int64_t w[2] = {7, 3}, isz[5] = {2, 1, 3, 2, 3};
       int32_t ni = ranks[i].n;
       snprintf(label, sizeof label, "rank %d", (int)ni);
-      rt *x = gen_input(L, 0, L->dt, 2, w), *ix = rand_index(BP_INT64, ni, isz, 7);
+      rt *x = cert_gen_input(L, 0, L->dt, 2, w), *ix = rand_index(BP_INT64, ni, isz, 7);
       one(L, label, x, L_CONTIG, 0, ix, L_CONTIG);
       continue;
     }
@@ -103,7 +103,11 @@ static void set_layouts(slist *L) {
       const int64_t *sz = lay == L_CHANNELS_LAST ? s4 : emb ? w : s3;
       int32_t nd = lay == L_CHANNELS_LAST ? 4 : emb ? 2 : 3;
       if (emb && lay == L_CHANNELS_LAST) continue;
-      snprintf(label, sizeof label, "argument %d %s", arg == 0 ? 0 : emb ? 1 : 2, lay_name[lay]);
+      snprintf(label, sizeof label, "argument %d %s",
+               arg == 0 ? 0
+               : emb    ? 1
+                        : 2,
+               cert_lay_name[lay]);
       if (arg == 0) {
         valid(L, label, nd, sz, lay, 1, 4, L_CONTIG, BP_INT64);
       } else if (kind_of(L) == K_GATHER) {
@@ -111,10 +115,10 @@ static void set_layouts(slist *L) {
       } else if (lay == L_TRANSPOSED || lay == L_STEP || lay == L_OFFSET || lay == L_EXPANDED) {
         /* a list of indices, laid out as a view (every other element, an
          * offset, a broadcast value) */
-        rt *x = gen_input(L, 0, L->dt, nd, sz);
+        rt *x = cert_gen_input(L, 0, L->dt, nd, sz);
         int64_t n[2] = {3, 4};
         rt *ix = rand_index(BP_INT64, emb ? 2 : 1, emb ? n : &n[1], sz[emb ? 0 : 1]);
-        if (lay_is_expanded(lay)) gen_make_expandable(ix, lay);
+        if (cert_lay_is_expanded(lay)) cert_gen_make_expandable(ix, lay);
         one(L, label, x, L_CONTIG, 1, ix, lay);
       }
     }
@@ -146,8 +150,8 @@ static void set_values(slist *L) {
     for (int32_t idt = 0; idt < 2; idt++) {
       char label[64];
       snprintf(label, sizeof label, "%s (%s)", cases[c].label, idt ? "int32" : "int64");
-      rt *x = gen_input(L, 0, L->dt, 2, sz);
-      fill_rt(x, -1e4, 1e4);
+      rt *x = cert_gen_input(L, 0, L->dt, 2, sz);
+      cert_fill_rt(x, -1e4, 1e4);
       if (dt_is_float(L->dt)) {
         static const double sp[] = {NAN, INFINITY, -INFINITY, -0.0, 5e-324};
         for (int j = 0; j < 5 && j < x->numel; j++) x->f[j * 7 % x->numel] = round_to(L->dt, sp[j]);
@@ -181,20 +185,20 @@ static void set_bad(slist *L) {
   enum kind k = kind_of(L);
   sample *s;
   if (k == K_INDEX_SELECT) {
-    s = one(L, "a 2-dimensional index", gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 0,
+    s = one(L, "a 2-dimensional index", cert_gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 0,
             rand_index(BP_INT64, 2, s22, 2), L_CONTIG);
   } else if (k == K_GATHER) {
-    s = one(L, "an index of another rank", gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 0,
+    s = one(L, "an index of another rank", cert_gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 0,
             rand_index(BP_INT64, 1, s3, 2), L_CONTIG);
     static const int64_t s24[] = {2, 4};
-    s = one(L, "an index larger than self off dim", gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 0,
-            rand_index(BP_INT64, 2, s24, 2), L_CONTIG);
+    s = one(L, "an index larger than self off dim", cert_gen_input(L, 0, L->dt, 2, s23), L_CONTIG,
+            0, rand_index(BP_INT64, 2, s24, 2), L_CONTIG);
   } else {
-    s = one(L, "a 1-dimensional weight", gen_input(L, 0, L->dt, 1, s3), L_CONTIG, 0,
+    s = one(L, "a 1-dimensional weight", cert_gen_input(L, 0, L->dt, 1, s3), L_CONTIG, 0,
             rand_index(BP_INT64, 1, s1, 3), L_CONTIG);
   }
   rt *fl = rt_new(BP_FLOAT32, 1, s1);
-  s = one(L, "a float index", gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 0, fl, L_CONTIG);
+  s = one(L, "a float index", cert_gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 0, fl, L_CONTIG);
   (void)s;
   /* out of range: the size itself, -1, a huge index, an empty dim */
   const struct {
@@ -209,12 +213,12 @@ static void set_bad(slist *L) {
     rt *ix = rt_new(BP_INT64, k == K_GATHER ? 2 : 1, is);
     for (int64_t j = 0; j < ix->numel; j++) ix->i[j] = j == ix->numel - 1 ? oor[c].v : 0;
     if (oor[c].empty) ix->i[0] = 0;
-    s = one(L, oor[c].label, gen_input(L, 0, L->dt, 2, xs), L_CONTIG, 0, ix, L_CONTIG);
+    s = one(L, oor[c].label, cert_gen_input(L, 0, L->dt, 2, xs), L_CONTIG, 0, ix, L_CONTIG);
     s->refuse = BP_ERR_INVALID_ARGUMENT;
   }
 }
 
-bool gen_index_set(slist *L, int sk) {
+bool cert_gen_index_set(slist *L, int sk) {
   enum kind k = kind_of(L);
   if (k != K_INDEX_SELECT && k != K_GATHER && k != K_EMBEDDING) return false;
   switch (sk) {

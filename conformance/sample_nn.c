@@ -26,16 +26,16 @@
  * its default when has_dim is false. */
 static sample *cat(slist *L, const char *label, int n, int32_t nd, const int64_t (*sz)[5],
                    const int *lays, const int32_t *dts, int64_t dim, bool has_dim) {
-  sample *s = gen_next(L, label);
+  sample *s = cert_gen_next(L, label);
   rt *ts[SAMPLE_MAX_LIST];
   for (int i = 0; i < n; i++) {
     /* a [0] is 1-dimensional whatever the others' rank */
     bool legacy = sz[i][0] == 0 && sz[i][1] < 0;
-    ts[i] = gen_input(L, 0, dts ? dts[i] : L->dt, legacy ? 1 : nd, sz[i]);
-    if (lays && lay_is_expanded(lays[i])) gen_make_expandable(ts[i], lays[i]);
+    ts[i] = cert_gen_input(L, 0, dts ? dts[i] : L->dt, legacy ? 1 : nd, sz[i]);
+    if (lays && cert_lay_is_expanded(lays[i])) cert_gen_make_expandable(ts[i], lays[i]);
   }
-  add_tensor_list(s, ts, lays, n);
-  if (has_dim) add_int(s, dim);
+  cert_add_tensor_list(s, ts, lays, n);
+  if (has_dim) cert_add_int(s, dim);
   s->exact = true;
   return s;
 }
@@ -89,7 +89,7 @@ static void cat_layouts(slist *L) {
       int lays[3] = {0, 0, 0};
       lays[i] = lay;
       bool cl = lay == L_CHANNELS_LAST;
-      snprintf(label, sizeof label, "argument 0 (tensor %d) %s", i, lay_name[lay]);
+      snprintf(label, sizeof label, "argument 0 (tensor %d) %s", i, cert_lay_name[lay]);
       cat(L, label, 3, cl ? 4 : 3, cl ? s4 : s3, lays, NULL, (lay + i) % 3, true);
     }
 }
@@ -139,7 +139,7 @@ static void cat_promotion(slist *L) {
   char label[64];
   for (int d = 0; d < NUM_DTYPES; d++) {
     int32_t x = all_dtypes[d];
-    if (x == L->dt || !gen_declared(L, x)) continue;
+    if (x == L->dt || !cert_gen_declared(L, x)) continue;
     int32_t a[2] = {L->dt, x}, b[2] = {x, L->dt}, c[3] = {L->dt, x, L->dt};
     snprintf(label, sizeof label, "with %s", dt_name(x));
     cat(L, label, 2, 2, sz, NULL, a, 0, true);
@@ -159,11 +159,11 @@ static void cat_values(slist *L) {
       for (int i = 0; i < 3; i++) {
         rt_free(s->a[0].l->t[i]);
         int64_t rows[2] = {4, 67 - i * 20};
-        s->a[0].l->t[i] = gen_input(L, 0, L->dt, 2, rows);
-        s->a[0].l->lay[i] = lay_make(0, 2, rows);
+        s->a[0].l->t[i] = cert_gen_input(L, 0, L->dt, 2, rows);
+        s->a[0].l->lay[i] = cert_lay_make(0, 2, rows);
       }
     }
-    for (int i = 0; i < 3; i++) gen_sprinkle(s->a[0].l->t[i], 2, true, true);
+    for (int i = 0; i < 3; i++) cert_gen_sprinkle(s->a[0].l->t[i], 2, true, true);
   }
 }
 
@@ -183,13 +183,13 @@ static void cat_bad(slist *L) {
   cat(L, "no tensors", 0, 2, fit, NULL, NULL, 0, true);
   sample *s = cat(L, "a 0-dim tensor", 2, 2, zero, NULL, NULL, 0, true);
   rt_free(s->a[0].l->t[1]);
-  s->a[0].l->t[1] = gen_input(L, 0, L->dt, 0, NULL);
-  s->a[0].l->lay[1] = lay_make(0, 0, NULL);
+  s->a[0].l->t[1] = cert_gen_input(L, 0, L->dt, 0, NULL);
+  s->a[0].l->lay[1] = cert_lay_make(0, 0, NULL);
   cat(L, "[2, 3] and [3, 3] along dim 1", 2, 2, fit, NULL, NULL, 1, true);
   s = cat(L, "[2, 3] and [2, 3, 1]", 2, 2, rank, NULL, NULL, 0, true);
   rt_free(s->a[0].l->t[1]);
-  s->a[0].l->t[1] = gen_input(L, 0, L->dt, 3, rank[1]);
-  s->a[0].l->lay[1] = lay_make(0, 3, rank[1]);
+  s->a[0].l->t[1] = cert_gen_input(L, 0, L->dt, 3, rank[1]);
+  s->a[0].l->lay[1] = cert_lay_make(0, 3, rank[1]);
   cat(L, "dim 2 of 2-D tensors", 2, 2, fit, NULL, NULL, 2, true);
   cat(L, "dim -3 of 2-D tensors", 2, 2, fit, NULL, NULL, -3, true);
 }
@@ -200,17 +200,17 @@ static void cat_bad(slist *L) {
  * out features, with a bias or not; layouts lx, lw, lb. */
 static sample *linear(slist *L, const char *label, int32_t nd, const int64_t *xs, int64_t out,
                       bool bias, int lx, int lw, int lb) {
-  sample *s = gen_next(L, label);
+  sample *s = cert_gen_next(L, label);
   int64_t ws[2] = {out, xs[nd - 1]};
-  rt *x = gen_input(L, 0, L->dt, nd, xs), *w = gen_input(L, 1, L->dt, 2, ws);
-  if (lay_is_expanded(lx)) gen_make_expandable(x, lx);
-  if (lay_is_expanded(lw)) gen_make_expandable(w, lw);
-  add_tensor(s, x, lx);
-  add_tensor(s, w, lw);
+  rt *x = cert_gen_input(L, 0, L->dt, nd, xs), *w = cert_gen_input(L, 1, L->dt, 2, ws);
+  if (cert_lay_is_expanded(lx)) cert_gen_make_expandable(x, lx);
+  if (cert_lay_is_expanded(lw)) cert_gen_make_expandable(w, lw);
+  cert_add_tensor(s, x, lx);
+  cert_add_tensor(s, w, lw);
   if (bias) {
-    rt *b = gen_input(L, 2, L->dt, 1, &out);
-    if (lay_is_expanded(lb)) gen_make_expandable(b, lb);
-    add_tensor(s, b, lb);
+    rt *b = cert_gen_input(L, 2, L->dt, 1, &out);
+    if (cert_lay_is_expanded(lb)) cert_gen_make_expandable(b, lb);
+    cert_add_tensor(s, b, lb);
   }
   return s;
 }
@@ -246,7 +246,7 @@ static void linear_sets(slist *L, int sk) {
       static const int64_t s3[3] = {5, 7, 9};
       for (int arg = 0; arg < 3; arg++)
         for (int lay = 1; lay < L_KINDS; lay++) {
-          snprintf(label, sizeof label, "argument %d %s", arg, lay_name[lay]);
+          snprintf(label, sizeof label, "argument %d %s", arg, cert_lay_name[lay]);
           linear(L, label, 3, s3, 6, true, arg == 0 ? lay : 0, arg == 1 ? lay : 0,
                  arg == 2 ? lay : 0);
         }
@@ -272,20 +272,20 @@ static void linear_sets(slist *L, int sk) {
       static const int64_t s4[2] = {2, 4};
       sample *s = linear(L, "in_features 3 by a weight of 4", 2, s23, 4, false, 0, 0, 0);
       rt_free(s->a[1].t);
-      s->a[1].t = gen_input(L, 1, L->dt, 2, s4);
-      s->a[1].lay = lay_make(0, 2, s4);
+      s->a[1].t = cert_gen_input(L, 1, L->dt, 2, s4);
+      s->a[1].lay = cert_lay_make(0, 2, s4);
       s = linear(L, "a 1-D weight", 2, s23, 1, false, 0, 0, 0);
       s->a[1].t->ndim = 1;
       s->a[1].t->sizes[0] = 3;
-      s->a[1].lay = lay_make(0, 1, s->a[1].t->sizes);
+      s->a[1].lay = cert_lay_make(0, 1, s->a[1].t->sizes);
       s = linear(L, "a bias of 3 for 4 out_features", 2, s23, 4, true, 0, 0, 0);
       s->a[2].t->numel = 3;
       s->a[2].t->sizes[0] = 3;
-      s->a[2].lay = lay_make(0, 1, s->a[2].t->sizes);
+      s->a[2].lay = cert_lay_make(0, 1, s->a[2].t->sizes);
       s = linear(L, "a 0-dim input", 1, s23 + 1, 4, false, 0, 0, 0);
       s->a[0].t->ndim = 0;
       s->a[0].t->numel = 1;
-      s->a[0].lay = lay_make(0, 0, NULL);
+      s->a[0].lay = cert_lay_make(0, 0, NULL);
       s = linear(L, "a float64 weight", 2, s23, 4, false, 0, 0, 0);
       rt *w = ref_cast(s->a[1].t, L->dt == BP_FLOAT64 ? BP_FLOAT32 : BP_FLOAT64);
       rt_free(s->a[1].t);
@@ -302,27 +302,29 @@ static void linear_sets(slist *L, int sk) {
  * lw) or not, eps (NAN: None, left to its default when no weight). */
 static sample *rms(slist *L, const char *label, rt *x, int lx, int64_t nn, bool weight, int lw,
                    double eps) {
-  sample *s = gen_next(L, label);
+  sample *s = cert_gen_next(L, label);
   int64_t ns[BP_MAX_NDIM];
   if (nn > x->ndim) nn = x->ndim;
   for (int64_t j = 0; j < nn; j++) ns[j] = x->sizes[x->ndim - nn + j];
-  if (lay_is_expanded(lx)) gen_make_expandable(x, lx);
-  add_tensor(s, x, lx);
-  add_list(s, ns, (size_t)nn);
+  if (cert_lay_is_expanded(lx)) cert_gen_make_expandable(x, lx);
+  cert_add_tensor(s, x, lx);
+  cert_add_list(s, ns, (size_t)nn);
   if (weight) {
-    rt *w = rand_rt(x->dtype, (int32_t)nn, ns, 0.5, 1.5);
-    if (lay_is_expanded(lw)) gen_make_expandable(w, lw);
-    add_tensor(s, w, lw);
+    rt *w = cert_rand_rt(x->dtype, (int32_t)nn, ns, 0.5, 1.5);
+    if (cert_lay_is_expanded(lw)) cert_gen_make_expandable(w, lw);
+    cert_add_tensor(s, w, lw);
   } else if (eps == eps) {
-    add_none(s);
+    cert_add_none(s);
   }
-  if (eps == eps) add_float(s, eps);
-  else if (weight && (nn & 1)) add_none(s); /* None given, or left to its default */
+  if (eps == eps)
+    cert_add_float(s, eps);
+  else if (weight && (nn & 1))
+    cert_add_none(s); /* None given, or left to its default */
   return s;
 }
 
 static rt *input(slist *L, int32_t nd, const int64_t *sz) {
-  return gen_input(L, 0, L->dt, nd, sz);
+  return cert_gen_input(L, 0, L->dt, nd, sz);
 }
 
 static void rms_sets(slist *L, int sk) {
@@ -358,7 +360,7 @@ static void rms_sets(slist *L, int sk) {
       for (int arg = 0; arg < 2; arg++)
         for (int lay = 1; lay < L_KINDS; lay++) {
           bool cl = lay == L_CHANNELS_LAST;
-          snprintf(label, sizeof label, "argument %d %s", arg ? 2 : 0, lay_name[lay]);
+          snprintf(label, sizeof label, "argument %d %s", arg ? 2 : 0, cert_lay_name[lay]);
           x = cl ? input(L, 4, s4) : input(L, 3, s67);
           rms(L, label, x, arg ? 0 : lay, arg ? 2 : 1, true, arg ? lay : 0, NAN);
         }
@@ -377,9 +379,9 @@ static void rms_sets(slist *L, int sk) {
     case SK_VALUES: {
       /* rows whose mean square is near eps, or 0; constant rows; far
        * from 0 (whose squares float32 still holds); NaN and inf */
-      x = rand_rt(L->dt, 2, m, -1e-3, 1e-3);
+      x = cert_rand_rt(L->dt, 2, m, -1e-3, 1e-3);
       rms(L, "rows near 0", x, 0, 1, false, 0, NAN);
-      x = rand_rt(L->dt, 2, m, -0.1, 0.1);
+      x = cert_rand_rt(L->dt, 2, m, -0.1, 0.1);
       rms(L, "rows near 0, eps 0.01", x, 0, 1, true, 0, 1e-2);
       x = rt_new(L->dt, 2, m);
       for (int64_t j = 67; j < x->numel; j++) x->f[j] = j % 2 ? 0.0 : -0.0;
@@ -388,7 +390,7 @@ static void rms_sets(slist *L, int sk) {
       for (int64_t j = 0; j < x->numel; j++) x->f[j] = round_to(L->dt, 3.25);
       rms(L, "constant rows", x, 0, 1, false, 0, NAN);
       double far = L->dt == BP_FLOAT16 ? 100 : 1e15;
-      x = rand_rt(L->dt, 2, m, far / 2, far);
+      x = cert_rand_rt(L->dt, 2, m, far / 2, far);
       rms(L, "rows far from 0", x, 0, 1, false, 0, NAN);
       x = input(L, 2, m);
       x->f[5] = NAN;
@@ -407,7 +409,7 @@ static void rms_sets(slist *L, int sk) {
       s = rms(L, "a weight of shape [2]", input(L, 3, s234), 0, 1, true, 0, NAN);
       s->a[2].t->sizes[0] = 2;
       s->a[2].t->numel = 2;
-      s->a[2].lay = lay_make(0, 1, s->a[2].t->sizes);
+      s->a[2].lay = cert_lay_make(0, 1, s->a[2].t->sizes);
       rms(L, "eps -1", input(L, 3, s234), 0, 1, false, 0, -1.0);
       break;
     }
@@ -422,24 +424,25 @@ static void rms_sets(slist *L, int sk) {
  * (3); the statistic `which` (1 weight .. 4 running_var) in layout lv. */
 static sample *bn(slist *L, const char *label, rt *x, int lx, int affine, int which, int lv,
                   double eps) {
-  sample *s = gen_next(L, label);
+  sample *s = cert_gen_next(L, label);
   int64_t c = x->sizes[1];
-  if (lay_is_expanded(lx)) gen_make_expandable(x, lx);
-  add_tensor(s, x, lx);
+  if (cert_lay_is_expanded(lx)) cert_gen_make_expandable(x, lx);
+  cert_add_tensor(s, x, lx);
   for (int i = 1; i <= 4; i++) {
     if ((i == 1 && (affine == 0 || affine == 3)) || (i == 2 && (affine == 0 || affine == 2))) {
-      add_none(s);
+      cert_add_none(s);
       continue;
     }
-    rt *v = i == 1 ? rand_rt(x->dtype, 1, &c, 0.5, 1.5) : gen_input(L, i, x->dtype, 1, &c);
+    rt *v =
+        i == 1 ? cert_rand_rt(x->dtype, 1, &c, 0.5, 1.5) : cert_gen_input(L, i, x->dtype, 1, &c);
     int lay = i == which ? lv : 0;
-    if (lay_is_expanded(lay)) gen_make_expandable(v, lay);
-    add_tensor(s, v, lay);
+    if (cert_lay_is_expanded(lay)) cert_gen_make_expandable(v, lay);
+    cert_add_tensor(s, v, lay);
   }
-  add_bool(s, false); /* training */
-  add_float(s, 0.1);  /* momentum: no effect in inference */
-  add_float(s, eps);
-  add_bool(s, false); /* cudnn_enabled */
+  cert_add_bool(s, false); /* training */
+  cert_add_float(s, 0.1);  /* momentum: no effect in inference */
+  cert_add_float(s, eps);
+  cert_add_bool(s, false); /* cudnn_enabled */
   return s;
 }
 
@@ -478,7 +481,7 @@ static void bn_sets(slist *L, int sk) {
       for (int arg = 0; arg <= 4; arg++)
         for (int lay = 1; lay < L_KINDS; lay++) {
           bool cl = lay == L_CHANNELS_LAST;
-          snprintf(label, sizeof label, "argument %d %s", arg, lay_name[lay]);
+          snprintf(label, sizeof label, "argument %d %s", arg, cert_lay_name[lay]);
           x = cl || arg ? input(L, 4, s4) : input(L, 3, s3);
           bn(L, label, x, arg ? 0 : lay, true, arg, lay, 1e-5);
         }
@@ -486,11 +489,11 @@ static void bn_sets(slist *L, int sk) {
     }
     case SK_VALUES: {
       x = input(L, 3, m);
-      gen_sprinkle(x, 3, true, false);
+      cert_gen_sprinkle(x, 3, true, false);
       bn(L, "special values in the input", x, 0, true, 0, 0, 1e-5);
       sample *s = bn(L, "a variance of 0 with eps 0", input(L, 3, m), 0, true, 0, 0, 0.0);
       s->a[4].t->f[1] = 0.0;
-      x = rand_rt(L->dt, 3, m, 9.5, 10.5);
+      x = cert_rand_rt(L->dt, 3, m, 9.5, 10.5);
       s = bn(L, "inputs near their mean of 10", x, 0, false, 0, 0, 1e-5);
       for (int64_t c = 0; c < 4; c++) s->a[3].t->f[c] = round_to(L->dt, 10.0);
       break;
@@ -510,11 +513,11 @@ static void bn_sets(slist *L, int sk) {
       s = bn(L, "a weight of 2 for 3 channels", input(L, 4, s4), 0, true, 0, 0, 1e-5);
       s->a[1].t->sizes[0] = 2;
       s->a[1].t->numel = 2;
-      s->a[1].lay = lay_make(0, 1, s->a[1].t->sizes);
+      s->a[1].lay = cert_lay_make(0, 1, s->a[1].t->sizes);
       s = bn(L, "a 1-D input", input(L, 4, s4), 0, false, 0, 0, 1e-5);
       rt_free(s->a[0].t);
       s->a[0].t = input(L, 1, s1);
-      s->a[0].lay = lay_make(0, 1, s1);
+      s->a[0].lay = cert_lay_make(0, 1, s1);
       bn(L, "eps -1", input(L, 4, s4), 0, true, 0, 0, -1.0);
       s = bn(L, "a float64 running_var", input(L, 4, s4), 0, true, 0, 0, 1e-5);
       rt *v = ref_cast(s->a[4].t, L->dt == BP_FLOAT64 ? BP_FLOAT32 : BP_FLOAT64);
@@ -526,7 +529,7 @@ static void bn_sets(slist *L, int sk) {
   }
 }
 
-bool gen_nn_set(slist *L, int sk) {
+bool cert_gen_nn_set(slist *L, int sk) {
   switch (kind_of(L)) {
     case K_CAT:
       switch (sk) {

@@ -36,20 +36,22 @@ static void shape_of(const attn *a, int which, int64_t *sz) {
  * scale (NAN for None). */
 static sample *one(slist *L, const char *label, const attn *a, int lq, int lk, int lv, rt *mask,
                    bool causal, double scale) {
-  sample *s = gen_next(L, label);
+  sample *s = cert_gen_next(L, label);
   int64_t sz[3][4];
   for (int w = 0; w < 3; w++) {
     shape_of(a, w, sz[w]);
-    rt *t = gen_input(L, w, L->dt, a->nd, sz[w]);
+    rt *t = cert_gen_input(L, w, L->dt, a->nd, sz[w]);
     int lay = w == 0 ? lq : w == 1 ? lk : lv;
-    if (lay_is_expanded(lay)) gen_make_expandable(t, lay);
-    add_tensor(s, t, lay);
+    if (cert_lay_is_expanded(lay)) cert_gen_make_expandable(t, lay);
+    cert_add_tensor(s, t, lay);
   }
-  if (mask) add_tensor(s, mask, L_CONTIG);
-  else add_none(s);
-  add_float(s, 0.0);
-  add_bool(s, causal);
-  if (scale == scale) add_float(s, scale);
+  if (mask)
+    cert_add_tensor(s, mask, L_CONTIG);
+  else
+    cert_add_none(s);
+  cert_add_float(s, 0.0);
+  cert_add_bool(s, causal);
+  if (scale == scale) cert_add_float(s, scale);
   return s;
 }
 
@@ -64,7 +66,7 @@ static attn attn_shape(int32_t nd, int64_t b, int64_t hq, int64_t hk, int64_t Lq
 static rt *bool_mask(int32_t nd, const int64_t *sz, int64_t none) {
   rt *m = rt_new(BP_BOOL, nd, sz);
   int64_t S = sz[nd - 1];
-  for (int64_t j = 0; j < m->numel; j++) m->i[j] = (rng_next() & 3) != 0;
+  for (int64_t j = 0; j < m->numel; j++) m->i[j] = (cert_rng_next() & 3) != 0;
   if (none >= 0 && nd >= 2)
     for (int64_t j = 0; j < m->numel; j++)
       if (j / S % sz[nd - 2] == none) m->i[j] = 0;
@@ -74,7 +76,7 @@ static rt *bool_mask(int32_t nd, const int64_t *sz, int64_t none) {
 static rt *float_mask(const slist *L, int32_t nd, const int64_t *sz, bool with_inf) {
   rt *m = rt_new(L->dt, nd, sz);
   for (int64_t j = 0; j < m->numel; j++) {
-    uint64_t r = rng_next();
+    uint64_t r = cert_rng_next();
     m->f[j] = round_to(L->dt, with_inf && r % 5 == 0 ? -INFINITY : (double)(r % 9) * 0.25 - 1);
   }
   return m;
@@ -111,7 +113,7 @@ static void set_layouts(slist *L) {
   for (int w = 0; w < 3; w++)
     for (size_t i = 0; i < 3; i++) {
       attn a = attn_shape(4, 2, 2, 2, 70, 66, 12, 12);
-      snprintf(label, sizeof label, "argument %d %s", w, lay_name[lays[i]]);
+      snprintf(label, sizeof label, "argument %d %s", w, cert_lay_name[lays[i]]);
       one(L, label, &a, w == 0 ? lays[i] : L_CONTIG, w == 1 ? lays[i] : L_CONTIG,
           w == 2 ? lays[i] : L_CONTIG, NULL, i == 1, NAN);
     }
@@ -161,12 +163,12 @@ static void set_bad(slist *L) {
   s = one(L, "key's E differs from query's", &e, 0, 0, 0, NULL, false, NAN);
   int64_t kz[3] = {2, 7, 9};
   rt_free(s->a[1].t);
-  s->a[1].t = gen_input(L, 1, L->dt, 3, kz);
+  s->a[1].t = cert_gen_input(L, 1, L->dt, 3, kz);
   attn h = attn_shape(3, 1, 3, 2, 5, 7, 8, 8);
   one(L, "3 query heads by 2 key heads", &h, 0, 0, 0, NULL, false, NAN);
 }
 
-bool gen_sdpa_set(slist *L, int sk) {
+bool cert_gen_sdpa_set(slist *L, int sk) {
   if (kind_of(L) != K_SDPA) return false;
   switch (sk) {
     case SK_BASIC: set_basic(L); break;

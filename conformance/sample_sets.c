@@ -17,7 +17,7 @@
 #include "sample_int.h"
 #include "num.h"
 
-#define next gen_next
+#define next cert_gen_next
 
 /* ---- The Scalars of masked_fill and clamp ------------------------------ */
 
@@ -25,10 +25,18 @@
  * bool, 'n' None. */
 static void add_scalar(sample *s, char c, double v) {
   switch (c) {
-    case 'i': add_int(s, (int64_t)v); break;
-    case 'b': add_bool(s, v != 0); break;
-    case 'n': add_none(s); break;
-    default: add_float(s, v); break;
+    case 'i':
+      cert_add_int(s, (int64_t)v);
+      break;
+    case 'b':
+      cert_add_bool(s, v != 0);
+      break;
+    case 'n':
+      cert_add_none(s);
+      break;
+    default:
+      cert_add_float(s, v);
+      break;
   }
 }
 
@@ -103,18 +111,18 @@ static void tail_args(slist *L, sample *s, int variant) {
   enum kind k = kind_of(L);
   int sub = sub_of(L);
   bool fl = dt_is_float(s->a[0].t->dtype);
-  s->exact = gen_exact(k, sub);
+  s->exact = cert_gen_exact(k, sub);
   s->zero_ties = k == K_BINARY && (sub == RB_MAXIMUM || sub == RB_MINIMUM);
   if (k == K_MULADD) {
-    add_float(s, variant & 1 ? -1.25 : 0.5);
+    cert_add_float(s, variant & 1 ? -1.25 : 0.5);
   } else if (k == K_ADD_OUT || (k == K_BINARY && (sub == RB_ADD || sub == RB_SUB))) {
     /* alpha 1 rounds once; another alpha is compared within tolerance */
     double alpha = variant % 3 == 2 ? (fl ? 0.5 : 2.0) : 1.0;
     if (variant % 5 == 4 && fl) alpha = -2.75;
-    add_float(s, alpha);
+    cert_add_float(s, alpha);
     s->exact = alpha == 1.0;
   } else if (k == K_UNARY && sub == RU_GELU) {
-    add_str(s, variant & 1 ? "tanh" : "none");
+    cert_add_str(s, variant & 1 ? "tanh" : "none");
   }
 }
 
@@ -124,7 +132,7 @@ static void add_out(sample *s, int lay) {
   int32_t n;
   int64_t sz[BP_MAX_NDIM];
   if (!ref_broadcast(a->ndim, a->sizes, b->ndim, b->sizes, &n, sz)) n = 1, sz[0] = 1;
-  add_tensor(s, rand_rt(dt_promote(a->dtype, b->dtype), n, sz, -1, 1), lay);
+  cert_add_tensor(s, cert_rand_rt(dt_promote(a->dtype, b->dtype), n, sz, -1, 1), lay);
 }
 
 /* An elementwise sample over operands of shapes sa (and sb, sc) with the
@@ -135,47 +143,47 @@ static void ew(slist *L, const char *label, const shape *sa, const shape *sb, co
   sample *s = next(L, label);
   switch (k) {
     case K_WHERE:
-      add_tensor(s, rand_rt(BP_BOOL, sa->n, sa->s, 0, 1), la);
-      add_tensor(s, gen_input(L, 1, dta, sb->n, sb->s), lb);
-      add_tensor(s, gen_input(L, 2, dtb, sc->n, sc->s), lc);
+      cert_add_tensor(s, cert_rand_rt(BP_BOOL, sa->n, sa->s, 0, 1), la);
+      cert_add_tensor(s, cert_gen_input(L, 1, dta, sb->n, sb->s), lb);
+      cert_add_tensor(s, cert_gen_input(L, 2, dtb, sc->n, sc->s), lc);
       s->exact = true;
       return;
     case K_UNARY:
     case K_BOOL_UNARY:
     case K_CONTIGUOUS:
-      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
+      cert_add_tensor(s, cert_gen_input(L, 0, dta, sa->n, sa->s), la);
       tail_args(L, s, variant);
       return;
     case K_MASKED_FILL:
-      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
-      add_tensor(s, rand_rt(BP_BOOL, sb->n, sb->s, 0, 1), lb);
+      cert_add_tensor(s, cert_gen_input(L, 0, dta, sa->n, sa->s), la);
+      cert_add_tensor(s, cert_rand_rt(BP_BOOL, sb->n, sb->s, 0, 1), lb);
       fill_scalar(s, dta, variant);
       s->exact = true;
       return;
     case K_CLAMP:
-      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
+      cert_add_tensor(s, cert_gen_input(L, 0, dta, sa->n, sa->s), la);
       clamp_scalars(s, dta, variant);
       /* maximum and minimum may give either zero where -0.0 meets 0.0 */
       s->exact = s->zero_ties = true;
       return;
     case K_CAST:
-      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
-      add_dtype(s, dtb);
+      cert_add_tensor(s, cert_gen_input(L, 0, dta, sa->n, sa->s), la);
+      cert_add_dtype(s, dtb);
       s->exact = true;
       return;
     case K_FILL:
-      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
-      add_float(s, gen_fill_value(dta, variant));
+      cert_add_tensor(s, cert_gen_input(L, 0, dta, sa->n, sa->s), la);
+      cert_add_float(s, cert_gen_fill_value(dta, variant));
       s->exact = true;
       return;
     case K_COPY:
-      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
-      add_tensor(s, gen_input(L, 1, dtb, sb->n, sb->s), lb);
+      cert_add_tensor(s, cert_gen_input(L, 0, dta, sa->n, sa->s), la);
+      cert_add_tensor(s, cert_gen_input(L, 1, dtb, sb->n, sb->s), lb);
       s->exact = true;
       return;
     default: /* binary, add.out, muladd */
-      add_tensor(s, gen_input(L, 0, dta, sa->n, sa->s), la);
-      add_tensor(s, gen_input(L, 1, dtb, sb->n, sb->s), lb);
+      cert_add_tensor(s, cert_gen_input(L, 0, dta, sa->n, sa->s), la);
+      cert_add_tensor(s, cert_gen_input(L, 1, dtb, sb->n, sb->s), lb);
       tail_args(L, s, variant);
       if (k == K_ADD_OUT) add_out(s, lc);
       return;
@@ -193,37 +201,45 @@ static void along(slist *L, const char *label, rt *x, int lay, const int64_t *di
                   int keepdim, int32_t sum_dt) {
   enum kind k = kind_of(L);
   sample *s = next(L, label);
-  add_tensor(s, x, lay);
-  s->exact = gen_exact(k, sub_of(L));
+  cert_add_tensor(s, x, lay);
+  s->exact = cert_gen_exact(k, sub_of(L));
   s->zero_ties = k == K_REDUCE && (sub_of(L) == RR_AMAX || sub_of(L) == RR_AMIN);
   switch (k) {
     case K_REDUCE:
-      add_list(s, dims, (size_t)(ndims < 0 ? 0 : ndims));
-      if (keepdim >= 0 || sum_dt != BP_DTYPE_INVALID) add_bool(s, keepdim > 0);
-      if (sum_dt != BP_DTYPE_INVALID && sub_of(L) == RR_SUM) add_dtype(s, sum_dt);
+      cert_add_list(s, dims, (size_t)(ndims < 0 ? 0 : ndims));
+      if (keepdim >= 0 || sum_dt != BP_DTYPE_INVALID) cert_add_bool(s, keepdim > 0);
+      if (sum_dt != BP_DTYPE_INVALID && sub_of(L) == RR_SUM) cert_add_dtype(s, sum_dt);
       break;
     case K_ARGMAX:
-      if (ndims < 0) add_none(s);
-      else add_int(s, dims[0]);
-      if (keepdim >= 0) add_bool(s, keepdim > 0);
+      if (ndims < 0)
+        cert_add_none(s);
+      else
+        cert_add_int(s, dims[0]);
+      if (keepdim >= 0) cert_add_bool(s, keepdim > 0);
       break;
-    case K_SOFTMAX: add_int(s, ndims > 0 ? dims[0] : -1); break;
+    case K_SOFTMAX:
+      cert_add_int(s, ndims > 0 ? dims[0] : -1);
+      break;
     case K_CUMSUM:
-      add_int(s, ndims > 0 ? dims[0] : -1);
-      if (sum_dt != BP_DTYPE_INVALID) add_dtype(s, sum_dt);
+      cert_add_int(s, ndims > 0 ? dims[0] : -1);
+      if (sum_dt != BP_DTYPE_INVALID) cert_add_dtype(s, sum_dt);
       break;
     case K_LAYER_NORM: {
       /* normalized_shape: the trailing dims[0] sizes of x */
       int64_t nn = ndims > 0 ? dims[0] : 1, ns[BP_MAX_NDIM];
       if (nn > x->ndim) nn = x->ndim;
       for (int64_t j = 0; j < nn; j++) ns[j] = x->sizes[x->ndim - nn + j];
-      add_list(s, ns, (size_t)nn);
+      cert_add_list(s, ns, (size_t)nn);
       if (keepdim > 0) { /* 1: weight and bias; 2: weight alone; 3: bias alone */
-        if (keepdim != 3) add_tensor(s, rand_rt(x->dtype, (int32_t)nn, ns, 0.5, 1.5), L_CONTIG);
-        else add_none(s);
-        if (keepdim != 2) add_tensor(s, rand_rt(x->dtype, (int32_t)nn, ns, -1, 1), L_CONTIG);
-        else add_none(s);
-        add_float(s, sum_dt == BP_DTYPE_INVALID ? 1e-5 : 1e-3);
+        if (keepdim != 3)
+          cert_add_tensor(s, cert_rand_rt(x->dtype, (int32_t)nn, ns, 0.5, 1.5), L_CONTIG);
+        else
+          cert_add_none(s);
+        if (keepdim != 2)
+          cert_add_tensor(s, cert_rand_rt(x->dtype, (int32_t)nn, ns, -1, 1), L_CONTIG);
+        else
+          cert_add_none(s);
+        cert_add_float(s, sum_dt == BP_DTYPE_INVALID ? 1e-5 : 1e-3);
       }
       break;
     }
@@ -233,14 +249,14 @@ static void along(slist *L, const char *label, rt *x, int lay, const int64_t *di
 
 static void along_shape(slist *L, const char *label, const shape *sh, int lay, const int64_t *dims,
                         int ndims, int keepdim) {
-  along(L, label, gen_input(L, 0, L->dt, sh->n, sh->s), lay, dims, ndims, keepdim,
+  along(L, label, cert_gen_input(L, 0, L->dt, sh->n, sh->s), lay, dims, ndims, keepdim,
         BP_DTYPE_INVALID);
 }
 
 static void mm(slist *L, const char *label, const shape *sa, const shape *sb, int la, int lb) {
   sample *s = next(L, label);
-  add_tensor(s, gen_input(L, 0, L->dt, sa->n, sa->s), la);
-  add_tensor(s, gen_input(L, 1, L->dt, sb->n, sb->s), lb);
+  cert_add_tensor(s, cert_gen_input(L, 0, L->dt, sa->n, sa->s), la);
+  cert_add_tensor(s, cert_gen_input(L, 1, L->dt, sb->n, sb->s), lb);
 }
 
 /* ---- The classes ---------------------------------------------------------- */
@@ -361,32 +377,32 @@ static void set_layouts(slist *L) {
   for (int arg = 0; arg < nt; arg++)
     for (int lay = 1; lay < L_KINDS; lay++) {
       bool mutated = (k == K_COPY && arg == 0) || (k == K_ADD_OUT && arg == 2);
-      if (mutated && lay_is_expanded(lay)) continue; /* the op set refuses it */
+      if (mutated && cert_lay_is_expanded(lay)) continue; /* the op set refuses it */
       const shape *sh = lay == L_CHANNELS_LAST ? &s4 : &s3;
-      snprintf(label, sizeof label, "argument %d %s", arg, lay_name[lay]);
+      snprintf(label, sizeof label, "argument %d %s", arg, cert_lay_name[lay]);
       int la = arg == 0 ? lay : 0, lb = arg == 1 ? lay : 0, lc = arg == 2 ? lay : 0;
       static const int64_t last = -1, one = 1, mid = 1;
       switch (k) {
         case K_REDUCE:
-          along(L, label, gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, &mid, 1, 0,
-                BP_DTYPE_INVALID);
-          along(L, label, gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, NULL, 0, -1,
-                BP_DTYPE_INVALID);
+          along(L, label, cert_gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, &mid, 1,
+                0, BP_DTYPE_INVALID);
+          along(L, label, cert_gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, NULL, 0,
+                -1, BP_DTYPE_INVALID);
           break;
         case K_ARGMAX:
         case K_SOFTMAX:
-          along(L, label, gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, &last, 1,
+          along(L, label, cert_gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, &last, 1,
                 -1, BP_DTYPE_INVALID);
           break;
         case K_LAYER_NORM:
-          along(L, label, gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, &one, 1, 1,
-                BP_DTYPE_INVALID);
+          along(L, label, cert_gen_for_layout(L->dt, sh, lay, kind_of(L), sub_of(L)), lay, &one, 1,
+                1, BP_DTYPE_INVALID);
           break;
         case K_MATMUL: {
           shape a = {3, {3, 6, 5}}, b = {3, {3, 5, 7}};
           sample *s = next(L, label);
-          add_tensor(s, gen_for_layout(L->dt, &a, la, K_MATMUL, 0), la);
-          add_tensor(s, gen_for_layout(L->dt, &b, lb, K_MATMUL, 0), lb);
+          cert_add_tensor(s, cert_gen_for_layout(L->dt, &a, la, K_MATMUL, 0), la);
+          cert_add_tensor(s, cert_gen_for_layout(L->dt, &b, lb, K_MATMUL, 0), lb);
           break;
         }
         default: {
@@ -398,7 +414,7 @@ static void set_layouts(slist *L) {
                           k == K_WHERE || k == K_COMPARE || k == K_LOGICAL || k == K_MASKED_FILL
                       ? arg
                       : 0;
-          if (lay_is_expanded(lay)) gen_make_expandable(s->a[t].t, lay);
+          if (cert_lay_is_expanded(lay)) cert_gen_make_expandable(s->a[t].t, lay);
           break;
         }
       }
@@ -507,8 +523,8 @@ static void set_dims(slist *L) {
     static const int64_t d1 = 1, d0 = 0;
     for (size_t j = 0; j < 3; j++) {
       snprintf(label, sizeof label, "dtype=%s", dt_name(to[j]));
-      along(L, label, gen_input(L, 0, L->dt, s67.n, s67.s), 0, &d1, 1, -1, to[j]);
-      along(L, label, gen_input(L, 0, L->dt, s3.n, s3.s), 0, &d0, 1, -1, to[j]);
+      along(L, label, cert_gen_input(L, 0, L->dt, s67.n, s67.s), 0, &d1, 1, -1, to[j]);
+      along(L, label, cert_gen_input(L, 0, L->dt, s3.n, s3.s), 0, &d0, 1, -1, to[j]);
     }
   }
   if (k == K_REDUCE && sub_of(L) == RR_SUM) {
@@ -517,13 +533,13 @@ static void set_dims(slist *L) {
     static const int64_t d1 = 1;
     for (size_t j = 0; j < 3; j++) {
       snprintf(label, sizeof label, "dtype=%s", dt_name(to[j]));
-      along(L, label, gen_input(L, 0, L->dt, s67.n, s67.s), 0, &d1, 1, 0, to[j]);
-      along(L, label, gen_input(L, 0, L->dt, s3.n, s3.s), 0, NULL, 0, 1, to[j]);
+      along(L, label, cert_gen_input(L, 0, L->dt, s67.n, s67.s), 0, &d1, 1, 0, to[j]);
+      along(L, label, cert_gen_input(L, 0, L->dt, s3.n, s3.s), 0, NULL, 0, 1, to[j]);
     }
   }
   if (k == K_LAYER_NORM) {
     static const int64_t one = 1;
-    along(L, "eps 1e-3", gen_input(L, 0, L->dt, s3.n, s3.s), 0, &one, 1, 1, BP_FLOAT64);
+    along(L, "eps 1e-3", cert_gen_input(L, 0, L->dt, s3.n, s3.s), 0, &one, 1, 1, BP_FLOAT64);
   }
 }
 
@@ -536,8 +552,8 @@ static void set_promotion(slist *L) {
      * becomes float32 for an integer self and a float bound) */
     for (int j = 0; j < (k == K_CLAMP ? 6 : 5); j++) {
       sample *s = next(L, "");
-      add_tensor(s, gen_input(L, 0, L->dt, m.n, m.s), L_CONTIG);
-      if (k == K_MASKED_FILL) add_tensor(s, rand_rt(BP_BOOL, v.n, v.s, 0, 1), L_CONTIG);
+      cert_add_tensor(s, cert_gen_input(L, 0, L->dt, m.n, m.s), L_CONTIG);
+      if (k == K_MASKED_FILL) cert_add_tensor(s, cert_rand_rt(BP_BOOL, v.n, v.s, 0, 1), L_CONTIG);
       const char *what = k == K_CLAMP ? clamp_scalars(s, L->dt, j) : fill_scalar(s, L->dt, j);
       snprintf(s->label, sizeof s->label, "%s", what);
       s->exact = true;
@@ -547,7 +563,7 @@ static void set_promotion(slist *L) {
   }
   for (int d = 0; d < NUM_DTYPES; d++) {
     int32_t x = all_dtypes[d];
-    if (!gen_declared(L, x)) continue;
+    if (!cert_gen_declared(L, x)) continue;
     if (k == K_CAST) {
       snprintf(label, sizeof label, "to %s", dt_name(x));
       ew(L, label, &m, NULL, NULL, 0, 0, 0, L->dt, x, 0);
@@ -606,10 +622,10 @@ static void set_large(slist *L) {
   }
 }
 
-sample *gen_core_set(int r, int32_t dt, int sk, const gen_opts *o, size_t *n) {
+sample *cert_gen_core_set(int r, int32_t dt, int sk, const gen_opts *o, size_t *n) {
   slist L = {NULL, 0, 0, r, dt, o};
-  if (gen_index_set(&L, sk) || gen_sort_set(&L, sk) || gen_sdpa_set(&L, sk) ||
-      gen_conv_set(&L, sk) || gen_nn_set(&L, sk)) {
+  if (cert_gen_index_set(&L, sk) || cert_gen_sort_set(&L, sk) || cert_gen_sdpa_set(&L, sk) ||
+      cert_gen_conv_set(&L, sk) || cert_gen_nn_set(&L, sk)) {
     *n = L.n;
     return L.v;
   }
@@ -620,9 +636,13 @@ sample *gen_core_set(int r, int32_t dt, int sk, const gen_opts *o, size_t *n) {
     case SK_BROADCAST: set_broadcast(&L); break;
     case SK_DIMS: set_dims(&L); break;
     case SK_PROMOTION: set_promotion(&L); break;
-    case SK_VALUES: gen_values(&L); break;
+    case SK_VALUES:
+      cert_gen_values(&L);
+      break;
     case SK_LARGE: set_large(&L); break;
-    case SK_BADSHAPE: gen_badshape(&L); break;
+    case SK_BADSHAPE:
+      cert_gen_badshape(&L);
+      break;
     default: break;
   }
   *n = L.n;

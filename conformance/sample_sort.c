@@ -20,17 +20,17 @@
  * with descending = largest. */
 static sample *one(slist *L, const char *label, rt *x, int lx, int64_t dim, int64_t k,
                    bool largest) {
-  sample *s = gen_next(L, label);
+  sample *s = cert_gen_next(L, label);
   s->exact = true;
-  add_tensor(s, x, lx);
+  cert_add_tensor(s, x, lx);
   if (kind_of(L) == K_TOPK) {
-    add_int(s, k);
-    add_int(s, dim);
-    add_bool(s, largest);
-    add_bool(s, true);
+    cert_add_int(s, k);
+    cert_add_int(s, dim);
+    cert_add_bool(s, largest);
+    cert_add_bool(s, true);
   } else {
-    add_int(s, dim);
-    add_bool(s, largest);
+    cert_add_int(s, dim);
+    cert_add_bool(s, largest);
   }
   return s;
 }
@@ -40,7 +40,7 @@ static sample *one(slist *L, const char *label, rt *x, int lx, int64_t dim, int6
 static void tied(rt *x, int32_t dt) {
   static const double fv[] = {-1, 0, 1, 2, NAN, INFINITY, -INFINITY, -0.0};
   for (int64_t j = 0; j < x->numel; j++) {
-    uint64_t r = rng_next();
+    uint64_t r = cert_rng_next();
     if (dt_is_float(dt))
       x->f[j] = fv[r % (r % 3 ? 4 : 8)];
     else
@@ -50,9 +50,9 @@ static void tied(rt *x, int32_t dt) {
 
 static sample *valid(slist *L, const char *label, int32_t nd, const int64_t *sz, int lx,
                      int64_t dim, int64_t k, bool largest, bool ties) {
-  rt *x = gen_input(L, 0, L->dt, nd, sz);
+  rt *x = cert_gen_input(L, 0, L->dt, nd, sz);
   if (ties) tied(x, L->dt);
-  if (lay_is_expanded(lx)) gen_make_expandable(x, lx);
+  if (cert_lay_is_expanded(lx)) cert_gen_make_expandable(x, lx);
   return one(L, label, x, lx, dim, k, largest);
 }
 
@@ -92,7 +92,7 @@ static void set_sizes(slist *L) {
     valid(L, label, ranks[i].n, ranks[i].s, L_CONTIG, -1, ranks[i].n ? 2 : 1, i % 2 == 0, false);
   }
   static const int64_t none[1] = {0};
-  rt *x0 = gen_input(L, 0, L->dt, 0, none);
+  rt *x0 = cert_gen_input(L, 0, L->dt, 0, none);
   if (kind_of(L) == K_TOPK) one(L, "0-dim, k 0 (its element, as PyTorch)", x0, L_CONTIG, 0, 0, 1);
   else rt_free(x0);
 }
@@ -102,7 +102,7 @@ static void set_layouts(slist *L) {
   char label[64];
   for (int lay = 1; lay < L_KINDS; lay++) {
     bool cl = lay == L_CHANNELS_LAST;
-    snprintf(label, sizeof label, "argument 0 %s", lay_name[lay]);
+    snprintf(label, sizeof label, "argument 0 %s", cert_lay_name[lay]);
     valid(L, label, cl ? 4 : 3, cl ? s4 : s3, lay, 1, 4, lay % 2 == 0, lay % 3 == 0);
   }
 }
@@ -138,15 +138,15 @@ static void set_values(slist *L) {
     if (dt_is_float(L->dt)) {
       /* ties among NaNs of every pattern, negative ones among them: each
        * is above every number */
-      rt *x = gen_input(L, 0, L->dt, 2, s);
+      rt *x = cert_gen_input(L, 0, L->dt, 2, s);
       tied(x, L->dt);
       for (int64_t j = 0; j < x->numel; j++)
-        if (x->f[j] != x->f[j]) x->f[j] = gen_nan_payload(L->dt, (int)(j % NPAYLOAD));
+        if (x->f[j] != x->f[j]) x->f[j] = cert_gen_nan_payload(L->dt, (int)(j % NPAYLOAD));
       snprintf(label, sizeof label, "tied values with NaN payloads, k 67, %s",
                largest ? "largest" : "smallest");
       one(L, label, x, L_CONTIG, 1, 67, largest);
     }
-    rt *x = gen_input(L, 0, L->dt, 2, s);
+    rt *x = cert_gen_input(L, 0, L->dt, 2, s);
     if (!dt_is_float(L->dt))
       for (int64_t j = 0; j < x->numel; j += 3) x->i[j] = j % 2 ? dt_max(L->dt) : dt_min(L->dt);
     snprintf(label, sizeof label, "extremes, along dim 0, %s", largest ? "largest" : "smallest");
@@ -169,15 +169,15 @@ static void set_large(slist *L) {
 /* What the op set refuses: a dim out of range, k out of range. */
 static void set_bad(slist *L) {
   static const int64_t s23[] = {2, 3};
-  one(L, "dim 2 of a 2-D tensor", gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 2, 1, true);
-  one(L, "dim -3 of a 2-D tensor", gen_input(L, 0, L->dt, 2, s23), L_CONTIG, -3, 1, true);
+  one(L, "dim 2 of a 2-D tensor", cert_gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 2, 1, true);
+  one(L, "dim -3 of a 2-D tensor", cert_gen_input(L, 0, L->dt, 2, s23), L_CONTIG, -3, 1, true);
   if (kind_of(L) == K_TOPK) {
-    one(L, "k 4 of a dim of 3", gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 1, 4, true);
-    one(L, "k -1", gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 1, -1, false);
+    one(L, "k 4 of a dim of 3", cert_gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 1, 4, true);
+    one(L, "k -1", cert_gen_input(L, 0, L->dt, 2, s23), L_CONTIG, 1, -1, false);
   }
 }
 
-bool gen_sort_set(slist *L, int sk) {
+bool cert_gen_sort_set(slist *L, int sk) {
   enum kind k = kind_of(L);
   if (k != K_TOPK && k != K_SORT) return false;
   switch (sk) {

@@ -23,7 +23,7 @@ static void edges(rt *t) {
   size_t ne = sizeof e32 / sizeof *e32;
   for (int64_t k = 0; k < t->numel; k++) {
     double e = e32[(size_t)k % ne];
-    double jitter = (double)((int64_t)(rng_next() % 9) - 4) * fabs(e) * 6e-8;
+    double jitter = (double)((int64_t)(cert_rng_next() % 9) - 4) * fabs(e) * 6e-8;
     if (dt_is_float(t->dtype)) t->f[k] = round_to(t->dtype, e + jitter);
     else t->i[k] = wrap_int(t->dtype, (int64_t)e);
   }
@@ -35,11 +35,12 @@ static void edges(rt *t) {
 static void pair_table(slist *L, const char *label, int variant) {
   double fv[NSPECIAL];
   int64_t iv[NSPECIAL_I];
-  bool muladd = core_refs[L->r].kind == K_MULADD;
+  bool muladd = cert_core_refs[L->r].kind == K_MULADD;
   for (int i = 0; i < NSPECIAL; i++)
-    fv[i] = dt_is_float(L->dt) ? gen_special_f(L->dt, muladd && gen_is_big(i) ? 5 : i) : 0;
-  for (int i = 0; i < NSPECIAL_I; i++) iv[i] = L->dt == BP_BOOL ? 0 : gen_special_i(L->dt, i);
-  gen_pair_table(L, label, variant, fv, iv, dt_is_float(L->dt) ? NSPECIAL : NSPECIAL_I);
+    fv[i] =
+        dt_is_float(L->dt) ? cert_gen_special_f(L->dt, muladd && cert_gen_is_big(i) ? 5 : i) : 0;
+  for (int i = 0; i < NSPECIAL_I; i++) iv[i] = L->dt == BP_BOOL ? 0 : cert_gen_special_i(L->dt, i);
+  cert_gen_pair_table(L, label, variant, fv, iv, dt_is_float(L->dt) ? NSPECIAL : NSPECIAL_I);
 }
 
 /* A Scalar of a sample: its kind ('i' int, 'f' float, 'n' None) and value. */
@@ -50,9 +51,12 @@ typedef struct sv {
 } sv;
 
 static void add_sv(sample *s, const sv *v) {
-  if (v->c == 'n') add_none(s);
-  else if (v->c == 'i') add_int(s, v->i);
-  else add_float(s, v->f);
+  if (v->c == 'n')
+    cert_add_none(s);
+  else if (v->c == 'i')
+    cert_add_int(s, v->i);
+  else
+    cert_add_float(s, v->f);
 }
 
 static const char *sv_str(const sv *v, char *buf, size_t len) {
@@ -71,15 +75,17 @@ static void scalar_ops_values(slist *L) {
   bool fl = dt_is_float(dt);
   int64_t v67[1] = {67}, all[1] = {fl ? NSPECIAL + 1 : NSPECIAL_I};
   if (k == K_BOOL_UNARY) {
-    rt *x = gen_input(L, 0, dt, 1, all);
+    rt *x = cert_gen_input(L, 0, dt, 1, all);
     for (int i = 0; i < all[0]; i++) {
-      if (fl) x->f[i] = i < NSPECIAL ? gen_special_f(dt, i) : -NAN;
-      else if (dt != BP_BOOL) x->i[i] = gen_special_i(dt, i);
+      if (fl)
+        x->f[i] = i < NSPECIAL ? cert_gen_special_f(dt, i) : -NAN;
+      else if (dt != BP_BOOL)
+        x->i[i] = cert_gen_special_i(dt, i);
     }
-    gen_on(L, "every special value", x, 0);
-    x = gen_input(L, 0, dt, 1, v67);
-    gen_sprinkle(x, 2, true, true);
-    gen_on(L, "special values", x, 0);
+    cert_gen_on(L, "every special value", x, 0);
+    x = cert_gen_input(L, 0, dt, 1, v67);
+    cert_gen_sprinkle(x, 2, true, true);
+    cert_gen_on(L, "special values", x, 0);
     return;
   }
   sv vals[8];
@@ -88,7 +94,7 @@ static void scalar_ops_values(slist *L) {
     /* NaN, the infinities, -0.0, the largest finite values, a denormal */
     static const int sp[] = {0, 1, 2, 4, 7, 8, 11};
     for (size_t j = 0; j < sizeof sp / sizeof *sp; j++)
-      vals[nv++] = (sv){'f', gen_special_f(dt, sp[j]), 0};
+      vals[nv++] = (sv){'f', cert_gen_special_f(dt, sp[j]), 0};
   } else if (dt != BP_BOOL) {
     vals[nv++] = (sv){'i', 0, dt_min(dt)};
     vals[nv++] = (sv){'i', 0, dt_max(dt)};
@@ -98,12 +104,12 @@ static void scalar_ops_values(slist *L) {
   if (k == K_MASKED_FILL) {
     int64_t m[2] = {4, 67};
     for (int j = 0; j < nv; j++) {
-      rt *x = gen_input(L, 0, dt, 2, m);
-      gen_sprinkle(x, 3, true, true);
+      rt *x = cert_gen_input(L, 0, dt, 2, m);
+      cert_gen_sprinkle(x, 3, true, true);
       snprintf(label, sizeof label, "special values, value %s", sv_str(&vals[j], b1, 32));
-      sample *s = gen_next(L, label);
-      add_tensor(s, x, L_CONTIG);
-      add_tensor(s, rand_rt(BP_BOOL, 1, &m[1], 0, 1), L_CONTIG);
+      sample *s = cert_gen_next(L, label);
+      cert_add_tensor(s, x, L_CONTIG);
+      cert_add_tensor(s, cert_rand_rt(BP_BOOL, 1, &m[1], 0, 1), L_CONTIG);
       add_sv(s, &vals[j]);
       s->exact = true;
     }
@@ -114,7 +120,7 @@ static void scalar_ops_values(slist *L) {
   int nb = 0;
   const sv none = {'n', 0, 0};
   if (fl) {
-    double mx = gen_special_f(dt, 7);
+    double mx = cert_gen_special_f(dt, 7);
     const double pairs[][2] = {{-INFINITY, INFINITY}, {-0.0, 0.0}, {-mx, mx}, {1, -1}};
     for (size_t j = 0; j < sizeof pairs / sizeof *pairs; j++) {
       b[nb][0] = (sv){'f', pairs[j][0], 0};
@@ -129,21 +135,21 @@ static void scalar_ops_values(slist *L) {
     b[nb][0] = none, b[nb++][1] = vals[0];
   }
   for (int j = 0; j < nb; j++) {
-    rt *x = gen_input(L, 0, dt, 1, v67);
-    gen_sprinkle(x, 2, true, true);
+    rt *x = cert_gen_input(L, 0, dt, 1, v67);
+    cert_gen_sprinkle(x, 2, true, true);
     snprintf(label, sizeof label, "special values, min %s, max %s", sv_str(&b[j][0], b1, 32),
              sv_str(&b[j][1], b2, 32));
-    sample *s = gen_next(L, label);
-    add_tensor(s, x, L_CONTIG);
+    sample *s = cert_gen_next(L, label);
+    cert_add_tensor(s, x, L_CONTIG);
     add_sv(s, &b[j][0]);
     add_sv(s, &b[j][1]);
     s->exact = s->zero_ties = true;
   }
 }
 
-void gen_values(slist *L) {
+void cert_gen_values(slist *L) {
   enum kind k = kind_of(L);
-  int sub = core_refs[L->r].sub;
+  int sub = cert_core_refs[L->r].sub;
   int32_t dt = L->dt;
   bool fl = dt_is_float(dt);
   int64_t v67[1] = {67}, m[2] = {4, 67};
@@ -161,97 +167,97 @@ void gen_values(slist *L) {
       pair_table(L, "every pair of special values", 1);
       break;
     case K_UNARY: {
-      rt *x = gen_input(L, 0, dt, 1, v67);
-      gen_sprinkle(x, 2, true, true);
-      gen_on(L, "special values", x, 0);
-      x = gen_input(L, 0, dt, 2, m);
-      gen_sprinkle(x, 3, false, acc_ok);
-      gen_on(L, "special values, no NaN", x, 1);
+      rt *x = cert_gen_input(L, 0, dt, 1, v67);
+      cert_gen_sprinkle(x, 2, true, true);
+      cert_gen_on(L, "special values", x, 0);
+      x = cert_gen_input(L, 0, dt, 2, m);
+      cert_gen_sprinkle(x, 3, false, acc_ok);
+      cert_gen_on(L, "special values, no NaN", x, 1);
       x = rt_new(dt, 1, v67);
       edges(x);
-      gen_on(L, "edges of exp's range", x, 0);
+      cert_gen_on(L, "edges of exp's range", x, 0);
       x = rt_new(dt, 1, v67);
       edges(x);
-      gen_on(L, "edges of exp's range", x, 1);
+      cert_gen_on(L, "edges of exp's range", x, 1);
       break;
     }
     case K_REDUCE:
     case K_ARGMAX: {
-      rt *x = gen_input(L, 0, dt, 2, m);
-      gen_sprinkle(x, 3, false, acc_ok);
-      gen_on(L, "special values, no NaN", x, -1);
-      x = gen_input(L, 0, dt, 2, m);
-      gen_sprinkle(x, 3, false, acc_ok);
-      gen_on(L, "special values, no NaN", x, 0);
-      x = gen_input(L, 0, dt, 2, m);
-      gen_sprinkle(x, 9, true, acc_ok);
-      gen_on(L, "special values", x, -1);
+      rt *x = cert_gen_input(L, 0, dt, 2, m);
+      cert_gen_sprinkle(x, 3, false, acc_ok);
+      cert_gen_on(L, "special values, no NaN", x, -1);
+      x = cert_gen_input(L, 0, dt, 2, m);
+      cert_gen_sprinkle(x, 3, false, acc_ok);
+      cert_gen_on(L, "special values, no NaN", x, 0);
+      x = cert_gen_input(L, 0, dt, 2, m);
+      cert_gen_sprinkle(x, 9, true, acc_ok);
+      cert_gen_on(L, "special values", x, -1);
       if (fl) {
         /* a long run that a narrow accumulator cannot hold */
         int64_t lng[2] = {3, 5000};
-        gen_on(L, "5000 values in [0.5, 1.5]", rand_rt(dt, 2, lng, 0.5, 1.5), -1);
+        cert_gen_on(L, "5000 values in [0.5, 1.5]", cert_rand_rt(dt, 2, lng, 0.5, 1.5), -1);
         x = rt_new(dt, 2, m);
         for (int64_t j = 0; j < x->numel; j++)
-          x->f[j] = (rng_next() & 1) ? 0.0 : -0.0; /* ties of signed zeros */
-        gen_on(L, "signed zeros", x, -1);
+          x->f[j] = (cert_rng_next() & 1) ? 0.0 : -0.0; /* ties of signed zeros */
+        cert_gen_on(L, "signed zeros", x, -1);
         x = rt_new(dt, 2, m);
         for (int64_t j = 0; j < x->numel; j++)
-          x->f[j] = round_to(dt, gen_denorm_min(dt) * (double)(1 + j % 7));
-        gen_on(L, "denormals", x, -1);
+          x->f[j] = round_to(dt, cert_gen_denorm_min(dt) * (double)(1 + j % 7));
+        cert_gen_on(L, "denormals", x, -1);
       } else if (dt != BP_BOOL) {
         int64_t lng[2] = {3, 1000};
         x = rt_new(dt, 2, lng);
-        for (int64_t j = 0; j < x->numel; j++) x->i[j] = gen_special_i(dt, (int)(j % 2));
-        gen_on(L, "integer extremes, 1000 each row", x, -1);
+        for (int64_t j = 0; j < x->numel; j++) x->i[j] = cert_gen_special_i(dt, (int)(j % 2));
+        cert_gen_on(L, "integer extremes, 1000 each row", x, -1);
       }
       break;
     }
     case K_SOFTMAX: {
       double big = dt == BP_FLOAT16 ? 6e4 : dt == BP_FLOAT64 ? 1e5 : 1e4;
-      rt *x = rand_rt(dt, 2, m, -big, big);
-      gen_on(L, "large magnitudes", x, -1);
-      x = rand_rt(dt, 2, m, -big, big);
-      gen_on(L, "large magnitudes", x, 0);
-      x = gen_input(L, 0, dt, 2, m);
+      rt *x = cert_rand_rt(dt, 2, m, -big, big);
+      cert_gen_on(L, "large magnitudes", x, -1);
+      x = cert_rand_rt(dt, 2, m, -big, big);
+      cert_gen_on(L, "large magnitudes", x, 0);
+      x = cert_gen_input(L, 0, dt, 2, m);
       for (int64_t j = 0; j < 67; j++) x->f[j] = -INFINITY;      /* a row of -inf */
       for (int64_t j = 67; j < 134; j += 3) x->f[j] = -INFINITY; /* some -inf */
       x->f[140] = INFINITY;
       x->f[210] = NAN;
-      gen_on(L, "infinities and NaN", x, -1);
+      cert_gen_on(L, "infinities and NaN", x, -1);
       x = rt_new(dt, 2, m);
       for (int64_t j = 0; j < x->numel; j++) x->f[j] = round_to(dt, 7.0);
-      gen_on(L, "equal values", x, -1);
+      cert_gen_on(L, "equal values", x, -1);
       break;
     }
     case K_LAYER_NORM: {
       double off = dt == BP_FLOAT64 ? 1e4 : 10;
-      rt *x = rand_rt(dt, 2, m, off - 1, off + 1);
-      gen_on(L, "rows far from 0", x, -1);
+      rt *x = cert_rand_rt(dt, 2, m, off - 1, off + 1);
+      cert_gen_on(L, "rows far from 0", x, -1);
       x = rt_new(dt, 2, m);
       for (int64_t j = 0; j < x->numel; j++) x->f[j] = round_to(dt, 3.25);
-      gen_on(L, "constant rows", x, -1);
-      x = gen_input(L, 0, dt, 2, m);
+      cert_gen_on(L, "constant rows", x, -1);
+      x = cert_gen_input(L, 0, dt, 2, m);
       x->f[5] = NAN;
       x->f[80] = INFINITY;
-      gen_on(L, "NaN and inf", x, -1);
+      cert_gen_on(L, "NaN and inf", x, -1);
       break;
     }
     case K_MATMUL: {
       int64_t sa[2] = {5, 33}, sb[2] = {33, 6};
-      sample *s = gen_next(L, "a NaN and an infinity");
-      rt *a = gen_input(L, 0, dt, 2, sa), *b = gen_input(L, 1, dt, 2, sb);
+      sample *s = cert_gen_next(L, "a NaN and an infinity");
+      rt *a = cert_gen_input(L, 0, dt, 2, sa), *b = cert_gen_input(L, 1, dt, 2, sb);
       a->f[7] = NAN;
       a->f[40] = INFINITY;
       b->f[3 * 6 + 2] = 0; /* inf times 0 */
-      add_tensor(s, a, L_CONTIG);
-      add_tensor(s, b, L_CONTIG);
-      s = gen_next(L, "zeros and ones");
+      cert_add_tensor(s, a, L_CONTIG);
+      cert_add_tensor(s, b, L_CONTIG);
+      s = cert_gen_next(L, "zeros and ones");
       a = rt_new(dt, 2, sa);
       b = rt_new(dt, 2, sb);
       for (int64_t j = 0; j < a->numel; j++) a->f[j] = (double)(j % 2);
       for (int64_t j = 0; j < b->numel; j++) b->f[j] = j % 3 ? 0.0 : -0.0;
-      add_tensor(s, a, L_CONTIG);
-      add_tensor(s, b, L_CONTIG);
+      cert_add_tensor(s, a, L_CONTIG);
+      cert_add_tensor(s, b, L_CONTIG);
       break;
     }
     case K_CAST:
@@ -259,8 +265,8 @@ void gen_values(slist *L) {
         int32_t to = all_dtypes[d];
         char label[64];
         snprintf(label, sizeof label, "special values to %s", dt_name(to));
-        rt *x = gen_input(L, 0, dt, 1, v67);
-        gen_sprinkle(x, 2, true, true);
+        rt *x = cert_gen_input(L, 0, dt, 1, v67);
+        cert_gen_sprinkle(x, 2, true, true);
         if (fl) {
           static const double edge[] = {0.9,   -0.9,   1.5,   127.5,  128.0,  -128.5, -129.0,
                                         255.5, 256.0,  32767.5, 32768, -32769, 2147483647.0,
@@ -269,48 +275,48 @@ void gen_values(slist *L) {
           for (size_t j = 0; j < sizeof edge / sizeof *edge; j++)
             x->f[40 + j % 27] = round_to(dt, edge[j]);
         }
-        sample *s = gen_next(L, label);
-        add_tensor(s, x, L_CONTIG);
-        add_dtype(s, to);
+        sample *s = cert_gen_next(L, label);
+        cert_add_tensor(s, x, L_CONTIG);
+        cert_add_dtype(s, to);
         s->exact = true;
       }
       break;
     case K_FILL:
       for (int j = 1; j < GEN_NFILL; j++) {
         char label[64];
-        snprintf(label, sizeof label, "value %g", gen_fill_value(dt, j));
-        sample *s = gen_next(L, label);
-        add_tensor(s, gen_input(L, 0, dt, 1, v67), L_CONTIG);
-        add_float(s, gen_fill_value(dt, j));
+        snprintf(label, sizeof label, "value %g", cert_gen_fill_value(dt, j));
+        sample *s = cert_gen_next(L, label);
+        cert_add_tensor(s, cert_gen_input(L, 0, dt, 1, v67), L_CONTIG);
+        cert_add_float(s, cert_gen_fill_value(dt, j));
         s->exact = true;
       }
       break;
     case K_COPY:
       for (int d = 0; d < NUM_DTYPES; d++) {
         int32_t from = all_dtypes[d];
-        if (!gen_declared(L, from)) continue;
+        if (!cert_gen_declared(L, from)) continue;
         char label[64];
         snprintf(label, sizeof label, "special values from %s", dt_name(from));
-        rt *x = gen_input(L, 1, from, 1, v67);
-        gen_sprinkle(x, 2, true, true);
-        sample *s = gen_next(L, label);
-        add_tensor(s, gen_input(L, 0, dt, 1, v67), L_CONTIG);
-        add_tensor(s, x, L_CONTIG);
+        rt *x = cert_gen_input(L, 1, from, 1, v67);
+        cert_gen_sprinkle(x, 2, true, true);
+        sample *s = cert_gen_next(L, label);
+        cert_add_tensor(s, cert_gen_input(L, 0, dt, 1, v67), L_CONTIG);
+        cert_add_tensor(s, x, L_CONTIG);
         s->exact = true;
       }
       break;
     case K_CONTIGUOUS: {
-      rt *x = gen_input(L, 0, dt, 2, m);
-      gen_sprinkle(x, 2, true, true);
-      sample *s = gen_next(L, "special values, transposed");
-      add_tensor(s, x, L_TRANSPOSED);
+      rt *x = cert_gen_input(L, 0, dt, 2, m);
+      cert_gen_sprinkle(x, 2, true, true);
+      sample *s = cert_gen_next(L, "special values, transposed");
+      cert_add_tensor(s, x, L_TRANSPOSED);
       s->exact = true;
       break;
     }
     case K_CUMSUM: {
       /* NaN and infinities carry on from where they enter; integer
        * extremes wrap */
-      rt *x = gen_input(L, 0, dt, 2, m);
+      rt *x = cert_gen_input(L, 0, dt, 2, m);
       if (fl) {
         x->f[5] = NAN;
         x->f[67 + 3] = INFINITY;
@@ -318,13 +324,13 @@ void gen_values(slist *L) {
         x->f[134 + 1] = INFINITY;
         x->f[134 + 2] = -INFINITY;
       } else {
-        for (int64_t j = 0; j < x->numel; j += 2) x->i[j] = gen_special_i(dt, (int)(j % 4));
+        for (int64_t j = 0; j < x->numel; j += 2) x->i[j] = cert_gen_special_i(dt, (int)(j % 4));
       }
-      gen_on(L, "special values", x, -1);
-      x = gen_input(L, 0, dt, 2, m);
+      cert_gen_on(L, "special values", x, -1);
+      x = cert_gen_input(L, 0, dt, 2, m);
       if (!fl)
         for (int64_t j = 0; j < x->numel; j++) x->i[j] = dt_max(dt);
-      gen_on(L, fl ? "random values, dim 0" : "the largest value, wrapping", x, fl ? 0 : -1);
+      cert_gen_on(L, fl ? "random values, dim 0" : "the largest value, wrapping", x, fl ? 0 : -1);
       break;
     }
     case K_INDEX_SELECT:
@@ -345,5 +351,5 @@ void gen_values(slist *L) {
     case K_AVG_POOL:
     case K_ADAPTIVE_POOL: break; /* sample_conv.c's */
   }
-  gen_value_edges(L);
+  cert_gen_value_edges(L);
 }

@@ -12,28 +12,28 @@
 
 static uint64_t rng_state;
 
-void rng_seed_name(const char *name) {
+void cert_rng_seed_name(const char *name) {
   uint64_t h = 1469598103934665603u;
   for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211u;
   rng_state = cx.opt.seed ^ h;
 }
 
-void rng_reset(void) { rng_state = 0; }
+void cert_rng_reset(void) { rng_state = 0; }
 
-uint64_t rng_next(void) {
+uint64_t cert_rng_next(void) {
   uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
   return z ^ (z >> 31);
 }
 
-double rng_uniform(double lo, double hi) {
-  return lo + (hi - lo) * ((double)(rng_next() >> 11) / 9007199254740992.0);
+double cert_rng_uniform(double lo, double hi) {
+  return lo + (hi - lo) * ((double)(cert_rng_next() >> 11) / 9007199254740992.0);
 }
 
 /* ---- Samples ------------------------------------------------------------ */
 
-void sample_free(sample *s) {
+void cert_sample_free(sample *s) {
   for (int i = 0; i < s->n; i++) {
     rt_free(s->a[i].t);
     if (s->a[i].l)
@@ -50,18 +50,18 @@ static sarg *add_arg(sample *s, int k) {
   return a;
 }
 
-void add_tensor(sample *s, rt *t, int lay_kind) {
+void cert_add_tensor(sample *s, rt *t, int lay_kind) {
   sarg *a = add_arg(s, AK_TENSOR);
   a->t = t;
-  a->lay = lay_make(t->ndim > 0 ? lay_kind : L_CONTIG, t->ndim, t->sizes);
+  a->lay = cert_lay_make(t->ndim > 0 ? lay_kind : L_CONTIG, t->ndim, t->sizes);
 }
-void add_float(sample *s, double f) { add_arg(s, AK_FLOAT)->f = f; }
-void add_int(sample *s, int64_t i) { add_arg(s, AK_INT)->i = i; }
-void add_bool(sample *s, bool b) { add_arg(s, AK_BOOL)->i = b; }
-void add_dtype(sample *s, int32_t dt) { add_arg(s, AK_DTYPE)->dt = dt; }
-void add_none(sample *s) { add_arg(s, AK_NONE); }
-void add_str(sample *s, const char *str) { add_arg(s, AK_STR)->s = str; }
-void add_tensor_list(sample *s, rt *const *ts, const int *lays, int n) {
+void cert_add_float(sample *s, double f) { add_arg(s, AK_FLOAT)->f = f; }
+void cert_add_int(sample *s, int64_t i) { add_arg(s, AK_INT)->i = i; }
+void cert_add_bool(sample *s, bool b) { add_arg(s, AK_BOOL)->i = b; }
+void cert_add_dtype(sample *s, int32_t dt) { add_arg(s, AK_DTYPE)->dt = dt; }
+void cert_add_none(sample *s) { add_arg(s, AK_NONE); }
+void cert_add_str(sample *s, const char *str) { add_arg(s, AK_STR)->s = str; }
+void cert_add_tensor_list(sample *s, rt *const *ts, const int *lays, int n) {
   sarg *a = add_arg(s, AK_TENSORLIST);
   a->l = calloc(1, sizeof *a->l);
   if (!a->l) abort(); /* the certifier's own memory */
@@ -70,38 +70,38 @@ void add_tensor_list(sample *s, rt *const *ts, const int *lays, int n) {
   for (int j = 0; j < n; j++) {
     rt *t = ts[j];
     a->l->t[j] = t;
-    a->l->lay[j] = lay_make(t->ndim > 0 && lays ? lays[j] : L_CONTIG, t->ndim, t->sizes);
+    a->l->lay[j] = cert_lay_make(t->ndim > 0 && lays ? lays[j] : L_CONTIG, t->ndim, t->sizes);
   }
 }
-void add_list(sample *s, const int64_t *v, size_t n) {
+void cert_add_list(sample *s, const int64_t *v, size_t n) {
   sarg *a = add_arg(s, AK_INTLIST);
   if (n > BP_MAX_NDIM) n = BP_MAX_NDIM;
   if (n) memcpy(a->list, v, n * sizeof *v);
   a->nlist = n;
 }
 
-void fill_rt(rt *r, double lo, double hi) {
+void cert_fill_rt(rt *r, double lo, double hi) {
   for (int64_t i = 0; i < r->numel; i++) {
     if (dt_is_float(r->dtype)) {
-      r->f[i] = round_to(r->dtype, rng_uniform(lo, hi));
+      r->f[i] = round_to(r->dtype, cert_rng_uniform(lo, hi));
     } else if (r->dtype == BP_BOOL) {
-      r->i[i] = (int64_t)(rng_next() & 1);
+      r->i[i] = (int64_t)(cert_rng_next() & 1);
     } else {
       int64_t l = (int64_t)ceil(lo), h = (int64_t)floor(hi);
       if (l < dt_min(r->dtype)) l = dt_min(r->dtype);
       if (h > dt_max(r->dtype)) h = dt_max(r->dtype);
-      r->i[i] = h < l ? l : l + (int64_t)(rng_next() % ((uint64_t)(h - l) + 1));
+      r->i[i] = h < l ? l : l + (int64_t)(cert_rng_next() % ((uint64_t)(h - l) + 1));
     }
   }
 }
 
-rt *rand_rt(int32_t dt, int32_t ndim, const int64_t *sizes, double lo, double hi) {
+rt *cert_rand_rt(int32_t dt, int32_t ndim, const int64_t *sizes, double lo, double hi) {
   rt *r = rt_new(dt, ndim, sizes);
-  fill_rt(r, lo, hi);
+  cert_fill_rt(r, lo, hi);
   return r;
 }
 
-const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t len) {
+const char *cert_shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t len) {
   size_t o = (size_t)snprintf(buf, len, "[");
   for (int32_t d = 0; d < ndim && o < len; d++)
     o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "", (long long)sizes[d]);
@@ -109,7 +109,7 @@ const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t len)
   return buf;
 }
 
-const char *sample_desc(const sample *s, char *buf, size_t len) {
+const char *cert_sample_desc(const sample *s, char *buf, size_t len) {
   size_t o = 0;
   buf[0] = '\0';
   if (s->label[0]) o += (size_t)snprintf(buf, len, "%s: ", s->label);
@@ -118,10 +118,9 @@ const char *sample_desc(const sample *s, char *buf, size_t len) {
     char sh[160];
     switch (a->k) {
       case AK_TENSOR:
-        o += (size_t)snprintf(buf + o, len - o, "%s%s%s%s%s%s", i ? ", " : "",
-                              dt_name(a->t->dtype),
-                              shape_str(a->t->ndim, a->t->sizes, sh, sizeof sh),
-                              a->lay.kind ? "(" : "", a->lay.kind ? lay_name[a->lay.kind] : "",
+        o += (size_t)snprintf(buf + o, len - o, "%s%s%s%s%s%s", i ? ", " : "", dt_name(a->t->dtype),
+                              cert_shape_str(a->t->ndim, a->t->sizes, sh, sizeof sh),
+                              a->lay.kind ? "(" : "", a->lay.kind ? cert_lay_name[a->lay.kind] : "",
                               a->lay.kind ? ")" : "");
         break;
       case AK_FLOAT: o += (size_t)snprintf(buf + o, len - o, ", %g", a->f); break;
@@ -129,7 +128,7 @@ const char *sample_desc(const sample *s, char *buf, size_t len) {
       case AK_BOOL: o += (size_t)snprintf(buf + o, len - o, ", %s", a->i ? "True" : "False"); break;
       case AK_INTLIST:
         o += (size_t)snprintf(buf + o, len - o, ", %s",
-                              shape_str((int32_t)a->nlist, a->list, sh, sizeof sh));
+                              cert_shape_str((int32_t)a->nlist, a->list, sh, sizeof sh));
         break;
       case AK_DTYPE: o += (size_t)snprintf(buf + o, len - o, ", %s", dt_name(a->dt)); break;
       case AK_NONE: o += (size_t)snprintf(buf + o, len - o, ", None"); break;
@@ -140,8 +139,8 @@ const char *sample_desc(const sample *s, char *buf, size_t len) {
           int lk = a->l->lay[j].kind;
           o += (size_t)snprintf(buf + o, len - o, "%s%s%s%s%s%s", j ? ", " : "",
                                 dt_name(a->l->t[j]->dtype),
-                                shape_str(a->l->t[j]->ndim, a->l->t[j]->sizes, sh, sizeof sh),
-                                lk ? "(" : "", lk ? lay_name[lk] : "", lk ? ")" : "");
+                                cert_shape_str(a->l->t[j]->ndim, a->l->t[j]->sizes, sh, sizeof sh),
+                                lk ? "(" : "", lk ? cert_lay_name[lk] : "", lk ? ")" : "");
         }
         if (o < len) o += (size_t)snprintf(buf + o, len - o, "]");
         break;
@@ -152,54 +151,85 @@ const char *sample_desc(const sample *s, char *buf, size_t len) {
 
 /* ---- The core ops -------------------------------------------------------- */
 
-const core_ref core_refs[] = {
-    {"add", K_BINARY, RB_ADD},           {"add.out", K_ADD_OUT, RB_ADD},
-    {"sub", K_BINARY, RB_SUB},           {"mul", K_BINARY, RB_MUL},
-    {"div", K_BINARY, RB_DIV},           {"maximum", K_BINARY, RB_MAXIMUM},
-    {"minimum", K_BINARY, RB_MINIMUM},   {"pow", K_BINARY, RB_POW},
-    {"muladd", K_MULADD, 0},             {"neg", K_UNARY, RU_NEG},
-    {"abs", K_UNARY, RU_ABS},            {"relu", K_UNARY, RU_RELU},
-    {"exp", K_UNARY, RU_EXP},            {"log", K_UNARY, RU_LOG},
-    {"sqrt", K_UNARY, RU_SQRT},          {"rsqrt", K_UNARY, RU_RSQRT},
-    {"sigmoid", K_UNARY, RU_SIGMOID},    {"tanh", K_UNARY, RU_TANH},
-    {"gelu", K_UNARY, RU_GELU},          {"where", K_WHERE, 0},
-    {"sin", K_UNARY, RU_SIN},            {"cos", K_UNARY, RU_COS},
-    {"erf", K_UNARY, RU_ERF},            {"silu", K_UNARY, RU_SILU},
-    {"sum", K_REDUCE, RR_SUM},           {"mean", K_REDUCE, RR_MEAN},
-    {"amax", K_REDUCE, RR_AMAX},         {"amin", K_REDUCE, RR_AMIN},
-    {"argmax", K_ARGMAX, 0},             {"matmul", K_MATMUL, 0},
-    {"softmax", K_SOFTMAX, 0},           {"log_softmax", K_SOFTMAX, 1},
-    {"layer_norm", K_LAYER_NORM, 0},     {"cast", K_CAST, 0},
-    {"contiguous", K_CONTIGUOUS, 0},     {"fill_", K_FILL, 0},
+const core_ref cert_core_refs[] = {
+    {"add", K_BINARY, RB_ADD},
+    {"add.out", K_ADD_OUT, RB_ADD},
+    {"sub", K_BINARY, RB_SUB},
+    {"mul", K_BINARY, RB_MUL},
+    {"div", K_BINARY, RB_DIV},
+    {"maximum", K_BINARY, RB_MAXIMUM},
+    {"minimum", K_BINARY, RB_MINIMUM},
+    {"pow", K_BINARY, RB_POW},
+    {"muladd", K_MULADD, 0},
+    {"neg", K_UNARY, RU_NEG},
+    {"abs", K_UNARY, RU_ABS},
+    {"relu", K_UNARY, RU_RELU},
+    {"exp", K_UNARY, RU_EXP},
+    {"log", K_UNARY, RU_LOG},
+    {"sqrt", K_UNARY, RU_SQRT},
+    {"rsqrt", K_UNARY, RU_RSQRT},
+    {"sigmoid", K_UNARY, RU_SIGMOID},
+    {"tanh", K_UNARY, RU_TANH},
+    {"gelu", K_UNARY, RU_GELU},
+    {"where", K_WHERE, 0},
+    {"sin", K_UNARY, RU_SIN},
+    {"cos", K_UNARY, RU_COS},
+    {"erf", K_UNARY, RU_ERF},
+    {"silu", K_UNARY, RU_SILU},
+    {"sum", K_REDUCE, RR_SUM},
+    {"mean", K_REDUCE, RR_MEAN},
+    {"amax", K_REDUCE, RR_AMAX},
+    {"amin", K_REDUCE, RR_AMIN},
+    {"argmax", K_ARGMAX, 0},
+    {"matmul", K_MATMUL, 0},
+    {"softmax", K_SOFTMAX, 0},
+    {"log_softmax", K_SOFTMAX, 1},
+    {"layer_norm", K_LAYER_NORM, 0},
+    {"cast", K_CAST, 0},
+    {"contiguous", K_CONTIGUOUS, 0},
+    {"fill_", K_FILL, 0},
     {"copy_", K_COPY, 0},
-    {"eq", K_COMPARE, RC_EQ},            {"ne", K_COMPARE, RC_NE},
-    {"lt", K_COMPARE, RC_LT},            {"le", K_COMPARE, RC_LE},
-    {"gt", K_COMPARE, RC_GT},            {"ge", K_COMPARE, RC_GE},
-    {"index_select", K_INDEX_SELECT, 0}, {"gather", K_GATHER, 0},
-    {"embedding", K_EMBEDDING, 0},       {"cumsum", K_CUMSUM, 0},
-    {"topk", K_TOPK, 0},                 {"sort", K_SORT, 0},
+    {"eq", K_COMPARE, RC_EQ},
+    {"ne", K_COMPARE, RC_NE},
+    {"lt", K_COMPARE, RC_LT},
+    {"le", K_COMPARE, RC_LE},
+    {"gt", K_COMPARE, RC_GT},
+    {"ge", K_COMPARE, RC_GE},
+    {"index_select", K_INDEX_SELECT, 0},
+    {"gather", K_GATHER, 0},
+    {"embedding", K_EMBEDDING, 0},
+    {"cumsum", K_CUMSUM, 0},
+    {"topk", K_TOPK, 0},
+    {"sort", K_SORT, 0},
     {"scaled_dot_product_attention", K_SDPA, 0},
-    {"logical_and", K_LOGICAL, 0},       {"logical_or", K_LOGICAL, 1},
-    {"logical_not", K_BOOL_UNARY, 0},    {"isnan", K_BOOL_UNARY, 1},
-    {"masked_fill", K_MASKED_FILL, 0},   {"clamp", K_CLAMP, 0},
-    {"cat", K_CAT, 0},                   {"linear", K_LINEAR, 0},
-    {"rms_norm", K_RMS_NORM, 0},         {"batch_norm", K_BATCH_NORM, 0},
-    {"conv2d", K_CONV2D, 0},             {"max_pool2d", K_MAX_POOL, 0},
-    {"avg_pool2d", K_AVG_POOL, 0},       {"adaptive_avg_pool2d", K_ADAPTIVE_POOL, 0},
+    {"logical_and", K_LOGICAL, 0},
+    {"logical_or", K_LOGICAL, 1},
+    {"logical_not", K_BOOL_UNARY, 0},
+    {"isnan", K_BOOL_UNARY, 1},
+    {"masked_fill", K_MASKED_FILL, 0},
+    {"clamp", K_CLAMP, 0},
+    {"cat", K_CAT, 0},
+    {"linear", K_LINEAR, 0},
+    {"rms_norm", K_RMS_NORM, 0},
+    {"batch_norm", K_BATCH_NORM, 0},
+    {"conv2d", K_CONV2D, 0},
+    {"max_pool2d", K_MAX_POOL, 0},
+    {"avg_pool2d", K_AVG_POOL, 0},
+    {"adaptive_avg_pool2d", K_ADAPTIVE_POOL, 0},
 };
-const size_t ncore_refs = sizeof core_refs / sizeof *core_refs;
+const size_t cert_ncore_refs = sizeof cert_core_refs / sizeof *cert_core_refs;
 
-int core_ref_index(const char *opname) {
+int cert_core_ref_index(const char *opname) {
   if (strncmp(opname, "core::", 6) != 0) return -1;
-  for (size_t r = 0; r < ncore_refs; r++)
-    if (strcmp(core_refs[r].name, opname + 6) == 0) return (int)r;
+  for (size_t r = 0; r < cert_ncore_refs; r++)
+    if (strcmp(cert_core_refs[r].name, opname + 6) == 0) return (int)r;
   return -1;
 }
 
-const char *const sk_name[SK_COUNT] = {"basic",     "sizes",  "layouts", "broadcast", "dims",
-                                       "promotion", "values", "large",   "badshape"};
+const char *const cert_sk_name[SK_COUNT] = {"basic",     "sizes",  "layouts", "broadcast", "dims",
+                                            "promotion", "values", "large",   "badshape"};
 
-bool sk_applies(enum kind kind, int sk) {
+bool cert_sk_applies(enum kind kind, int sk) {
   bool elementwise2 = kind == K_BINARY || kind == K_ADD_OUT || kind == K_MULADD ||
                       kind == K_WHERE || kind == K_COMPARE || kind == K_LOGICAL ||
                       kind == K_MASKED_FILL;
@@ -349,17 +379,17 @@ static rt *ref_layer(enum kind kind, const sample *s, double *rscale, rt **slack
   }
 }
 
-rt *ref_core2(int r, const sample *s) {
-  enum kind kind = core_refs[r].kind;
+rt *cert_ref_core2(int r, const sample *s) {
+  enum kind kind = cert_core_refs[r].kind;
   if (kind != K_TOPK && kind != K_SORT) return NULL;
   rt *indices = NULL;
   rt_free(ref_topk_sort(s, kind == K_TOPK, &indices));
   return indices;
 }
 
-rt *ref_core(int r, const sample *s, double *rscale, double *ascale, rt **slack) {
-  enum kind kind = core_refs[r].kind;
-  int sub = core_refs[r].sub;
+rt *cert_ref_core(int r, const sample *s, double *rscale, double *ascale, rt **slack) {
+  enum kind kind = cert_core_refs[r].kind;
+  int sub = cert_core_refs[r].sub;
   const rt *a = s->a[0].t, *b = s->n > 1 ? s->a[1].t : NULL;
   *rscale = *ascale = 1;
   *slack = NULL;
@@ -482,7 +512,7 @@ rt *ref_core(int r, const sample *s, double *rscale, double *ascale, rt **slack)
 
 /* ---- The samples of the other checks -------------------------------------- */
 
-void sample_set_free(sample *v, size_t n) {
-  for (size_t i = 0; i < n; i++) sample_free(&v[i]);
+void cert_sample_set_free(sample *v, size_t n) {
+  for (size_t i = 0; i < n; i++) cert_sample_free(&v[i]);
   free(v);
 }

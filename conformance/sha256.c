@@ -104,7 +104,7 @@ static void sha256_final(sha256 *s, uint8_t out[32]) {
   }
 }
 
-bool sha256_file(const char *path, char hex[65]) {
+bool cert_sha256_file(const char *path, char hex[65]) {
   FILE *f = fopen(path, "rb");
   if (!f) return false;
   sha256 s;

@@ -22,9 +22,9 @@
 /* Verdicts, written by the child                                           */
 /* ------------------------------------------------------------------------ */
 
-const char *const status_name[] = {"pass", "fail", "skip", "crash", "timeout"};
+const char *const cert_status_name[] = {"pass", "fail", "skip", "crash", "timeout"};
 
-void send_verdict(enum status st, char *detail) {
+void cert_send_verdict(enum status st, char *detail) {
   /* The detail is one line of a TAP point (a '#' in it is escaped where
    * the TAP line is printed, and kept in the JSON and HTML). */
   for (char *p = detail; *p; p++)
@@ -34,7 +34,7 @@ void send_verdict(enum status st, char *detail) {
     return;
   }
   char buf[1100];
-  int n = snprintf(buf, sizeof buf, "%s\n%s\n", status_name[st], detail);
+  int n = snprintf(buf, sizeof buf, "%s\n%s\n", cert_status_name[st], detail);
   if (n > (int)sizeof buf - 1) n = (int)sizeof buf - 1;
   for (int off = 0; off < n;) {
     ssize_t w = write(cx.chan.fd, buf + off, (size_t)(n - off));
@@ -44,11 +44,11 @@ void send_verdict(enum status st, char *detail) {
   }
 }
 
-char verdict_prefix[128];
+char cert_verdict_prefix[128];
 
-void verdict(enum status st, const char *fmt, ...) {
+void cert_verdict(enum status st, const char *fmt, ...) {
   char detail[1024];
-  size_t o = (size_t)snprintf(detail, sizeof detail, "%s", verdict_prefix);
+  size_t o = (size_t)snprintf(detail, sizeof detail, "%s", cert_verdict_prefix);
   va_list ap;
   va_start(ap, fmt);
   int n = (int)o + vsnprintf(detail + o, sizeof detail - o, fmt, ap);
@@ -57,7 +57,7 @@ void verdict(enum status st, const char *fmt, ...) {
   if (st == ST_PASS && cx.cur.nundeclared > 0 && n >= 0 && (size_t)n < sizeof detail)
     snprintf(detail + n, sizeof detail - (size_t)n, LEFT_OUT_MARK "%d sample(s) whose %s",
              cx.cur.nundeclared, cx.cur.undeclared);
-  send_verdict(st, detail);
+  cert_send_verdict(st, detail);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -71,7 +71,7 @@ static region regions[16];
 /* The check group of the case running in this process, or NULL. */
 static const char *cur_group;
 
-int region_add(const region *r) {
+int cert_region_add(const region *r) {
   for (int i = 0; i < 16; i++) {
     if (regions[i].used) continue;
     regions[i] = *r;
@@ -81,7 +81,7 @@ int region_add(const region *r) {
   return -1;
 }
 
-void region_remove(int i) { regions[i].used = false; }
+void cert_region_remove(int i) { regions[i].used = false; }
 
 static void on_fault(int sig, siginfo_t *si, void *uc_) {
   (void)uc_;
@@ -105,7 +105,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc_) {
       snprintf(msg, sizeof msg,
                "bounds: the kernel touched byte %ld past the end of argument %d '%s' (guard page)",
                (long)(a - r->elems_hi), r->arg, r->name);
-    send_verdict(ST_FAIL, msg);
+    cert_send_verdict(ST_FAIL, msg);
     _exit(0);
   }
   /* No one to tell (a worker loading the plugin): die of the signal, so
@@ -130,7 +130,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc_) {
              sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
                                                                                  : "SIGILL",
              si->si_addr, cur_group ? cur_group : "?");
-  send_verdict(ST_CRASH, msg);
+  cert_send_verdict(ST_CRASH, msg);
   _exit(0);
 }
 
@@ -144,10 +144,10 @@ static void exit_trap(int status, void *arg) {
   snprintf(msg, sizeof msg, "CRASH exit(%d) was called during the %s check: the plugin ended the "
                             "process",
            status, cur_group);
-  send_verdict(ST_CRASH, msg);
+  cert_send_verdict(ST_CRASH, msg);
 }
 
-void verdict_begin(const char *group) {
+void cert_verdict_begin(const char *group) {
   static bool trapped;
   if (!trapped) trapped = on_exit(exit_trap, NULL) == 0;
   cur_group = group;
@@ -155,9 +155,9 @@ void verdict_begin(const char *group) {
   cx.cur.undeclared[0] = '\0';
 }
 
-void verdict_end(void) { cur_group = NULL; }
+void cert_verdict_end(void) { cur_group = NULL; }
 
-void install_fault_handler(void) {
+void cert_install_fault_handler(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_fault;

@@ -82,11 +82,11 @@ static void restore_env(void) {
 static void restore_state(void) {
   restore_env();
   fesetenv(&saved.fenv);
-  fp_state_set(&saved.fp);
+  cert_fp_state_set(&saved.fp);
   sigprocmask(SIG_SETMASK, &saved.mask, NULL);
   alarm(0);
-  sig_state_set(&saved.sig);
-  install_fault_handler();
+  cert_sig_state_set(&saved.sig);
+  cert_install_fault_handler();
   umask(saved.umask);
   if (saved.cwd >= 0 && fchdir(saved.cwd) != 0) {
     /* The directory is gone; no case depends on it. */
@@ -99,20 +99,20 @@ static void restore_state(void) {
   }
   bp_clear_error();
   errno = 0;
-  rng_reset();
+  cert_rng_reset();
   cx.cur.nrefused = 0;
   cx.cur.refusal[0] = '\0';
-  for (size_t k = 0; k < ncheck_table; k++)
-    if (check_table[k].reset) check_table[k].reset();
+  for (size_t k = 0; k < cert_ncheck_table; k++)
+    if (cert_check_table[k].reset) cert_check_table[k].reset();
 }
 
 /* The worker's life, on its end of the socket fd: load the plugin, say
  * "ready", then for each case index the parent sends, run that case,
  * whose verdict goes over fd, and say "done".  It ends when the parent
  * closes the socket, or with the plugin (a crash, a kill on timeout). */
-void worker_main(int fd) {
+void cert_worker_main(int fd) {
   dup2(STDERR_FILENO, STDOUT_FILENO);
-  install_fault_handler();
+  cert_install_fault_handler();
   /* A plugin that does not load (or has no device type to test) is
    * reported by each case, in a fresh process: the worker says why
    * ("noload", then the reason) and ends, and the runner gives up on
@@ -122,15 +122,15 @@ void worker_main(int fd) {
    * loaded: a change the load made is the process check's to report, not
    * something later cases inherit. */
   fegetenv(&saved.fenv);
-  fp_state_get(&saved.fp);
+  cert_fp_state_get(&saved.fp);
   sigprocmask(SIG_SETMASK, NULL, &saved.mask);
-  sig_state_get(&saved.sig);
-  alloc_guard_open();
-  if (!load_plugin() || !pick_device()) {
+  cert_sig_state_get(&saved.sig);
+  cert_alloc_guard_open();
+  if (!cert_load_plugin() || !cert_pick_device()) {
     char msg[1100];
     int n = snprintf(msg, sizeof msg, IPC_NOLOAD "%s\n",
                      cx.chan.unsent[0] ? cx.chan.unsent : "no reason given");
-    send_all(fd, msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
+    cert_send_all(fd, msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
     _exit(0);
   }
   saved.umask = umask(022);
@@ -139,11 +139,11 @@ void worker_main(int fd) {
   saved.streams = cx.put.plugin && bp_stream_get_current(cx.put.device, &saved.stream) == BP_OK;
   if (!save_env()) {
     static const char oom[] = IPC_NOLOAD "the worker ran out of memory copying its environment\n";
-    send_all(fd, oom, sizeof oom - 1);
+    cert_send_all(fd, oom, sizeof oom - 1);
     _exit(0);
   }
   cx.chan.fd = fd;
-  if (!send_all(fd, IPC_READY, IPC_LEN(IPC_READY))) _exit(0);
+  if (!cert_send_all(fd, IPC_READY, IPC_LEN(IPC_READY))) _exit(0);
   for (;;) {
     char line[32];
     size_t n = 0;
@@ -160,9 +160,9 @@ void worker_main(int fd) {
     unsigned long ci = strtoul(line, &end, 10);
     if (end == line || ci >= cx.cases.n) _exit(0);
     restore_state();
-    verdict_begin(cx.cases.v[ci].group);
+    cert_verdict_begin(cx.cases.v[ci].group);
     cx.cases.v[ci].fn(&cx.cases.v[ci]);
-    verdict_end();
-    if (!send_all(fd, IPC_DONE, IPC_LEN(IPC_DONE))) _exit(0);
+    cert_verdict_end();
+    if (!cert_send_all(fd, IPC_DONE, IPC_LEN(IPC_DONE))) _exit(0);
   }
 }

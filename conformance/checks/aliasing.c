@@ -26,7 +26,7 @@
 /* Whether the op of core_refs[r] is pointwise: each result element comes
  * from the same element of each (broadcast) input. */
 static bool pointwise(int r) {
-  switch (core_refs[r].kind) {
+  switch (cert_core_refs[r].kind) {
     case K_BINARY: case K_MULADD: case K_UNARY: case K_WHERE: case K_CAST: case K_COMPARE:
     case K_LOGICAL: case K_BOOL_UNARY: case K_MASKED_FILL: case K_CLAMP:
       return true;
@@ -41,10 +41,10 @@ static bool pointwise(int r) {
 static int alias_one(const sample *s, const bp_op *out_op, const char *out_name,
                      const bp_op *inplace, const char *inplace_name, int *tried) {
   argset as;
-  int got = call_on(s, M_PLAIN, &as, "aliasing");
+  int got = cert_call_on(s, M_PLAIN, &as, "aliasing");
   if (got <= 0) return got;
   size_t wlen = 0;
-  unsigned char *want = result_bytes(&as.st, &wlen);
+  unsigned char *want = cert_result_bytes(&as.st, &wlen);
   bp_tensor *r = NULL;
   bp_stack_get_tensor(&as.st, 0, &r);
   const bp_tensor_view *rv = r ? bp_tensor_get_view(r) : NULL;
@@ -52,13 +52,13 @@ static int alias_one(const sample *s, const bp_op *out_op, const char *out_name,
   int64_t rsz[BP_MAX_NDIM];
   for (int32_t d = 0; d < rnd; d++) rsz[d] = rv->sizes[d];
   bp_stack_release(&as.st);
-  argset_free(&as);
+  cert_argset_free(&as);
   int result = 1;
   for (int j = 0; result == 1 && want && j < s->n; j++) {
     if (s->a[j].k != AK_TENSOR) continue;
     argset bs;
-    if (!materialise(s, &cx.cur.si, M_PLAIN, &bs)) {
-      argset_free(&bs);
+    if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &bs)) {
+      cert_argset_free(&bs);
       break;
     }
     bp_tensor *t = NULL;
@@ -71,7 +71,7 @@ static int alias_one(const sample *s, const bp_op *out_op, const char *out_name,
      * very tensor (another layout takes a fresh result and copy_). */
     same = same && (tv->flags & BP_VIEW_CONTIGUOUS);
     if (!same) {
-      argset_free(&bs);
+      cert_argset_free(&bs);
       continue;
     }
     (*tried)++;
@@ -93,58 +93,65 @@ static int alias_one(const sample *s, const bp_op *out_op, const char *out_name,
     }
     char desc[300];
     if (st != BP_OK) {
-      verdict(ST_FAIL, "aliasing: %s: %s with out = argument #%d '%s' failed: %s",
-              sample_desc(s, desc, sizeof desc), via, j, cx.cur.si.name[j],
-              bp_last_error());
+      cert_verdict(ST_FAIL, "aliasing: %s: %s with out = argument #%d '%s' failed: %s",
+                   cert_sample_desc(s, desc, sizeof desc), via, j, cx.cur.si.name[j],
+                   bp_last_error());
       result = 0;
     } else {
       bp_stack_release(&bs.st);
       size_t glen = 0;
-      unsigned char *g = tensor_bytes(t, &glen);
-      long at = g && glen == wlen ? first_diff(g, want, wlen) : 0;
+      unsigned char *g = cert_tensor_bytes(t, &glen);
+      long at = g && glen == wlen ? cert_first_diff(g, want, wlen) : 0;
       if (at >= 0) {
-        verdict(ST_FAIL, "aliasing: %s: %s with out = argument #%d '%s' (which the host gives "
-                "a structured kernel to fill in place) differs from %s's result at byte %ld: "
-                "the kernel reads an input element after writing that element of its result",
-                sample_desc(s, desc, sizeof desc), via, j, cx.cur.si.name[j],
-                cx.cur.oi.name, at);
+        cert_verdict(ST_FAIL,
+                     "aliasing: %s: %s with out = argument #%d '%s' (which the host gives "
+                     "a structured kernel to fill in place) differs from %s's result at byte %ld: "
+                     "the kernel reads an input element after writing that element of its result",
+                     cert_sample_desc(s, desc, sizeof desc), via, j, cx.cur.si.name[j],
+                     cx.cur.oi.name, at);
         result = 0;
       }
       free(g);
     }
-    argset_free(&bs);
+    cert_argset_free(&bs);
   }
   free(want);
-  if (result == 1 && !guard_ok("bounds", s)) result = 0;
+  if (result == 1 && !cert_guard_ok("bounds", s)) result = 0;
   return result;
 }
 
 /* OP/aliasing: for an op that writes an argument, aliasing_written.c's
  * relations; else for a pointwise core op with an .out form, on the check
  * set. */
-void case_aliasing(const certify_case *c) {
-  if (!op_setup(c)) return;
+void cert_case_aliasing(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
   /* An op that writes an argument (add.out, copy_, a vendor's axpy_):
    * what it writes, in every relation a caller can give it. */
   for (int i = 0; i < cx.cur.si.n; i++)
     if (cx.cur.si.mutated[i] && strncmp(cx.cur.si.type[i], "Tensor", 6) == 0 &&
         !strchr(cx.cur.si.type[i], '[')) {
-      written_aliasing(c); /* aliasing_written.c */
+      cert_written_aliasing(c); /* aliasing_written.c */
       return;
     }
   if (cx.cur.r < 0) {
-    verdict(ST_SKIP, "%s writes no Tensor argument (Tensor(a!)): nothing a caller passes can "
-            "alias what it writes", c->op);
+    cert_verdict(ST_SKIP,
+                 "%s writes no Tensor argument (Tensor(a!)): nothing a caller passes can "
+                 "alias what it writes",
+                 c->op);
     return;
   }
   if (!pointwise(cx.cur.r)) {
-    verdict(ST_SKIP, "%s is not a pointwise core op: its .out form is given a fresh result "
-            "when out is an argument", c->op);
+    cert_verdict(ST_SKIP,
+                 "%s is not a pointwise core op: its .out form is given a fresh result "
+                 "when out is an argument",
+                 c->op);
     return;
   }
   if (cx.cur.ki.kind != BP_KERNEL_STRUCTURED) {
-    verdict(ST_SKIP, "%s's kernel is not structured: the host computes its in-place and .out "
-            "forms into a fresh result, which copy_ writes in", c->op);
+    cert_verdict(ST_SKIP,
+                 "%s's kernel is not structured: the host computes its in-place and .out "
+                 "forms into a fresh result, which copy_ writes in",
+                 c->op);
     return;
   }
   char name[160], iname[160];
@@ -155,25 +162,25 @@ void case_aliasing(const certify_case *c) {
   const bp_op *out_op = NULL, *inplace = NULL;
   if (bp_op_find(name, &out_op) != BP_OK) {
     bp_clear_error();
-    verdict(ST_SKIP, "%s has no .out form in this host's op set", c->op);
+    cert_verdict(ST_SKIP, "%s has no .out form in this host's op set", c->op);
     return;
   }
   if (bp_op_find(iname, &inplace) != BP_OK) bp_clear_error();
   size_t n;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
   int tried = 0;
   for (size_t k = 0; k < n; k++)
     if (alias_one(&set[k], out_op, name, inplace, iname, &tried) == 0) {
-      sample_set_free(set, n);
+      cert_sample_set_free(set, n);
       return;
     }
-  sample_set_free(set, n);
-  if (all_refused(c, n)) return;
+  cert_sample_set_free(set, n);
+  if (cert_all_refused(c, n)) return;
   if (tried == 0) {
-    verdict(ST_SKIP, "no sample has an argument of the result's dtype and shape");
+    cert_verdict(ST_SKIP, "no sample has an argument of the result's dtype and shape");
     return;
   }
-  verdict(ST_PASS, "%s%s%s with out = an argument gives %s's bits on %d calls", name,
-          inplace ? " and " : "", inplace ? iname : "", c->op, tried);
+  cert_verdict(ST_PASS, "%s%s%s with out = an argument gives %s's bits on %d calls", name,
+               inplace ? " and " : "", inplace ? iname : "", c->op, tried);
 }

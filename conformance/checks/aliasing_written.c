@@ -50,7 +50,7 @@ static bool agree_bytes(int32_t dt, const unsigned char *a, const unsigned char 
                         size_t *at) {
   size_t item = bp_dtype_size(dt);
   for (size_t e = 0; item && e < n / item; e++)
-    if (excess_8x(dt, a + e * item, b + e * item) > 0) {
+    if (cert_excess_8x(dt, a + e * item, b + e * item) > 0) {
       *at = e;
       return false;
     }
@@ -88,16 +88,17 @@ static outcome call_read(argset *as, bp_tensor *wt, const char *desc, const char
     const char *e = bp_last_error();
     o.got = e && *e ? -1 : 0;
     if (!o.got)
-      verdict(ST_FAIL, "aliasing: %s: %s with %s failed without a message", desc, cx.cur.oi.name,
-              what);
+      cert_verdict(ST_FAIL, "aliasing: %s: %s with %s failed without a message", desc,
+                   cx.cur.oi.name, what);
     bp_clear_error();
     return o;
   }
   bp_stack_release(&as->st);
-  o.bytes = tensor_bytes(wt, &o.len);
+  o.bytes = cert_tensor_bytes(wt, &o.len);
   if (!o.bytes) {
-    verdict(ST_FAIL, "aliasing: %s: certifier error: cannot read back what %s wrote with %s: %s",
-            desc, cx.cur.oi.name, what, bp_last_error());
+    cert_verdict(ST_FAIL,
+                 "aliasing: %s: certifier error: cannot read back what %s wrote with %s: %s", desc,
+                 cx.cur.oi.name, what, bp_last_error());
     o.got = 0;
   }
   return o;
@@ -105,8 +106,10 @@ static outcome call_read(argset *as, bp_tensor *wt, const char *desc, const char
 
 /* A verdict for a relation the certifier could not set up. */
 static int setup_failed(const char *desc, const char *what) {
-  verdict(ST_FAIL, "aliasing: %s: certifier error: cannot make the arguments of %s with %s on "
-          "%s: %s", desc, cx.cur.oi.name, what, device_name(cx.put.device.type), bp_last_error());
+  cert_verdict(ST_FAIL,
+               "aliasing: %s: certifier error: cannot make the arguments of %s with %s on "
+               "%s: %s",
+               desc, cx.cur.oi.name, what, cert_device_name(cx.put.device.type), bp_last_error());
   return 0;
 }
 
@@ -115,21 +118,21 @@ static int setup_failed(const char *desc, const char *what) {
  * counts the relations the kernel refused with a message. */
 static int written_one(const sample *s, int w, int *relations, int *refusals) {
   char desc[300];
-  sample_desc(s, desc, sizeof desc);
+  cert_sample_desc(s, desc, sizeof desc);
   const char *wname = cx.cur.si.name[w];
   /* The plain call: what w holds after it. */
   argset as;
-  int got = call_on(s, M_PLAIN, &as, "aliasing");
+  int got = cert_call_on(s, M_PLAIN, &as, "aliasing");
   if (got <= 0) return got;
   bp_stack_release(&as.st);
   bp_tensor *wt = arg_tensor(&as, w);
   const bp_tensor_view *wv = wt ? bp_tensor_get_view(wt) : NULL;
   size_t plen = 0;
-  unsigned char *plain = wt ? tensor_bytes(wt, &plen) : NULL;
+  unsigned char *plain = wt ? cert_tensor_bytes(wt, &plen) : NULL;
   int32_t dt = wv ? wv->dtype : BP_DTYPE_INVALID, nd = wv ? wv->ndim : 0;
   int64_t sizes[BP_MAX_NDIM], numel = wv ? wv->numel : 0;
   for (int32_t d = 0; d < nd; d++) sizes[d] = wv->sizes[d];
-  argset_free(&as);
+  cert_argset_free(&as);
   if (!plain || numel == 0 || nd == 0) {
     free(plain);
     return -1;
@@ -149,7 +152,7 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
   bp_tensor *base = device_tensor(dt, total, fill), *view = NULL;
   char what[200];
   snprintf(what, sizeof what, "argument #%d '%s' a view with gaps", w, wname);
-  if (!materialise(s, &cx.cur.si, M_PLAIN, &as) || !base ||
+  if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &as) || !base ||
       bp_tensor_as_strided(base, nd, sizes, strides, 2, &view) != BP_OK ||
       bp_tensor_copy(view, arg_tensor(&as, w)) != BP_OK) {
     result = setup_failed(desc, what);
@@ -160,7 +163,7 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
     if (o.got == 0) result = 0;
     if (o.got < 0) (*refusals)++;
     size_t blen = 0;
-    unsigned char *after = o.got > 0 ? tensor_bytes(base, &blen) : NULL;
+    unsigned char *after = o.got > 0 ? cert_tensor_bytes(base, &blen) : NULL;
     if (after) {
       /* every element of the storage outside the view keeps the sentinel */
       unsigned char *in = calloc((size_t)total, 1);
@@ -177,11 +180,13 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
         if (in[e]) continue;
         for (size_t b = 0; b < item; b++)
           if (after[(size_t)e * item + b] != SENTINEL) {
-            verdict(ST_FAIL, "aliasing: %s: argument #%d '%s' given as a view with gaps of %d "
-                    "elements between its rows: the kernel wrote element %lld of the storage, "
-                    "%s the view's elements (its first is element 2), which must keep what "
-                    "they held", desc, w, wname, GAP, (long long)e,
-                    e < 2 || e >= 2 + span ? "outside" : "between");
+            cert_verdict(ST_FAIL,
+                         "aliasing: %s: argument #%d '%s' given as a view with gaps of %d "
+                         "elements between its rows: the kernel wrote element %lld of the storage, "
+                         "%s the view's elements (its first is element 2), which must keep what "
+                         "they held",
+                         desc, w, wname, GAP, (long long)e,
+                         e < 2 || e >= 2 + span ? "outside" : "between");
             result = 0;
             break;
           }
@@ -189,15 +194,17 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
       free(in);
     }
     if (result == 1 && o.got > 0 && !agree_bytes(dt, o.bytes, plain, plen, &at)) {
-      verdict(ST_FAIL, "aliasing: %s: argument #%d '%s' given as a view with gaps of %d elements "
-              "between its rows: element %zu written differs from the same call's on a "
-              "contiguous '%s'", desc, w, wname, GAP, at, wname);
+      cert_verdict(ST_FAIL,
+                   "aliasing: %s: argument #%d '%s' given as a view with gaps of %d elements "
+                   "between its rows: element %zu written differs from the same call's on a "
+                   "contiguous '%s'",
+                   desc, w, wname, GAP, at, wname);
       result = 0;
     }
     free(after);
     free(o.bytes);
   }
-  argset_free(&as);
+  cert_argset_free(&as);
   bp_tensor_release(view);
   bp_tensor_release(base);
   free(fill);
@@ -215,7 +222,7 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
     outcome want = {0, NULL, 0}, got_o = {0, NULL, 0};
     snprintf(what, sizeof what, "argument #%d '%s' a copy of '%s'", i, iname, wname);
     bp_tensor *aw = NULL, *copy = NULL; /* (a fresh one: i may be an expanded view) */
-    if (!materialise(s, &cx.cur.si, M_PLAIN, &as) || !(aw = arg_tensor(&as, w)) ||
+    if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &as) || !(aw = arg_tensor(&as, w)) ||
         bp_tensor_empty(cx.put.device, dt, nd, sizes, &copy) != BP_OK ||
         bp_tensor_copy(copy, aw) != BP_OK) {
       result = setup_failed(desc, what);
@@ -223,11 +230,11 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
       as.slots[i].u.tensor = copy;
       want = call_read(&as, aw, desc, what);
     }
-    argset_free(&as);
+    cert_argset_free(&as);
     bp_tensor_release(copy);
     if (want.got == 0) result = 0;
     snprintf(what, sizeof what, "argument #%d '%s' given '%s' itself", i, iname, wname);
-    if (want.got > 0 && !materialise(s, &cx.cur.si, M_PLAIN, &as)) {
+    if (want.got > 0 && !cert_materialise(s, &cx.cur.si, M_PLAIN, &as)) {
       result = setup_failed(desc, what);
     } else if (want.got > 0) {
       aw = arg_tensor(&as, w);
@@ -237,14 +244,16 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
       if (got_o.got == 0) result = 0;
       if (got_o.got < 0) (*refusals)++;
       if (got_o.got > 0 && !agree_bytes(dt, got_o.bytes, want.bytes, want.len, &at)) {
-        verdict(ST_FAIL, "aliasing: %s: argument #%d '%s' given '%s' itself (an exact alias, as "
-                "in %s(y, y)): element %zu written differs from the same call's with a copy of "
-                "'%s' there (the kernel reads '%s' after it writes '%s')", desc, i, iname, wname,
-                cx.cur.oi.name, at, wname, iname, wname);
+        cert_verdict(
+            ST_FAIL,
+            "aliasing: %s: argument #%d '%s' given '%s' itself (an exact alias, as "
+            "in %s(y, y)): element %zu written differs from the same call's with a copy of "
+            "'%s' there (the kernel reads '%s' after it writes '%s')",
+            desc, i, iname, wname, cx.cur.oi.name, at, wname, iname, wname);
         result = 0;
       }
     }
-    argset_free(&as);
+    cert_argset_free(&as);
     free(want.bytes);
     free(got_o.bytes);
     /* partial overlap: i one element ahead of w, then one behind */
@@ -266,7 +275,7 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
                   bp_tensor_empty(cx.put.device, dt, nd, sizes, &Wc) == BP_OK &&
                   bp_tensor_empty(cx.put.device, dt, nd, sizes, &Xc) == BP_OK &&
                   bp_tensor_copy(Wc, W) == BP_OK && bp_tensor_copy(Xc, X) == BP_OK &&
-                  materialise(s, &cx.cur.si, M_PLAIN, &as);
+                  cert_materialise(s, &cx.cur.si, M_PLAIN, &as);
       if (!made) {
         result = setup_failed(desc, what);
       } else {
@@ -275,8 +284,8 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
         copies = call_read(&as, Wc, desc, "copies of the overlapping views");
         if (copies.got == 0) result = 0;
       }
-      argset_free(&as);
-      if (copies.got > 0 && !materialise(s, &cx.cur.si, M_PLAIN, &as)) {
+      cert_argset_free(&as);
+      if (copies.got > 0 && !cert_materialise(s, &cx.cur.si, M_PLAIN, &as)) {
         result = setup_failed(desc, what);
       } else if (copies.got > 0) {
         as.slots[w].u.tensor = W;
@@ -286,15 +295,16 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
         if (over.got == 0) result = 0;
         if (over.got < 0) (*refusals)++;
         if (over.got > 0 && !agree_bytes(dt, over.bytes, copies.bytes, copies.len, &at)) {
-          verdict(ST_FAIL, "aliasing: %s: argument #%d '%s' overlapping '%s' partially (one "
-                  "element %s it in one storage): the call succeeded, but element %zu written "
-                  "differs from the same call's on copies of the two; refuse such a call with "
-                  "a message (PyTorch does) or compute as if on copies", desc, i, iname, wname,
-                  dir ? "behind" : "ahead of", at);
+          cert_verdict(ST_FAIL,
+                       "aliasing: %s: argument #%d '%s' overlapping '%s' partially (one "
+                       "element %s it in one storage): the call succeeded, but element %zu written "
+                       "differs from the same call's on copies of the two; refuse such a call with "
+                       "a message (PyTorch does) or compute as if on copies",
+                       desc, i, iname, wname, dir ? "behind" : "ahead of", at);
           result = 0;
         }
       }
-      argset_free(&as);
+      cert_argset_free(&as);
       free(copies.bytes);
       free(over.bytes);
       bp_tensor_release(W);
@@ -306,30 +316,32 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
     }
   }
   free(plain);
-  if (result == 1 && !guard_ok("bounds", s)) result = 0;
+  if (result == 1 && !cert_guard_ok("bounds", s)) result = 0;
   return result;
 }
 
-void written_aliasing(const certify_case *c) {
+void cert_written_aliasing(const certify_case *c) {
   size_t n;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
   int relations = 0, refusals = 0;
   for (size_t k = 0; k < n; k++)
     for (int w = 0; w < cx.cur.si.n && w < set[k].n; w++) {
       if (!cx.cur.si.mutated[w] || set[k].a[w].k != AK_TENSOR) continue;
       if (written_one(&set[k], w, &relations, &refusals) == 0) {
-        sample_set_free(set, n);
+        cert_sample_set_free(set, n);
         return;
       }
     }
-  sample_set_free(set, n);
-  if (all_refused(c, n)) return;
+  cert_sample_set_free(set, n);
+  if (cert_all_refused(c, n)) return;
   if (relations == 0) {
-    verdict(ST_SKIP, "no sample gave %s's written argument a shape to alias", c->op);
+    cert_verdict(ST_SKIP, "no sample gave %s's written argument a shape to alias", c->op);
     return;
   }
-  verdict(ST_PASS, "what it writes keeps the gaps of a gapped view and agrees, or is refused "
-          "with a message, under exact aliases and partial overlaps: %d relation(s), %d "
-          "refused", relations, refusals);
+  cert_verdict(ST_PASS,
+               "what it writes keeps the gaps of a gapped view and agrees, or is refused "
+               "with a message, under exact aliases and partial overlaps: %d relation(s), %d "
+               "refused",
+               relations, refusals);
 }

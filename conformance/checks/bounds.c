@@ -40,31 +40,33 @@ static bool canaries_intact(const argset *as, const sample *s) {
   char desc[300];
   for (int i = 0; i < as->nmade; i++) {
     size_t len = 0;
-    unsigned char *b = tensor_bytes(as->base[i], &len);
+    unsigned char *b = cert_tensor_bytes(as->base[i], &len);
     unsigned char *m = b ? element_mask(as, i, len) : NULL;
     int a = as->made_arg[i];
     if (!b || !m) {
-      verdict(ST_FAIL, "bounds: certifier error: cannot read back argument %d: %s", a,
-              bp_last_error());
+      cert_verdict(ST_FAIL, "bounds: certifier error: cannot read back argument %d: %s", a,
+                   bp_last_error());
       free(b);
       return false;
     }
     size_t item = (size_t)bp_tensor_get_view(as->base[i])->itemsize;
     size_t first = (size_t)as->pre[i] * item, last = (size_t)(as->pre[i] + as->span[i]) * item;
     for (size_t x = 0; x < len; x++) {
-      if (m[x] || b[x] == canary_byte(x)) continue;
-      sample_desc(s, desc, sizeof desc);
+      if (m[x] || b[x] == cert_canary_byte(x)) continue;
+      cert_sample_desc(s, desc, sizeof desc);
       if (x < first)
-        verdict(ST_FAIL, "bounds: %s: the kernel wrote %zu byte(s) before argument %d '%s'", desc,
-                first - x, a, cx.cur.si.name[a]);
+        cert_verdict(ST_FAIL, "bounds: %s: the kernel wrote %zu byte(s) before argument %d '%s'",
+                     desc, first - x, a, cx.cur.si.name[a]);
       else if (x >= last)
-        verdict(ST_FAIL, "bounds: %s: the kernel wrote byte +%zu past the last element of "
-                         "argument %d '%s'",
-                desc, x - last, a, cx.cur.si.name[a]);
+        cert_verdict(ST_FAIL,
+                     "bounds: %s: the kernel wrote byte +%zu past the last element of "
+                     "argument %d '%s'",
+                     desc, x - last, a, cx.cur.si.name[a]);
       else
-        verdict(ST_FAIL, "bounds: %s: the kernel wrote between the elements of argument %d '%s' "
-                         "(byte %zu of its storage, a gap of its strides)",
-                desc, a, cx.cur.si.name[a], x - first);
+        cert_verdict(ST_FAIL,
+                     "bounds: %s: the kernel wrote between the elements of argument %d '%s' "
+                     "(byte %zu of its storage, a gap of its strides)",
+                     desc, a, cx.cur.si.name[a], x - first);
       free(b);
       free(m);
       return false;
@@ -79,30 +81,31 @@ static bool canaries_intact(const argset *as, const sample *s) {
  * as_strided view inside a larger allocation), and in the gaps of a
  * strided one, survive the call; and so do the canaries that libbackplane
  * keeps around every block the kernel allocates through the host. */
-void case_bounds(const certify_case *c) {
-  if (!op_setup(c)) return;
+void cert_case_bounds(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
   size_t n;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
   for (size_t k = 0; k < n; k++) {
     argset as;
-    int got = call_on(&set[k], M_GUARD, &as, "bounds");
+    int got = cert_call_on(&set[k], M_GUARD, &as, "bounds");
     if (got == 0) {
-      sample_set_free(set, n);
+      cert_sample_set_free(set, n);
       return;
     }
     if (got < 0) continue;
     bp_stack_release(&as.st);
     bool ok = canaries_intact(&as, &set[k]);
-    argset_free(&as);
-    if (!ok || !guard_ok("bounds", &set[k])) {
-      sample_set_free(set, n);
+    cert_argset_free(&as);
+    if (!ok || !cert_guard_ok("bounds", &set[k])) {
+      cert_sample_set_free(set, n);
       return;
     }
   }
-  sample_set_free(set, n);
-  if (all_refused(c, n)) return;
-  verdict(ST_PASS, "canaries of %d elements around every argument, in the gaps of strided ones, "
-                   "and around every block the kernel allocated, intact on %zu samples",
-          CANARY, n);
+  cert_sample_set_free(set, n);
+  if (cert_all_refused(c, n)) return;
+  cert_verdict(ST_PASS,
+               "canaries of %d elements around every argument, in the gaps of strided ones, "
+               "and around every block the kernel allocated, intact on %zu samples",
+               CANARY, n);
 }

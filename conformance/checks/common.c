@@ -18,45 +18,47 @@
 #include "checks.h"
 
 /* Loads the plugin and finds the case's op; false after a verdict. */
-bool op_setup(const certify_case *c) {
-  rng_seed_name(c->name);
-  if (!load_plugin() || !pick_device()) return false;
-  install_fault_handler();
+bool cert_op_setup(const certify_case *c) {
+  cert_rng_seed_name(c->name);
+  if (!cert_load_plugin() || !cert_pick_device()) return false;
+  cert_install_fault_handler();
   cx.cur.oi.struct_size = BP_OP_INFO_STRUCT_SIZE;
   if (bp_op_find(c->op, &cx.cur.op) != BP_OK || bp_op_get_info(cx.cur.op, &cx.cur.oi) != BP_OK) {
-    verdict(ST_FAIL, "%s: %s", c->op, bp_last_error());
+    cert_verdict(ST_FAIL, "%s: %s", c->op, bp_last_error());
     return false;
   }
-  op_schema_info(cx.cur.op, &cx.cur.si);
-  cx.cur.r = core_ref_index(c->op);
-  cx.cur.has_kernel = plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
+  cert_op_schema_info(cx.cur.op, &cx.cur.si);
+  cx.cur.r = cert_core_ref_index(c->op);
+  cx.cur.has_kernel = cert_plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
   if (!cx.cur.has_kernel && cx.cur.oi.has_composite) {
-    verdict(ST_SKIP, "%s has no kernel of the plugin's for %s: the host's composite serves it, "
-            "over kernels certified in their own cases", c->op, device_name(cx.put.device.type));
+    cert_verdict(ST_SKIP,
+                 "%s has no kernel of the plugin's for %s: the host's composite serves it, "
+                 "over kernels certified in their own cases",
+                 c->op, cert_device_name(cx.put.device.type));
     return false;
   }
   if (!cx.cur.has_kernel) {
-    verdict(ST_SKIP, "%s has no kernel for %s (see registration/profile)", c->op,
-            device_name(cx.put.device.type));
+    cert_verdict(ST_SKIP, "%s has no kernel for %s (see registration/profile)", c->op,
+                 cert_device_name(cx.put.device.type));
     return false;
   }
   /* Whatever the plugin's load left in the guard's pipe is not this op's. */
   char stale[512];
-  alloc_guard_read(stale, sizeof stale);
+  cert_alloc_guard_read(stale, sizeof stale);
   return true;
 }
 
 /* Whether the kernel of the current op declares dtype dt. */
-bool declares(int32_t dt) { return dtypes_have(cx.cur.ki.dtypes, dt); }
+bool cert_declares(int32_t dt) { return cert_dtypes_have(cx.cur.ki.dtypes, dt); }
 
-bool dtypes_have(const int32_t *dtypes, int32_t dt) {
+bool cert_dtypes_have(const int32_t *dtypes, int32_t dt) {
   if (!dtypes) return true;
   for (const int32_t *p = dtypes; *p != BP_DTYPE_INVALID; p++)
     if (*p == dt) return true;
   return false;
 }
 
-size_t result_dtypes(const argset *as, int32_t *out, size_t max) {
+size_t cert_result_dtypes(const argset *as, int32_t *out, size_t max) {
   bp_tensor_meta meta[4];
   for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
   size_t nret = cx.cur.si.nret > 0 && cx.cur.si.nret <= 4 ? (size_t)cx.cur.si.nret : 1;
@@ -69,7 +71,7 @@ size_t result_dtypes(const argset *as, int32_t *out, size_t max) {
   return nret;
 }
 
-double excess_8x(int32_t dt, const void *got, const void *want) {
+double cert_excess_8x(int32_t dt, const void *got, const void *want) {
   size_t item = bp_dtype_size(dt);
   if (memcmp(got, want, item) == 0) return -1;
   if (!dt_is_float(dt)) return 1;
@@ -81,7 +83,7 @@ double excess_8x(int32_t dt, const void *got, const void *want) {
   return fabs(g - w) - 8 * (atol + rtol * fabs(w));
 }
 
-gen_opts op_gen_opts(void) {
+gen_opts cert_op_gen_opts(void) {
   gen_opts o = {cx.cur.ki.dtypes, cx.opt.full, cx.cur.r < 0 ? cx.cur.oi.name : NULL};
   return o;
 }
@@ -90,12 +92,12 @@ gen_opts op_gen_opts(void) {
  * the host never sends it a call whose result would have a dtype it does
  * not declare (sum(x, dtype=float64) to a float32-only sum), so neither
  * does the certifier. */
-bool undeclared_result(const argset *as) {
+bool cert_undeclared_result(const argset *as) {
   if (!cx.cur.ki.dtypes) return false;
   int32_t dts[4];
-  size_t nret = result_dtypes(as, dts, 4);
+  size_t nret = cert_result_dtypes(as, dts, 4);
   for (size_t j = 0; j < nret; j++) {
-    if (dts[j] == BP_DTYPE_INVALID || declares(dts[j])) continue;
+    if (dts[j] == BP_DTYPE_INVALID || cert_declares(dts[j])) continue;
     if (cx.cur.nundeclared++ == 0)
       snprintf(cx.cur.undeclared, sizeof cx.cur.undeclared,
                "result %zu would be %s, which the kernel does not declare (the host sends such "
@@ -106,15 +108,15 @@ bool undeclared_result(const argset *as) {
   return false;
 }
 
-size_t keep_declared(sample *v, size_t n) {
+size_t cert_keep_declared(sample *v, size_t n) {
   if (!cx.cur.ki.dtypes || !cx.cur.op) return n;
   size_t kept = 0;
   for (size_t k = 0; k < n; k++) {
     argset as;
-    bool drop = materialise(&v[k], &cx.cur.si, M_PLAIN, &as) && undeclared_result(&as);
-    argset_free(&as);
+    bool drop = cert_materialise(&v[k], &cx.cur.si, M_PLAIN, &as) && cert_undeclared_result(&as);
+    cert_argset_free(&as);
     if (drop) {
-      sample_free(&v[k]);
+      cert_sample_free(&v[k]);
       continue;
     }
     if (kept != k) v[kept] = v[k];
@@ -123,19 +125,19 @@ size_t keep_declared(sample *v, size_t n) {
   return kept;
 }
 
-sample *op_check_set(size_t *n) {
+sample *cert_op_check_set(size_t *n) {
   char why[300];
-  gen_opts o = op_gen_opts();
-  sample *v = check_set(cx.cur.r, &cx.cur.si, &o, n, why, sizeof why);
+  gen_opts o = cert_op_gen_opts();
+  sample *v = cert_check_set(cx.cur.r, &cx.cur.si, &o, n, why, sizeof why);
   if (!v) {
-    verdict(ST_SKIP, "%s", why);
+    cert_verdict(ST_SKIP, "%s", why);
     return NULL;
   }
   size_t all = *n;
-  *n = keep_declared(v, *n);
+  *n = cert_keep_declared(v, *n);
   if (*n == 0 && all > 0) {
     free(v);
-    verdict(ST_SKIP, "every sample's %s", cx.cur.undeclared);
+    cert_verdict(ST_SKIP, "every sample's %s", cx.cur.undeclared);
     return NULL;
   }
   return v;
@@ -145,11 +147,11 @@ sample *op_check_set(size_t *n) {
  * it does not take) with a clean error: that sample is left out of the
  * check (cx.cur.nrefused, cx.cur.refusal).  A core op must take every
  * sample. */
-bool refused(const sample *s, const char *check) {
+bool cert_refused(const sample *s, const char *check) {
   char desc[300];
-  sample_desc(s, desc, sizeof desc);
+  cert_sample_desc(s, desc, sizeof desc);
   if (cx.cur.r >= 0) {
-    verdict(ST_FAIL, "%s: the call on %s failed: %s", check, desc, bp_last_error());
+    cert_verdict(ST_FAIL, "%s: the call on %s failed: %s", check, desc, bp_last_error());
     return false;
   }
   cx.cur.nrefused++;
@@ -157,13 +159,13 @@ bool refused(const sample *s, const char *check) {
   return true;
 }
 
-bool all_refused(const certify_case *c, size_t nsamples) {
+bool cert_all_refused(const certify_case *c, size_t nsamples) {
   if ((size_t)cx.cur.nrefused < nsamples) return false;
-  verdict(ST_SKIP, "%s refused every generated sample: %s", c->op, cx.cur.refusal);
+  cert_verdict(ST_SKIP, "%s refused every generated sample: %s", c->op, cx.cur.refusal);
   return true;
 }
 
-bool op_set_refuses(const argset *as) {
+bool cert_op_set_refuses(const argset *as) {
   if (cx.cur.r < 0) return false;
   bp_tensor_meta meta[4];
   for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
@@ -172,35 +174,35 @@ bool op_set_refuses(const argset *as) {
   return true;
 }
 
-int call_on(const sample *s, int mode, argset *as, const char *check) {
+int cert_call_on(const sample *s, int mode, argset *as, const char *check) {
   char desc[300];
-  if (!materialise(s, &cx.cur.si, mode, as)) {
-    sample_desc(s, desc, sizeof desc);
-    verdict(ST_FAIL, "%s: certifier error: cannot build the arguments of %s on %s: %s", check,
-            desc, device_name(cx.put.device.type), bp_last_error());
-    argset_free(as);
+  if (!cert_materialise(s, &cx.cur.si, mode, as)) {
+    cert_sample_desc(s, desc, sizeof desc);
+    cert_verdict(ST_FAIL, "%s: certifier error: cannot build the arguments of %s on %s: %s", check,
+                 desc, cert_device_name(cx.put.device.type), bp_last_error());
+    cert_argset_free(as);
     return 0;
   }
-  if (op_set_refuses(as)) {
-    argset_free(as);
+  if (cert_op_set_refuses(as)) {
+    cert_argset_free(as);
     return -1;
   }
   if (bp_call(cx.cur.op, &as->st) != BP_OK) {
-    if (!refused(s, check)) {
-      argset_free(as);
+    if (!cert_refused(s, check)) {
+      cert_argset_free(as);
       return 0;
     }
-    argset_free(as);
+    cert_argset_free(as);
     return -1;
   }
   return 1;
 }
 
-bool guard_ok(const char *check, const sample *s) {
+bool cert_guard_ok(const char *check, const sample *s) {
   char msg[600], desc[300];
-  if (!alloc_guard_read(msg, sizeof msg)) return true;
-  sample_desc(s, desc, sizeof desc);
-  verdict(ST_FAIL, "%s: %s: the plugin wrote outside memory it allocated through the host: %s",
-          check, desc, msg);
+  if (!cert_alloc_guard_read(msg, sizeof msg)) return true;
+  cert_sample_desc(s, desc, sizeof desc);
+  cert_verdict(ST_FAIL, "%s: %s: the plugin wrote outside memory it allocated through the host: %s",
+               check, desc, msg);
   return false;
 }

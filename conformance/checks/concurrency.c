@@ -44,7 +44,7 @@ static struct {
 
 /* The state above, as a fresh process has it (before each case in a
  * worker). */
-void concurrency_reset(void) {
+void cert_concurrency_reset(void) {
   conc.s = NULL;
   conc.iters = 0;
   for (int i = 0; i < NTHREADS; i++) conc.first[i] = NULL, conc.len[i] = 0;
@@ -59,7 +59,7 @@ static void *conc_thread(void *arg) {
   for (int it = 0; it < conc.iters; it++) {
     argset as;
     char why[400] = "";
-    bool made = materialise(conc.s, &cx.cur.si, M_PLAIN, &as);
+    bool made = cert_materialise(conc.s, &cx.cur.si, M_PLAIN, &as);
     if (it == 0) pthread_barrier_wait(&start_line);
     /* Staggered: the odd threads' first calls (and any lazy set-up they
      * run) come while the even threads' first calls are computing. */
@@ -77,13 +77,13 @@ static void *conc_thread(void *arg) {
       snprintf(why, sizeof why, "thread %d, call %d failed: %s", (int)id, it, bp_last_error());
     } else {
       size_t len;
-      unsigned char *b = result_bytes(&as.st, &len);
+      unsigned char *b = cert_result_bytes(&as.st, &len);
       if (it == 0) {
         conc.first[id] = b;
         conc.len[id] = len;
         b = NULL;
       } else {
-        long at = len == conc.len[id] ? first_diff(b, conc.first[id], len) : 0;
+        long at = len == conc.len[id] ? cert_first_diff(b, conc.first[id], len) : 0;
         if (at >= 0)
           snprintf(why, sizeof why,
                    "thread %d, call %d: the result differs from the thread's first one (byte "
@@ -93,7 +93,7 @@ static void *conc_thread(void *arg) {
       free(b);
       bp_stack_release(&as.st);
     }
-    argset_free(&as);
+    cert_argset_free(&as);
     pthread_mutex_lock(&conc.lock);
     if (*why && !*conc.fail) snprintf(conc.fail, sizeof conc.fail, "%s", why);
     bool stop = *conc.fail != '\0';
@@ -114,14 +114,14 @@ static void free_firsts(void) {
  * -1 when the op refused s (outside core), 0 after a verdict. */
 static int race(const sample *s, int iters, bool stagger) {
   char desc[300];
-  sample_desc(s, desc, sizeof desc);
+  cert_sample_desc(s, desc, sizeof desc);
   argset as;
   /* An op outside core may refuse the sample: then no thread runs. */
-  if (!materialise(s, &cx.cur.si, M_PLAIN, &as) || op_set_refuses(&as)) {
-    argset_free(&as);
+  if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &as) || cert_op_set_refuses(&as)) {
+    cert_argset_free(&as);
     return -1;
   }
-  argset_free(&as);
+  cert_argset_free(&as);
   conc.s = s;
   conc.iters = iters;
   conc.stagger = stagger;
@@ -130,7 +130,7 @@ static int race(const sample *s, int iters, bool stagger) {
   pthread_t th[NTHREADS];
   int started = 0;
   if (pthread_barrier_init(&start_line, NULL, NTHREADS) != 0) {
-    verdict(ST_FAIL, "concurrency: certifier error: pthread_barrier_init failed");
+    cert_verdict(ST_FAIL, "concurrency: certifier error: pthread_barrier_init failed");
     return 0;
   }
   for (intptr_t i = 0; i < NTHREADS; i++)
@@ -143,66 +143,69 @@ static int race(const sample *s, int iters, bool stagger) {
   pthread_barrier_destroy(&start_line);
   if (started < NTHREADS) {
     free_firsts();
-    verdict(ST_FAIL, "concurrency: certifier error: could start only %d of %d threads", started,
-            NTHREADS);
+    cert_verdict(ST_FAIL, "concurrency: certifier error: could start only %d of %d threads",
+                 started, NTHREADS);
     return 0;
   }
   if (*conc.fail) {
     free_firsts();
-    if (cx.cur.r < 0 && strstr(conc.fail, "failed:")) return refused(s, "concurrency") ? -1 : 0;
-    verdict(ST_FAIL, "concurrency: %s: %s", desc, conc.fail);
+    if (cx.cur.r < 0 && strstr(conc.fail, "failed:"))
+      return cert_refused(s, "concurrency") ? -1 : 0;
+    cert_verdict(ST_FAIL, "concurrency: %s: %s", desc, conc.fail);
     return 0;
   }
-  int got = call_on(s, M_PLAIN, &as, "concurrency");
+  int got = cert_call_on(s, M_PLAIN, &as, "concurrency");
   if (got <= 0) {
     free_firsts();
     return got;
   }
   size_t len;
-  unsigned char *want = result_bytes(&as.st, &len);
+  unsigned char *want = cert_result_bytes(&as.st, &len);
   bp_stack_release(&as.st);
-  argset_free(&as);
+  cert_argset_free(&as);
   int bad = -1;
   long at = -1;
   for (int i = 0; i < NTHREADS && bad < 0; i++) {
-    at = conc.len[i] == len ? first_diff(conc.first[i], want, len) : 0;
+    at = conc.len[i] == len ? cert_first_diff(conc.first[i], want, len) : 0;
     if (at >= 0) bad = i;
   }
   free(want);
   free_firsts();
   if (bad >= 0) {
-    verdict(ST_FAIL, "concurrency: %s: thread %d's first call, made while the other threads "
-                     "called too, differs from the single-threaded result (byte %ld)",
-            desc, bad, at);
+    cert_verdict(ST_FAIL,
+                 "concurrency: %s: thread %d's first call, made while the other threads "
+                 "called too, differs from the single-threaded result (byte %ld)",
+                 desc, bad, at);
     return 0;
   }
-  return guard_ok("bounds", s) ? 1 : 0;
+  return cert_guard_ok("bounds", s) ? 1 : 0;
 }
 
-void case_concurrency(const certify_case *c) {
-  if (!op_setup(c)) return;
+void cert_case_concurrency(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
   if (cx.cur.oi.flags & BP_OP_NONDETERMINISTIC) {
-    verdict(ST_SKIP, "%s is declared nondeterministic: results cannot be compared", c->op);
+    cert_verdict(ST_SKIP, "%s is declared nondeterministic: results cannot be compared", c->op);
     return;
   }
   size_t n, nl = 0;
-  sample *set = op_check_set(&n), *large = NULL;
+  sample *set = cert_op_check_set(&n), *large = NULL;
   if (!set) return;
   size_t pick = 0; /* a length past a vector loop's tail, when there is one */
   for (size_t k = 0; k < n; k++)
     if (strcmp(set[k].label, "length 129") == 0) pick = k;
   int small = race(&set[pick], 24, false);
   if (cx.cur.r >= 0 && small > 0) {
-    gen_opts o = op_gen_opts();
-    large = gen_core_set(cx.cur.r, BP_FLOAT32, SK_LARGE, &o, &nl);
-    nl = keep_declared(large, nl);
+    gen_opts o = cert_op_gen_opts();
+    large = cert_gen_core_set(cx.cur.r, BP_FLOAT32, SK_LARGE, &o, &nl);
+    nl = cert_keep_declared(large, nl);
   }
   /* Large: the odd threads' first calls staggered behind the even ones'. */
   int big = nl ? race(&large[0], 3, true) : 1;
-  sample_set_free(set, n);
-  sample_set_free(large, nl);
+  cert_sample_set_free(set, n);
+  cert_sample_set_free(large, nl);
   if (small == 0 || big == 0) return;
-  if (small < 0 && all_refused(c, 1)) return;
-  verdict(ST_PASS, "%d threads gave the single-threaded result: 24 calls each on a small sample%s",
-          NTHREADS, nl ? ", 3 each on a large one (first calls staggered)" : "");
+  if (small < 0 && cert_all_refused(c, 1)) return;
+  cert_verdict(ST_PASS,
+               "%d threads gave the single-threaded result: 24 calls each on a small sample%s",
+               NTHREADS, nl ? ", 3 each on a large one (first calls staggered)" : "");
 }

@@ -48,14 +48,14 @@ static int count_fds(void) {
 
 static void usage_get(usage *u) {
   u->fds = count_fds();
-  u->threads = proc_threads();
+  u->threads = cert_proc_threads();
   pthread_key_t k;
   u->key = -1;
   if (pthread_key_create(&k, NULL) == 0) {
     u->key = (long)k;
     pthread_key_delete(k);
   }
-  map_state_get(NULL, &u->maps);
+  cert_map_state_get(NULL, &u->maps);
   struct mallinfo2 mi = mallinfo2();
   u->heap = (long long)(mi.uordblks + mi.hblkhd);
 }
@@ -75,7 +75,7 @@ typedef struct cycle_thread {
 
 static void *cycle_main(void *arg) {
   cycle_thread *t = arg;
-  t->same = host_run_calls(t->hr, t->record, &t->n, t->why, sizeof t->why);
+  t->same = cert_host_run_calls(t->hr, t->record, &t->n, t->why, sizeof t->why);
   pthread_mutex_lock(&t->mu);
   t->stage = 1;
   pthread_cond_broadcast(&t->cv);
@@ -88,18 +88,18 @@ static void *cycle_main(void *arg) {
 static bool cycle(host_run *hr, int k, size_t *calls) {
   char why[700];
   cx.put.plugin = NULL;
-  if (!load_plugin() || !pick_device()) return false;
+  if (!cert_load_plugin() || !cert_pick_device()) return false;
   if (k == 1) {
-    if (!host_run_build(hr, false)) return false;
-  } else if (!host_run_refind(hr, why, sizeof why)) {
-    verdict(ST_FAIL, "host/cycles: cycle %d: %s", k, why);
+    if (!cert_host_run_build(hr, false)) return false;
+  } else if (!cert_host_run_refind(hr, why, sizeof why)) {
+    cert_verdict(ST_FAIL, "host/cycles: cycle %d: %s", k, why);
     return false;
   }
   cycle_thread t = {hr, k == 1, 0, true, "", PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
                     0};
   pthread_t th;
   if (pthread_create(&th, NULL, cycle_main, &t) != 0) {
-    verdict(ST_FAIL, "host/cycles: cycle %d: a host thread cannot be started", k);
+    cert_verdict(ST_FAIL, "host/cycles: cycle %d: a host thread cannot be started", k);
     return false;
   }
   pthread_mutex_lock(&t.mu);
@@ -114,11 +114,11 @@ static bool cycle(host_run *hr, int k, size_t *calls) {
   pthread_join(th, NULL);
   *calls += t.n;
   if (!t.same) {
-    verdict(ST_FAIL, "host/cycles: cycle %d of load, calls, unload: %s", k, t.why);
+    cert_verdict(ST_FAIL, "host/cycles: cycle %d of load, calls, unload: %s", k, t.why);
     return false;
   }
   if (st != BP_OK) {
-    verdict(ST_FAIL, "host/cycles: cycle %d: bp_plugin_unload failed: %s", k, bp_last_error());
+    cert_verdict(ST_FAIL, "host/cycles: cycle %d: bp_plugin_unload failed: %s", k, bp_last_error());
     return false;
   }
   return true;
@@ -129,52 +129,57 @@ static bool cycle(host_run *hr, int k, size_t *calls) {
 static bool no_growth(const usage *u0, const usage *u, int from, int to, bool heap) {
   const int span = to - from;
   if (u0->fds >= 0 && u->fds > u0->fds) {
-    verdict(ST_FAIL, "host/cycles: %d more file descriptor(s) open after cycle %d than after "
-                     "cycle %d: each load, call and unload leaves descriptors open",
-            u->fds - u0->fds, to, from);
+    cert_verdict(ST_FAIL,
+                 "host/cycles: %d more file descriptor(s) open after cycle %d than after "
+                 "cycle %d: each load, call and unload leaves descriptors open",
+                 u->fds - u0->fds, to, from);
     return false;
   }
-  if (proc_threads_meaningful() && u0->threads > 0 && u->threads > u0->threads) {
-    verdict(ST_FAIL, "host/cycles: %d more thread(s) after cycle %d than after cycle %d",
-            u->threads - u0->threads, to, from);
+  if (cert_proc_threads_meaningful() && u0->threads > 0 && u->threads > u0->threads) {
+    cert_verdict(ST_FAIL, "host/cycles: %d more thread(s) after cycle %d than after cycle %d",
+                 u->threads - u0->threads, to, from);
     return false;
   }
   if (u0->key >= 0 && (u->key > u0->key || u->key < 0)) {
     if (u->key < 0)
-      verdict(ST_FAIL, "host/cycles: after cycle %d no thread-specific key is left "
-                       "(pthread_key_create fails): the plugin's loads used them up",
-              to);
+      cert_verdict(ST_FAIL,
+                   "host/cycles: after cycle %d no thread-specific key is left "
+                   "(pthread_key_create fails): the plugin's loads used them up",
+                   to);
     else
-      verdict(ST_FAIL, "host/cycles: thread-specific keys leak: the next free pthread key was "
-                       "%ld after cycle %d and %ld after cycle %d (about %.2f a cycle; a process "
-                       "has 1024)",
-              u0->key, from, u->key, to, (double)(u->key - u0->key) / span);
+      cert_verdict(ST_FAIL,
+                   "host/cycles: thread-specific keys leak: the next free pthread key was "
+                   "%ld after cycle %d and %ld after cycle %d (about %.2f a cycle; a process "
+                   "has 1024)",
+                   u0->key, from, u->key, to, (double)(u->key - u0->key) / span);
     return false;
   }
-  if (map_state_meaningful() && u->maps.count > u0->maps.count) {
-    verdict(ST_FAIL, "host/cycles: %ld more mapping(s) (%lld bytes) after cycle %d than after "
-                     "cycle %d",
-            u->maps.count - u0->maps.count, u->maps.bytes - u0->maps.bytes, to, from);
+  if (cert_map_state_meaningful() && u->maps.count > u0->maps.count) {
+    cert_verdict(ST_FAIL,
+                 "host/cycles: %ld more mapping(s) (%lld bytes) after cycle %d than after "
+                 "cycle %d",
+                 u->maps.count - u0->maps.count, u->maps.bytes - u0->maps.bytes, to, from);
     return false;
   }
-  if (heap && map_state_meaningful() && u->heap - u0->heap > HEAP_SLACK) {
-    verdict(ST_FAIL, "host/cycles: the heap grew by %lld bytes from cycle %d to cycle %d (about "
-                     "%lld bytes a cycle)",
-            u->heap - u0->heap, from, to, (u->heap - u0->heap) / span);
+  if (heap && cert_map_state_meaningful() && u->heap - u0->heap > HEAP_SLACK) {
+    cert_verdict(ST_FAIL,
+                 "host/cycles: the heap grew by %lld bytes from cycle %d to cycle %d (about "
+                 "%lld bytes a cycle)",
+                 u->heap - u0->heap, from, to, (u->heap - u0->heap) / span);
     return false;
   }
   return true;
 }
 
-void case_host_cycles(const certify_case *c) {
-  rng_seed_name(c->name);
+void cert_case_host_cycles(const certify_case *c) {
+  cert_rng_seed_name(c->name);
   host_run hr;
   memset(&hr, 0, sizeof hr);
   usage u0 = {0}, u;
   size_t calls = 0;
   for (int k = 1; k <= CYCLES; k++) {
     if (!cycle(&hr, k, &calls)) {
-      host_run_free(&hr);
+      cert_host_run_free(&hr);
       return;
     }
     if (k == WARM) usage_get(&u0);
@@ -183,18 +188,21 @@ void case_host_cycles(const certify_case *c) {
     if (k > WARM && (k - WARM) % 100 == 0 && k < CYCLES) {
       usage_get(&u);
       if (!no_growth(&u0, &u, WARM, k, false)) {
-        host_run_free(&hr);
+        cert_host_run_free(&hr);
         return;
       }
     }
   }
-  host_run_free(&hr);
+  cert_host_run_free(&hr);
   usage_get(&u);
   if (!no_growth(&u0, &u, WARM, CYCLES, true)) return;
-  verdict(ST_PASS, "%d cycles of load, %zu calls in all on host threads that exit after the "
-                   "unload, unload: no file descriptor, thread, key, mapping or heap growth "
-                   "from cycle %d on%s",
-          CYCLES, calls, WARM,
-          map_state_meaningful() ? "" : " (mappings, heap and threads not measured: a sanitizer "
-                                        "runtime keeps its own)");
+  cert_verdict(ST_PASS,
+               "%d cycles of load, %zu calls in all on host threads that exit after the "
+               "unload, unload: no file descriptor, thread, key, mapping or heap growth "
+               "from cycle %d on%s",
+               CYCLES, calls, WARM,
+               cert_map_state_meaningful()
+                   ? ""
+                   : " (mappings, heap and threads not measured: a sanitizer "
+                     "runtime keeps its own)");
 }

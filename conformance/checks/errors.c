@@ -19,12 +19,12 @@
 static bool expect_failure(argset *as, const char *what) {
   bp_clear_error();
   if (bp_call(cx.cur.op, &as->st) == BP_OK) {
-    verdict(ST_FAIL, "errors: %s succeeded", what);
+    cert_verdict(ST_FAIL, "errors: %s succeeded", what);
     bp_stack_release(&as->st);
     return false;
   }
   if (!*bp_last_error()) {
-    verdict(ST_FAIL, "errors: %s failed without a message", what);
+    cert_verdict(ST_FAIL, "errors: %s failed without a message", what);
     return false;
   }
   return true;
@@ -51,17 +51,17 @@ static bool refuses_as_meta(argset *as, const char *desc, int32_t refuse) {
   bp_status cs = bp_call(cx.cur.op, &as->st);
   if (cs == BP_OK) {
     bp_stack_release(&as->st);
-    verdict(ST_FAIL, "errors: %s succeeded; the op set refuses it with %s (%s)", desc,
-            bp_status_str(ms), mmsg);
+    cert_verdict(ST_FAIL, "errors: %s succeeded; the op set refuses it with %s (%s)", desc,
+                 bp_status_str(ms), mmsg);
     return false;
   }
   if (cs != ms) {
-    verdict(ST_FAIL, "errors: %s failed with %s (%s); the op set says %s (%s)", desc,
-            bp_status_str(cs), bp_last_error(), bp_status_str(ms), mmsg);
+    cert_verdict(ST_FAIL, "errors: %s failed with %s (%s); the op set says %s (%s)", desc,
+                 bp_status_str(cs), bp_last_error(), bp_status_str(ms), mmsg);
     return false;
   }
   if (!*bp_last_error()) {
-    verdict(ST_FAIL, "errors: %s failed with %s but no message", desc, bp_status_str(cs));
+    cert_verdict(ST_FAIL, "errors: %s failed with %s but no message", desc, bp_status_str(cs));
     return false;
   }
   return true;
@@ -71,27 +71,27 @@ static bool refuses_as_meta(argset *as, const char *desc, int32_t refuse) {
  * repeated, bad enum strings, shapes that do not fit, a bad out argument.
  * False after a verdict. */
 static bool bad_values(char *done, size_t *dl, size_t cap) {
-  gen_opts o = op_gen_opts();
+  gen_opts o = cert_op_gen_opts();
   size_t n, nchecked = 0;
-  sample *bad = gen_core_set(cx.cur.r, BP_FLOAT32, SK_BADSHAPE, &o, &n);
+  sample *bad = cert_gen_core_set(cx.cur.r, BP_FLOAT32, SK_BADSHAPE, &o, &n);
   for (size_t k = 0; k < n; k++) {
     argset as;
     char desc[300], what[400];
-    sample_desc(&bad[k], desc, sizeof desc);
-    if (!materialise(&bad[k], &cx.cur.si, M_PLAIN, &as)) {
-      argset_free(&as);
+    cert_sample_desc(&bad[k], desc, sizeof desc);
+    if (!cert_materialise(&bad[k], &cx.cur.si, M_PLAIN, &as)) {
+      cert_argset_free(&as);
       continue;
     }
     snprintf(what, sizeof what, "a call with %s", desc);
     bool ok = refuses_as_meta(&as, what, bad[k].refuse);
-    argset_free(&as);
-    if (!ok || !guard_ok("bounds", &bad[k])) {
-      sample_set_free(bad, n);
+    cert_argset_free(&as);
+    if (!ok || !cert_guard_ok("bounds", &bad[k])) {
+      cert_sample_set_free(bad, n);
       return false;
     }
     nchecked++;
   }
-  sample_set_free(bad, n);
+  cert_sample_set_free(bad, n);
   if (nchecked && *dl < cap)
     *dl += (size_t)snprintf(done + *dl, cap - *dl, ", %zu bad values", nchecked);
   return true;
@@ -102,17 +102,18 @@ static bool bad_values(char *done, size_t *dl, size_t cap) {
  * value the op set names (shapes, dims, enum strings, out arguments) each
  * give the op set's status and a message; never a crash, an abort() or an
  * exit(), which the fault handler and the exit trap name. */
-void case_errors(const certify_case *c) {
-  if (!op_setup(c)) return;
+void cert_case_errors(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
   argset as;
   char what[400], done[300] = "";
   size_t dl = 0, n;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
-  if (!materialise(&set[0], &cx.cur.si, M_PLAIN, &as)) {
-    verdict(ST_FAIL, "errors: certifier error: cannot build the arguments: %s", bp_last_error());
-    argset_free(&as);
-    sample_set_free(set, n);
+  if (!cert_materialise(&set[0], &cx.cur.si, M_PLAIN, &as)) {
+    cert_verdict(ST_FAIL, "errors: certifier error: cannot build the arguments: %s",
+                 bp_last_error());
+    cert_argset_free(&as);
+    cert_sample_set_free(set, n);
     return;
   }
   bp_value saved[16];
@@ -155,8 +156,8 @@ void case_errors(const certify_case *c) {
         as.slots[as.made_arg[1]].u.tensor = cpu;
       }
       snprintf(what, sizeof what, "%sargument %d '%s' on the CPU, the others on %s",
-               e >= 0 ? "an element of " : "", as.made_arg[1],
-               cx.cur.si.name[as.made_arg[1]], device_name(cx.put.device.type));
+               e >= 0 ? "an element of " : "", as.made_arg[1], cx.cur.si.name[as.made_arg[1]],
+               cert_device_name(cx.put.device.type));
       bool ok = expect_failure(&as, what);
       bp_tensor_release(cpu);
       if (!ok) goto out;
@@ -165,18 +166,18 @@ void case_errors(const certify_case *c) {
       bp_tensor_release(cpu);
     }
   }
-  argset_free(&as);
+  cert_argset_free(&as);
   /* A dtype the kernel does not declare, or the op does not take. */
   if (cx.cur.r >= 0 || cx.cur.ki.dtypes) {
-    gen_opts o = op_gen_opts();
+    gen_opts o = cert_op_gen_opts();
     for (int d = 0; d < NUM_DTYPES; d++) {
       int32_t dt = all_dtypes[d];
       /* a dtype the kernel leaves out goes to the op's composite, if any */
-      bool bad = !declares(dt) && !cx.cur.oi.has_composite;
+      bool bad = !cert_declares(dt) && !cx.cur.oi.has_composite;
       size_t nb = 1;
       sample *b = NULL, one;
       if (cx.cur.r >= 0) {
-        b = gen_core_set(cx.cur.r, dt, SK_BASIC, &o, &nb);
+        b = cert_gen_core_set(cx.cur.r, dt, SK_BASIC, &o, &nb);
       } else {
         one = set[0]; /* the first sample, its tensors in dt */
         for (int i = 0; i < one.n; i++)
@@ -184,9 +185,9 @@ void case_errors(const certify_case *c) {
         b = malloc(sizeof *b);
         if (b) *b = one;
       }
-      if (!b || !nb || !materialise(&b[0], &cx.cur.si, M_PLAIN, &as)) {
-        argset_free(&as);
-        if (b) sample_set_free(b, nb);
+      if (!b || !nb || !cert_materialise(&b[0], &cx.cur.si, M_PLAIN, &as)) {
+        cert_argset_free(&as);
+        if (b) cert_sample_set_free(b, nb);
         break;
       }
       bp_tensor_meta meta[4];
@@ -196,24 +197,24 @@ void case_errors(const certify_case *c) {
       bool ok = true;
       if (bad) {
         snprintf(what, sizeof what, "a call with %s arguments (%s)", dt_name(dt),
-                 declares(dt) ? "the op does not take it" : "the kernel does not declare it");
+                 cert_declares(dt) ? "the op does not take it" : "the kernel does not declare it");
         ok = expect_failure(&as, what);
         if (ok) dl += (size_t)snprintf(done + dl, sizeof done - dl, ", dtype %s", dt_name(dt));
       }
-      argset_free(&as);
-      sample_set_free(b, nb);
+      cert_argset_free(&as);
+      cert_sample_set_free(b, nb);
       if (!ok) {
-        sample_set_free(set, n);
+        cert_sample_set_free(set, n);
         return;
       }
       if (bad) break;
     }
   }
-  sample_set_free(set, n);
+  cert_sample_set_free(set, n);
   if (cx.cur.r >= 0 && !bad_values(done, &dl, sizeof done)) return;
-  verdict(ST_PASS, "clean failures with messages: %s", done);
+  cert_verdict(ST_PASS, "clean failures with messages: %s", done);
   return;
 out:
-  argset_free(&as);
-  sample_set_free(set, n);
+  cert_argset_free(&as);
+  cert_sample_set_free(set, n);
 }

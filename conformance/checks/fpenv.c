@@ -74,46 +74,46 @@ static float expected(int p, float x) {
 static int probe(int p, const fp_state *env, const fp_state *fp0, bool check) {
   const bp_op *op;
   bp_kernel_info ki;
-  if (bp_op_find(probe_name[p], &op) != BP_OK || !plugin_kernel(op, cx.put.device.type, &ki))
+  if (bp_op_find(probe_name[p], &op) != BP_OK || !cert_plugin_kernel(op, cx.put.device.type, &ki))
     return -1;
   bool f32 = !ki.dtypes;
   for (const int32_t *d = ki.dtypes; d && *d != BP_DTYPE_INVALID; d++) f32 |= *d == BP_FLOAT32;
   if (!f32) return -1;
   schema_info si;
-  op_schema_info(op, &si);
+  cert_op_schema_info(op, &si);
   int64_t n = PROBE_N;
   rt *x = rt_new(BP_FLOAT32, 1, &n);
   for (int64_t k = 0; k < n; k++) x->f[k] = denormal(k);
   sample s;
   memset(&s, 0, sizeof s);
-  add_tensor(&s, x, 0);
+  cert_add_tensor(&s, x, 0);
   if (p == P_ADD || p == P_MUL) {
     rt *y = rt_new(BP_FLOAT32, 1, &n);
     for (int64_t k = 0; k < n; k++) y->f[k] = p == P_ADD ? x->f[k] : 1.0;
-    add_tensor(&s, y, 0);
+    cert_add_tensor(&s, y, 0);
   }
   argset as;
-  if (!materialise(&s, &si, M_PLAIN, &as)) {
-    verdict(ST_FAIL, "certifier error: cannot build the denormal probe of %s: %s", probe_name[p],
-            bp_last_error());
-    argset_free(&as);
-    sample_free(&s);
+  if (!cert_materialise(&s, &si, M_PLAIN, &as)) {
+    cert_verdict(ST_FAIL, "certifier error: cannot build the denormal probe of %s: %s",
+                 probe_name[p], bp_last_error());
+    cert_argset_free(&as);
+    cert_sample_free(&s);
     return 0;
   }
-  fp_state_set(env);
+  cert_fp_state_set(env);
   bp_status st = bp_call(op, &as.st);
-  fp_state_set(fp0);
+  cert_fp_state_set(fp0);
   if (st != BP_OK) {
-    verdict(ST_FAIL, "host/fpenv: %s on %lld float32 denormals failed: %s", probe_name[p],
-            (long long)n, bp_last_error());
-    argset_free(&as);
-    sample_free(&s);
+    cert_verdict(ST_FAIL, "host/fpenv: %s on %lld float32 denormals failed: %s", probe_name[p],
+                 (long long)n, bp_last_error());
+    cert_argset_free(&as);
+    cert_sample_free(&s);
     return 0;
   }
   size_t len = 0;
-  unsigned char *b = check ? result_bytes(&as.st, &len) : NULL;
+  unsigned char *b = check ? cert_result_bytes(&as.st, &len) : NULL;
   bp_stack_release(&as.st);
-  argset_free(&as);
+  cert_argset_free(&as);
   int64_t first = -1, last = -1, bad = 0;
   for (int64_t k = 0; check && k < n; k++) {
     float got = 0, want = expected(p, denormal(k));
@@ -124,30 +124,31 @@ static int probe(int p, const fp_state *env, const fp_state *fp0, bool check) {
     bad++;
   }
   free(b);
-  sample_free(&s);
+  cert_sample_free(&s);
   if (bad) {
-    verdict(ST_FAIL, "host/fpenv: %s on %lld float32 denormals, called from a thread in the "
-                     "default floating-point state: %lld result(s) wrong, between elements %lld "
-                     "and %lld: a thread that runs the plugin's work flushes denormals to zero "
-                     "(its flush-to-zero or denormals-are-zero is set, by the plugin or kept "
-                     "from the thread that started it: the first calls came from a thread that "
-                     "had both set)",
-            probe_name[p], (long long)n, (long long)bad, (long long)first, (long long)last);
+    cert_verdict(ST_FAIL,
+                 "host/fpenv: %s on %lld float32 denormals, called from a thread in the "
+                 "default floating-point state: %lld result(s) wrong, between elements %lld "
+                 "and %lld: a thread that runs the plugin's work flushes denormals to zero "
+                 "(its flush-to-zero or denormals-are-zero is set, by the plugin or kept "
+                 "from the thread that started it: the first calls came from a thread that "
+                 "had both set)",
+                 probe_name[p], (long long)n, (long long)bad, (long long)first, (long long)last);
     return 0;
   }
   return 1;
 }
 
-void case_host_fpenv(const certify_case *c) {
+void cert_case_host_fpenv(const certify_case *c) {
   (void)c;
   fp_state fp0, ftz_state;
-  fp_state_get(&fp0);
-  if (!load_plugin() || !pick_device()) return;
+  cert_fp_state_get(&fp0);
+  if (!cert_load_plugin() || !cert_pick_device()) return;
   /* First the calls from a flushing thread (worker threads a plugin
    * starts lazily start here), then the probe proper. */
   bool ftz = set_ftz();
-  fp_state_get(&ftz_state);
-  fp_state_set(&fp0);
+  cert_fp_state_get(&ftz_state);
+  cert_fp_state_set(&fp0);
   for (int p = 0; ftz && p < NPROBE; p++)
     if (probe(p, &ftz_state, &fp0, false) == 0) return;
   int ran = 0;
@@ -157,12 +158,14 @@ void case_host_fpenv(const certify_case *c) {
     ran += r > 0;
   }
   if (!ran) {
-    verdict(ST_SKIP, "the plugin has no float32 kernel of core::add, mul, neg or abs to probe "
-                     "its threads' floating-point environment with");
+    cert_verdict(ST_SKIP,
+                 "the plugin has no float32 kernel of core::add, mul, neg or abs to probe "
+                 "its threads' floating-point environment with");
     return;
   }
-  verdict(ST_PASS, "%d probe(s) of %d float32 denormals each come back exact from a thread in "
-                   "the default state, after calls from a thread with flush-to-zero set: every "
-                   "thread that runs the plugin's work keeps denormals",
-          ran, PROBE_N);
+  cert_verdict(ST_PASS,
+               "%d probe(s) of %d float32 denormals each come back exact from a thread in "
+               "the default state, after calls from a thread with flush-to-zero set: every "
+               "thread that runs the plugin's work keeps denormals",
+               ran, PROBE_N);
 }

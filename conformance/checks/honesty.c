@@ -19,42 +19,42 @@
 static bool honest(const sample *s, bool *skipped) {
   argset as;
   char desc[300];
-  sample_desc(s, desc, sizeof desc);
+  cert_sample_desc(s, desc, sizeof desc);
   *skipped = false;
-  if (!materialise(s, &cx.cur.si, M_PROTECT, &as)) {
-    verdict(ST_FAIL, "honesty: certifier error: cannot build %s: %s", desc, bp_last_error());
-    argset_free(&as);
+  if (!cert_materialise(s, &cx.cur.si, M_PROTECT, &as)) {
+    cert_verdict(ST_FAIL, "honesty: certifier error: cannot build %s: %s", desc, bp_last_error());
+    cert_argset_free(&as);
     return false;
   }
-  if (op_set_refuses(&as)) {
+  if (cert_op_set_refuses(&as)) {
     *skipped = true;
-    argset_free(&as);
+    cert_argset_free(&as);
     return true;
   }
   unsigned char *snap[8] = {NULL};
   size_t snaplen[8] = {0};
   for (int i = 0; i < as.nmade; i++)
-    if (!cx.cur.si.mutated[as.made_arg[i]]) snap[i] = tensor_bytes(as.made[i], &snaplen[i]);
+    if (!cx.cur.si.mutated[as.made_arg[i]]) snap[i] = cert_tensor_bytes(as.made[i], &snaplen[i]);
   bool ok = true;
   if (bp_call(cx.cur.op, &as.st) != BP_OK) {
-    ok = refused(s, "honesty");
+    ok = cert_refused(s, "honesty");
     *skipped = ok;
     for (int i = 0; i < 8; i++) free(snap[i]);
-    argset_free(&as);
+    cert_argset_free(&as);
     return ok;
   }
   for (int i = 0; i < as.nmade && ok; i++) {
     if (!snap[i]) continue;
     size_t len = 0;
-    unsigned char *now_bytes = tensor_bytes(as.made[i], &len);
-    long at = now_bytes && len == snaplen[i] ? first_diff(snap[i], now_bytes, len) : 0;
+    unsigned char *now_bytes = cert_tensor_bytes(as.made[i], &len);
+    long at = now_bytes && len == snaplen[i] ? cert_first_diff(snap[i], now_bytes, len) : 0;
     free(now_bytes);
     if (at >= 0) {
       int a = as.made_arg[i];
-      verdict(ST_FAIL,
-              "honesty: %s: argument %d '%s' was modified (byte %ld), but the schema does not "
-              "declare it mutable",
-              desc, a, cx.cur.si.name[a], at);
+      cert_verdict(ST_FAIL,
+                   "honesty: %s: argument %d '%s' was modified (byte %ld), but the schema does not "
+                   "declare it mutable",
+                   desc, a, cx.cur.si.name[a], at);
       ok = false;
     }
   }
@@ -68,31 +68,31 @@ static bool honest(const sample *s, bool *skipped) {
       bool declared = ra && cx.cur.si.alias[a] == ra;
       if (declared && cx.cur.si.mutated[a] && res != as.made[i] &&
           bp_tensor_get_view(res)->data != bp_tensor_get_view(as.made[i])->data) {
-        verdict(ST_FAIL,
-                "honesty: %s: result %zu must be argument %d '%s' (declared %s), but the op "
-                "returned another tensor",
-                desc, j, a, cx.cur.si.name[a], cx.cur.si.type[a]);
+        cert_verdict(ST_FAIL,
+                     "honesty: %s: result %zu must be argument %d '%s' (declared %s), but the op "
+                     "returned another tensor",
+                     desc, j, a, cx.cur.si.name[a], cx.cur.si.type[a]);
         ok = false;
-      } else if (!declared && overlaps(res, as.made[i])) {
-        verdict(ST_FAIL,
-                "honesty: %s: result %zu aliases argument %d '%s', which the schema does not "
-                "declare (no shared alias annotation)",
-                desc, j, a, cx.cur.si.name[a]);
+      } else if (!declared && cert_overlaps(res, as.made[i])) {
+        cert_verdict(ST_FAIL,
+                     "honesty: %s: result %zu aliases argument %d '%s', which the schema does not "
+                     "declare (no shared alias annotation)",
+                     desc, j, a, cx.cur.si.name[a]);
         ok = false;
       }
     }
     for (size_t j2 = j + 1; j2 < as.st.top && ok; j2++) {
       bp_tensor *r2;
       if (bp_stack_get_tensor(&as.st, (int64_t)j2, &r2) != BP_OK) continue;
-      if (overlaps(res, r2) && !(ra && j2 < 4 && cx.cur.si.ret_alias[j2] == ra)) {
-        verdict(ST_FAIL, "honesty: %s: results %zu and %zu alias each other", desc, j, j2);
+      if (cert_overlaps(res, r2) && !(ra && j2 < 4 && cx.cur.si.ret_alias[j2] == ra)) {
+        cert_verdict(ST_FAIL, "honesty: %s: results %zu and %zu alias each other", desc, j, j2);
         ok = false;
       }
     }
   }
   bp_stack_release(&as.st);
-  argset_free(&as);
-  return ok && guard_ok("bounds", s);
+  cert_argset_free(&as);
+  return ok && cert_guard_ok("bounds", s);
 }
 
 /* core::OP/honesty: inputs the schema does not mark (a!) are unchanged
@@ -100,24 +100,28 @@ static bool honest(const sample *s, bool *skipped) {
  * faulting write is named, and guard pages right after them, so that a
  * read past the end faults), results alias inputs or each other only as
  * declared, and an (a!) argument that the op returns is returned. */
-void case_honesty(const certify_case *c) {
-  if (!op_setup(c)) return;
+void cert_case_honesty(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
   size_t n;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
   for (size_t k = 0; k < n; k++) {
     bool skipped;
     if (!honest(&set[k], &skipped)) {
-      sample_set_free(set, n);
+      cert_sample_set_free(set, n);
       return;
     }
   }
-  sample_set_free(set, n);
-  if (all_refused(c, n)) return;
+  cert_sample_set_free(set, n);
+  if (cert_all_refused(c, n)) return;
   if (cx.put.host_visible)
-    verdict(ST_PASS, "inputs unchanged on %zu samples (read-only pages and byte compare); "
-                     "aliasing as declared", n);
+    cert_verdict(ST_PASS,
+                 "inputs unchanged on %zu samples (read-only pages and byte compare); "
+                 "aliasing as declared",
+                 n);
   else
-    verdict(ST_PASS, "inputs unchanged on %zu samples (byte compare; read-only pages skipped: "
-                     "the device is not host-visible); aliasing as declared", n);
+    cert_verdict(ST_PASS,
+                 "inputs unchanged on %zu samples (byte compare; read-only pages skipped: "
+                 "the device is not host-visible); aliasing as declared",
+                 n);
 }

@@ -31,9 +31,9 @@ static void op_samples(op_calls *oc, int r, const bp_kernel_info *ki, bool large
   gen_opts o = {ki->dtypes, cx.opt.full, r < 0 ? oc->name : NULL};
   char why[300];
   size_t n = 0, nl = 0;
-  sample *v = check_set(r, &oc->si, &o, &n, why, sizeof why);
+  sample *v = cert_check_set(r, &oc->si, &o, &n, why, sizeof why);
   sample *l = NULL;
-  if (large && r >= 0 && declares_f32(ki)) l = gen_core_set(r, BP_FLOAT32, SK_LARGE, &o, &nl);
+  if (large && r >= 0 && declares_f32(ki)) l = cert_gen_core_set(r, BP_FLOAT32, SK_LARGE, &o, &nl);
   size_t keep = (v && n ? 1 : 0) + (nl < LARGE_PER_OP ? nl : LARGE_PER_OP);
   oc->v = keep ? calloc(keep, sizeof *oc->v) : NULL;
   oc->hash = keep ? calloc(keep, sizeof *oc->hash) : NULL;
@@ -49,16 +49,16 @@ static void op_samples(op_calls *oc, int r, const bp_kernel_info *ki, bool large
     memset(&l[i], 0, sizeof l[i]);
   }
   oc->n = k;
-  if (v) sample_set_free(v, n);
-  if (l) sample_set_free(l, nl);
+  if (v) cert_sample_set_free(v, n);
+  if (l) cert_sample_set_free(l, nl);
 }
 
-bool host_run_build(host_run *hr, bool large) {
+bool cert_host_run_build(host_run *hr, bool large) {
   memset(hr, 0, sizeof *hr);
   size_t cap = bp_op_count();
   hr->ops = calloc(cap ? cap : 1, sizeof *hr->ops);
   if (!hr->ops) {
-    verdict(ST_FAIL, "certifier error: out of memory");
+    cert_verdict(ST_FAIL, "certifier error: out of memory");
     return false;
   }
   for (size_t i = 0; i < cap; i++) {
@@ -66,14 +66,14 @@ bool host_run_build(host_run *hr, bool large) {
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
     bp_kernel_info ki;
     if (bp_op_get_info(op, &oi) != BP_OK || !oi.has_meta ||
-        !plugin_kernel(op, cx.put.device.type, &ki))
+        !cert_plugin_kernel(op, cx.put.device.type, &ki))
       continue;
     op_calls *oc = &hr->ops[hr->nops];
     snprintf(oc->name, sizeof oc->name, "%s", oi.name);
     oc->op = op;
     oc->deterministic = !(oi.flags & BP_OP_NONDETERMINISTIC);
-    op_schema_info(op, &oc->si);
-    op_samples(oc, core_ref_index(oi.name), &ki, large);
+    cert_op_schema_info(op, &oc->si);
+    op_samples(oc, cert_core_ref_index(oi.name), &ki, large);
     if (oc->n) {
       hr->nops++;
       hr->nsamples += oc->n;
@@ -85,16 +85,16 @@ bool host_run_build(host_run *hr, bool large) {
   return true;
 }
 
-void host_run_free(host_run *hr) {
+void cert_host_run_free(host_run *hr) {
   for (size_t i = 0; i < hr->nops; i++) {
-    sample_set_free(hr->ops[i].v, hr->ops[i].n);
+    cert_sample_set_free(hr->ops[i].v, hr->ops[i].n);
     free(hr->ops[i].hash);
   }
   free(hr->ops);
   memset(hr, 0, sizeof *hr);
 }
 
-bool host_run_refind(host_run *hr, char *why, size_t len) {
+bool cert_host_run_refind(host_run *hr, char *why, size_t len) {
   for (size_t i = 0; i < hr->nops; i++)
     if (bp_op_find(hr->ops[i].name, &hr->ops[i].op) != BP_OK) {
       snprintf(why, len, "%s is gone after the reload: %s", hr->ops[i].name, bp_last_error());
@@ -108,15 +108,15 @@ bool host_run_refind(host_run *hr, char *why, size_t len) {
 static uint64_t call_hash(const op_calls *oc, const sample *s, char *err, size_t len) {
   argset as;
   err[0] = '\0';
-  if (!materialise(s, &oc->si, M_PLAIN, &as)) {
+  if (!cert_materialise(s, &oc->si, M_PLAIN, &as)) {
     snprintf(err, len, "certifier error: cannot build the arguments: %s", bp_last_error());
-    argset_free(&as);
+    cert_argset_free(&as);
     return 0;
   }
   uint64_t h = 0;
   if (bp_call(oc->op, &as.st) == BP_OK) {
     size_t n = 0;
-    unsigned char *b = result_bytes(&as.st, &n);
+    unsigned char *b = cert_result_bytes(&as.st, &n);
     h = hash_bytes(b, b ? n : 0);
     free(b);
     bp_stack_release(&as.st);
@@ -124,11 +124,11 @@ static uint64_t call_hash(const op_calls *oc, const sample *s, char *err, size_t
     snprintf(err, len, "%s", bp_last_error());
     bp_clear_error();
   }
-  argset_free(&as);
+  cert_argset_free(&as);
   return h;
 }
 
-bool host_run_calls(host_run *hr, bool record, size_t *ncalls, char *why, size_t len) {
+bool cert_host_run_calls(host_run *hr, bool record, size_t *ncalls, char *why, size_t len) {
   char err[400], desc[300];
   for (size_t i = 0; i < hr->nops; i++) {
     op_calls *oc = &hr->ops[i];
@@ -142,12 +142,12 @@ bool host_run_calls(host_run *hr, bool record, size_t *ncalls, char *why, size_t
       if (!oc->hash[k]) continue; /* it failed in the plain host too */
       if (!h) {
         snprintf(why, len, "%s on %s failed (it succeeds in a plain host): %s", oc->name,
-                 sample_desc(&oc->v[k], desc, sizeof desc), err);
+                 cert_sample_desc(&oc->v[k], desc, sizeof desc), err);
         return false;
       }
       if (h != oc->hash[k] && oc->deterministic) {
         snprintf(why, len, "%s on %s gave a different result than the same call in a plain host",
-                 oc->name, sample_desc(&oc->v[k], desc, sizeof desc));
+                 oc->name, cert_sample_desc(&oc->v[k], desc, sizeof desc));
         return false;
       }
     }
@@ -155,12 +155,12 @@ bool host_run_calls(host_run *hr, bool record, size_t *ncalls, char *why, size_t
   return true;
 }
 
-bool host_run_start(host_run *hr, bool large) {
-  if (!load_plugin() || !pick_device()) return false;
-  install_fault_handler();
-  if (!host_run_build(hr, large)) return false;
+bool cert_host_run_start(host_run *hr, bool large) {
+  if (!cert_load_plugin() || !cert_pick_device()) return false;
+  cert_install_fault_handler();
+  if (!cert_host_run_build(hr, large)) return false;
   size_t n = 0;
   char why[600];
-  host_run_calls(hr, true, &n, why, sizeof why);
+  cert_host_run_calls(hr, true, &n, why, sizeof why);
   return true;
 }

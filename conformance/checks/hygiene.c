@@ -93,91 +93,94 @@ static bool back(const sample *s, bool failing, int64_t live0, int64_t bytes0, b
   char desc[300];
   usage_now(&live1, &bytes1, &have1);
   if (live1 == live0 && (!have || !have1 || bytes1 == bytes0)) return true;
-  sample_desc(s, desc, sizeof desc);
+  cert_sample_desc(s, desc, sizeof desc);
   if (live1 != live0)
-    verdict(ST_FAIL, "hygiene: %s: %lld tensor handle(s) leaked by a %s call (%lld live before, "
-                     "%lld after)",
-            desc, (long long)(live1 - live0), failing ? "failing" : "successful",
-            (long long)live0, (long long)live1);
+    cert_verdict(ST_FAIL,
+                 "hygiene: %s: %lld tensor handle(s) leaked by a %s call (%lld live before, "
+                 "%lld after)",
+                 desc, (long long)(live1 - live0), failing ? "failing" : "successful",
+                 (long long)live0, (long long)live1);
   else
-    verdict(ST_FAIL, "hygiene: %s: %lld byte(s) of %s memory still held after a %s call (%lld "
-                     "before, %lld after)",
-            desc, (long long)(bytes1 - bytes0), device_name(cx.put.device.type),
-            failing ? "failing" : "successful", (long long)bytes0, (long long)bytes1);
+    cert_verdict(ST_FAIL,
+                 "hygiene: %s: %lld byte(s) of %s memory still held after a %s call (%lld "
+                 "before, %lld after)",
+                 desc, (long long)(bytes1 - bytes0), cert_device_name(cx.put.device.type),
+                 failing ? "failing" : "successful", (long long)bytes0, (long long)bytes1);
   return false;
 }
 
 /* The samples the op set refuses: each call must fail and still leave
  * nothing behind.  False after a verdict. */
 static bool failing_calls(size_t *nfail) {
-  gen_opts o = op_gen_opts();
+  gen_opts o = cert_op_gen_opts();
   size_t n;
-  sample *bad = gen_core_set(cx.cur.r, BP_FLOAT32, SK_BADSHAPE, &o, &n);
+  sample *bad = cert_gen_core_set(cx.cur.r, BP_FLOAT32, SK_BADSHAPE, &o, &n);
   for (size_t k = 0; k < n; k++) {
     int64_t live0, bytes0;
     bool have;
     usage_now(&live0, &bytes0, &have);
     argset as;
-    if (!materialise(&bad[k], &cx.cur.si, M_PLAIN, &as)) {
-      argset_free(&as);
+    if (!cert_materialise(&bad[k], &cx.cur.si, M_PLAIN, &as)) {
+      cert_argset_free(&as);
       continue;
     }
     bp_status st = bp_call(cx.cur.op, &as.st);
     if (st == BP_OK) bp_stack_release(&as.st); /* the errors check says so */
-    argset_free(&as);
+    cert_argset_free(&as);
     if (!back(&bad[k], st != BP_OK, live0, bytes0, have)) {
-      sample_set_free(bad, n);
+      cert_sample_set_free(bad, n);
       return false;
     }
     *nfail += st != BP_OK;
   }
-  sample_set_free(bad, n);
+  cert_sample_set_free(bad, n);
   return true;
 }
 
-/* A call of s, as call_on() makes it, with descriptors 1 and 2 captured
+/* A call of s, as cert_call_on() makes it, with descriptors 1 and 2 captured
  * and the thread's error cleared before: 1 when it succeeded and left no
  * error set and wrote nothing, -1 when the sample is left out (refused),
  * 0 after a verdict. */
 static int quiet_call(const sample *s, capture *k, argset *as) {
   char desc[300], what[200];
-  if (!materialise(s, &cx.cur.si, M_PLAIN, as)) {
-    sample_desc(s, desc, sizeof desc);
-    verdict(ST_FAIL, "hygiene: certifier error: cannot build the arguments of %s: %s", desc,
-            bp_last_error());
-    argset_free(as);
+  if (!cert_materialise(s, &cx.cur.si, M_PLAIN, as)) {
+    cert_sample_desc(s, desc, sizeof desc);
+    cert_verdict(ST_FAIL, "hygiene: certifier error: cannot build the arguments of %s: %s", desc,
+                 bp_last_error());
+    cert_argset_free(as);
     return 0;
   }
-  if (op_set_refuses(as)) {
-    argset_free(as);
+  if (cert_op_set_refuses(as)) {
+    cert_argset_free(as);
     return -1;
   }
   if (!capture_begin(k)) {
-    verdict(ST_FAIL, "hygiene: certifier error: cannot capture standard output and error");
-    argset_free(as);
+    cert_verdict(ST_FAIL, "hygiene: certifier error: cannot capture standard output and error");
+    cert_argset_free(as);
     return 0;
   }
   bp_clear_error();
   bp_status st = bp_call(cx.cur.op, &as->st);
   bool quiet = capture_end(k, what, sizeof what);
   if (st != BP_OK) {
-    bool left_out = refused(s, "hygiene");
-    argset_free(as);
+    bool left_out = cert_refused(s, "hygiene");
+    cert_argset_free(as);
     return left_out ? -1 : 0;
   }
-  sample_desc(s, desc, sizeof desc);
+  cert_sample_desc(s, desc, sizeof desc);
   if (bp_last_status() != BP_OK || *bp_last_error()) {
-    verdict(ST_FAIL, "hygiene: %s: the call succeeded but left the thread's last error set "
-                     "(%s: \"%s\"): a kernel that returns BP_OK must not call set_error()",
-            desc, bp_status_str(bp_last_status()), bp_last_error());
+    cert_verdict(ST_FAIL,
+                 "hygiene: %s: the call succeeded but left the thread's last error set "
+                 "(%s: \"%s\"): a kernel that returns BP_OK must not call set_error()",
+                 desc, bp_status_str(bp_last_status()), bp_last_error());
   } else if (!quiet) {
-    verdict(ST_FAIL, "hygiene: %s: the call succeeded but %s: a kernel must not print", desc,
-            what);
+    cert_verdict(ST_FAIL, "hygiene: %s: the call succeeded but %s: a kernel must not print", desc,
+                 what);
   } else {
     return 1;
   }
   bp_stack_release(&as->st);
-  argset_free(as);
+  cert_argset_free(as);
   return 0;
 }
 
@@ -185,17 +188,18 @@ static int quiet_call(const sample *s, capture *k, argset *as) {
  * the device under test, are the same after each call, a successful one
  * or one that fails; a successful call leaves the thread's last error
  * clear, and writes nothing to descriptors 1 and 2. */
-void case_hygiene(const certify_case *c) {
-  if (!op_setup(c)) return;
+void cert_case_hygiene(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
   size_t n, nfail = 0;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
   capture k;
   if (!capture_open(&k)) {
     capture_close(&k);
-    sample_set_free(set, n);
-    verdict(ST_FAIL, "hygiene: certifier error: cannot make the files that capture standard "
-                     "output and error");
+    cert_sample_set_free(set, n);
+    cert_verdict(ST_FAIL,
+                 "hygiene: certifier error: cannot make the files that capture standard "
+                 "output and error");
     return;
   }
   for (size_t i = 0; i < n; i++) {
@@ -206,25 +210,26 @@ void case_hygiene(const certify_case *c) {
     int got = quiet_call(&set[i], &k, &as);
     if (got == 0) {
       capture_close(&k);
-      sample_set_free(set, n);
+      cert_sample_set_free(set, n);
       return;
     }
     if (got > 0) {
       bp_stack_release(&as.st);
-      argset_free(&as);
+      cert_argset_free(&as);
     }
-    if (!back(&set[i], got < 0, live0, bytes0, have) || !guard_ok("bounds", &set[i])) {
+    if (!back(&set[i], got < 0, live0, bytes0, have) || !cert_guard_ok("bounds", &set[i])) {
       capture_close(&k);
-      sample_set_free(set, n);
+      cert_sample_set_free(set, n);
       return;
     }
   }
   capture_close(&k);
-  sample_set_free(set, n);
+  cert_sample_set_free(set, n);
   if (cx.cur.r >= 0 && !failing_calls(&nfail)) return;
-  if (all_refused(c, n)) return;
-  verdict(ST_PASS, "no tensor handle leaked, and %s memory in use is back where it was, after %zu "
-                   "calls and %zu failing ones; the successful calls left no error set and "
-                   "wrote nothing to stdout or stderr",
-          device_name(cx.put.device.type), n, nfail);
+  if (cert_all_refused(c, n)) return;
+  cert_verdict(ST_PASS,
+               "no tensor handle leaked, and %s memory in use is back where it was, after %zu "
+               "calls and %zu failing ones; the successful calls left no error set and "
+               "wrote nothing to stdout or stderr",
+               cert_device_name(cx.put.device.type), n, nfail);
 }

@@ -76,10 +76,10 @@ static bool reversed_sample(const sample *s, sample *out) {
 /* Calls and results                                                        */
 /* ------------------------------------------------------------------------ */
 
-/* call_on() with the host's fresh blocks poisoned with `poison`. */
+/* cert_call_on() with the host's fresh blocks poisoned with `poison`. */
 static int poisoned_call(const sample *s, argset *as, const char *poison) {
   setenv("BP_ALLOC_POISON", poison, 1);
-  int got = call_on(s, M_PLAIN, as, "lifetime");
+  int got = cert_call_on(s, M_PLAIN, as, "lifetime");
   setenv("BP_ALLOC_POISON", "0xff", 1);
   return got;
 }
@@ -87,7 +87,7 @@ static int poisoned_call(const sample *s, argset *as, const char *poison) {
 /* The tensors of a call's results, released after the call; their bytes
  * on the CPU, concatenated (owned). */
 static unsigned char *release_results(argset *as, size_t *len) {
-  unsigned char *b = result_bytes(&as->st, len);
+  unsigned char *b = cert_result_bytes(&as->st, len);
   bp_stack_release(&as->st);
   return b;
 }
@@ -125,7 +125,7 @@ static void hold(held *h, const argset *as, size_t k) {
     bp_tensor *t;
     if (bp_stack_get_tensor(&as->st, (int64_t)i, &t) == BP_OK) h->t[h->nt++] = bp_tensor_retain(t);
   }
-  h->bytes = result_bytes(&as->st, &h->len);
+  h->bytes = cert_result_bytes(&as->st, &h->len);
 }
 
 /* Where a held result's bytes now differ from those it had, or -1. */
@@ -134,7 +134,7 @@ static long held_changed(const held *h) {
   size_t len = 0;
   for (int i = 0; i < h->nt; i++) {
     size_t n = 0;
-    unsigned char *b = tensor_bytes(h->t[i], &n);
+    unsigned char *b = cert_tensor_bytes(h->t[i], &n);
     unsigned char *grown = b ? realloc(now_bytes, len + n + 1) : NULL;
     if (!grown) {
       free(b);
@@ -146,7 +146,7 @@ static long held_changed(const held *h) {
     len += n;
     free(b);
   }
-  long at = len == h->len ? first_diff(h->bytes, now_bytes, len) : 0;
+  long at = len == h->len ? cert_first_diff(h->bytes, now_bytes, len) : 0;
   free(now_bytes);
   return at;
 }
@@ -176,7 +176,7 @@ static argset *alive_slot(alive *a) {
 }
 
 static void alive_free(alive *a) {
-  for (size_t i = 0; i < a->n; i++) argset_free(&a->v[i]);
+  for (size_t i = 0; i < a->n; i++) cert_argset_free(&a->v[i]);
   free(a->v);
 }
 
@@ -187,7 +187,7 @@ static int call_kept(const sample *s, alive *keep, const char *poison, unsigned 
                      size_t *len) {
   argset *as = alive_slot(keep);
   if (!as) {
-    verdict(ST_FAIL, "lifetime: certifier error: out of memory");
+    cert_verdict(ST_FAIL, "lifetime: certifier error: out of memory");
     return 0;
   }
   int got = poisoned_call(s, as, poison);
@@ -217,7 +217,7 @@ static int same_again(const sample *s, alive *keep, const char *poison, const un
   size_t len = 0;
   int got = call_kept(s, keep, poison, &b, &len);
   if (got == 0) return 0;
-  long at = got > 0 && len == wlen ? first_diff(want, b, len) : 0;
+  long at = got > 0 && len == wlen ? cert_first_diff(want, b, len) : 0;
   free(b);
   return at < 0 ? 1 : -1;
 }
@@ -227,7 +227,7 @@ static int same_again(const sample *s, alive *keep, const char *poison, const un
  * -1 when an op outside core refused one, 0 after a verdict. */
 static int calls_on(const sample *s, size_t k, held *h, alive *keep) {
   char desc[300];
-  sample_desc(s, desc, sizeof desc);
+  cert_sample_desc(s, desc, sizeof desc);
   /* The same call, the fresh blocks poisoned with 0x00, then with 0xff. */
   unsigned char *pb = NULL;
   size_t plen;
@@ -241,7 +241,7 @@ static int calls_on(const sample *s, size_t k, held *h, alive *keep) {
   }
   hold(h, &a, k);
   bp_stack_release(&a.st);
-  long at = plen == h->len ? first_diff(h->bytes, pb, plen) : 0;
+  long at = plen == h->len ? cert_first_diff(h->bytes, pb, plen) : 0;
   free(pb);
   if (at >= 0) {
     /* The poison, or a kernel whose results vary anyway (repeatability's
@@ -253,21 +253,22 @@ static int calls_on(const sample *s, size_t k, held *h, alive *keep) {
       return unrepeatable();
     }
     free_args_reversed(&a);
-    verdict(ST_FAIL, "lifetime: %s: the result depends on what memory held before the call: "
-                     "with the fresh blocks filled with 0xff bytes and with 0x00 bytes the results "
-                     "differ at byte %ld (the kernel reads its result before writing it, as one "
-                     "that accumulates into it without clearing it, or reads memory it was not "
-                     "given)",
-            desc, at);
+    cert_verdict(ST_FAIL,
+                 "lifetime: %s: the result depends on what memory held before the call: "
+                 "with the fresh blocks filled with 0xff bytes and with 0x00 bytes the results "
+                 "differ at byte %ld (the kernel reads its result before writing it, as one "
+                 "that accumulates into it without clearing it, or reads memory it was not "
+                 "given)",
+                 desc, at);
     return 0;
   }
   /* The values reversed, at the addresses of the call just made (freed
    * last, so handed back first), then at fresh ones. */
   sample r;
   if (!reversed_sample(s, &r)) {
-    sample_free(&r);
+    cert_sample_free(&r);
     free_args_reversed(&a);
-    verdict(ST_FAIL, "lifetime: certifier error: out of memory");
+    cert_verdict(ST_FAIL, "lifetime: certifier error: out of memory");
     return 0;
   }
   free_args_reversed(&a);
@@ -275,49 +276,50 @@ static int calls_on(const sample *s, size_t k, held *h, alive *keep) {
   size_t rlen = 0, flen = 0;
   got = call_kept(&r, keep, "0xff", &reused, &rlen);
   if (got > 0) got = call_kept(&r, keep, "0xff", &fresh, &flen);
-  at = got > 0 && rlen == flen ? first_diff(fresh, reused, flen) : 0;
+  at = got > 0 && rlen == flen ? cert_first_diff(fresh, reused, flen) : 0;
   free(reused);
   if (got <= 0) {
     free(fresh);
-    sample_free(&r);
+    cert_sample_free(&r);
     return got;
   }
   if (at >= 0) {
     int same = same_again(&r, keep, "0xff", fresh, flen);
     if (same <= 0) {
       free(fresh);
-      sample_free(&r);
+      cert_sample_free(&r);
       return same == 0 ? 0 : unrepeatable();
     }
   }
   free(fresh);
-  sample_free(&r);
+  cert_sample_free(&r);
   if (at >= 0) {
-    verdict(ST_FAIL, "lifetime: %s, its values reversed: the call gives another result (byte %ld) "
-                     "when its tensors take the addresses of an earlier call's freed tensors "
-                     "than at fresh addresses: the kernel keeps something keyed by a tensor's "
-                     "address (its handle or its data pointer) past that tensor's life",
-            desc, at);
+    cert_verdict(ST_FAIL,
+                 "lifetime: %s, its values reversed: the call gives another result (byte %ld) "
+                 "when its tensors take the addresses of an earlier call's freed tensors "
+                 "than at fresh addresses: the kernel keeps something keyed by a tensor's "
+                 "address (its handle or its data pointer) past that tensor's life",
+                 desc, at);
     return 0;
   }
   return 1;
 }
 
-void case_lifetime(const certify_case *c) {
-  if (!op_setup(c)) return;
-  bool compare = !(cx.cur.oi.flags & BP_OP_NONDETERMINISTIC);
+void cert_case_lifetime(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
+  bool cert_compare = !(cx.cur.oi.flags & BP_OP_NONDETERMINISTIC);
   nunrepeatable = 0;
   size_t n;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
   held *kept = calloc(n ? n : 1, sizeof *kept);
   alive keep = {NULL, 0, 0};
   size_t nkept = 0, ncalls = 0;
   bool ok = kept != NULL;
-  if (!ok) verdict(ST_FAIL, "lifetime: certifier error: out of memory");
+  if (!ok) cert_verdict(ST_FAIL, "lifetime: certifier error: out of memory");
   for (size_t k = 0; ok && k < n; k++) {
     int got;
-    if (compare) {
+    if (cert_compare) {
       got = calls_on(&set[k], k, &kept[nkept], &keep);
       if (got > 0 || kept[nkept].bytes) nkept++;
       ncalls += got == 1 ? 4 : got == 2 ? 3 : 0;
@@ -327,7 +329,7 @@ void case_lifetime(const certify_case *c) {
       if (got > 0) {
         hold(&kept[nkept++], &a, k);
         bp_stack_release(&a.st);
-        argset_free(&a);
+        cert_argset_free(&a);
         ncalls++;
       }
     }
@@ -337,29 +339,31 @@ void case_lifetime(const certify_case *c) {
       long at = held_changed(&kept[j]);
       if (at < 0) continue;
       char was[300], last[300];
-      sample_desc(&set[kept[j].sample], was, sizeof was);
-      sample_desc(&set[k], last, sizeof last);
-      verdict(ST_FAIL, "lifetime: the result of the call on %s, which the caller still holds, "
-                       "changed (byte %ld) after later calls, the last on %s: the kernel returned "
-                       "memory it goes on using (a static or cached result buffer)",
-              was, at, last);
+      cert_sample_desc(&set[kept[j].sample], was, sizeof was);
+      cert_sample_desc(&set[k], last, sizeof last);
+      cert_verdict(ST_FAIL,
+                   "lifetime: the result of the call on %s, which the caller still holds, "
+                   "changed (byte %ld) after later calls, the last on %s: the kernel returned "
+                   "memory it goes on using (a static or cached result buffer)",
+                   was, at, last);
       ok = false;
     }
-    if (ok && !guard_ok("bounds", &set[k])) ok = false;
+    if (ok && !cert_guard_ok("bounds", &set[k])) ok = false;
   }
   alive_free(&keep);
   for (size_t j = 0; j < nkept; j++) held_free(&kept[j]);
   free(kept);
-  sample_set_free(set, n);
-  if (!ok || (nkept == 0 && all_refused(c, n))) return;
+  cert_sample_set_free(set, n);
+  if (!ok || (nkept == 0 && cert_all_refused(c, n))) return;
   char vary[160] = "";
   if (nunrepeatable)
     snprintf(vary, sizeof vary, " (on %zu sample(s) repeated calls differ anyway: not compared, "
              "repeatability's to report)", nunrepeatable);
-  verdict(ST_PASS, "%zu results held by the caller kept their values through %zu calls%s%s", nkept,
-          ncalls,
-          compare ? "; each the same with its fresh memory poisoned 0xff and 0x00, and at reused "
-                    "addresses as at fresh ones"
-                  : " (the op is nondeterministic: its results were not compared across calls)",
-          vary);
+  cert_verdict(ST_PASS, "%zu results held by the caller kept their values through %zu calls%s%s",
+               nkept, ncalls,
+               cert_compare
+                   ? "; each the same with its fresh memory poisoned 0xff and 0x00, and at reused "
+                     "addresses as at fresh ones"
+                   : " (the op is nondeterministic: its results were not compared across calls)",
+               vary);
 }

@@ -23,24 +23,25 @@ static bool agrees(const argset *as, const bp_tensor_meta *meta, size_t nret, co
     const bp_tensor_meta *m = &meta[i];
     char g1[96], g2[96], m1[96], m2[96];
     if (rv->dtype != m->dtype) {
-      verdict(ST_FAIL, "meta: %s: result %zu has dtype %s, bp_op_meta says %s", desc, i,
-              dt_name(rv->dtype), dt_name(m->dtype));
+      cert_verdict(ST_FAIL, "meta: %s: result %zu has dtype %s, bp_op_meta says %s", desc, i,
+                   dt_name(rv->dtype), dt_name(m->dtype));
       return false;
     }
     if (rv->ndim != m->ndim ||
         (rv->ndim && (memcmp(rv->sizes, m->sizes, (size_t)rv->ndim * 8) != 0 ||
                       memcmp(rv->strides, m->strides, (size_t)rv->ndim * 8) != 0))) {
-      verdict(ST_FAIL,
-              "meta: %s: result %zu has sizes %s strides %s, bp_op_meta says sizes %s strides %s",
-              desc, i, shape_str(rv->ndim, rv->sizes, g1, 96),
-              shape_str(rv->ndim, rv->strides, g2, 96), shape_str(m->ndim, m->sizes, m1, 96),
-              shape_str(m->ndim, m->strides, m2, 96));
+      cert_verdict(
+          ST_FAIL,
+          "meta: %s: result %zu has sizes %s strides %s, bp_op_meta says sizes %s strides %s", desc,
+          i, cert_shape_str(rv->ndim, rv->sizes, g1, 96),
+          cert_shape_str(rv->ndim, rv->strides, g2, 96), cert_shape_str(m->ndim, m->sizes, m1, 96),
+          cert_shape_str(m->ndim, m->strides, m2, 96));
       return false;
     }
     if (rv->device.type != m->device.type || rv->device.index != m->device.index) {
-      verdict(ST_FAIL, "meta: %s: result %zu is on %s:%d, bp_op_meta says %s:%d", desc, i,
-              device_name(rv->device.type), rv->device.index, device_name(m->device.type),
-              m->device.index);
+      cert_verdict(ST_FAIL, "meta: %s: result %zu is on %s:%d, bp_op_meta says %s:%d", desc, i,
+                   cert_device_name(rv->device.type), rv->device.index,
+                   cert_device_name(m->device.type), m->device.index);
       return false;
     }
   }
@@ -49,24 +50,24 @@ static bool agrees(const argset *as, const bp_tensor_meta *meta, size_t nret, co
 
 /* core::OP/meta: every result agrees with bp_op_meta on the same
  * arguments: dtype, sizes, strides and device. */
-void case_meta(const certify_case *c) {
-  if (!op_setup(c)) return;
+void cert_case_meta(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
   if (!cx.cur.oi.has_meta) {
-    verdict(ST_FAIL, "meta: %s has no meta function", c->op);
+    cert_verdict(ST_FAIL, "meta: %s has no meta function", c->op);
     return;
   }
   size_t n;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
   for (size_t k = 0; k < n; k++) {
     const sample *s = &set[k];
     argset as;
     char desc[300];
-    sample_desc(s, desc, sizeof desc);
-    if (!materialise(s, &cx.cur.si, M_PLAIN, &as)) {
-      verdict(ST_FAIL, "meta: certifier error: cannot build %s: %s", desc, bp_last_error());
-      argset_free(&as);
-      sample_set_free(set, n);
+    cert_sample_desc(s, desc, sizeof desc);
+    if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &as)) {
+      cert_verdict(ST_FAIL, "meta: certifier error: cannot build %s: %s", desc, bp_last_error());
+      cert_argset_free(&as);
+      cert_sample_set_free(set, n);
       return;
     }
     size_t nret = cx.cur.si.nret ? (size_t)cx.cur.si.nret : 1;
@@ -74,37 +75,38 @@ void case_meta(const certify_case *c) {
     for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
     if (bp_op_meta(cx.cur.op, &as.st, meta, nret) != BP_OK) {
       /* The op set refuses it: the errors check holds the kernel to that. */
-      argset_free(&as);
+      cert_argset_free(&as);
       cx.cur.nrefused++;
       snprintf(cx.cur.refusal, sizeof cx.cur.refusal, "%s (sample %s)", bp_last_error(), desc);
       continue;
     }
     if (bp_call(cx.cur.op, &as.st) != BP_OK) {
-      bool ok = refused(s, "meta");
-      argset_free(&as);
+      bool ok = cert_refused(s, "meta");
+      cert_argset_free(&as);
       if (!ok) {
-        sample_set_free(set, n);
+        cert_sample_set_free(set, n);
         return;
       }
       continue;
     }
     bool ok = agrees(&as, meta, nret, desc);
     bp_stack_release(&as.st);
-    argset_free(&as);
-    if (!ok || !guard_ok("bounds", s)) {
-      sample_set_free(set, n);
+    cert_argset_free(&as);
+    if (!ok || !cert_guard_ok("bounds", s)) {
+      cert_sample_set_free(set, n);
       return;
     }
   }
-  sample_set_free(set, n);
-  if (all_refused(c, n)) return;
-  verdict(ST_PASS, "results agree with bp_op_meta (dtype, sizes, strides, device) on %zu samples",
-          n - (size_t)cx.cur.nrefused);
+  cert_sample_set_free(set, n);
+  if (cert_all_refused(c, n)) return;
+  cert_verdict(ST_PASS,
+               "results agree with bp_op_meta (dtype, sizes, strides, device) on %zu samples",
+               n - (size_t)cx.cur.nrefused);
 }
 
 /* OP/generic: an op outside core without a meta function, in place of
  * its generic checks. */
-void case_nometa(const certify_case *c) {
+void cert_case_nometa(const certify_case *c) {
   (void)c;
-  verdict(ST_SKIP, "no meta function: the generic checks need one to know the results");
+  cert_verdict(ST_SKIP, "no meta function: the generic checks need one to know the results");
 }

@@ -45,11 +45,11 @@ static int64_t device_memory(void) {
 /* Makes the sample's arguments with all memory; false after a verdict. */
 static bool args_for(const sample *s, argset *as) {
   bp__alloc_test_fail(0, false);
-  if (materialise(s, &cx.cur.si, M_PLAIN, as)) return true;
+  if (cert_materialise(s, &cx.cur.si, M_PLAIN, as)) return true;
   char desc[300];
-  verdict(ST_FAIL, "oom: certifier error: cannot build the arguments of %s: %s",
-          sample_desc(s, desc, sizeof desc), bp_last_error());
-  argset_free(as);
+  cert_verdict(ST_FAIL, "oom: certifier error: cannot build the arguments of %s: %s",
+               cert_sample_desc(s, desc, sizeof desc), bp_last_error());
+  cert_argset_free(as);
   return false;
 }
 
@@ -58,21 +58,21 @@ static bool args_for(const sample *s, argset *as) {
 static int measure(const sample *s, baseline *b) {
   argset as;
   if (!args_for(s, &as)) return 0;
-  if (op_set_refuses(&as)) {
-    argset_free(&as);
+  if (cert_op_set_refuses(&as)) {
+    cert_argset_free(&as);
     return -1;
   }
   b->tensors = bp_live_tensor_count() - as.nmade;
   long first = bp__alloc_test_count();
   if (bp_call(cx.cur.op, &as.st) != BP_OK) {
-    int r = refused(s, "oom") ? -1 : 0;
-    argset_free(&as);
+    int r = cert_refused(s, "oom") ? -1 : 0;
+    cert_argset_free(&as);
     return r;
   }
   b->allocs = bp__alloc_test_count() - first;
-  b->bytes = result_bytes(&as.st, &b->len);
+  b->bytes = cert_result_bytes(&as.st, &b->len);
   bp_stack_release(&as.st);
-  argset_free(&as);
+  cert_argset_free(&as);
   b->memory = device_memory();
   return 1;
 }
@@ -87,69 +87,76 @@ static bool one(const sample *s, const baseline *b, long n, bool sticky) {
   bp_status st = bp_call(cx.cur.op, &as.st);
   bp__alloc_test_fail(0, false);
   char desc[300], when[120], msg[400];
-  sample_desc(s, desc, sizeof desc);
+  cert_sample_desc(s, desc, sizeof desc);
   snprintf(when, sizeof when, "host allocation %ld of %ld%s failing", n, b->allocs,
            sticky ? " and every one after it" : "");
   snprintf(msg, sizeof msg, "%s", bp_last_error());
   bool okay = true;
   if (st == BP_OK) {
     size_t len = 0;
-    unsigned char *got = result_bytes(&as.st, &len);
+    unsigned char *got = cert_result_bytes(&as.st, &len);
     bp_stack_release(&as.st);
-    long at = got && len == b->len ? first_diff(got, b->bytes, len) : 0;
+    long at = got && len == b->len ? cert_first_diff(got, b->bytes, len) : 0;
     free(got);
     if (at >= 0) {
-      verdict(ST_FAIL, "oom: %s, with %s: the call succeeded but its results differ from the "
-                       "call with all memory (%s): the kernel went on past a failed allocation, "
-                       "or its results depend on what memory held before the call", desc, when,
-              len != b->len ? "another size" : "a byte differs");
+      cert_verdict(ST_FAIL,
+                   "oom: %s, with %s: the call succeeded but its results differ from the "
+                   "call with all memory (%s): the kernel went on past a failed allocation, "
+                   "or its results depend on what memory held before the call",
+                   desc, when, len != b->len ? "another size" : "a byte differs");
       okay = false;
     }
   } else if (st != BP_ERR_OUT_OF_MEMORY) {
-    verdict(ST_FAIL, "oom: %s, with %s: the call returned %s (%s), expected BP_ERR_OUT_OF_MEMORY "
-                     "(a kernel passes on the status of the host call that failed)",
-            desc, when, bp_status_str(st), msg);
+    cert_verdict(ST_FAIL,
+                 "oom: %s, with %s: the call returned %s (%s), expected BP_ERR_OUT_OF_MEMORY "
+                 "(a kernel passes on the status of the host call that failed)",
+                 desc, when, bp_status_str(st), msg);
     okay = false;
   } else if (!*msg) {
-    verdict(ST_FAIL, "oom: %s, with %s: the call returned BP_ERR_OUT_OF_MEMORY with no message",
-            desc, when);
+    cert_verdict(ST_FAIL,
+                 "oom: %s, with %s: the call returned BP_ERR_OUT_OF_MEMORY with no message", desc,
+                 when);
     okay = false;
   }
-  argset_free(&as);
+  cert_argset_free(&as);
   if (!okay) return false;
   int64_t tensors = bp_live_tensor_count(), memory = device_memory();
   if (tensors != b->tensors || memory != b->memory) {
-    verdict(ST_FAIL, "oom: %s, with %s: the call (%s) left %lld tensor(s) and %lld byte(s) of "
-                     "device memory behind",
-            desc, when, bp_status_str(st), (long long)(tensors - b->tensors),
-            (long long)(memory - b->memory));
+    cert_verdict(ST_FAIL,
+                 "oom: %s, with %s: the call (%s) left %lld tensor(s) and %lld byte(s) of "
+                 "device memory behind",
+                 desc, when, bp_status_str(st), (long long)(tensors - b->tensors),
+                 (long long)(memory - b->memory));
     return false;
   }
   /* The next call with memory succeeds, with the same results. */
   if (!args_for(s, &as)) return false;
   st = bp_call(cx.cur.op, &as.st);
   size_t len = 0;
-  unsigned char *got = st == BP_OK ? result_bytes(&as.st, &len) : NULL;
+  unsigned char *got = st == BP_OK ? cert_result_bytes(&as.st, &len) : NULL;
   if (st == BP_OK) bp_stack_release(&as.st);
-  argset_free(&as);
-  bool same = st == BP_OK && got && len == b->len && first_diff(got, b->bytes, len) < 0;
+  cert_argset_free(&as);
+  bool same = st == BP_OK && got && len == b->len && cert_first_diff(got, b->bytes, len) < 0;
   free(got);
   if (!same) {
     if (st != BP_OK)
-      verdict(ST_FAIL, "oom: %s: after a call with %s, the next call with all memory fails: %s: %s",
-              desc, when, bp_status_str(st), bp_last_error());
+      cert_verdict(ST_FAIL,
+                   "oom: %s: after a call with %s, the next call with all memory fails: %s: %s",
+                   desc, when, bp_status_str(st), bp_last_error());
     else
-      verdict(ST_FAIL, "oom: %s: after a call with %s, the next call with all memory gives other "
-                       "results", desc, when);
+      cert_verdict(ST_FAIL,
+                   "oom: %s: after a call with %s, the next call with all memory gives other "
+                   "results",
+                   desc, when);
     return false;
   }
   return true;
 }
 
-void case_oom(const certify_case *c) {
-  if (!op_setup(c)) return;
+void cert_case_oom(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
   size_t n;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
   size_t swept = 0, calls = 0;
   long most = 0;
@@ -157,7 +164,7 @@ void case_oom(const certify_case *c) {
     baseline b = {0};
     int r = measure(&set[k], &b);
     if (r == 0) {
-      sample_set_free(set, n);
+      cert_sample_set_free(set, n);
       return;
     }
     if (r < 0) continue;
@@ -167,25 +174,26 @@ void case_oom(const certify_case *c) {
       for (long i = 1; okay && i <= upto; i++, calls++) okay = one(&set[k], &b, i, sticky);
     free(b.bytes);
     if (!okay) {
-      sample_set_free(set, n);
+      cert_sample_set_free(set, n);
       return;
     }
     if (b.allocs > most) most = b.allocs;
     swept++;
   }
-  sample_set_free(set, n);
-  if (all_refused(c, n)) return;
+  cert_sample_set_free(set, n);
+  if (cert_all_refused(c, n)) return;
   if (swept == 0) {
-    verdict(ST_SKIP, "no sample of %s could be called", c->op);
+    cert_verdict(ST_SKIP, "no sample of %s could be called", c->op);
     return;
   }
   if (most == 0) {
-    verdict(ST_PASS, "the op's calls make no host allocation (%zu sample(s)): nothing to fail",
-            swept);
+    cert_verdict(ST_PASS, "the op's calls make no host allocation (%zu sample(s)): nothing to fail",
+                 swept);
     return;
   }
-  verdict(ST_PASS, "%zu call(s) with one of the host's allocations failing (up to %ld per call, "
-                   "alone and with all after it), on %zu sample(s): each gave the same results "
-                   "or BP_ERR_OUT_OF_MEMORY with a message, and left nothing behind",
-          calls, most < OOM_MAX ? most : OOM_MAX, swept);
+  cert_verdict(ST_PASS,
+               "%zu call(s) with one of the host's allocations failing (up to %ld per call, "
+               "alone and with all after it), on %zu sample(s): each gave the same results "
+               "or BP_ERR_OUT_OF_MEMORY with a message, and left nothing behind",
+               calls, most < OOM_MAX ? most : OOM_MAX, swept);
 }

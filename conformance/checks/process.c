@@ -28,21 +28,21 @@ static bool unchanged(const fp_state *fp0, const sig_state *sig0, const host_sta
   sig_state sig;
   host_state hs;
   char why[400];
-  fp_state_get(&fp);
-  if (!fp_state_same(fp0, &fp, why, sizeof why)) {
-    verdict(ST_FAIL, "process: %s changed the floating-point environment: %s", what, why);
+  cert_fp_state_get(&fp);
+  if (!cert_fp_state_same(fp0, &fp, why, sizeof why)) {
+    cert_verdict(ST_FAIL, "process: %s changed the floating-point environment: %s", what, why);
     return false;
   }
-  sig_state_get(&sig);
-  if (!sig_state_same(sig0, &sig, why, sizeof why)) {
-    verdict(ST_FAIL, "process: %s changed a signal's disposition: %s", what, why);
+  cert_sig_state_get(&sig);
+  if (!cert_sig_state_same(sig0, &sig, why, sizeof why)) {
+    cert_verdict(ST_FAIL, "process: %s changed a signal's disposition: %s", what, why);
     return false;
   }
-  host_state_get(&hs, HS_NO_FDS);
-  bool same = host_state_same(hs0, &hs, HS_NO_FDS, why, sizeof why);
-  host_state_free(&hs);
+  cert_host_state_get(&hs, HS_NO_FDS);
+  bool same = cert_host_state_same(hs0, &hs, HS_NO_FDS, why, sizeof why);
+  cert_host_state_free(&hs);
   if (!same) {
-    verdict(ST_FAIL, "process: %s changed the host process: %s", what, why);
+    cert_verdict(ST_FAIL, "process: %s changed the host process: %s", what, why);
     return false;
   }
   return true;
@@ -52,20 +52,22 @@ static bool unchanged(const fp_state *fp0, const sig_state *sig0, const host_sta
  * environment, the signal dispositions and the mask, the environment
  * variables, locale, working directory, umask, resource limits and CPU
  * affinity as they were. */
-void case_process_load(const certify_case *c) {
+void cert_case_process_load(const certify_case *c) {
   (void)c;
   fp_state fp0;
   sig_state sig0;
   host_state hs0;
-  fp_state_get(&fp0);
-  sig_state_get(&sig0);
-  host_state_get(&hs0, HS_NO_FDS);
-  bool ok = load_plugin() && pick_device() && unchanged(&fp0, &sig0, &hs0, "loading the plugin");
-  host_state_free(&hs0);
+  cert_fp_state_get(&fp0);
+  cert_sig_state_get(&sig0);
+  cert_host_state_get(&hs0, HS_NO_FDS);
+  bool ok = cert_load_plugin() && cert_pick_device() &&
+            unchanged(&fp0, &sig0, &hs0, "loading the plugin");
+  cert_host_state_free(&hs0);
   if (!ok) return;
-  verdict(ST_PASS, "loading the plugin leaves the floating-point environment, every signal's "
-                   "disposition and the mask, the environment variables, locale, working "
-                   "directory, umask, resource limits and CPU affinity as they were");
+  cert_verdict(ST_PASS,
+               "loading the plugin leaves the floating-point environment, every signal's "
+               "disposition and the mask, the environment variables, locale, working "
+               "directory, umask, resource limits and CPU affinity as they were");
 }
 
 /* Calls the op on each sample of v and checks the state after each;
@@ -75,17 +77,17 @@ static bool calls_leave_alone(sample *v, size_t n, const fp_state *fp0, const si
   for (size_t k = 0; k < n; k++) {
     argset as;
     char desc[300], what[400];
-    if (!materialise(&v[k], &cx.cur.si, M_PLAIN, &as)) {
-      argset_free(&as);
+    if (!cert_materialise(&v[k], &cx.cur.si, M_PLAIN, &as)) {
+      cert_argset_free(&as);
       continue;
     }
     bp_status st = bp_call(cx.cur.op, &as.st);
     if (st == BP_OK) bp_stack_release(&as.st);
-    argset_free(&as);
+    cert_argset_free(&as);
     (*ncalls)++;
     snprintf(what, sizeof what, "a %s call on %s", st == BP_OK ? "successful" : "failing",
-             sample_desc(&v[k], desc, sizeof desc));
-    if (!unchanged(fp0, sig0, hs0, what) || !guard_ok("bounds", &v[k])) return false;
+             cert_sample_desc(&v[k], desc, sizeof desc));
+    if (!unchanged(fp0, sig0, hs0, what) || !cert_guard_ok("bounds", &v[k])) return false;
   }
   return true;
 }
@@ -93,29 +95,30 @@ static bool calls_leave_alone(sample *v, size_t n, const fp_state *fp0, const si
 /* OP/process: no call of the op, successful or failing, changes the FP
  * environment (rounding, flush to zero, denormals are zero, traps), a
  * signal's disposition or the signal mask. */
-void case_process(const certify_case *c) {
-  if (!op_setup(c)) return;
+void cert_case_process(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
   fp_state fp0;
   sig_state sig0;
   host_state hs0;
   size_t n, nb = 0, ncalls = 0;
-  sample *set = op_check_set(&n), *bad = NULL;
+  sample *set = cert_op_check_set(&n), *bad = NULL;
   if (!set) return;
-  fp_state_get(&fp0);
-  sig_state_get(&sig0);
-  host_state_get(&hs0, HS_NO_FDS);
+  cert_fp_state_get(&fp0);
+  cert_sig_state_get(&sig0);
+  cert_host_state_get(&hs0, HS_NO_FDS);
   bool ok = calls_leave_alone(set, n, &fp0, &sig0, &hs0, &ncalls);
   if (ok && cx.cur.r >= 0) {
-    gen_opts o = op_gen_opts();
-    bad = gen_core_set(cx.cur.r, BP_FLOAT32, SK_BADSHAPE, &o, &nb);
+    gen_opts o = cert_op_gen_opts();
+    bad = cert_gen_core_set(cx.cur.r, BP_FLOAT32, SK_BADSHAPE, &o, &nb);
     ok = calls_leave_alone(bad, nb, &fp0, &sig0, &hs0, &ncalls);
   }
-  host_state_free(&hs0);
-  sample_set_free(set, n);
-  sample_set_free(bad, nb);
+  cert_host_state_free(&hs0);
+  cert_sample_set_free(set, n);
+  cert_sample_set_free(bad, nb);
   if (!ok) return;
-  verdict(ST_PASS, "%zu calls leave the floating-point environment, the signal dispositions and "
-                   "mask, the environment variables, locale, working directory, umask, resource "
-                   "limits and CPU affinity as they were",
-          ncalls);
+  cert_verdict(ST_PASS,
+               "%zu calls leave the floating-point environment, the signal dispositions and "
+               "mask, the environment variables, locale, working directory, umask, resource "
+               "limits and CPU affinity as they were",
+               ncalls);
 }

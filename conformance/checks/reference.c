@@ -48,7 +48,7 @@ static void results_take(results *r, bp_stack *st) {
     r->ndim[r->n] = v->ndim;
     if (v->ndim > 0) /* (a 0-dim view may have no sizes array) */
       memcpy(r->sizes[r->n], v->sizes, (size_t)v->ndim * sizeof v->sizes[0]);
-    r->bytes[r->n] = tensor_bytes(t, &r->len[r->n]);
+    r->bytes[r->n] = cert_tensor_bytes(t, &r->len[r->n]);
     r->n++;
   }
   bp_stack_release(st);
@@ -70,8 +70,9 @@ static bool agree(const results *k, const results *c, const char *ref, char *why
     if (k->dtype[i] != c->dtype[i] || k->ndim[i] != c->ndim[i] ||
         memcmp(k->sizes[i], c->sizes[i], (size_t)k->ndim[i] * sizeof k->sizes[i][0]) != 0) {
       snprintf(why, len, "result %zu is %s%s from the kernel, %s%s from %s", i,
-               bp_dtype_name(k->dtype[i]), shape_str(k->ndim[i], k->sizes[i], ks, sizeof ks),
-               bp_dtype_name(c->dtype[i]), shape_str(c->ndim[i], c->sizes[i], cs, sizeof cs), ref);
+               bp_dtype_name(k->dtype[i]), cert_shape_str(k->ndim[i], k->sizes[i], ks, sizeof ks),
+               bp_dtype_name(c->dtype[i]), cert_shape_str(c->ndim[i], c->sizes[i], cs, sizeof cs),
+               ref);
       return false;
     }
     if (!k->bytes[i] || !c->bytes[i] || k->len[i] != c->len[i]) {
@@ -86,7 +87,7 @@ static bool agree(const results *k, const results *c, const char *ref, char *why
     double worst_excess = -1, wk = 0, wc = 0;
     for (size_t e = 0; e < n; e++) {
       const unsigned char *pk = k->bytes[i] + e * item, *pc = c->bytes[i] + e * item;
-      double excess = excess_8x(k->dtype[i], pk, pc);
+      double excess = cert_excess_8x(k->dtype[i], pk, pc);
       if (excess <= 0) continue;
       if (bad++ == 0 || excess > worst_excess) {
         worst_excess = excess, worst = e;
@@ -112,32 +113,32 @@ static bool agree(const results *k, const results *c, const char *ref, char *why
  * agree, -1 when either path refused the sample, 0 after a verdict. */
 static int one(const sample *s, int32_t dev) {
   argset as;
-  int got = call_on(s, M_PLAIN, &as, "reference");
+  int got = cert_call_on(s, M_PLAIN, &as, "reference");
   if (got <= 0) return got;
   results k, c;
   results_take(&k, &as.st);
-  argset_free(&as);
+  cert_argset_free(&as);
   if (bp_set_kernel_enabled(cx.cur.op, dev, false) != BP_OK) {
     results_free(&k);
-    verdict(ST_FAIL, "reference: certifier error: cannot disable %s's kernels for %s: %s",
-            cx.cur.oi.name, device_name(dev), bp_last_error());
+    cert_verdict(ST_FAIL, "reference: certifier error: cannot disable %s's kernels for %s: %s",
+                 cx.cur.oi.name, cert_device_name(dev), bp_last_error());
     return 0;
   }
-  got = call_on(s, M_PLAIN, &as, "reference");
+  got = cert_call_on(s, M_PLAIN, &as, "reference");
   bp_set_kernel_enabled(cx.cur.op, dev, true);
   if (got <= 0) {
     results_free(&k);
     return got;
   }
   results_take(&c, &as.st);
-  argset_free(&as);
+  cert_argset_free(&as);
   char why[400], desc[300];
   bool ok = agree(&k, &c, "the composite", why, sizeof why);
   results_free(&k);
   results_free(&c);
   if (ok) return 1;
-  verdict(ST_FAIL, "reference: %s: the kernel and the op's composite disagree: %s",
-          sample_desc(s, desc, sizeof desc), why);
+  cert_verdict(ST_FAIL, "reference: %s: the kernel and the op's composite disagree: %s",
+               cert_sample_desc(s, desc, sizeof desc), why);
   return 0;
 }
 
@@ -173,31 +174,32 @@ static bool ref_kernel(refplug *r, int32_t type) {
 static int ref_load(refplug *r) {
   memset(r, 0, sizeof *r);
   if (bp_plugin_load(cx.opt.reference, &r->p) != BP_OK) {
-    verdict(ST_FAIL, "reference: the reference plugin %s does not load beside the plugin: %s",
-            cx.opt.reference, bp_last_error());
+    cert_verdict(ST_FAIL, "reference: the reference plugin %s does not load beside the plugin: %s",
+                 cx.opt.reference, bp_last_error());
     return 0;
   }
   if (r->p == cx.put.plugin) { /* (the same file: loading it again returned it) */
-    verdict(ST_FAIL, "reference: the reference plugin %s is the plugin under test itself",
-            cx.opt.reference);
+    cert_verdict(ST_FAIL, "reference: the reference plugin %s is the plugin under test itself",
+                 cx.opt.reference);
     return 0;
   }
   bp_plugin_info pi = {.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE};
   if (bp_plugin_get_info(r->p, &pi) != BP_OK || !pi.name || strcmp(pi.name, cx.put.info.name) == 0) {
-    verdict(ST_FAIL, "reference: the reference plugin %s %s", cx.opt.reference,
-            pi.name ? "has the name of the plugin under test: the host cannot tell their kernels apart"
-                    : "has no name");
+    cert_verdict(
+        ST_FAIL, "reference: the reference plugin %s %s", cx.opt.reference,
+        pi.name ? "has the name of the plugin under test: the host cannot tell their kernels apart"
+                : "has no name");
     bp_plugin_unload(r->p);
     return 0;
   }
   snprintf(r->name, sizeof r->name, "%s", pi.name);
   /* (loading invalidated the strings of the op's and the kernel's info) */
   bp_op_get_info(cx.cur.op, &cx.cur.oi);
-  plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
+  cert_plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
   if (ref_kernel(r, cx.put.device.type) || ref_kernel(r, BP_DEVICE_CPU)) return 1;
   bp_plugin_unload(r->p);
   bp_op_get_info(cx.cur.op, &cx.cur.oi);
-  plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
+  cert_plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
   return -1;
 }
 
@@ -215,14 +217,14 @@ static bool ref_declares(const refplug *r, const argset *as) {
   for (size_t i = 0; i < as->st.top; i++) {
     bp_tensor *t;
     if (bp_stack_get_tensor(&as->st, (int64_t)i, &t) == BP_OK &&
-        !dtypes_have(r->ki.dtypes, bp_tensor_get_view(t)->dtype))
+        !cert_dtypes_have(r->ki.dtypes, bp_tensor_get_view(t)->dtype))
       return false;
   }
   bp_clear_error();
   int32_t dts[4];
-  size_t nret = result_dtypes(as, dts, 4);
+  size_t nret = cert_result_dtypes(as, dts, 4);
   for (size_t j = 0; j < nret; j++)
-    if (dts[j] != BP_DTYPE_INVALID && !dtypes_have(r->ki.dtypes, dts[j])) return false;
+    if (dts[j] != BP_DTYPE_INVALID && !cert_dtypes_have(r->ki.dtypes, dts[j])) return false;
   return true;
 }
 
@@ -233,15 +235,15 @@ static int one_ref(const sample *s, const refplug *r) {
   argset as;
   int32_t put = cx.put.device.type;
   if (bp_set_kernel_provider(cx.cur.op, put, cx.put.info.name) != BP_OK) {
-    verdict(ST_FAIL, "reference: certifier error: cannot choose the plugin's kernel of %s: %s",
-            cx.cur.oi.name, bp_last_error());
+    cert_verdict(ST_FAIL, "reference: certifier error: cannot choose the plugin's kernel of %s: %s",
+                 cx.cur.oi.name, bp_last_error());
     return 0;
   }
-  int got = call_on(s, M_PLAIN, &as, "reference");
+  int got = cert_call_on(s, M_PLAIN, &as, "reference");
   if (got <= 0) return got;
   results k, c;
   results_take(&k, &as.st);
-  argset_free(&as);
+  cert_argset_free(&as);
   /* The reference's call, on its kernel's device type (the CPU, when it
    * has none for the device under test), through its kernel. */
   bp_device saved = cx.put.device;
@@ -253,12 +255,13 @@ static int one_ref(const sample *s, const refplug *r) {
   char desc[300], why[400];
   int ret = 1;
   if (bp_set_kernel_provider(cx.cur.op, r->type, r->name) != BP_OK) {
-    verdict(ST_FAIL, "reference: certifier error: cannot choose %s's kernel of %s: %s", r->name,
-            cx.cur.oi.name, bp_last_error());
+    cert_verdict(ST_FAIL, "reference: certifier error: cannot choose %s's kernel of %s: %s",
+                 r->name, cx.cur.oi.name, bp_last_error());
     ret = 0;
-  } else if (!materialise(s, &cx.cur.si, M_PLAIN, &as)) {
-    verdict(ST_FAIL, "reference: certifier error: cannot build the arguments of %s on %s: %s",
-            sample_desc(s, desc, sizeof desc), device_name(r->type), bp_last_error());
+  } else if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &as)) {
+    cert_verdict(ST_FAIL, "reference: certifier error: cannot build the arguments of %s on %s: %s",
+                 cert_sample_desc(s, desc, sizeof desc), cert_device_name(r->type),
+                 bp_last_error());
     ret = 0;
   } else if (!ref_declares(r, &as) || bp_call(cx.cur.op, &as.st) != BP_OK) {
     bp_clear_error();
@@ -268,13 +271,13 @@ static int one_ref(const sample *s, const refplug *r) {
     char what[160];
     snprintf(what, sizeof what, "the reference plugin %s", r->name);
     if (!agree(&k, &c, what, why, sizeof why)) {
-      verdict(ST_FAIL, "reference: %s: the kernel and the reference plugin %s disagree: %s",
-              sample_desc(s, desc, sizeof desc), r->name, why);
+      cert_verdict(ST_FAIL, "reference: %s: the kernel and the reference plugin %s disagree: %s",
+                   cert_sample_desc(s, desc, sizeof desc), r->name, why);
       ret = 0;
     }
     results_free(&c);
   }
-  argset_free(&as);
+  cert_argset_free(&as);
   results_free(&k);
   cx.put.device = saved;
   cx.put.host_visible = saved_visible;
@@ -284,34 +287,36 @@ static int one_ref(const sample *s, const refplug *r) {
 /* OP/reference against --reference's kernel. */
 static void against_plugin(const certify_case *c, refplug *r) {
   size_t n;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
   size_t checked = 0, refused_ref = 0;
   for (size_t k = 0; k < n; k++) {
     int got = one_ref(&set[k], r);
     if (got == 0) {
-      sample_set_free(set, n);
+      cert_sample_set_free(set, n);
       return;
     }
     checked += got > 0;
     refused_ref += got == -2;
   }
-  sample_set_free(set, n);
+  cert_sample_set_free(set, n);
   if (checked == 0 && refused_ref) {
-    verdict(ST_SKIP, "the reference plugin %s refused or does not declare the dtypes of each of "
-                     "the %zu sample(s) that %s's kernel took: nothing to compare",
-            r->name, refused_ref, c->op);
+    cert_verdict(ST_SKIP,
+                 "the reference plugin %s refused or does not declare the dtypes of each of "
+                 "the %zu sample(s) that %s's kernel took: nothing to compare",
+                 r->name, refused_ref, c->op);
     return;
   }
-  if (all_refused(c, n)) return;
-  verdict(ST_PASS, "the kernel agrees with the reference plugin %s's kernel (on %s) on %zu "
-                   "sample(s) (8x the op set's tolerance)%s",
-          r->name, device_name(r->type), checked,
-          refused_ref ? "; the reference refused or does not declare the others" : "");
+  if (cert_all_refused(c, n)) return;
+  cert_verdict(ST_PASS,
+               "the kernel agrees with the reference plugin %s's kernel (on %s) on %zu "
+               "sample(s) (8x the op set's tolerance)%s",
+               r->name, cert_device_name(r->type), checked,
+               refused_ref ? "; the reference refused or does not declare the others" : "");
 }
 
-void case_reference(const certify_case *c) {
-  if (!op_setup(c)) return;
+void cert_case_reference(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
   if (cx.opt.reference) {
     refplug r;
     int got = ref_load(&r);
@@ -322,37 +327,41 @@ void case_reference(const certify_case *c) {
       return;
     }
     if (!cx.cur.oi.has_composite) {
-      verdict(ST_SKIP, "the reference plugin %s has no kernel of %s (for %s%s), and %s has no "
-                       "composite (bp_op_def.composite): its values are checked only for "
-                       "repeatability, and its meta, honesty, bounds, lifetime and aliasing by "
-                       "their cases",
-              cx.opt.reference, c->op, device_name(cx.put.device.type),
-              cx.put.device.type == BP_DEVICE_CPU ? "" : " or cpu", c->op);
+      cert_verdict(ST_SKIP,
+                   "the reference plugin %s has no kernel of %s (for %s%s), and %s has no "
+                   "composite (bp_op_def.composite): its values are checked only for "
+                   "repeatability, and its meta, honesty, bounds, lifetime and aliasing by "
+                   "their cases",
+                   cx.opt.reference, c->op, cert_device_name(cx.put.device.type),
+                   cx.put.device.type == BP_DEVICE_CPU ? "" : " or cpu", c->op);
       return;
     }
   }
   if (!cx.cur.oi.has_composite) {
-    verdict(ST_SKIP, "%s has no composite (bp_op_def.composite) and no reference plugin was given "
-                     "(--reference) to check its kernel against: its values are checked only for "
-                     "repeatability, and its meta, honesty, bounds, lifetime and aliasing by "
-                     "their cases",
-            c->op);
+    cert_verdict(ST_SKIP,
+                 "%s has no composite (bp_op_def.composite) and no reference plugin was given "
+                 "(--reference) to check its kernel against: its values are checked only for "
+                 "repeatability, and its meta, honesty, bounds, lifetime and aliasing by "
+                 "their cases",
+                 c->op);
     return;
   }
   size_t n;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
   size_t checked = 0;
   for (size_t k = 0; k < n; k++) {
     int r = one(&set[k], cx.put.device.type);
     if (r == 0) {
-      sample_set_free(set, n);
+      cert_sample_set_free(set, n);
       return;
     }
     checked += r > 0;
   }
-  sample_set_free(set, n);
-  if (all_refused(c, n)) return;
-  verdict(ST_PASS, "the kernel agrees with the op's composite on %zu sample(s) (8x the op set's "
-                   "tolerance)", checked);
+  cert_sample_set_free(set, n);
+  if (cert_all_refused(c, n)) return;
+  cert_verdict(ST_PASS,
+               "the kernel agrees with the op's composite on %zu sample(s) (8x the op set's "
+               "tolerance)",
+               checked);
 }

@@ -19,12 +19,13 @@
 /* Registration                                                             */
 /* ------------------------------------------------------------------------ */
 
-void case_profile(const certify_case *c) {
+void cert_case_profile(const certify_case *c) {
   (void)c;
-  if (!load_plugin() || !pick_device()) return;
+  if (!cert_load_plugin() || !cert_pick_device()) return;
   if (cx.put.info.op_set_version == 0) {
-    verdict(ST_PASS, "claims no core op set (op_set_version 0): its own ops are certified on "
-                     "the generic checks");
+    cert_verdict(ST_PASS,
+                 "claims no core op set (op_set_version 0): its own ops are certified on "
+                 "the generic checks");
     return;
   }
   size_t ncore = 0, nmissing = 0, nlater = 0, ncomposite = 0;
@@ -32,7 +33,7 @@ void case_profile(const certify_case *c) {
   for (size_t i = 0; i < bp_op_count(); i++) {
     const bp_op *op = bp_op_at(i);
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
-    if (bp_op_get_info(op, &oi) != BP_OK || !is_core(oi.name)) continue;
+    if (bp_op_get_info(op, &oi) != BP_OK || !cert_is_core(oi.name)) continue;
     /* An op added by a later op-set version than the plugin claims is
      * not required of it (a v1 plugin keeps its certificate). */
     if (oi.op_set_version > cx.put.info.op_set_version) {
@@ -59,26 +60,30 @@ void case_profile(const certify_case *c) {
   if (ncomposite)
     snprintf(also, sizeof also, "; %zu served by the host's composites", ncomposite);
   if (ncore == 0)
-    verdict(ST_FAIL, "the host defines no core:: ops");
+    cert_verdict(ST_FAIL, "the host defines no core:: ops");
   else if (nmissing == 1)
-    verdict(ST_FAIL, "claims core op set %u, but %s has no kernel for %s",
-            cx.put.info.op_set_version, first, device_name(cx.put.device.type));
+    cert_verdict(ST_FAIL, "claims core op set %u, but %s has no kernel for %s",
+                 cx.put.info.op_set_version, first, cert_device_name(cx.put.device.type));
   else if (nmissing)
-    verdict(ST_FAIL, "claims core op set %u, but %s has no kernel for %s (%zu of %zu core ops "
-            "missing)", cx.put.info.op_set_version, first, device_name(cx.put.device.type),
-            nmissing, ncore);
+    cert_verdict(ST_FAIL,
+                 "claims core op set %u, but %s has no kernel for %s (%zu of %zu core ops "
+                 "missing)",
+                 cx.put.info.op_set_version, first, cert_device_name(cx.put.device.type), nmissing,
+                 ncore);
   else if (nlater)
-    verdict(ST_PASS, "the %zu core ops of op set %u have kernels for %s%s (%zu ops of later op "
-            "sets are not required)", ncore - ncomposite, cx.put.info.op_set_version,
-            device_name(cx.put.device.type), also, nlater);
+    cert_verdict(ST_PASS,
+                 "the %zu core ops of op set %u have kernels for %s%s (%zu ops of later op "
+                 "sets are not required)",
+                 ncore - ncomposite, cx.put.info.op_set_version,
+                 cert_device_name(cx.put.device.type), also, nlater);
   else
-    verdict(ST_PASS, "%zu core ops have kernels for %s%s", ncore - ncomposite,
-            device_name(cx.put.device.type), also);
+    cert_verdict(ST_PASS, "%zu core ops have kernels for %s%s", ncore - ncomposite,
+                 cert_device_name(cx.put.device.type), also);
 }
 
-void case_schemas(const certify_case *c) {
+void cert_case_schemas(const certify_case *c) {
   (void)c;
-  if (!load_plugin()) return;
+  if (!cert_load_plugin()) return;
   size_t nown = 0, nimpl = 0;
   for (size_t i = 0; i < bp_op_count(); i++) {
     const bp_op *op = bp_op_at(i);
@@ -96,8 +101,8 @@ void case_schemas(const certify_case *c) {
         bp_kernel_info k2i = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
         if (bp_op_get_kernel(op, (size_t)k2, &k2i) == BP_OK && k2i.device_type == ki.device_type &&
             k2i.plugin && strcmp(k2i.plugin, cx.put.info.name) == 0) {
-          verdict(ST_FAIL, "%s has two kernels for device type %s", oi.name,
-                  device_name(ki.device_type));
+          cert_verdict(ST_FAIL, "%s has two kernels for device type %s", oi.name,
+                       cert_device_name(ki.device_type));
           return;
         }
       }
@@ -107,30 +112,32 @@ void case_schemas(const certify_case *c) {
     if (own) nown++;
     nimpl += (size_t)mine;
     if (!oi.defined || !oi.schema) {
-      verdict(ST_FAIL, "%s: the plugin %s it, but it has no definition (schema)", oi.name,
-              own ? "owns" : "implements");
+      cert_verdict(ST_FAIL, "%s: the plugin %s it, but it has no definition (schema)", oi.name,
+                   own ? "owns" : "implements");
       return;
     }
-    if (own && is_core(oi.name)) {
-      verdict(ST_FAIL, "%s: a plugin may not define ops in the core namespace", oi.name);
+    if (own && cert_is_core(oi.name)) {
+      cert_verdict(ST_FAIL, "%s: a plugin may not define ops in the core namespace", oi.name);
       return;
     }
   }
-  verdict(ST_PASS, "%zu ops of its own, %zu kernels, all on defined ops with schemas", nown, nimpl);
+  cert_verdict(ST_PASS, "%zu ops of its own, %zu kernels, all on defined ops with schemas", nown,
+               nimpl);
 }
 
 /* registration/probe: the probe, a process that loaded the plugin before
  * any case, said what it registers.  If it could not (the plugin failed
  * to load, crashed or took longer than --timeout there), no op can be
  * checked, and the run fails closed. */
-void case_probe(const certify_case *c) {
+void cert_case_probe(const certify_case *c) {
   (void)c;
   if (!cx.probe.loaded) {
-    verdict(ST_FAIL, "probe: the certifier could not learn what the plugin registers, so no op "
-                     "was checked: %s",
-            cx.probe.why);
+    cert_verdict(ST_FAIL,
+                 "probe: the certifier could not learn what the plugin registers, so no op "
+                 "was checked: %s",
+                 cx.probe.why);
     return;
   }
-  verdict(ST_PASS, "%s registers %zu op(s) with kernels for %s", cx.probe.name, cx.probe.nops,
-          cx.probe.device);
+  cert_verdict(ST_PASS, "%s registers %zu op(s) with kernels for %s", cx.probe.name, cx.probe.nops,
+               cx.probe.device);
 }

@@ -22,29 +22,30 @@ static int repeat_one(const sample *s) {
   int got = 1;
   for (int t = 0; t < 2 && got > 0; t++) {
     argset as;
-    got = call_on(s, M_PLAIN, &as, "repeatability");
+    got = cert_call_on(s, M_PLAIN, &as, "repeatability");
     if (got <= 0) break;
-    r[t] = result_bytes(&as.st, &len[t]);
+    r[t] = cert_result_bytes(&as.st, &len[t]);
     bp_stack_release(&as.st);
-    argset_free(&as);
+    cert_argset_free(&as);
   }
   if (got <= 0) {
     free(r[0]);
     return got;
   }
-  if (!guard_ok("bounds", s)) {
+  if (!cert_guard_ok("bounds", s)) {
     free(r[0]);
     free(r[1]);
     return 0;
   }
-  long at = len[0] == len[1] ? first_diff(r[0], r[1], len[0]) : 0;
+  long at = len[0] == len[1] ? cert_first_diff(r[0], r[1], len[0]) : 0;
   free(r[0]);
   free(r[1]);
   if (at < 0) return 1;
   char desc[300];
-  verdict(ST_FAIL, "repeatability: %s: a second identical call gave a different result (byte "
-                   "%ld)",
-          sample_desc(s, desc, sizeof desc), at);
+  cert_verdict(ST_FAIL,
+               "repeatability: %s: a second identical call gave a different result (byte "
+               "%ld)",
+               cert_sample_desc(s, desc, sizeof desc), at);
   return 0;
 }
 
@@ -52,32 +53,32 @@ static int repeat_one(const sample *s) {
  * bitwise equal results, unless the op is declared nondeterministic; in
  * the full profile the large inputs too, where threaded paths split the
  * work. */
-void case_repeat(const certify_case *c) {
-  if (!op_setup(c)) return;
+void cert_case_repeat(const certify_case *c) {
+  if (!cert_op_setup(c)) return;
   if (cx.cur.oi.flags & BP_OP_NONDETERMINISTIC) {
-    verdict(ST_SKIP, "%s is declared nondeterministic (BP_OP_NONDETERMINISTIC)", c->op);
+    cert_verdict(ST_SKIP, "%s is declared nondeterministic (BP_OP_NONDETERMINISTIC)", c->op);
     return;
   }
   size_t n, nl = 0;
-  sample *set = op_check_set(&n);
+  sample *set = cert_op_check_set(&n);
   if (!set) return;
   for (size_t k = 0; k < n; k++)
     if (repeat_one(&set[k]) == 0) {
-      sample_set_free(set, n);
+      cert_sample_set_free(set, n);
       return;
     }
-  sample_set_free(set, n);
+  cert_sample_set_free(set, n);
   if (cx.cur.r >= 0 && cx.opt.full) {
-    gen_opts o = op_gen_opts();
-    sample *large = gen_core_set(cx.cur.r, BP_FLOAT32, SK_LARGE, &o, &nl);
-    nl = keep_declared(large, nl);
+    gen_opts o = cert_op_gen_opts();
+    sample *large = cert_gen_core_set(cx.cur.r, BP_FLOAT32, SK_LARGE, &o, &nl);
+    nl = cert_keep_declared(large, nl);
     for (size_t k = 0; k < nl; k++)
       if (repeat_one(&large[k]) == 0) {
-        sample_set_free(large, nl);
+        cert_sample_set_free(large, nl);
         return;
       }
-    sample_set_free(large, nl);
+    cert_sample_set_free(large, nl);
   }
-  if (all_refused(c, n + nl)) return;
-  verdict(ST_PASS, "bitwise equal results from repeated calls on %zu samples", n + nl);
+  if (cert_all_refused(c, n + nl)) return;
+  cert_verdict(ST_PASS, "bitwise equal results from repeated calls on %zu samples", n + nl);
 }

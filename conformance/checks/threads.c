@@ -29,8 +29,8 @@ static long check_large(void) {
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
     bp_kernel_info ki;
     const bp_op *op = bp_op_at(i);
-    if (bp_op_get_info(op, &oi) != BP_OK || !is_core(oi.name) || core_ref_index(oi.name) < 0 ||
-        !plugin_kernel(op, cx.put.device.type, &ki))
+    if (bp_op_get_info(op, &oi) != BP_OK || !cert_is_core(oi.name) ||
+        cert_core_ref_index(oi.name) < 0 || !cert_plugin_kernel(op, cx.put.device.type, &ki))
       continue;
     certify_case c;
     memset(&c, 0, sizeof c);
@@ -38,28 +38,28 @@ static long check_large(void) {
     snprintf(c.op, sizeof c.op, "%s", oi.name);
     c.dt = BP_FLOAT32;
     c.sk = SK_LARGE;
-    if (!op_setup(&c) || !declares(BP_FLOAT32)) continue;
-    gen_opts o = op_gen_opts();
+    if (!cert_op_setup(&c) || !cert_declares(BP_FLOAT32)) continue;
+    gen_opts o = cert_op_gen_opts();
     size_t n = 0;
-    sample *v = gen_core_set(cx.cur.r, BP_FLOAT32, SK_LARGE, &o, &n);
+    sample *v = cert_gen_core_set(cx.cur.r, BP_FLOAT32, SK_LARGE, &o, &n);
     for (size_t k = 0; k < n; k++) {
-      int got = numerics_one(&c, &v[k]);
+      int got = cert_numerics_one(&c, &v[k]);
       if (got == 0) {
-        sample_set_free(v, n);
+        cert_sample_set_free(v, n);
         return -1;
       }
       checked += got > 0;
     }
-    sample_set_free(v, n);
+    cert_sample_set_free(v, n);
   }
   return checked;
 }
 
-void case_host_threads(const certify_case *c) {
+void cert_case_host_threads(const certify_case *c) {
   (void)c;
   const char *env = cx.opt.threads_env;
   if (!env) {
-    verdict(ST_SKIP, "no --threads-env names the plugin's thread-count setting");
+    cert_verdict(ST_SKIP, "no --threads-env names the plugin's thread-count setting");
     return;
   }
   long checked = 0;
@@ -67,22 +67,24 @@ void case_host_threads(const certify_case *c) {
     char val[16];
     snprintf(val, sizeof val, "%d", thread_counts[t]);
     setenv(env, val, 1);
-    snprintf(verdict_prefix, sizeof verdict_prefix, "host/threads: with %s=%s: ", env, val);
+    snprintf(cert_verdict_prefix, sizeof cert_verdict_prefix, "host/threads: with %s=%s: ", env,
+             val);
     cx.put.plugin = NULL;
-    if (!load_plugin() || !pick_device()) return;
+    if (!cert_load_plugin() || !cert_pick_device()) return;
     long got = check_large();
     if (got < 0) return;
     checked += got;
     bp_status st = bp_plugin_unload(cx.put.plugin);
     cx.put.plugin = NULL;
     if (st != BP_OK) {
-      verdict(ST_FAIL, "bp_plugin_unload failed: %s", bp_last_error());
+      cert_verdict(ST_FAIL, "bp_plugin_unload failed: %s", bp_last_error());
       return;
     }
   }
-  verdict_prefix[0] = '\0';
+  cert_verdict_prefix[0] = '\0';
   unsetenv(env);
-  verdict(ST_PASS, "with %s set to 1, 3 and 7, %ld large float32 samples match the float64 "
-                   "reference",
-          env, checked);
+  cert_verdict(ST_PASS,
+               "with %s set to 1, 3 and 7, %ld large float32 samples match the float64 "
+               "reference",
+               env, checked);
 }

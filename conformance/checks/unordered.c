@@ -23,7 +23,7 @@
 static rt *read_back(const bp_tensor *t) {
   const bp_tensor_view *v = bp_tensor_get_view(t);
   size_t len = 0;
-  unsigned char *b = tensor_bytes(t, &len);
+  unsigned char *b = cert_tensor_bytes(t, &len);
   if (!b) return NULL;
   rt *r = rt_new(v->dtype, v->ndim, v->sizes);
   size_t item = bp_dtype_size(v->dtype);
@@ -49,8 +49,8 @@ static bp_tensor *written(const rt *r) {
   return t;
 }
 
-bool in_reference_order(const sample *s, bp_stack *st, const char *desc) {
-  if (core_refs[cx.cur.r].kind != K_TOPK || s->n <= 4 || s->a[4].i != 0) return true;
+bool cert_in_reference_order(const sample *s, bp_stack *st, const char *desc) {
+  if (cert_core_refs[cx.cur.r].kind != K_TOPK || s->n <= 4 || s->a[4].i != 0) return true;
   bp_tensor *tv = NULL, *ti = NULL;
   if (st->top < 2 || bp_stack_get_tensor(st, 0, &tv) != BP_OK ||
       bp_stack_get_tensor(st, 1, &ti) != BP_OK)
@@ -104,8 +104,10 @@ bool in_reference_order(const sample *s, bp_stack *st, const char *desc) {
   if (!nv || !ni) {
     bp_tensor_release(nv);
     bp_tensor_release(ni);
-    verdict(ST_FAIL, "numerics: certifier error: cannot order the results of %s (sorted=False): "
-                     "%s", desc, bp_last_error());
+    cert_verdict(ST_FAIL,
+                 "numerics: certifier error: cannot order the results of %s (sorted=False): "
+                 "%s",
+                 desc, bp_last_error());
     return false;
   }
   bp_tensor_release(st->values[0].u.tensor);

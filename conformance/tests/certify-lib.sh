@@ -41,6 +41,19 @@ same() {
   grep '^\(not \)\{0,1\}ok ' "$tmp/$2.tap" > "$tmp/$2.points"
   [ -s "$tmp/$1.points" ] && cmp -s "$tmp/$1.points" "$tmp/$2.points"
 }
+# why_differ A B: what tells runs A and B apart, into $tmp/A-B.why (for
+# result's FILE): each run's lines other than its passing points, its
+# stderr, and the points that differ.
+why_differ() {
+  for r in "$1" "$2"; do
+    echo "run $r:"
+    grep -v '^ok ' "$tmp/$r.tap" | head -15
+    head -5 "$tmp/$r.err"
+  done > "$tmp/$1-$2.why"
+  grep '^\(not \)\{0,1\}ok ' "$tmp/$1.tap" > "$tmp/$1.points"
+  grep '^\(not \)\{0,1\}ok ' "$tmp/$2.tap" > "$tmp/$2.points"
+  diff "$tmp/$1.points" "$tmp/$2.points" | grep '^[<>]' | head -12 >> "$tmp/$1-$2.why"
+}
 # loads FILE: how many processes initialised the plugin (one pid a line,
 # written by the faulty corpus's BP_FAULTY_LOAD_LOG).
 loads() { if [ -f "$1" ]; then sort -u "$1" | wc -l | tr -d ' '; else echo 0; fi; }

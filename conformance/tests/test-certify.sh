@@ -22,8 +22,10 @@ if [ "$tier" = long ]; then
     run "${profile}case" "$cpu" --profile "$profile" --jobs 2 --isolation case
     has "$tmp/$profile.tap" "^exit 0$" && has "$tmp/${profile}case.tap" "^exit 0$" &&
       same "$profile" "${profile}case"
-    result $? "profile $profile: both isolations certify the CPU plugin with the same cases, verdicts and reasons" \
-      "$tmp/${profile}case.tap"
+    ok=$?
+    why_differ "$profile" "${profile}case"
+    result $ok "profile $profile: both isolations certify the CPU plugin with the same cases, verdicts and reasons" \
+      "$tmp/$profile-${profile}case.why"
   done
   # The host profile: the hostile hosts, a thousand load cycles included.
   run host "$cpu" --profile host --jobs 2 --threads-env BP_CPU_THREADS
