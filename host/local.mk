@@ -11,6 +11,8 @@ noinst_LTLIBRARIES += %D%/libbphost.la
 	%D%/init.c \
 	%D%/schema.h \
 	%D%/schema.c \
+	%D%/dtype.h \
+	%D%/dtype.c \
 	%D%/schema_lex.h \
 	%D%/schema_lex.c \
 	%D%/schema_print.c \

@@ -5,6 +5,7 @@
  * Nothing here has mutable static state: safe from any number of threads.
  */
 #include "schema_lex.h"
+#include "dtype.h"
 
 #include <errno.h>
 #include <math.h>
@@ -248,16 +249,6 @@ bool bp__lex_at_word(const bp__parser *p, const char *word) {
 /* The vocabulary: type and dtype names                                     */
 /* ------------------------------------------------------------------------ */
 
-static const struct {
-  const char *name;
-  int32_t code;
-} dtype_names[] = {
-    {"float32", BP_FLOAT32}, {"float64", BP_FLOAT64}, {"float16", BP_FLOAT16},
-    {"bfloat16", BP_BFLOAT16}, {"int8", BP_INT8}, {"int16", BP_INT16},
-    {"int32", BP_INT32}, {"int64", BP_INT64}, {"uint8", BP_UINT8},
-    {"bool", BP_BOOL},
-};
-
 /* The canonical spelling of a base type (SymInt prints as int). */
 const char *bp__schema_type_spelling(int type) {
   switch (type) {
@@ -273,16 +264,21 @@ const char *bp__schema_type_spelling(int type) {
   }
 }
 
+/* The dtype names are dtype.c's table (bp__dtype_at). */
 const char *bp__schema_dtype_name(int64_t code) {
-  for (size_t i = 0; i < sizeof dtype_names / sizeof dtype_names[0]; i++)
-    if (dtype_names[i].code == code) return dtype_names[i].name;
+  const char *name;
+  int32_t c;
+  for (size_t i = 0; bp__dtype_at(i, &c, &name); i++)
+    if (c == code) return name;
   return NULL;
 }
 
 bool bp__lex_at_dtype(bp__parser *p, int32_t *code) {
-  for (size_t i = 0; i < sizeof dtype_names / sizeof dtype_names[0]; i++)
-    if (bp__lex_at_word(p, dtype_names[i].name)) {
-      *code = dtype_names[i].code;
+  const char *name;
+  int32_t c;
+  for (size_t i = 0; bp__dtype_at(i, &c, &name); i++)
+    if (bp__lex_at_word(p, name)) {
+      *code = c;
       return true;
     }
   return false;

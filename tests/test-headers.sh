@@ -271,6 +271,20 @@ BP_AUX_POINTWISE_KERNEL(where_kernel, 3, (c, a, b), c ? a : b)
 BP_AUX_POINTWISE_OUT_KERNEL(add_out_kernel, add_kernel, 2)
 BP_AUX_POINTWISE_FLOAT_KERNEL(swish_kernel, 1, (x), x / (1 + exp(-(double)x)))
 
+/* Two results: self's first and second halves (float32 [4] into two [2]);
+ * refuses a self whose first element is negative. */
+static bp_status halves_impl(const bp_kernel_ctx *c, const bp_value *args, bp_tensor *const *outs) {
+  const float *x = (const float *)c->host->tensor_view(args[0].u.tensor)->data;
+  if (x[0] < 0) return c->host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: negative", c->op_name);
+  for (int k = 0; k < 2; k++) {
+    float *o = (float *)c->host->tensor_view(outs[k])->data;
+    o[0] = x[2 * k];
+    o[1] = x[2 * k + 1];
+  }
+  return BP_OK;
+}
+BP_AUX_STRUCTURED_KERNEL_N(halves_kernel, halves_impl, 2)
+
 static bp_host_api host;
 static bp_kernel_ctx ctx;
 
@@ -280,6 +294,35 @@ static int ndefs;
 static bp_status op_meta(const bp_op *op, const bp_value *args, size_t nargs, bp_tensor_meta *outs,
                          size_t nouts) {
   (void)op, (void)args, (void)nargs, (void)outs, (void)nouts;
+  return BP_OK;
+}
+/* The meta function of halves: two float32 [2] results. */
+static bp_status halves_meta(const bp_op *op, const bp_value *args, size_t nargs,
+                             bp_tensor_meta *outs, size_t nouts) {
+  (void)op, (void)args, (void)nargs;
+  for (size_t k = 0; k < nouts; k++) {
+    outs[k].device.type = BP_DEVICE_CPU;
+    outs[k].device.index = 0;
+    outs[k].dtype = BP_FLOAT32;
+    outs[k].ndim = 1;
+    outs[k].sizes[0] = 2;
+    outs[k].strides[0] = 1;
+  }
+  return BP_OK;
+}
+static bp_status tensor_empty_strided(bp_device dev, int32_t dt, int32_t ndim,
+                                      const int64_t *sizes, const int64_t *strides,
+                                      bp_tensor **out) {
+  (void)strides; /* contiguous here */
+  return tensor_empty(dev, dt, ndim, sizes, out);
+}
+/* host->op_get_arg: the arguments of add.out. */
+static bp_status op_get_arg(const bp_op *op, size_t index, bp_arg_info *info) {
+  static const char *const names[] = {"self", "other", "alpha", "out"};
+  (void)op;
+  if (index >= 4) return BP_ERR_NOT_FOUND;
+  memset(info, 0, sizeof *info);
+  info->name = names[index];
   return BP_OK;
 }
 static bp_status impl(bp_library *lib, const bp_kernel_def *k) {
@@ -431,7 +474,48 @@ int main(void) {
   bp_value shp[2] = {tv(ta), tv(tbf)};
   CHECK(call(mul_kernel_fill, shp, 2, to) == BP_ERR_SHAPE);
 
-  bp_tensor *all[] = {tbig, tpart, ta, tb, to, t64a, t64b, t64o, tua, tub, tuo, tr, trf, tai, tbf, tof,
+  /* A kernel of two results: allocating, filling, and releasing both when
+   * it fails. */
+  float hx[4] = {1, 2, 3, 4};
+  bp_tensor *thx = wrap(hx, BP_FLOAT32, 1, s4, NULL);
+  bp_value hxa[1] = {tv(thx)}, hret[2];
+  host.op_meta = halves_meta;
+  host.tensor_empty_strided = tensor_empty_strided;
+  int live0 = live;
+  CHECK(halves_kernel(&ctx, hxa, 1, hret, 2) == BP_OK && live == live0 + 2);
+  const float *h0 = (const float *)tensor_view(hret[0].u.tensor)->data,
+              *h1 = (const float *)tensor_view(hret[1].u.tensor)->data;
+  CHECK(hret[1].tag == BP_TAG_TENSOR && h0[0] == 1 && h0[1] == 2 && h1[0] == 3 && h1[1] == 4);
+  hx[0] = 5;
+  CHECK(halves_kernel_fill(&ctx, hxa, 1, hret, 2) == BP_OK && h0[0] == 5 && h1[1] == 4);
+  tensor_release(hret[0].u.tensor);
+  tensor_release(hret[1].u.tensor);
+  hx[0] = -1;
+  CHECK(halves_kernel(&ctx, hxa, 1, hret, 2) == BP_ERR_INVALID_ARGUMENT && live == live0);
+  CHECK(strcmp(msg, "test::op: negative") == 0);
+  host.op_meta = op_meta;
+
+  /* The distinct elements of an expanded view. */
+  int64_t es[2] = {3, 4}, est[2] = {0, 1}, dsz[2];
+  bp_tensor *tev = wrap(big, BP_INT8, 2, es, est);
+  bp_tensor_view dv;
+  bp_aux_distinct_view(&tev->v, &dv, dsz);
+  CHECK(tev->v.numel == 12 && dv.sizes == dsz && dsz[0] == 1 && dsz[1] == 4 && dv.numel == 4 &&
+        dv.strides == tev->v.strides);
+
+  /* Argument errors name the argument, from the schema where the host
+   * can say (a host of ABI 1.1 or later). */
+  host.struct_size = BP_HOST_API_STRUCT_SIZE;
+  host.op_get_arg = op_get_arg;
+  ctx.op = (const bp_op *)&ctx; /* any op: the fake host has one */
+  CHECK(call(swish_kernel_fill, rargs, 1, to) == BP_ERR_UNSUPPORTED);
+  CHECK(strcmp(msg, "test::op: argument #0 'self': this plugin has no kernel for int8") == 0);
+  CHECK(bp_aux_arg_errorf(&ctx, BP_ERR_INVALID_ARGUMENT, 2, "expected %s, got %d", "1", 2) == BP_ERR_INVALID_ARGUMENT);
+  CHECK(strcmp(msg, "test::op: argument #2 'alpha': expected 1, got 2") == 0);
+  CHECK(bp_aux_arg_errorf(&ctx, BP_ERR_INVALID_ARGUMENT, 7, "past the end") == BP_ERR_INVALID_ARGUMENT);
+  CHECK(strcmp(msg, "test::op: argument #7: past the end") == 0);
+
+  bp_tensor *all[] = {thx, tev, tbig, tpart, ta, tb, to, t64a, t64b, t64o, tua, tub, tuo, tr, trf, tai, tbf, tof,
                       tba, tbb, tbo, twa, twb, two, th, tho};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) tensor_release(all[i]);
   CHECK(live == 0); /* every converted input released */

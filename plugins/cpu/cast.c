@@ -162,7 +162,7 @@ static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   if (vs->flags & BP_VIEW_CONTIGUOUS)
     return bp_aux_return_arg(ctx, rets, self);
   cpu_loop_fn loop = loop_for(copy_loops, vs->dtype);
-  if (!loop) return unsupported(ctx, 0, "self", vs->dtype);
+  if (!loop) return unsupported(ctx, 0, vs->dtype);
   bp_tensor *out;
   bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;
@@ -189,15 +189,13 @@ static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
     break;
     ALL_TYPES(X)
 #undef X
-    default: return unsupported(ctx, 0, "self", vs->dtype);
+    default: return unsupported(ctx, 0, vs->dtype);
   }
   /* An expanded self (stride 0) repeats elements: fill each one once, so
    * that no two threads write the same memory. */
   int64_t sizes[BP_MAX_NDIM];
-  bp_tensor_view distinct = *vs;
-  for (int32_t d = 0; d < vs->ndim; d++)
-    sizes[d] = vs->strides[d] == 0 && vs->sizes[d] > 1 ? 1 : vs->sizes[d];
-  distinct.sizes = sizes;
+  bp_tensor_view distinct;
+  bp_aux_distinct_view(vs, &distinct, sizes);
   const bp_tensor_view *views[1] = {&distinct};
   run(loop, 1, views, &v);
   return bp_aux_return_arg(ctx, rets, self);
@@ -212,8 +210,8 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   const bp_tensor_view *vs = view_of(self), *vr = view_of(src);
   cpu_loop_fn loop = convert_loop(vr->dtype, vs->dtype);
   if (!loop)
-    return dt_index(vs->dtype) < 0 ? unsupported(ctx, 0, "self", vs->dtype)
-                                   : unsupported(ctx, 1, "src", vr->dtype);
+    return dt_index(vs->dtype) < 0 ? unsupported(ctx, 0, vs->dtype)
+                                   : unsupported(ctx, 1, vr->dtype);
   if (vr->device.type != BP_DEVICE_CPU) {
     /* Bring src into host memory through the devices' interfaces. */
     st = cpu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);

@@ -86,7 +86,7 @@ static bp_status compare_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp
   const bp_tensor_view *va = view_of(args[0].u.tensor), *vb = view_of(args[1].u.tensor);
   int32_t dt = bp_aux_promote(va->dtype, vb->dtype);
   cpu_loop_fn loop = loop_for(op->loops, dt);
-  if (!loop) return unsupported(ctx, 0, "self", dt);
+  if (!loop) return unsupported(ctx, 0, dt);
   bp_tensor *ts[2] = {args[0].u.tensor, args[1].u.tensor};
   inputs in;
   bp_status st = inputs_init(&in, view_of(out), 1, ts, 2, dt);

@@ -315,7 +315,7 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const binary_op *op, bp_te
   int i = dt_index(vo->dtype);
   cpu_loop_fn loop = NULL;
   if (i >= 0) loop = alpha == 1.0 && op->unit[i] ? op->unit[i] : op->loops[i];
-  if (!loop) return unsupported(ctx, 0, op == &op_muladd ? "a" : "self", vo->dtype);
+  if (!loop) return unsupported(ctx, 0, vo->dtype);
   bp_tensor *ts[2] = {a, b};
   inputs in;
   bp_status st = inputs_init(&in, vo, 1, ts, 2, vo->dtype);
@@ -333,17 +333,11 @@ static bp_status binary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
 }
 BP_AUX_STRUCTURED_KERNEL(binary_kernel, binary_impl)
 
-static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                                bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_status st = bp_aux_check_args(ctx, args, nargs);
-  if (!st) st = bp_aux_check_out_overlap(ctx, args, 3, 2); /* out may be self or other */
-  if (st) return st;
-  bp_tensor *out = args[3].u.tensor;
-  st = run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
-  if (st) return st;
-  return bp_aux_return_arg(ctx, rets, out);
+/* add.out(self, other, *, alpha, out): out may be exactly self or other. */
+static bp_status add_out_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  return run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
 }
+BP_AUX_OUT_KERNEL(add_out_kernel, add_out_impl, 2)
 
 /* neg, abs, relu, exp, log, sqrt, rsqrt, sigmoid, tanh, gelu, sin, cos,
  * erf and silu. */
@@ -355,7 +349,7 @@ static bp_status unary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_t
   cpu_loop_fn loop = loop_for(op->loops, vo->dtype);
   inputs in;
   if (!loop) {
-    st = unsupported(ctx, 0, "self", vo->dtype);
+    st = unsupported(ctx, 0, vo->dtype);
   } else {
     st = inputs_init(&in, vo, 1, &args[0].u.tensor, 1, vo->dtype);
     if (!st) {
@@ -378,7 +372,7 @@ static bp_status where_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_t
   cpu_loop_fn loop = loop_for(loops, vo->dtype);
   inputs in;
   if (!loop) {
-    st = unsupported(ctx, 1, "self", vo->dtype);
+    st = unsupported(ctx, 1, vo->dtype);
   } else {
     /* self and other take the result dtype; the condition is bool (the
      * meta function checks it) and is read as it is. */

@@ -177,11 +177,12 @@ static inline cpu_loop_fn loop_for(const cpu_loop_fn *loops, int32_t dt) {
   return i < 0 ? NULL : loops[i];
 }
 
-/* A dtype the meta function let through but no loop handles. */
-static inline bp_status unsupported(const bp_kernel_ctx *ctx, int argi, const char *arg,
-                                    int32_t dt) {
-  return CPU_ERR(BP_ERR_UNSUPPORTED, "%s: argument #%d '%s': the CPU plugin has no kernel for %s",
-                 ctx->op_name, argi, arg, bp_aux_dtype_name(dt));
+/* A dtype of argument #argi that the meta function let through but no
+ * loop handles ("OP: argument #I 'NAME': the CPU plugin has no kernel for
+ * DTYPE", the name from the op's schema). */
+static inline bp_status unsupported(const bp_kernel_ctx *ctx, int argi, int32_t dt) {
+  return bp_aux_arg_errorf(ctx, BP_ERR_UNSUPPORTED, (size_t)argi,
+                           "the CPU plugin has no kernel for %s", bp_aux_dtype_name(dt));
 }
 
 /* Runs `loop` over `nops` operands broadcast to views[0]'s shape. */

@@ -209,7 +209,7 @@ static bp_status cumsum_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
   row_i_fn ri = dt == BP_INT8 ? row_i8 : dt == BP_INT16 ? row_i16 : dt == BP_INT32 ? row_i32
               : dt == BP_INT64 ? row_i64 : dt == BP_UINT8 ? row_u8 : dt == BP_BOOL ? row_b8
               : NULL;
-  if (!rf && !ri) return unsupported(ctx, 0, "self", dt);
+  if (!rf && !ri) return unsupported(ctx, 0, dt);
   bp_tensor *c = NULL;
   bp_status st = cpu_cast_to(args[0].u.tensor, dt, &c);
   if (st) return st;

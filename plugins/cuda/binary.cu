@@ -81,12 +81,11 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const BinaryOp *op, bp_ten
   int32_t dt = vo->dtype;
   int code = op->op;
   if ((code == B_ADD || code == B_SUB) && alpha == 1.0) code -= 1;
-  const char *arg0 = op == &op_muladd ? "a" : "self";
   if (dt == BP_BOOL) {
-    if (op->bool_op < 0 || (op->scalar && alpha != 1.0)) return unsupported(ctx, 0, arg0, dt);
+    if (op->bool_op < 0 || (op->scalar && alpha != 1.0)) return unsupported(ctx, 0, dt);
     code = op->bool_op;
   } else if (!bp_aux_dtype_is_float(dt) && !op->ints) {
-    return unsupported(ctx, 0, arg0, dt);
+    return unsupported(ctx, 0, dt);
   }
   bp_tensor *ts[2] = {a, b};
   Inputs in;
@@ -116,7 +115,7 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const BinaryOp *op, bp_ten
       break;
     default: break;
   }
-  if (!ok) return unsupported(ctx, 0, arg0, dt);
+  if (!ok) return unsupported(ctx, 0, dt);
   return cu_launched(ctx->op_name);
 }
 
@@ -127,17 +126,11 @@ static bp_status binary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
 }
 BP_AUX_STRUCTURED_KERNEL(binary_kernel, binary_impl)
 
-static bp_status add_out_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                                bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_status st = bp_aux_check_args(ctx, args, nargs);
-  if (!st) st = bp_aux_check_out_overlap(ctx, args, 3, 2); /* out may be self or other */
-  if (st) return st;
-  bp_tensor *out = args[3].u.tensor;
-  st = run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
-  if (st) return st;
-  return bp_aux_return_arg(ctx, rets, out);
+/* add.out(self, other, *, alpha, out): out may be exactly self or other. */
+static bp_status add_out_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_tensor *out) {
+  return run_binary(ctx, &op_add, out, args[0].u.tensor, args[1].u.tensor, args[2].u.f);
 }
+BP_AUX_OUT_KERNEL(add_out_kernel, add_out_impl, 2)
 
 /* ------------------------------------------------------------------------ */
 /* Registration                                                             */

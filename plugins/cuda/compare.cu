@@ -44,7 +44,7 @@ static bp_status compare_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp
   if (st) return st;
   bool ok = true;
   CU_SWITCH_ALL(dt, ok = false, run_cmp<scalar_t>(L, op));
-  if (!ok) return unsupported(ctx, 0, "self", dt);
+  if (!ok) return unsupported(ctx, 0, dt);
   return cu_launched(ctx->op_name);
 }
 BP_AUX_STRUCTURED_KERNEL(compare_kernel, compare_impl)

@@ -132,7 +132,7 @@ static bp_status where_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_t
       }
     }
   }
-  if (!st && !ok) st = unsupported(ctx, 1, "self", vo->dtype);
+  if (!st && !ok) st = unsupported(ctx, 1, vo->dtype);
   return st;
 }
 BP_AUX_STRUCTURED_KERNEL(where_kernel, where_impl)
@@ -166,7 +166,7 @@ static bp_status contiguous_kernel(const bp_kernel_ctx *ctx, const bp_value *arg
   bp_tensor *self = args[0].u.tensor;
   const bp_tensor_view *vs = cu_view(self);
   if (vs->flags & BP_VIEW_CONTIGUOUS) return bp_aux_return_arg(ctx, rets, self);
-  if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
+  if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, vs->dtype);
   bp_tensor *out;
   bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, &out, 1);
   if (st) return st;
@@ -181,14 +181,12 @@ static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   if (st) return st;
   bp_tensor *self = args[0].u.tensor;
   const bp_tensor_view *vs = cu_view(self);
-  if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
+  if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, vs->dtype);
   if (vs->numel == 0) return bp_aux_return_arg(ctx, rets, self);
   /* Each distinct element once: a stride-0 dimension counts as size 1. */
   int64_t sizes[BP_MAX_NDIM];
-  bp_tensor_view distinct = *vs;
-  for (int32_t d = 0; d < vs->ndim; d++)
-    sizes[d] = vs->strides[d] == 0 && vs->sizes[d] > 1 ? 1 : vs->sizes[d];
-  distinct.sizes = sizes;
+  bp_tensor_view distinct;
+  bp_aux_distinct_view(vs, &distinct, sizes);
   const bp_tensor_view *views[1] = {&distinct};
   Launch L;
   st = launch_init(&L, 1, views);
@@ -210,8 +208,8 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   if (st) return st;
   bp_tensor *self = args[0].u.tensor, *src = args[1].u.tensor, *tmp = NULL;
   const bp_tensor_view *vs = cu_view(self), *vr = cu_view(src);
-  if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, "self", vs->dtype);
-  if (!known_dtype(vr->dtype)) return unsupported(ctx, 1, "src", vr->dtype);
+  if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, vs->dtype);
+  if (!known_dtype(vr->dtype)) return unsupported(ctx, 1, vr->dtype);
   if (vs->numel == 0) return bp_aux_return_arg(ctx, rets, self);
   if (vr->device.type != vs->device.type || vr->device.index != vs->device.index) {
     /* Bring src to self's device through the devices' interfaces. */

@@ -183,11 +183,11 @@ template <class F, class O, class A, class B> static void map2(const Launch &L, 
 /* Helpers                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static inline bp_status unsupported(const bp_kernel_ctx *ctx, int argi, const char *arg,
-                                    int32_t dt) {
-  return CU_ERR(BP_ERR_UNSUPPORTED,
-                "cuda: %s: argument #%d '%s': the CUDA plugin has no kernel for %s",
-                ctx->op_name, argi, arg, bp_aux_dtype_name(dt));
+/* A dtype of argument #argi that the meta function let through but no
+ * kernel handles (bp_aux_arg_errorf: the name from the op's schema). */
+static inline bp_status unsupported(const bp_kernel_ctx *ctx, int argi, int32_t dt) {
+  return bp_aux_arg_errorf(ctx, BP_ERR_UNSUPPORTED, (size_t)argi,
+                           "the CUDA plugin has no kernel for %s", bp_aux_dtype_name(dt));
 }
 
 /* Inputs converted to one dtype (temporaries where needed). */

@@ -119,36 +119,19 @@ static bp_status topk_sort(const bp_kernel_ctx *ctx, const bp_value *args, bp_te
   return st;
 }
 
-/* The structured kernel: the host allocated both results. */
-static bp_status topk_sort_fill(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                                bp_value *rets, size_t nrets) {
-  (void)nargs;
-  (void)nrets;
-  return topk_sort(ctx, args, rets[0].u.tensor, rets[1].u.tensor);
+static bp_status topk_sort_impl(const bp_kernel_ctx *ctx, const bp_value *args,
+                                bp_tensor *const *outs) {
+  return topk_sort(ctx, args, outs[0], outs[1]);
 }
-
-/* For a host before ABI 1.2: the kernel allocates both results. */
-static bp_status topk_sort_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
-                                  bp_value *rets, size_t nrets) {
-  (void)nrets;
-  bp_tensor *out[2];
-  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, out, 2);
-  if (st) return st;
-  st = topk_sort(ctx, args, out[0], out[1]);
-  if (st) {
-    cu_host->tensor_release(out[0]);
-    cu_host->tensor_release(out[1]);
-    return st;
-  }
-  bp_aux_return_tensor(&rets[0], out[0]);
-  return bp_aux_return_tensor(&rets[1], out[1]);
-}
+/* topk_sort_kernel_fill fills the two results the host allocated;
+ * topk_sort_kernel, for a host before ABI 1.2, allocates them. */
+BP_AUX_STRUCTURED_KERNEL_N(topk_sort_kernel, topk_sort_impl, 2)
 
 bp_status cu_register_sort(bp_library *lib) {
   static const char *const ops[] = {"sort", "topk"}; /* user_data: 0, 1 */
   bp_status st = BP_OK;
   for (intptr_t i = 0; !st && i < 2; i++)
     st = bp_aux_impl_structured(cu_host, lib, ops[i], BP_DEVICE_CUDA, topk_sort_kernel,
-                                topk_sort_fill, (const void *)i, BP_PRIORITY_REFERENCE);
+                                topk_sort_kernel_fill, (const void *)i, BP_PRIORITY_REFERENCE);
   return st;
 }

@@ -92,7 +92,7 @@ static bp_status unary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_t
       if (ok) st = cu_launched(ctx->op_name);
     }
   }
-  if (!st && !ok) st = unsupported(ctx, 0, "self", vo->dtype);
+  if (!st && !ok) st = unsupported(ctx, 0, vo->dtype);
   return st;
 }
 BP_AUX_STRUCTURED_KERNEL(unary_kernel, unary_impl)

@@ -25,6 +25,8 @@
 #ifndef BACKPLANE_PLUGIN_AUX_H
 #define BACKPLANE_PLUGIN_AUX_H
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <backplane/plugin.h>
@@ -536,14 +538,48 @@ static inline const bp_tensor_view *bp_aux_view(const bp_kernel_ctx *ctx, const 
   return ctx->host->tensor_view(t);
 }
 
-/* Records "OP: argument #i: this plugin has no kernel for DTYPE" (i is
- * the argument's index in the op's schema, from 0) and returns
- * BP_ERR_UNSUPPORTED, for a dtype the kernel does not handle.  Declaring
- * the kernel's dtypes at registration (BP_AUX_DTYPES) keeps such calls
- * from reaching it. */
+/* The name of argument #i of the op being called, from its schema
+ * (host->op_get_arg, ABI 1.1), or "" where the host cannot say. */
+static inline const char *bp_aux_arg_name(const bp_kernel_ctx *ctx, size_t i) {
+  bp_arg_info info;
+  info.struct_size = BP_ARG_INFO_STRUCT_SIZE;
+  if (!ctx->op || !BP_HOST_HAS(ctx->host, op_get_arg) ||
+      ctx->host->op_get_arg(ctx->op, i, &info) != BP_OK || !info.name)
+    return "";
+  return info.name;
+}
+
+/*
+ * An error about argument #i (its index in the op's schema, from 0), as
+ * Lua's luaL_argerror words one: records `status` with the message
+ * "OP: argument #i 'NAME': WHAT", WHAT written by fmt and what follows it
+ * (printf's), NAME the argument's name from the schema (left out, with
+ * its quotes, where the host cannot say), and returns status.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static inline bp_status bp_aux_arg_errorf(const bp_kernel_ctx *ctx, bp_status status, size_t i,
+                                          const char *fmt, ...) {
+  char what[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  const char *name = bp_aux_arg_name(ctx, i);
+  if (!*name) return ctx->host->set_errorf(status, "%s: argument #%u: %s", ctx->op_name,
+                                           (unsigned)i, what);
+  return ctx->host->set_errorf(status, "%s: argument #%u '%s': %s", ctx->op_name, (unsigned)i,
+                               name, what);
+}
+
+/* Records "OP: argument #i 'NAME': this plugin has no kernel for DTYPE"
+ * (bp_aux_arg_errorf) and returns BP_ERR_UNSUPPORTED, for a dtype the
+ * kernel does not handle.  Declaring the kernel's dtypes at registration
+ * (BP_AUX_DTYPES) keeps such calls from reaching it. */
 static inline bp_status bp_aux_unsupported_dtype(const bp_kernel_ctx *ctx, size_t i, int32_t dt) {
-  return ctx->host->set_errorf(BP_ERR_UNSUPPORTED, "%s: argument #%u: this plugin has no kernel "
-                               "for %s", ctx->op_name, (unsigned)i, bp_aux_dtype_name(dt));
+  return bp_aux_arg_errorf(ctx, BP_ERR_UNSUPPORTED, i, "this plugin has no kernel for %s",
+                           bp_aux_dtype_name(dt));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -656,6 +692,71 @@ static inline bp_status bp_aux_structured(const bp_kernel_ctx *ctx, const bp_val
     (void)nargs;                                                                               \
     (void)nrets;                                                                               \
     return impl(ctx, args, rets[0].u.tensor);                                                  \
+  }
+
+/*
+ * The same for an op with nouts Tensor results (at most 8), such as
+ * sort's (values, indices): impl(ctx, args, outs) fills outs[0 ..
+ * nouts-1].  BP_AUX_STRUCTURED_KERNEL_N(name, impl, nouts) defines `name`
+ * (allocates the results, calls impl, returns them all, or releases them
+ * all when impl fails) and `name##_fill` (fills the results the host
+ * allocated), as BP_AUX_STRUCTURED_KERNEL does.
+ */
+typedef bp_status (*bp_aux_impl_n_fn)(const bp_kernel_ctx *ctx, const bp_value *args,
+                                      bp_tensor *const *outs);
+static inline bp_status bp_aux_structured_n(const bp_kernel_ctx *ctx, const bp_value *args,
+                                            size_t nargs, bp_value *rets, size_t nouts,
+                                            bp_aux_impl_n_fn impl) {
+  bp_tensor *outs[8];
+  bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, outs, nouts);
+  if (st == BP_OK) st = impl(ctx, args, outs);
+  for (size_t k = 0; k < nouts; k++) {
+    if (st == BP_OK) bp_aux_return_tensor(&rets[k], outs[k]);
+    else if (k < 8) ctx->host->tensor_release(outs[k]);
+  }
+  return st;
+}
+static inline bp_status bp_aux_structured_n_fill(const bp_kernel_ctx *ctx, const bp_value *args,
+                                                 bp_value *rets, size_t nouts,
+                                                 bp_aux_impl_n_fn impl) {
+  bp_tensor *outs[8];
+  if (nouts > 8)
+    return ctx->host->set_errorf(BP_ERR_INTERNAL, "%s: a structured kernel has at most 8 "
+                                 "results, not %u", ctx->op_name, (unsigned)nouts);
+  for (size_t k = 0; k < nouts; k++) outs[k] = rets[k].u.tensor;
+  return impl(ctx, args, outs);
+}
+#define BP_AUX_STRUCTURED_KERNEL_N(name, impl, nouts)                                          \
+  static inline bp_status name(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,   \
+                               bp_value *rets, size_t nrets) {                                 \
+    (void)nrets;                                                                               \
+    return bp_aux_structured_n(ctx, args, nargs, rets, (nouts), impl);                         \
+  }                                                                                            \
+  static inline bp_status name##_fill(const bp_kernel_ctx *ctx, const bp_value *args,          \
+                                      size_t nargs, bp_value *rets, size_t nrets) {            \
+    (void)nargs;                                                                               \
+    (void)nrets;                                                                               \
+    return bp_aux_structured_n_fill(ctx, args, rets, (nouts), impl);                           \
+  }
+
+/*
+ * The kernel of an op's .out form, whose written Tensor is its last
+ * argument, as in add.out(self, other, *, alpha, out), from the
+ * structured kernel's impl: BP_AUX_OUT_KERNEL(name, impl, nin) defines
+ * `name`, which checks the arguments with the op's meta function
+ * (bp_aux_check_args: out's shape and dtype), refuses an out that may
+ * overlap one of the Tensor arguments #0 .. #nin-1 without being exactly
+ * it (bp_aux_check_out_overlap, in plugin_aux_iter.h), fills out
+ * with impl and returns it.
+ */
+#define BP_AUX_OUT_KERNEL(name, impl, nin)                                                      \
+  static inline bp_status name(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,    \
+                               bp_value *rets, size_t nrets) {                                 \
+    bp_status st_ = bp_aux_check_args(ctx, args, nargs);                                       \
+    (void)nrets;                                                                               \
+    if (st_ == BP_OK) st_ = bp_aux_check_out_overlap(ctx, args, nargs - 1, (size_t)(nin));     \
+    if (st_ == BP_OK) st_ = impl(ctx, args, args[nargs - 1].u.tensor);                         \
+    return st_ != BP_OK ? st_ : bp_aux_return_arg(ctx, rets, args[nargs - 1].u.tensor);        \
   }
 
 /*

@@ -285,6 +285,22 @@ static inline bool bp_aux_may_overlap(const bp_tensor_view *a, const bp_tensor_v
   if (diff < 0) diff += (int64_t)g;
   return diff < b->itemsize || (int64_t)g - diff < a->itemsize;
 }
+/* The view of v's distinct elements, for a kernel that writes v (fill_):
+ * an expanded dimension (stride 0, size > 1) counts once, so that no
+ * element is written twice (by two threads).  *out gets v with `sizes`
+ * (room for v->ndim values, which out->sizes then points to) in place of
+ * v's sizes, and their product as its numel. */
+static inline void bp_aux_distinct_view(const bp_tensor_view *v, bp_tensor_view *out,
+                                        int64_t *sizes) {
+  *out = *v;
+  out->numel = 1;
+  for (int32_t d = 0; d < v->ndim; d++) {
+    sizes[d] = v->strides[d] == 0 && v->sizes[d] > 1 ? 1 : v->sizes[d];
+    out->numel *= sizes[d];
+  }
+  out->sizes = sizes;
+}
+
 /* For an op that writes its Tensor argument #out (add.out): records
  * BP_ERR_INVALID_ARGUMENT, naming both, when that tensor may overlap one of
  * the Tensor arguments #0 .. #nin-1 without being exactly it. */

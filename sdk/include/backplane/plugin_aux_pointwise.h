@@ -255,15 +255,8 @@ static inline bool bp_aux_run_dense_(const bp_aux_run *r, int nops, int64_t size
  * (bp_aux_check_out_overlap), fills out with kernel's expression and
  * returns it.  Register it with bp_aux_impl_dtypes.
  */
-#define BP_AUX_POINTWISE_OUT_KERNEL(name, kernel, nin)                                          \
-  static inline bp_status name(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,    \
-                               bp_value *rets, size_t nrets) {                                 \
-    bp_status st_ = bp_aux_check_args(ctx, args, nargs);                                       \
-    (void)nrets;                                                                               \
-    if (st_ == BP_OK) st_ = bp_aux_check_out_overlap(ctx, args, nargs - 1, (size_t)(nin));     \
-    if (st_ == BP_OK) st_ = kernel##_impl_(ctx, args, args[nargs - 1].u.tensor);               \
-    return st_ != BP_OK ? st_ : bp_aux_return_arg(ctx, rets, args[nargs - 1].u.tensor);        \
-  }
+#define BP_AUX_POINTWISE_OUT_KERNEL(name, kernel, nin) \
+  BP_AUX_OUT_KERNEL(name, kernel##_impl_, nin)
 
 /* The dtypes: code, storage type, compute type. */
 #define BP_AUX_PW_FLOATS_(X, p)                     \
