@@ -22,11 +22,9 @@
 
 #include <backplane/host.h>
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#include "../tools/clock.h" /* now() */
+
+static double now_ms(void) { return now() * 1e3; }
 
 static int copy_file(const char *from, const char *to) {
   FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");

@@ -1,6 +1,7 @@
 /* tests/tap.c - see tap.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "tap.h"
+#include "../tools/clock.h" /* now() */
 
 #include <dirent.h>
 #include <errno.h>
@@ -210,12 +211,6 @@ static void tree_kill(pid_t root) {
   kill(root, SIGKILL);
 }
 
-static double wall_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int run_in_child(const tap_case *c, unsigned timeout, char *reason,
                         size_t reasonlen, char *verdict, size_t verdictlen) {
   int fds[2];
@@ -245,7 +240,7 @@ static int run_in_child(const tap_case *c, unsigned timeout, char *reason,
   bool open_pipe = true;
   int status = 0;
   const char *why = NULL;
-  double start = wall_now(), progress = start, last_cpu = 0;
+  double start = now(), progress = start, last_cpu = 0;
   for (;;) {
     if (open_pipe) {
       struct pollfd pfd = {fds[0], POLLIN, 0};
@@ -261,15 +256,15 @@ static int run_in_child(const tap_case *c, unsigned timeout, char *reason,
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
-    double now = wall_now(), used = tree_cpu(pid);
+    double t = now(), used = tree_cpu(pid);
     if (used < 0) {
-      if (now - start > timeout) why = "s";
+      if (t - start > timeout) why = "s";
     } else if (used > timeout) {
       why = "s of CPU time";
     } else if (used > last_cpu + 0.005) {
       last_cpu = used;
-      progress = now;
-    } else if (now - progress > timeout) {
+      progress = t;
+    } else if (t - progress > timeout) {
       why = "s without progress (no CPU time used in that time: asleep or blocked)";
     }
     if (why) {

@@ -14,18 +14,12 @@
 #define _GNU_SOURCE
 
 #include "budget.h"
+#include "clock.h" /* now() */
 
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Seconds on the monotonic clock. */
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The CPU time of process pid, all its threads (live and ended), in
  * seconds; false where the system does not say. */
@@ -52,13 +46,13 @@ bool budget_cpu(pid_t pid, double *seconds) {
 
 void budget_start(proc_budget *b, pid_t pid) {
   b->pid = pid;
-  b->t0 = b->t_moved = mono();
+  b->t0 = b->t_moved = now();
   b->have_cpu = budget_cpu(pid, &b->cpu0);
   b->cpu_seen = b->cpu0;
 }
 
 int budget_spent(proc_budget *b, double limit) {
-  double t = mono(), cpu;
+  double t = now(), cpu;
   if (!b->have_cpu || !budget_cpu(b->pid, &cpu)) {
     /* No CPU time to read (another system, or the process is gone and
      * its end is the caller's to see): wall time. */
