@@ -696,34 +696,13 @@ static bp_status run_columns(plan *p) {
 /* Planning and running                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* Lists the dimensions d with reduced[d] == want_reduced, leaving out
- * those of size 1; strides in bytes. */
-static int collect(const bp_tensor_view *a, const bool *reduced, bool want_reduced,
-                   int64_t *size, int64_t *stride) {
-  int n = 0;
-  for (int32_t d = 0; d < a->ndim; d++) {
-    if (reduced[d] != want_reduced || a->sizes[d] == 1) continue;
-    size[n] = a->sizes[d];
-    stride[n] = a->strides[d] * a->itemsize;
-    n++;
-  }
+/* The kept or reduced dimensions of a (bp_aux_dims_where), strides in
+ * bytes. */
+static int dims_where(const bp_tensor_view *a, const bool *reduced, bool want, int64_t *size,
+                      int64_t *stride) {
+  int n = bp_aux_dims_where(a, reduced, want, size, stride);
+  for (int d = 0; d < n; d++) stride[d] *= a->itemsize;
   return n;
-}
-
-/* Merges each dimension into the one outside it where memory allows. */
-static int coalesce(int n, int64_t *size, int64_t *stride) {
-  int m = 0;
-  for (int d = 0; d < n; d++) {
-    if (m > 0 && stride[m - 1] == stride[d] * size[d]) {
-      size[m - 1] *= size[d];
-      stride[m - 1] = stride[d];
-      continue;
-    }
-    size[m] = size[d];
-    stride[m] = stride[d];
-    m++;
-  }
-  return m;
 }
 
 /* Orders dimensions by decreasing |stride| (stable), so that the innermost
@@ -805,12 +784,13 @@ static bp_status reduce_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
     bool reduced[BP_MAX_NDIM];
     st = bp_aux_arg_reduce_dims(ctx, args, 1, a->ndim, reduced);
     if (st) return st;
-    p.nk = coalesce(collect(a, reduced, false, p.ksize, p.kstride), p.ksize, p.kstride);
-    p.nr = collect(a, reduced, true, p.rsize, p.rstride);
+    p.nk = bp_aux_coalesce_dims(dims_where(a, reduced, false, p.ksize, p.kstride), p.ksize,
+                                p.kstride);
+    p.nr = dims_where(a, reduced, true, p.rsize, p.rstride);
     /* argmax counts positions in row-major order; the others may visit the
      * elements in any order. */
     if (p.op != OP_ARGMAX) sort_by_stride(p.nr, p.rsize, p.rstride);
-    p.nr = coalesce(p.nr, p.rsize, p.rstride);
+    p.nr = bp_aux_coalesce_dims(p.nr, p.rsize, p.rstride);
     p.nout = product(p.nk, p.ksize);
     p.nred = product(p.nr, p.rsize);
   }

@@ -382,22 +382,10 @@ static bp_status launch(const char *name, Op op, const T *in, void *out, RPlan &
   return BP_OK;
 }
 
-/* Collects the kept or reduced dimensions of size > 1, merged. */
+/* The kept or reduced dimensions of size > 1, merged (the kit's). */
 static int collect(const bp_tensor_view *v, const bool *reduced, bool want, int64_t *sizes,
                    int64_t *strides) {
-  int n = 0;
-  for (int32_t d = 0; d < v->ndim; d++) {
-    if (reduced[d] != want || v->sizes[d] == 1) continue;
-    if (n > 0 && strides[n - 1] == v->strides[d] * v->sizes[d]) {
-      sizes[n - 1] *= v->sizes[d];
-      strides[n - 1] = v->strides[d];
-      continue;
-    }
-    sizes[n] = v->sizes[d];
-    strides[n] = v->strides[d];
-    n++;
-  }
-  return n;
+  return bp_aux_coalesce_dims(bp_aux_dims_where(v, reduced, want, sizes, strides), sizes, strides);
 }
 
 template <class T>

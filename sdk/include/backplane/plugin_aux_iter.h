@@ -285,6 +285,40 @@ static inline bool bp_aux_may_overlap(const bp_tensor_view *a, const bp_tensor_v
   if (diff < 0) diff += (int64_t)g;
   return diff < b->itemsize || (int64_t)g - diff < a->itemsize;
 }
+/* For a reduction: the dimensions d of v with reduced[d] == want (the
+ * kept ones, or the reduced ones; bp_aux_arg_reduce_dims gives
+ * `reduced`), leaving out those of size 1, into sizes and strides (in
+ * elements, as v's), outermost first; returns how many. */
+static inline int bp_aux_dims_where(const bp_tensor_view *v, const bool *reduced, bool want,
+                                    int64_t *sizes, int64_t *strides) {
+  int n = 0;
+  for (int32_t d = 0; d < v->ndim; d++) {
+    if (reduced[d] != want || v->sizes[d] == 1) continue;
+    sizes[n] = v->sizes[d];
+    strides[n] = v->strides[d];
+    n++;
+  }
+  return n;
+}
+
+/* Merges each of n dimensions (outermost first) into the one outside it
+ * where memory allows (that one's stride is this one's size times its
+ * stride), in place; returns how many are left. */
+static inline int bp_aux_coalesce_dims(int n, int64_t *sizes, int64_t *strides) {
+  int m = 0;
+  for (int d = 0; d < n; d++) {
+    if (m > 0 && strides[m - 1] == strides[d] * sizes[d]) {
+      sizes[m - 1] *= sizes[d];
+      strides[m - 1] = strides[d];
+      continue;
+    }
+    sizes[m] = sizes[d];
+    strides[m] = strides[d];
+    m++;
+  }
+  return m;
+}
+
 /* The view of v's distinct elements, for a kernel that writes v (fill_):
  * an expanded dimension (stride 0, size > 1) counts once, so that no
  * element is written twice (by two threads).  *out gets v with `sizes`
