@@ -1,7 +1,7 @@
 /*
  * conformance/compare.c - a result of numerics against the float64
  * reference: dtype, shape, then each element within the dtype's
- * tolerance (tests/cpu/num.c), scaled by the sample.
+ * tolerance (conformance/ref/num.c), scaled by the sample.
  */
 #define _GNU_SOURCE
 

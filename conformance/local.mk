@@ -1,7 +1,8 @@
 # conformance/: bp-certify, the plugin certifier, and its tests.
 bin_PROGRAMS += %D%/bp-certify
-# The numerics reference is the float64 one the CPU plugin's tests use
-# (tests/cpu/libbpref.la); schemas are read through bp_op_get_arg/ret.
+# The numerics reference is the float64 one in conformance/ref/
+# (libbpref.la, which the CPU plugin's tests use too); schemas are read
+# through bp_op_get_arg/ret.
 %C%_bp_certify_SOURCES = \
 	%D%/cert.h \
 	%D%/ipc.h \
@@ -81,9 +82,9 @@ bin_PROGRAMS += %D%/bp-certify
 # bp-certify links the host's objects (host/libbphost.la), the same code
 # as libbackplane, for the allocator's test controls (host/alloc.h) that
 # OP/oom uses; a plugin never links the host, so it meets the same host.
-%C%_bp_certify_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/cpu -I$(top_srcdir)/tools \
+%C%_bp_certify_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/conformance/ref -I$(top_srcdir)/tools \
 	-I$(top_srcdir)/host
-%C%_bp_certify_LDADD = tests/cpu/libbpref.la host/libbphost.la $(BP_PTHREAD_LIBS) -ldl -lm
+%C%_bp_certify_LDADD = %D%/ref/libbpref.la host/libbphost.la $(BP_PTHREAD_LIBS) -ldl -lm
 
 # Certifies the CPU plugin (both profiles, through every command of
 # docs/certification.md, and the device path) and the faulty plugins, each

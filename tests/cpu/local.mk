@@ -2,11 +2,8 @@
 # The test programs load $(top_builddir)/plugins/cpu/.libs/cpu.so (built
 # by `make all`).
 
-# The float64 reference of the core op set (ref.c) and the dtypes'
-# arithmetic (num.c), written from docs/op-set.md alone: one library,
-# never installed, that these tests and bp-certify share.
-noinst_LTLIBRARIES += %D%/libbpref.la
-%C%_libbpref_la_SOURCES = %D%/ref.c %D%/ref2.c %D%/ref3.c %D%/ref.h %D%/num.c %D%/num.h
+# The float64 reference they compare with is the certifier's
+# (conformance/ref/libbpref.la).
 
 # The tests' machinery (harness.c and tensors.c), small helpers for
 # writing cases (cases.c) and one seeded random trial per op family
@@ -18,9 +15,10 @@ check_LTLIBRARIES += %D%/libcputest.la
 	%D%/cases.c %D%/cases.h \
 	%D%/trials.c %D%/trials.h \
 	%D%/large.c %D%/large.h
-%C%_libcputest_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
-CPU_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
-CPU_TEST_LDADD = %D%/libcputest.la %D%/libbpref.la host/libbackplane.la tests/libtap.la -lm
+%C%_libcputest_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests -I$(top_srcdir)/conformance/ref
+CPU_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests -I$(top_srcdir)/conformance/ref
+CPU_TEST_LDADD = %D%/libcputest.la conformance/ref/libbpref.la host/libbackplane.la \
+	tests/libtap.la -lm
 
 # The test programs, one per family of ops or concern (each case a TAP
 # point), so that `make check` runs them side by side.  test-cpu-cast-copy

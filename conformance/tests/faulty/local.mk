@@ -551,13 +551,13 @@ check_PROGRAMS += %D%/confirm
 	%D%/triggers-host.c \
 	%D%/triggers-life.c \
 	%D%/triggers-edges.c \
-	tests/cpu/ref.c \
-	tests/cpu/ref2.c \
-	tests/cpu/ref3.c \
-	tests/cpu/ref.h \
-	tests/cpu/num.c \
-	tests/cpu/num.h
-%C%_confirm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/cpu -I$(top_srcdir)/host
+	conformance/ref/ref.c \
+	conformance/ref/ref2.c \
+	conformance/ref/ref3.c \
+	conformance/ref/ref.h \
+	conformance/ref/num.c \
+	conformance/ref/num.h
+%C%_confirm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/conformance/ref -I$(top_srcdir)/host
 # The host's objects, for the allocator's test controls (expect_oom).
 %C%_confirm_LDADD = host/libbphost.la $(BP_PTHREAD_LIBS) -ldl -lm
 TESTS += conformance/tests/test-faulty-confirm.sh

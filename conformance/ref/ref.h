@@ -1,5 +1,5 @@
 /*
- * tests/cpu/ref.h - a plain float64 reference implementation of the `core`
+ * conformance/ref/ref.h - a plain float64 reference implementation of the `core`
  * op set (docs/op-set.md), for checking backends against.
  *
  * It works on rt arrays: row-major values of one dtype, floats held as

@@ -1,4 +1,4 @@
-/* tests/cpu/ref.c - see ref.h. */
+/* conformance/ref/ref.c - see ref.h. */
 #include "ref.h"
 
 #include <math.h>

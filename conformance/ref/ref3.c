@@ -1,4 +1,4 @@
-/* tests/cpu/ref3.c - see ref.h: the reference of op set 2's layers
+/* conformance/ref/ref3.c - see ref.h: the reference of op set 2's layers
  * (conv2d, the pools, cat, linear, rms_norm, batch_norm), written from
  * docs/op-set.md as plain loops in float64, each result rounded once (to
  * the input's dtype) unless the op's definition rounds in between. */

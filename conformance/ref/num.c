@@ -1,4 +1,4 @@
-/* tests/cpu/num.c - see num.h. */
+/* conformance/ref/num.c - see num.h. */
 #include "num.h"
 
 #include <math.h>

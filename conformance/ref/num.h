@@ -1,5 +1,5 @@
 /*
- * tests/cpu/num.h - scalar arithmetic of the op set's dtypes, written from
+ * conformance/ref/num.h - scalar arithmetic of the op set's dtypes, written from
  * docs/op-set.md alone: promotion, rounding to float16/bfloat16/float32,
  * integer wraparound, the saturating float-to-integer conversion of `cast`,
  * element loads and stores, and the tolerance table.

@@ -1,4 +1,4 @@
-/* tests/cpu/ref2.c - see ref.h: the reference of the ops of op set 2 that
+/* conformance/ref/ref2.c - see ref.h: the reference of the ops of op set 2 that
  * are not plain unary ops (those are ref_unary's). */
 #include "ref.h"
 
