@@ -73,18 +73,13 @@ bin_PROGRAMS += %D%/bp-certify
 	%D%/elfsha.h \
 	%D%/elfsyms.c \
 	%D%/elfbin.c \
-	%D%/sha256.c \
-	tools/termsafe.h \
-	tools/termsafe.c \
-	tools/budget.h \
-	tools/budget.c \
-	tools/clock.h
+	%D%/sha256.c
 # bp-certify links the host's objects (host/libbphost.la), the same code
 # as libbackplane, for the allocator's test controls (host/alloc.h) that
 # OP/oom uses; a plugin never links the host, so it meets the same host.
 %C%_bp_certify_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/conformance/ref -I$(top_srcdir)/tools \
 	-I$(top_srcdir)/host
-%C%_bp_certify_LDADD = %D%/ref/libbpref.la host/libbphost.la $(BP_PTHREAD_LIBS) -ldl -lm
+%C%_bp_certify_LDADD = %D%/ref/libbpref.la tools/libbptools.la host/libbphost.la $(BP_PTHREAD_LIBS) -ldl -lm
 
 # Certifies the CPU plugin (both profiles, through every command of
 # docs/certification.md, and the device path) and the faulty plugins, each

@@ -156,12 +156,12 @@ check_PROGRAMS += %D%/tap-selftest
 %C%_tap_selftest_LDADD = %D%/libtap.la
 TESTS += %D%/test-tap.sh
 dist_check_SCRIPTS += %D%/test-tap.sh
-%C%_test_npy_SOURCES = %D%/test-npy.c %D%/fuzz/fuzz-npy.c tools/npy.c tools/npy.h
+%C%_test_npy_SOURCES = %D%/test-npy.c %D%/fuzz/fuzz-npy.c
 %C%_test_npy_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
-%C%_test_npy_LDADD = $(TEST_LDADD)
-%C%_test_termsafe_SOURCES = %D%/test-termsafe.c tools/termsafe.c tools/termsafe.h
+%C%_test_npy_LDADD = tools/libbptools.la $(TEST_LDADD)
+%C%_test_termsafe_SOURCES = %D%/test-termsafe.c
 %C%_test_termsafe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
-%C%_test_termsafe_LDADD = %D%/libtap.la
+%C%_test_termsafe_LDADD = tools/libbptools.la %D%/libtap.la
 TESTS += %D%/test-npy %D%/test-termsafe
 
 # Text from plugins (tests/plugins/escapes.c) reaches the terminal and

@@ -59,6 +59,6 @@ objs() {
 room host/ $(objs host libbphost_la-)
 # shellcheck disable=SC2046
 room conformance/ $(objs conformance bp_certify-) $(objs conformance/checks bp_certify-) \
-  $(objs tools conformance_bp_certify-)
+  $(objs tools libbptools_la-)
 # shellcheck disable=SC2046
 room python/src $(objs python/src _backplane_abi3_la-)
