@@ -310,6 +310,11 @@ static bp_status halves_meta(const bp_op *op, const bp_value *args, size_t nargs
   }
   return BP_OK;
 }
+static bp_status refusing_meta(const bp_op *op, const bp_value *args, size_t nargs,
+                               bp_tensor_meta *outs, size_t nouts) {
+  (void)op, (void)args, (void)nargs, (void)outs, (void)nouts;
+  return set_errorf(BP_ERR_SHAPE, "test::op: refused");
+}
 static bp_status tensor_empty_strided(bp_device dev, int32_t dt, int32_t ndim,
                                       const int64_t *sizes, const int64_t *strides,
                                       bp_tensor **out) {
@@ -493,6 +498,11 @@ int main(void) {
   hx[0] = -1;
   CHECK(halves_kernel(&ctx, hxa, 1, hret, 2) == BP_ERR_INVALID_ARGUMENT && live == live0);
   CHECK(strcmp(msg, "test::op: negative") == 0);
+  /* A meta function that refuses the arguments: nothing is allocated. */
+  host.op_meta = refusing_meta;
+  hx[0] = 1;
+  CHECK(halves_kernel(&ctx, hxa, 1, hret, 2) == BP_ERR_SHAPE && live == live0);
+  CHECK(strcmp(msg, "test::op: refused") == 0);
   host.op_meta = op_meta;
 
   /* The distinct elements of an expanded view. */

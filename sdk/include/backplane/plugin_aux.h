@@ -709,10 +709,11 @@ static inline bp_status bp_aux_structured_n(const bp_kernel_ctx *ctx, const bp_v
                                             bp_aux_impl_n_fn impl) {
   bp_tensor *outs[8];
   bp_status st = bp_aux_alloc_outputs(ctx, args, nargs, outs, nouts);
-  if (st == BP_OK) st = impl(ctx, args, outs);
+  if (st != BP_OK) return st; /* nothing is allocated */
+  st = impl(ctx, args, outs);
   for (size_t k = 0; k < nouts; k++) {
     if (st == BP_OK) bp_aux_return_tensor(&rets[k], outs[k]);
-    else if (k < 8) ctx->host->tensor_release(outs[k]);
+    else ctx->host->tensor_release(outs[k]);
   }
   return st;
 }
