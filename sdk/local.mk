@@ -5,6 +5,7 @@ backplaneinclude_HEADERS = \
 	%D%/include/backplane/plugin.h \
 	%D%/include/backplane/host.h \
 	%D%/include/backplane/plugin_aux.h \
+	%D%/include/backplane/plugin_aux_kernel.h \
 	%D%/include/backplane/plugin_aux_iter.h \
 	%D%/include/backplane/plugin_aux_pointwise.h
 
