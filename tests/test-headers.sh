@@ -512,6 +512,15 @@ int main(void) {
   bp_aux_distinct_view(&tev->v, &dv, dsz);
   CHECK(tev->v.numel == 12 && dv.sizes == dsz && dsz[0] == 1 && dsz[1] == 4 && dv.numel == 4 &&
         dv.strides == tev->v.strides);
+  /* Empty, with other sizes whose product is past int64: numel 0. */
+  int64_t hs[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 0}, hst[3] = {1, 1, 1}, hsz[3];
+  bp_tensor_view hv = tev->v;
+  hv.ndim = 3;
+  hv.sizes = hs;
+  hv.strides = hst;
+  hv.numel = 0;
+  bp_aux_distinct_view(&hv, &dv, hsz);
+  CHECK(dv.numel == 0 && hsz[0] == hs[0] && hsz[2] == 0);
 
   /* Argument errors name the argument, from the schema where the host
    * can say (a host of ABI 1.1 or later). */

@@ -327,10 +327,13 @@ static inline int bp_aux_coalesce_dims(int n, int64_t *sizes, int64_t *strides) 
 static inline void bp_aux_distinct_view(const bp_tensor_view *v, bp_tensor_view *out,
                                         int64_t *sizes) {
   *out = *v;
-  out->numel = 1;
+  /* An empty tensor's other sizes may have a product past int64 (it has
+   * no elements): it keeps numel 0.  Otherwise each product is at most
+   * v's numel. */
+  out->numel = v->numel == 0 ? 0 : 1;
   for (int32_t d = 0; d < v->ndim; d++) {
     sizes[d] = v->strides[d] == 0 && v->sizes[d] > 1 ? 1 : v->sizes[d];
-    out->numel *= sizes[d];
+    if (v->numel != 0) out->numel *= sizes[d];
   }
   out->sizes = sizes;
 }
