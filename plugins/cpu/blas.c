@@ -122,8 +122,40 @@ void cpu_blas_shutdown(void) {
   pthread_mutex_unlock(&blas_lock);
 }
 
+/* Calls into the BLAS take turns.  A GEMM large enough for OpenBLAS to
+ * thread goes through its one thread server, and OpenBLAS 0.3.21's
+ * pthread build (Debian 12's) crashed when several threads called it at
+ * once: eight threads making the same float32 [257, 515] x [515, 263]
+ * GEMM at once (bp-certify's concurrency case under ASan, where the BLAS
+ * takes every large GEMM) died of SIGSEGV in about 1 run in 100, and in
+ * none of 100 with BP_BLAS_LIBRARY=none.  The BLAS threads each GEMM
+ * itself, so a host's threads lose little by waiting for one another. */
+static pthread_mutex_t blas_call_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A child forked while another thread held the lock gets it free (only
+ * the forking thread goes on there). */
+static pthread_once_t blas_fork_once = PTHREAD_ONCE_INIT;
+static void blas_after_fork_child(void) { pthread_mutex_init(&blas_call_lock, NULL); }
+static void blas_fork_setup(void) { pthread_atfork(NULL, NULL, blas_after_fork_child); }
+
+static void locked_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
+                         const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                         int ldc) {
+  pthread_once(&blas_fork_once, blas_fork_setup);
+  pthread_mutex_lock(&blas_call_lock);
+  blas.sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  pthread_mutex_unlock(&blas_call_lock);
+}
+static void locked_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha,
+                         const double *a, int lda, const double *b, int ldb, double beta,
+                         double *c, int ldc) {
+  pthread_once(&blas_fork_once, blas_fork_setup);
+  pthread_mutex_lock(&blas_call_lock);
+  blas.dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  pthread_mutex_unlock(&blas_call_lock);
+}
+
 void cpu_blas(cpu_sgemm_fn *sgemm, cpu_dgemm_fn *dgemm) {
   blas_ensure();
-  *sgemm = blas.sgemm;
-  *dgemm = blas.dgemm;
+  *sgemm = blas.sgemm ? locked_sgemm : NULL;
+  *dgemm = blas.dgemm ? locked_dgemm : NULL;
 }

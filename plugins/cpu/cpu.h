@@ -263,8 +263,8 @@ typedef void (*cpu_sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, 
 typedef void (*cpu_dgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k,
                              double alpha, const double *a, int lda, const double *b, int ldb,
                              double beta, double *c, int ldc);
-/* Its cblas_sgemm and cblas_dgemm, loaded at the first call since setup;
- * NULL where no library loaded. */
+/* Its cblas_sgemm and cblas_dgemm (behind a lock: calls take turns),
+ * loaded at the first call since setup; NULL where no library loaded. */
 void cpu_blas(cpu_sgemm_fn *sgemm, cpu_dgemm_fn *dgemm);
 /* Stops the library's threads and closes it (at teardown). */
 void cpu_blas_shutdown(void);

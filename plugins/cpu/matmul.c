@@ -516,21 +516,6 @@ static bool blas_fits(const gemm *g) {
   return g->m <= INT_MAX && g->n <= INT_MAX && g->k <= INT_MAX && g->ldc <= INT_MAX;
 }
 
-/* Calls into the BLAS take turns.  A GEMM large enough for OpenBLAS to
- * thread goes through its one thread server, and OpenBLAS 0.3.21's
- * pthread build (Debian 12's) crashed when several threads called it at
- * once: eight threads making the same float32 [257, 515] x [515, 263]
- * GEMM at once (bp-certify's concurrency case under ASan, where the BLAS
- * takes every large GEMM) died of SIGSEGV in about 1 run in 100, and in
- * none of 100 with BP_BLAS_LIBRARY=none.  The BLAS threads each GEMM
- * itself, so a host's threads lose little by waiting for one another. */
-static pthread_mutex_t blas_call_lock = PTHREAD_MUTEX_INITIALIZER;
-/* A child forked while another thread held the lock gets it free (only
- * the forking thread goes on there). */
-static pthread_once_t blas_fork_once = PTHREAD_ONCE_INIT;
-static void blas_after_fork_child(void) { pthread_mutex_init(&blas_call_lock, NULL); }
-static void blas_fork_setup(void) { pthread_atfork(NULL, NULL, blas_after_fork_child); }
-
 static bp_status gemm_blas(const gemm *g) {
   cpu_sgemm_fn s;
   cpu_dgemm_fn d;
@@ -552,15 +537,12 @@ static bp_status gemm_blas(const gemm *g) {
     tb = CBLAS_NO_TRANS;
     ldb = (int)(g->n > 1 ? g->n : 1);
   }
-  pthread_once(&blas_fork_once, blas_fork_setup);
-  pthread_mutex_lock(&blas_call_lock);
   if (g->f64)
     d(CBLAS_ROW_MAJOR, ta, tb, (int)g->m, (int)g->n, (int)g->k, 1.0, a, lda, b, ldb, 0.0,
                (double *)g->c, (int)g->ldc);
   else
     s(CBLAS_ROW_MAJOR, ta, tb, (int)g->m, (int)g->n, (int)g->k, 1.0f, a, lda, b, ldb,
                0.0f, (float *)g->c, (int)g->ldc);
-  pthread_mutex_unlock(&blas_call_lock);
   free(a_copy);
   free(b_copy);
   return BP_OK;

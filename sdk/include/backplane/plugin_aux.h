@@ -19,8 +19,10 @@
  * it.  A message names the op and the argument by its index in the op's
  * schema, from 0, as the host's own messages do ("core::add: argument #1:
  * expected Tensor, got None").  Added with ABI 1.1; it uses
- * only ABI 1.0 host slots, and the 1.1 kernel priority that
- * bp_aux_impl_at() sets is ignored by a 1.0 host.
+ * only ABI 1.0 host slots, but for bp_aux_arg_name() (bp_aux_arg_errorf's
+ * argument names), which checks for the 1.1 slot op_get_arg and does
+ * without it, and the 1.1 kernel priority that bp_aux_impl_at() sets is
+ * ignored by a 1.0 host.
  */
 #ifndef BACKPLANE_PLUGIN_AUX_H
 #define BACKPLANE_PLUGIN_AUX_H
