@@ -1,15 +1,18 @@
 /*
- * conformance/cert.h - the internal header of bp-certify: the one context
- * (cx) that the modules share, the case and check types, and what each
- * module offers the others.
+ * conformance/cert.h - the internal header of bp-certify: the context
+ * (cert_ctx) that the modules are handed, the case and check types, and
+ * what each module offers the others.
  *
- * cx holds the certifier's state in a few structs, each owned by one
- * module: the options (options.c), the child's verdict channel
- * (verdict.c; whoever forks the child sets it), the plugin under test
- * (plugin.c), the op of the current case (checks/common.c), what the
- * probe learned (probe.c), the case list (cases.c) and what the run gave
- * (runner.c).  State that one module alone uses stays a static there (the
- * runner's slots, the worker's saved state, the fault handler's regions,
+ * main() owns the run's one context and passes it down: every function
+ * that reads or changes the run's state takes it first, as `cert_ctx
+ * *cx`, the way Lua's functions take their lua_State.  It holds the state
+ * in a few structs, each owned by one module: the options (options.c),
+ * the child's verdict channel (verdict.c; whoever forks the child sets
+ * it), the plugin under test (plugin.c), the op of the current case
+ * (checks/common.c), what the probe learned (probe.c), the case list
+ * (cases.c) and what the run gave (runner.c).  State that one module
+ * alone uses stays a static there (the runner's slots, the worker's saved
+ * state, the fault handler's regions and the context it reports through,
  * the random generator, the concurrency check's threads).
  *
  * The modules, from the top (none calls one above it; tests/
@@ -34,7 +37,7 @@
  *   devtensor.c     devtensor.h: tensors on the device under test
  *   compare.c       a result against the reference
  *   verdict.c       a case's verdict, sent to the parent; the fault handler
- *   ctx.c           cx itself
+ *   ctx.c           the context's defaults
  *   ipc.c, ipc.h    the words parent and children say to each other
  *   elfsha.h        the ELF symbol reader and SHA-256 (no libbackplane)
  *
@@ -53,6 +56,9 @@
 #include "ipc.h"
 
 #define CERTIFY_VERSION "0.4.0"
+
+/* The certifier's context, defined at the end. */
+typedef struct cert_ctx cert_ctx;
 
 /* ------------------------------------------------------------------------ */
 /* Options (options.c)                                                      */
@@ -82,7 +88,7 @@ typedef struct cert_options {
   enum isolation isolation;
 } cert_options;
 
-void cert_parse_args(int argc, char **argv);
+void cert_parse_args(cert_ctx *cx, int argc, char **argv);
 
 /* ------------------------------------------------------------------------ */
 /* Cases and checks                                                         */
@@ -92,7 +98,7 @@ typedef struct certify_case certify_case;
 struct certify_case {
   char name[160];
   const char *group; /* the check group: handshake, numerics, honesty, ... */
-  void (*fn)(const certify_case *c);
+  void (*fn)(cert_ctx *cx, const certify_case *c);
   char op[96];       /* the op under test, or "" */
   int32_t dt;        /* numerics: the dtype */
   int sk;            /* numerics: the sample kind */
@@ -143,7 +149,7 @@ typedef struct check_def {
                       * of "OP/NAME";
                       * CHECK_OP_NUMERICS: NULL */
   check_scope scope;
-  void (*fn)(const certify_case *c);
+  void (*fn)(cert_ctx *cx, const certify_case *c);
   /* Puts back the check's own per-process state before each case in a
    * worker, as a fresh process has it; NULL when it keeps none. */
   void (*reset)(void);
@@ -158,10 +164,10 @@ extern const size_t cert_ncheck_table;
 bool cert_check_group_first(size_t k);
 
 /* cases.c */
-certify_case *cert_add_case(const char *group, const char *name, void (*fn)(const certify_case *),
-                            const char *op);
-bool cert_selected(const char *op, const char *casename);
-void cert_build_cases(void);
+certify_case *cert_add_case(cert_ctx *cx, const char *group, const char *name,
+                            void (*fn)(cert_ctx *, const certify_case *), const char *op);
+bool cert_selected(cert_ctx *cx, const char *op, const char *casename);
+void cert_build_cases(cert_ctx *cx);
 
 typedef struct case_list {
   certify_case *v;
@@ -172,8 +178,9 @@ typedef struct case_list {
 /* Verdicts, written by the child (verdict.c)                               */
 /* ------------------------------------------------------------------------ */
 
-void cert_send_verdict(enum status st, char *detail);
-void cert_verdict(enum status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cert_send_verdict(cert_ctx *cx, enum status st, char *detail);
+void cert_verdict(cert_ctx *cx, enum status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Text put before every verdict's detail while not empty (a check that
  * runs another's under a condition says which). */
 extern char cert_verdict_prefix[128];
@@ -193,14 +200,14 @@ typedef struct region {
 /* Around a case's function in a child: names the check group that a
  * crash, an abort() or an exit() in the plugin happened in, and traps
  * exit() (on_exit) so that it becomes a verdict. */
-void cert_verdict_begin(const char *group);
+void cert_verdict_begin(cert_ctx *cx, const char *group);
 void cert_verdict_end(void);
 
 /* Registers a mapping for the fault handler: its index, or -1 when the
  * table is full. */
 int cert_region_add(const region *r);
 void cert_region_remove(int i);
-void cert_install_fault_handler(void);
+void cert_install_fault_handler(cert_ctx *cx);
 
 /* ------------------------------------------------------------------------ */
 /* The plugin under test, inside a child (plugin.c)                         */
@@ -218,10 +225,10 @@ typedef struct plugin_state {
   bool host_visible;
 } plugin_state;
 
-bool cert_load_plugin(void);
+bool cert_load_plugin(cert_ctx *cx);
 bool cert_is_core(const char *name);
-bool cert_plugin_kernel(const bp_op *op, int32_t type, bp_kernel_info *out);
-bool cert_pick_device(void);
+bool cert_plugin_kernel(cert_ctx *cx, const bp_op *op, int32_t type, bp_kernel_info *out);
+bool cert_pick_device(cert_ctx *cx);
 const char *cert_device_name(int32_t type);
 
 /* What the certifier needs of a schema: each argument's name and type,
@@ -296,8 +303,8 @@ typedef struct probe_result {
   char device_types[300];
 } probe_result;
 
-void cert_run_probe(void);
-const probe_op *cert_probe_find(const char *name);
+void cert_run_probe(cert_ctx *cx);
+const probe_op *cert_probe_find(cert_ctx *cx, const char *name);
 
 /* ------------------------------------------------------------------------ */
 /* The runner (runner.c) and the worker (worker.c)                          */
@@ -312,25 +319,25 @@ typedef struct run_result {
 } run_result;
 
 bool cert_failed_status(enum status s);
-void cert_run_all(void);
+void cert_run_all(cert_ctx *cx);
 const char *cert_tap_text(const char *s, char *buf, size_t n);
-void cert_worker_main(int fd) __attribute__((noreturn));
+void cert_worker_main(cert_ctx *cx, int fd) __attribute__((noreturn));
 
 /* ------------------------------------------------------------------------ */
 /* The certificate and the report (report.c)                                */
 /* ------------------------------------------------------------------------ */
 
-bool cert_write_json(const char *path);
-bool cert_write_html(const char *path);
+bool cert_write_json(cert_ctx *cx, const char *path);
+bool cert_write_html(cert_ctx *cx, const char *path);
 /* A TAP diagnostic of the symbol versions the plugin needs of each library
  * (read from its file), after the header line; nothing when it needs none. */
-void cert_tap_requires(void);
+void cert_tap_requires(cert_ctx *cx);
 
 /* ------------------------------------------------------------------------ */
 /* The context                                                              */
 /* ------------------------------------------------------------------------ */
 
-typedef struct cert_ctx {
+struct cert_ctx {
   cert_options opt; /* options.c */
   /* The child's end of the pipe (or the worker's socket), which the code
    * that forks the child sets, and verdict.c sends on; and the last
@@ -347,8 +354,9 @@ typedef struct cert_ctx {
   size_t op_cases;     /* cases.c: how many of them check an op */
   bool ops_name_plugin_case; /* cases.c: --ops names a plugin-wide case */
   run_result run;      /* runner.c */
-} cert_ctx;
+};
 
-extern cert_ctx cx;
+/* Sets a context to the defaults of the options (ctx.c). */
+void cert_ctx_init(cert_ctx *cx);
 
 #endif /* BP_CONFORMANCE_CERT_H */

@@ -1,7 +1,7 @@
 /*
- * conformance/ctx.c - the certifier's one context (cert.h): the options as
- * parsed, the probe's findings, the case list, the current case and op.
- * Every module reads it; main.c fills it.
+ * conformance/ctx.c - the defaults of the certifier's context (cert.h):
+ * the options before parsing, and no verdict channel.  main() owns the
+ * one context of a run and passes it down.
  */
 #include "cert.h"
 
@@ -24,8 +24,13 @@
 #define CERT_TIMEOUT 10.0
 #endif
 
-cert_ctx cx = {
-    .opt = {.profile = "core", .jobs = 1, .timeout = CERT_TIMEOUT, .seed = 1,
-            .isolation = ISO_WORKER},
-    .chan = {.fd = -1},
-};
+void cert_ctx_init(cert_ctx *cx) {
+  *cx = (cert_ctx){
+      .opt = {.profile = "core",
+              .jobs = 1,
+              .timeout = CERT_TIMEOUT,
+              .seed = 1,
+              .isolation = ISO_WORKER},
+      .chan = {.fd = -1},
+  };
+}

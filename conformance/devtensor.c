@@ -78,8 +78,9 @@ static void store_values(char *data, const rt *v, const int64_t *strides, int64_
  * (M_PROTECT: the view itself, at offset pre), or a 1-D base of it all
  * (M_GUARD), whose view the caller makes.  The data ends where the upper
  * guard page begins, rounded to 64 bytes. */
-static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t span, int64_t pre,
-                                   int64_t post, bool readonly, int arg, const char *name) {
+static bp_tensor *protected_tensor(cert_ctx *cx, const rt *v, const int64_t *strides, int64_t span,
+                                   int64_t pre, int64_t post, bool readonly, int arg,
+                                   const char *name) {
   size_t item = bp_dtype_size(v->dtype);
   size_t ps = (size_t)sysconf(_SC_PAGESIZE);
   int64_t total = pre + span + post;
@@ -103,11 +104,11 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
   c->len = len;
   c->region = -1;
   bp_tensor *t = NULL;
-  bp_status st = readonly ? bp_tensor_from_blob(cx.put.device, v->dtype, v->ndim, v->sizes,
-                                                strides, data + pre * (int64_t)item, unmap_blob,
-                                                c, &t)
-                          : bp_tensor_from_blob(cx.put.device, v->dtype, 1, &total, NULL, data,
-                                                unmap_blob, c, &t);
+  bp_status st =
+      readonly
+          ? bp_tensor_from_blob(cx->put.device, v->dtype, v->ndim, v->sizes, strides,
+                                data + pre * (int64_t)item, unmap_blob, c, &t)
+          : bp_tensor_from_blob(cx->put.device, v->dtype, 1, &total, NULL, data, unmap_blob, c, &t);
   if (st != BP_OK) {
     munmap(map, len);
     free(c);
@@ -132,19 +133,19 @@ static bp_tensor *protected_tensor(const rt *v, const int64_t *strides, int64_t 
  * says (strides, storage offset); with CANARY elements of canary before
  * and after (M_GUARD); read-only between guard pages (M_PROTECT, inputs
  * on a host-visible device).  Data is staged through a CPU tensor. */
-bool cert_make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool writable, int arg,
-                      const char *name) {
+bool cert_make_tensor(cert_ctx *cx, argset *as, const rt *v, const tlayout *lay, int mode,
+                      bool writable, int arg, const char *name) {
   if (as->nmade == (int)(sizeof as->made / sizeof *as->made)) return false;
   int64_t strides[BP_MAX_NDIM], span;
   cert_lay_strides(lay, v->ndim, v->sizes, strides, &span);
   int64_t pre = lay->offset + (mode == M_GUARD ? CANARY : 0), post = mode == M_GUARD ? CANARY : 0;
   bp_tensor *t = NULL, *base = NULL;
-  if (mode == M_PROTECT && cx.put.host_visible && !writable) {
-    t = protected_tensor(v, strides, span, pre, post, true, arg, name);
+  if (mode == M_PROTECT && cx->put.host_visible && !writable) {
+    t = protected_tensor(cx, v, strides, span, pre, post, true, arg, name);
     if (!t) return false;
-  } else if (mode == M_GUARD && cx.put.host_visible) {
+  } else if (mode == M_GUARD && cx->put.host_visible) {
     /* Canaries, and guard pages beyond them. */
-    base = protected_tensor(v, strides, span, pre, post, false, arg, name);
+    base = protected_tensor(cx, v, strides, span, pre, post, false, arg, name);
     if (!base) return false;
     if (bp_tensor_as_strided(base, v->ndim, v->sizes, strides, pre, &t) != BP_OK) {
       bp_tensor_release(base);
@@ -159,10 +160,10 @@ bool cert_make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, boo
     for (size_t b = 0; b < (size_t)n * item; b++)
       ((unsigned char *)sv->data)[b] = cert_canary_byte(b);
     store_values(sv->data, v, strides, pre);
-    if (cx.put.device.type == BP_DEVICE_CPU && cx.put.device.index == 0) {
+    if (cx->put.device.type == BP_DEVICE_CPU && cx->put.device.index == 0) {
       base = stage;
     } else {
-      if (bp_tensor_empty(cx.put.device, v->dtype, 1, &n, &base) != BP_OK ||
+      if (bp_tensor_empty(cx->put.device, v->dtype, 1, &n, &base) != BP_OK ||
           bp_tensor_copy(base, stage) != BP_OK) {
         bp_tensor_release(base);
         bp_tensor_release(stage);
@@ -190,7 +191,7 @@ bool cert_make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, boo
 }
 
 /* Pushes a sample's arguments, making its tensors in `mode`. */
-bool cert_materialise(const sample *s, const schema_info *si, int mode, argset *as) {
+bool cert_materialise(cert_ctx *cx, const sample *s, const schema_info *si, int mode, argset *as) {
   memset(as, 0, sizeof *as);
   as->st = (bp_stack)BP_STACK_INIT(as->slots, 16);
   for (int i = 0; i < s->n; i++) {
@@ -198,7 +199,7 @@ bool cert_materialise(const sample *s, const schema_info *si, int mode, argset *
     bp_status st = BP_OK;
     switch (a->k) {
       case AK_TENSOR:
-        if (!cert_make_tensor(as, a->t, &a->lay, mode, i < si->n && si->mutated[i], i,
+        if (!cert_make_tensor(cx, as, a->t, &a->lay, mode, i < si->n && si->mutated[i], i,
                               i < si->n ? si->name[i] : "?"))
           return false;
         st = bp_stack_push_tensor(&as->st, as->made[as->nmade - 1]);
@@ -216,8 +217,8 @@ bool cert_materialise(const sample *s, const schema_info *si, int mode, argset *
         int first = as->nlist;
         if (first + a->l->n > (int)(sizeof as->list / sizeof *as->list)) return false;
         for (int j = 0; j < a->l->n; j++) {
-          if (!cert_make_tensor(as, a->l->t[j], &a->l->lay[j], mode, i < si->n && si->mutated[i], i,
-                                i < si->n ? si->name[i] : "?"))
+          if (!cert_make_tensor(cx, as, a->l->t[j], &a->l->lay[j], mode,
+                                i < si->n && si->mutated[i], i, i < si->n ? si->name[i] : "?"))
             return false;
           as->made_elem[as->nmade - 1] = j;
           as->list[as->nlist++] = as->made[as->nmade - 1];

@@ -41,10 +41,10 @@ void cert_argset_free(argset *as);
 unsigned char cert_canary_byte(size_t i);
 /* A tensor on the device under test with v's values in layout lay,
  * added to as. */
-bool cert_make_tensor(argset *as, const rt *v, const tlayout *lay, int mode, bool writable, int arg,
-                      const char *name);
+bool cert_make_tensor(cert_ctx *cx, argset *as, const rt *v, const tlayout *lay, int mode,
+                      bool writable, int arg, const char *name);
 /* Pushes a sample's arguments, making its tensors in `mode`. */
-bool cert_materialise(const sample *s, const schema_info *si, int mode, argset *as);
+bool cert_materialise(cert_ctx *cx, const sample *s, const schema_info *si, int mode, argset *as);
 /* The bytes of t's elements in row-major order, on the CPU (owned). */
 unsigned char *cert_tensor_bytes(const bp_tensor *t, size_t *len);
 /* The bytes of every result on the stack, concatenated (owned). */

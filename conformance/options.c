@@ -1,6 +1,6 @@
 /*
  * conformance/options.c - bp-certify's command line: usage, and the
- * options it sets in cx.opt.
+ * options it sets in cx->opt.
  */
 #define _GNU_SOURCE
 
@@ -46,7 +46,7 @@ static bool parse_long(const char *s, long lo, long hi, long *out) {
   return true;
 }
 
-void cert_parse_args(int argc, char **argv) {
+void cert_parse_args(cert_ctx *cx, int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -54,12 +54,13 @@ void cert_parse_args(int argc, char **argv) {
       exit(0);
     }
     if (strcmp(a, "--list") == 0) {
-      cx.opt.list = true;
+      cx->opt.list = true;
       continue;
     }
     if (a[0] != '-') {
-      if (cx.opt.plugin) bad_usage("more than one plugin given ('%s' and '%s')", cx.opt.plugin, a);
-      cx.opt.plugin = a;
+      if (cx->opt.plugin)
+        bad_usage("more than one plugin given ('%s' and '%s')", cx->opt.plugin, a);
+      cx->opt.plugin = a;
       continue;
     }
     static const char *const with_value[] = {"--device",      "--profile", "--ops",
@@ -92,30 +93,30 @@ void cert_parse_args(int argc, char **argv) {
       if (tlen == 0) bad_usage("--device: empty device type in '%s'", val);
       if (colon && !parse_long(colon + 1, 0, INT32_MAX, &idx))
         bad_usage("--device: bad index in '%s' (expected TYPE[:INDEX], INDEX >= 0)", val);
-      cx.opt.device = val;
+      cx->opt.device = val;
     } else if (strcmp(name, "--profile") == 0) {
       if (strcmp(val, "core") != 0 && strcmp(val, "full") != 0 && strcmp(val, "host") != 0)
         bad_usage("--profile: expected 'core', 'full' or 'host', got '%s'", val);
-      cx.opt.profile = val;
-      cx.opt.full = strcmp(val, "full") == 0;
-      cx.opt.host = strcmp(val, "host") == 0;
+      cx->opt.profile = val;
+      cx->opt.full = strcmp(val, "full") == 0;
+      cx->opt.host = strcmp(val, "host") == 0;
     } else if (strcmp(name, "--ops") == 0) {
-      cx.opt.ops = val;
+      cx->opt.ops = val;
     } else if (strcmp(name, "--threads-env") == 0) {
       bool ok = (val[0] >= 'A' && val[0] <= 'Z') || (val[0] >= 'a' && val[0] <= 'z') || val[0] == '_';
       for (const char *q = val; ok && *q; q++)
         ok = (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ||
              *q == '_';
       if (!ok) bad_usage("--threads-env: expected an environment variable's name, got '%s'", val);
-      cx.opt.threads_env = val;
+      cx->opt.threads_env = val;
     } else if (strcmp(name, "--json") == 0) {
       if (!*val) bad_usage("--json: empty file name");
-      cx.opt.json = val;
+      cx->opt.json = val;
     } else if (strcmp(name, "--html") == 0) {
       if (!*val) bad_usage("--html: empty file name");
-      cx.opt.html = val;
+      cx->opt.html = val;
     } else if (strcmp(name, "--jobs") == 0) {
-      if (!parse_long(val, 1, 1024, &cx.opt.jobs))
+      if (!parse_long(val, 1, 1024, &cx->opt.jobs))
         bad_usage("--jobs: expected an integer 1 .. 1024, got '%s'", val);
     } else if (strcmp(name, "--timeout") == 0) {
       char *end;
@@ -123,19 +124,21 @@ void cert_parse_args(int argc, char **argv) {
       double t = strtod(val, &end);
       if (errno || end == val || *end || !(t > 0) || t > 86400)
         bad_usage("--timeout: expected seconds > 0, got '%s'", val);
-      cx.opt.timeout = t;
+      cx->opt.timeout = t;
     } else if (strcmp(name, "--reference") == 0) {
       if (!*val) bad_usage("--reference: empty file name");
-      cx.opt.reference = val;
+      cx->opt.reference = val;
     } else if (strcmp(name, "--hints") == 0) {
       char why[300];
       if (!*val) bad_usage("--hints: empty file name");
-      if (cx.opt.hints) bad_usage("--hints given twice");
+      if (cx->opt.hints) bad_usage("--hints given twice");
       if (!cert_hints_load(val, why, sizeof why)) bad_usage("--hints %s: %s", val, why);
-      cx.opt.hints = val;
+      cx->opt.hints = val;
     } else if (strcmp(name, "--isolation") == 0) {
-      if (strcmp(val, "worker") == 0) cx.opt.isolation = ISO_WORKER;
-      else if (strcmp(val, "case") == 0) cx.opt.isolation = ISO_CASE;
+      if (strcmp(val, "worker") == 0)
+        cx->opt.isolation = ISO_WORKER;
+      else if (strcmp(val, "case") == 0)
+        cx->opt.isolation = ISO_CASE;
       else bad_usage("--isolation: expected 'worker' or 'case', got '%s'", val);
     } else {
       char *end;
@@ -145,8 +148,8 @@ void cert_parse_args(int argc, char **argv) {
       unsigned long long s = strtoull(val, &end, 10);
       if (errno || end == val || *end || !(val[0] >= '0' && val[0] <= '9'))
         bad_usage("--seed: expected a non-negative integer, got '%s'", val);
-      cx.opt.seed = s;
+      cx->opt.seed = s;
     }
   }
-  if (!cx.opt.plugin) bad_usage("no plugin given");
+  if (!cx->opt.plugin) bad_usage("no plugin given");
 }

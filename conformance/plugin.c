@@ -16,14 +16,14 @@
 #include "cert.h"
 
 /* Loads the plugin; on failure gives a FAIL verdict and returns false. */
-bool cert_load_plugin(void) {
-  if (bp_plugin_load(cx.opt.plugin, &cx.put.plugin) != BP_OK) {
-    cert_verdict(ST_FAIL, "plugin does not load: %s", bp_last_error());
+bool cert_load_plugin(cert_ctx *cx) {
+  if (bp_plugin_load(cx->opt.plugin, &cx->put.plugin) != BP_OK) {
+    cert_verdict(cx, ST_FAIL, "plugin does not load: %s", bp_last_error());
     return false;
   }
-  cx.put.info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
-  if (bp_plugin_get_info(cx.put.plugin, &cx.put.info) != BP_OK || !cx.put.info.name) {
-    cert_verdict(ST_FAIL, "bp_plugin_get_info failed: %s", bp_last_error());
+  cx->put.info.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
+  if (bp_plugin_get_info(cx->put.plugin, &cx->put.info) != BP_OK || !cx->put.info.name) {
+    cert_verdict(cx, ST_FAIL, "bp_plugin_get_info failed: %s", bp_last_error());
     return false;
   }
   return true;
@@ -32,13 +32,13 @@ bool cert_load_plugin(void) {
 bool cert_is_core(const char *name) { return strncmp(name, "core::", 6) == 0; }
 
 /* Whether the plugin registered an enabled kernel of op for device type. */
-bool cert_plugin_kernel(const bp_op *op, int32_t type, bp_kernel_info *out) {
+bool cert_plugin_kernel(cert_ctx *cx, const bp_op *op, int32_t type, bp_kernel_info *out) {
   bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
   if (bp_op_get_info(op, &oi) != BP_OK) return false;
   for (int32_t k = 0; k < oi.nkernels; k++) {
     bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
     if (bp_op_get_kernel(op, (size_t)k, &ki) == BP_OK && ki.device_type == type && ki.enabled &&
-        ki.plugin && strcmp(ki.plugin, cx.put.info.name) == 0) {
+        ki.plugin && strcmp(ki.plugin, cx->put.info.name) == 0) {
       if (out) *out = ki;
       return true;
     }
@@ -59,21 +59,21 @@ static bool host_visible(int32_t type) {
 
 /* The device under test: --device when given, else the device type for
  * which the plugin registered most of its kernels, else the CPU. */
-bool cert_pick_device(void) {
-  if (cx.opt.device) {
-    const char *colon = strchr(cx.opt.device, ':');
-    size_t tlen = colon ? (size_t)(colon - cx.opt.device) : strlen(cx.opt.device);
+bool cert_pick_device(cert_ctx *cx) {
+  if (cx->opt.device) {
+    const char *colon = strchr(cx->opt.device, ':');
+    size_t tlen = colon ? (size_t)(colon - cx->opt.device) : strlen(cx->opt.device);
     int32_t index = colon ? (int32_t)strtol(colon + 1, NULL, 10) : 0;
     /* Fixed codes first, then the runtime-assigned vendor range. */
     for (int32_t code = 1; code < BP_DEVICE_DYNAMIC_FIRST + 256; code++) {
       const char *n = bp_device_type_name(code);
-      if (n && strlen(n) == tlen && strncmp(n, cx.opt.device, tlen) == 0) {
-        cx.put.device = bp_device_make(code, index);
-        cx.put.host_visible = host_visible(code);
+      if (n && strlen(n) == tlen && strncmp(n, cx->opt.device, tlen) == 0) {
+        cx->put.device = bp_device_make(code, index);
+        cx->put.host_visible = host_visible(code);
         return true;
       }
     }
-    cert_verdict(ST_FAIL, "--device %s: no such device type is registered", cx.opt.device);
+    cert_verdict(cx, ST_FAIL, "--device %s: no such device type is registered", cx->opt.device);
     return false;
   }
   int32_t best = BP_DEVICE_CPU, best_n = 0;
@@ -86,7 +86,7 @@ bool cert_pick_device(void) {
     for (int32_t k = 0; k < oi.nkernels; k++) {
       bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
       if (bp_op_get_kernel(op, (size_t)k, &ki) != BP_OK || !ki.plugin ||
-          strcmp(ki.plugin, cx.put.info.name) != 0)
+          strcmp(ki.plugin, cx->put.info.name) != 0)
         continue;
       int t;
       for (t = 0; t < nt && types[t] != ki.device_type; t++) {
@@ -99,8 +99,8 @@ bool cert_pick_device(void) {
       if (++counts[t] > best_n) best_n = counts[t], best = types[t];
     }
   }
-  cx.put.device = bp_device_make(best, 0);
-  cx.put.host_visible = host_visible(best);
+  cx->put.device = bp_device_make(best, 0);
+  cx->put.host_visible = host_visible(best);
   return true;
 }
 

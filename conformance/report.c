@@ -115,17 +115,16 @@ static const char *shell_quote(const char *s, char *out, size_t len) {
 
 /* The command line that reruns one case alone, in a fresh process as
  * its reported verdict was obtained (in either isolation). */
-static void repro(const certify_case *c, char *out, size_t len) {
+static void repro(cert_ctx *cx, const certify_case *c, char *out, size_t len) {
   char plugin[400], dev[200], name[200], ref[400], hints[400];
-  snprintf(out, len,
-           "bp-certify %s%s%s%s%s%s%s --profile %s --ops %s --seed %llu --isolation case",
-           shell_quote(cx.opt.plugin, plugin, sizeof plugin), cx.opt.device ? " --device " : "",
-           cx.opt.device ? shell_quote(cx.opt.device, dev, sizeof dev) : "",
-           cx.opt.reference ? " --reference " : "",
-           cx.opt.reference ? shell_quote(cx.opt.reference, ref, sizeof ref) : "",
-           cx.opt.hints ? " --hints " : "",
-           cx.opt.hints ? shell_quote(cx.opt.hints, hints, sizeof hints) : "", cx.opt.profile,
-           shell_quote(c->name, name, sizeof name), (unsigned long long)cx.opt.seed);
+  snprintf(out, len, "bp-certify %s%s%s%s%s%s%s --profile %s --ops %s --seed %llu --isolation case",
+           shell_quote(cx->opt.plugin, plugin, sizeof plugin), cx->opt.device ? " --device " : "",
+           cx->opt.device ? shell_quote(cx->opt.device, dev, sizeof dev) : "",
+           cx->opt.reference ? " --reference " : "",
+           cx->opt.reference ? shell_quote(cx->opt.reference, ref, sizeof ref) : "",
+           cx->opt.hints ? " --hints " : "",
+           cx->opt.hints ? shell_quote(cx->opt.hints, hints, sizeof hints) : "", cx->opt.profile,
+           shell_quote(c->name, name, sizeof name), (unsigned long long)cx->opt.seed);
 }
 
 /* ", \"KEY\": {\"path\", \"sha256\"}" of an input file, or null. */
@@ -147,11 +146,11 @@ static void json_file(FILE *f, const char *key, const char *path) {
 /* The symbol versions the plugin needs of each library, read from its
  * file (.gnu.version_r): ", \"requires\": [{\"file\", \"newest\",
  * \"versions\"}, ...]", or null when the file cannot be read. */
-static void json_requires(FILE *f) {
+static void json_requires(cert_ctx *cx, FILE *f) {
   static elf_binary b;
   char err[256];
   fputs(", \"requires\": ", f);
-  if (!cert_elf_read_binary(cx.opt.plugin, &b, err, sizeof err)) {
+  if (!cert_elf_read_binary(cx->opt.plugin, &b, err, sizeof err)) {
     fputs("null", f);
     return;
   }
@@ -172,22 +171,22 @@ static void json_requires(FILE *f) {
   fputs("]", f);
 }
 
-void cert_tap_requires(void) {
+void cert_tap_requires(cert_ctx *cx) {
   static elf_binary b;
   char err[256], text[1200];
-  if (!cert_elf_read_binary(cx.opt.plugin, &b, err, sizeof err)) return;
+  if (!cert_elf_read_binary(cx->opt.plugin, &b, err, sizeof err)) return;
   if (cert_elf_needs_text(&b, text, sizeof text) == 0) return;
   printf("# the plugin needs the symbol versions %s\n", termsafe(text));
 }
 
-bool cert_write_json(const char *path) {
+bool cert_write_json(cert_ctx *cx, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) {
     fprintf(stderr, "bp-certify: cannot write %s: %s\n", path, strerror(errno));
     return false;
   }
   char sha[65] = "";
-  bool have_sha = cert_sha256_file(cx.opt.plugin, sha);
+  bool have_sha = cert_sha256_file(cx->opt.plugin, sha);
   struct utsname u;
   char os[400] = "unknown", cpu[256];
   if (uname(&u) == 0) snprintf(os, sizeof os, "%s %s %s", u.sysname, u.release, u.machine);
@@ -196,58 +195,58 @@ bool cert_write_json(const char *path) {
   fputs("{\n  \"certifier\": {\"name\": \"bp-certify\", \"version\": ", f);
   json_str(f, CERTIFY_VERSION);
   fputs("},\n  \"plugin\": {\"path\": ", f);
-  json_str(f, cx.opt.plugin);
+  json_str(f, cx->opt.plugin);
   fputs(", \"sha256\": ", f);
   json_str(f, have_sha ? sha : NULL);
   fputs(", \"name\": ", f);
-  json_str(f, cx.probe.loaded ? cx.probe.name : NULL);
+  json_str(f, cx->probe.loaded ? cx->probe.name : NULL);
   fputs(", \"vendor\": ", f);
-  json_str(f, cx.probe.loaded ? cx.probe.vendor : NULL);
+  json_str(f, cx->probe.loaded ? cx->probe.vendor : NULL);
   fputs(", \"version\": ", f);
-  json_str(f, cx.probe.loaded ? cx.probe.version : NULL);
+  json_str(f, cx->probe.loaded ? cx->probe.version : NULL);
   fputs(", \"abi\": ", f);
-  if (cx.probe.loaded) {
+  if (cx->probe.loaded) {
     char abi[32];
-    snprintf(abi, sizeof abi, "%u.%u", cx.probe.abi_major, cx.probe.abi_minor);
+    snprintf(abi, sizeof abi, "%u.%u", cx->probe.abi_major, cx->probe.abi_minor);
     json_str(f, abi);
-    fprintf(f, ", \"op_set_version\": %u", cx.probe.op_set);
+    fprintf(f, ", \"op_set_version\": %u", cx->probe.op_set);
   } else {
     fputs("null, \"op_set_version\": null", f);
   }
-  json_requires(f);
+  json_requires(cx, f);
   fputs("}", f);
   /* --reference: the plugin whose kernels the op's own were compared with
    * (OP/reference); --hints: the values its samples took */
-  json_file(f, "reference", cx.opt.reference);
-  json_file(f, "hints", cx.opt.hints);
+  json_file(f, "reference", cx->opt.reference);
+  json_file(f, "hints", cx->opt.hints);
   fputs(",\n  \"host\": {\"os\": ", f);
   json_str(f, os);
   fputs(", \"cpu\": ", f);
   json_str(f, cpu);
   fputs(", \"device\": ", f);
-  json_str(f, cx.opt.device ? cx.opt.device : cx.probe.loaded ? cx.probe.device : NULL);
+  json_str(f, cx->opt.device ? cx->opt.device : cx->probe.loaded ? cx->probe.device : NULL);
   fputs(", \"device_name\": ", f);
-  json_str(f, cx.probe.loaded && cx.probe.device_name[0] ? cx.probe.device_name : NULL);
+  json_str(f, cx->probe.loaded && cx->probe.device_name[0] ? cx->probe.device_name : NULL);
   fputs(", \"backplane\": ", f);
   json_str(f, bp_version());
   fputs("},\n  \"profile\": ", f);
-  json_str(f, cx.opt.profile);
+  json_str(f, cx->opt.profile);
   /* Every option that narrows the run, so that a partial run never reads
    * as a full one. */
   fputs(",\n  \"selection\": {\"profile\": ", f);
-  json_str(f, cx.opt.profile);
+  json_str(f, cx->opt.profile);
   fputs(", \"ops\": ", f);
-  json_str(f, cx.opt.ops);
+  json_str(f, cx->opt.ops);
   fputs(", \"device\": ", f);
-  json_str(f, cx.opt.device);
-  fprintf(f, ", \"seed\": %llu, \"complete\": %s}", (unsigned long long)cx.opt.seed,
-          cx.opt.full && !cx.opt.ops ? "true" : "false");
+  json_str(f, cx->opt.device);
+  fprintf(f, ", \"seed\": %llu, \"complete\": %s}", (unsigned long long)cx->opt.seed,
+          cx->opt.full && !cx->opt.ops ? "true" : "false");
   fprintf(f,
           ",\n  \"seed\": %llu,\n  \"isolation\": {\"mode\": \"%s\", \"workers\": %zu, "
           "\"reruns\": %zu, \"changed\": %zu, \"depends\": %zu, \"fallback\": ",
-          (unsigned long long)cx.opt.seed, cert_isolation_name[cx.opt.isolation], cx.run.nworkers,
-          cx.run.nreruns, cx.run.nchanged, cx.run.ndepends);
-  json_str(f, cx.run.fallback_why[0] ? cx.run.fallback_why : NULL);
+          (unsigned long long)cx->opt.seed, cert_isolation_name[cx->opt.isolation],
+          cx->run.nworkers, cx->run.nreruns, cx->run.nchanged, cx->run.ndepends);
+  json_str(f, cx->run.fallback_why[0] ? cx->run.fallback_why : NULL);
   fputs("},\n  \"checks\": {", f);
   /* One entry per check group, in the order of the check table. */
   for (size_t k = 0, g = 0; k < cert_ncheck_table; k++) {
@@ -255,9 +254,9 @@ bool cert_write_json(const char *path) {
     const char *group = cert_check_table[k].group;
     size_t cnt[5] = {0};
     double secs = 0;
-    for (size_t i = 0; i < cx.cases.n; i++)
-      if (strcmp(cx.cases.v[i].group, group) == 0)
-        cnt[cx.cases.v[i].status]++, secs += cx.cases.v[i].seconds;
+    for (size_t i = 0; i < cx->cases.n; i++)
+      if (strcmp(cx->cases.v[i].group, group) == 0)
+        cnt[cx->cases.v[i].status]++, secs += cx->cases.v[i].seconds;
     size_t bad = cnt[ST_FAIL] + cnt[ST_CRASH] + cnt[ST_TIMEOUT];
     fprintf(f, "%s\n    ", g++ ? "," : "");
     json_str(f, group);
@@ -267,39 +266,39 @@ bool cert_write_json(const char *path) {
             bad ? "fail" : cnt[ST_PASS] ? "pass" : "skip", cnt[ST_PASS], bad, cnt[ST_SKIP], secs);
   }
   fputs("\n  },\n  \"results\": [", f);
-  for (size_t i = 0; i < cx.cases.n; i++) {
+  for (size_t i = 0; i < cx->cases.n; i++) {
     fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-    json_str(f, cx.cases.v[i].name);
+    json_str(f, cx->cases.v[i].name);
     fputs(", \"group\": ", f);
-    json_str(f, cx.cases.v[i].group);
+    json_str(f, cx->cases.v[i].group);
     fputs(", \"op\": ", f);
-    json_str(f, cx.cases.v[i].op[0] ? cx.cases.v[i].op : NULL);
+    json_str(f, cx->cases.v[i].op[0] ? cx->cases.v[i].op : NULL);
     fputs(", \"status\": ", f);
-    json_str(f, cert_status_name[cx.cases.v[i].status]);
+    json_str(f, cert_status_name[cx->cases.v[i].status]);
     fputs(", \"detail\": ", f);
-    json_str(f, cx.cases.v[i].detail);
-    fprintf(f, ", \"seconds\": %.3f", cx.cases.v[i].seconds);
-    if (cx.cases.v[i].rerun) {
+    json_str(f, cx->cases.v[i].detail);
+    fprintf(f, ", \"seconds\": %.3f", cx->cases.v[i].seconds);
+    if (cx->cases.v[i].rerun) {
       fputs(", \"worker\": {\"status\": ", f);
-      json_str(f, cert_status_name[cx.cases.v[i].worker_status]);
+      json_str(f, cert_status_name[cx->cases.v[i].worker_status]);
       fputs(", \"detail\": ", f);
-      json_str(f, cx.cases.v[i].worker_detail);
+      json_str(f, cx->cases.v[i].worker_detail);
       fputc('}', f);
-      if (cx.cases.v[i].excused)
+      if (cx->cases.v[i].excused)
         fputs(", \"excused\": \"the certifier's own error in the shared worker\"", f);
-      else if (cert_failed_status(cx.cases.v[i].status) &&
-               !cert_failed_status(cx.cases.v[i].alone_status) &&
-               strncmp(cx.cases.v[i].detail, "depends on earlier calls", 24) == 0)
+      else if (cert_failed_status(cx->cases.v[i].status) &&
+               !cert_failed_status(cx->cases.v[i].alone_status) &&
+               strncmp(cx->cases.v[i].detail, "depends on earlier calls", 24) == 0)
         fprintf(f, ", \"depends_on_earlier_calls\": true, \"alone\": {\"status\": \"%s\"}",
-                cert_status_name[cx.cases.v[i].alone_status]);
+                cert_status_name[cx->cases.v[i].alone_status]);
     }
     fputc('}', f);
   }
   fprintf(f,
           "\n  ],\n  \"summary\": {\"passed\": %zu, \"failed\": %zu, \"skipped\": %zu},\n"
           "  \"complete\": %s,\n  \"conforms\": %s\n}\n",
-          cx.run.npassed, cx.run.nfailed, cx.run.nskipped,
-          cx.opt.full && !cx.opt.ops ? "true" : "false", cx.run.nfailed == 0 ? "true" : "false");
+          cx->run.npassed, cx->run.nfailed, cx->run.nskipped,
+          cx->opt.full && !cx->opt.ops ? "true" : "false", cx->run.nfailed == 0 ? "true" : "false");
   bool ok = !ferror(f);
   if (fclose(f) != 0) ok = false;
   if (!ok) fprintf(stderr, "bp-certify: error writing %s\n", path);
@@ -318,13 +317,14 @@ static void html_str(FILE *f, const char *s) {
 
 /* One matrix cell: the worst status of the cases of op in group (and
  * dtype, for numerics), linked to the first failure. */
-static void html_cell(FILE *f, const char *op, const char *group, const char *dtname) {
+static void html_cell(cert_ctx *cx, FILE *f, const char *op, const char *group,
+                      const char *dtname) {
   size_t n = 0, first_bad = (size_t)-1, first_skip = (size_t)-1;
   bool pass = false, bad = false;
   char prefix[160];
   snprintf(prefix, sizeof prefix, "%s/%s/", op, dtname ? dtname : "");
-  for (size_t i = 0; i < cx.cases.n; i++) {
-    const certify_case *c = &cx.cases.v[i];
+  for (size_t i = 0; i < cx->cases.n; i++) {
+    const certify_case *c = &cx->cases.v[i];
     if (strcmp(c->op, op) != 0 || strcmp(c->group, group) != 0) continue;
     if (dtname && strncmp(c->name, prefix, strlen(prefix)) != 0) continue;
     n++;
@@ -339,24 +339,24 @@ static void html_cell(FILE *f, const char *op, const char *group, const char *dt
     fputs("<td class=na></td>", f);
   } else if (bad) {
     fprintf(f, "<td class=fail><a href=\"#case%zu\">%s</a></td>", first_bad + 1,
-            cert_status_name[cx.cases.v[first_bad].status]);
+            cert_status_name[cx->cases.v[first_bad].status]);
   } else if (pass) {
     fputs("<td class=pass>pass</td>", f);
   } else {
     /* Every case skipped: say why (the first one's reason), so that a
      * dtype the kernel does not declare is not a blank. */
     fputs("<td class=skip>skip<br><small>", f);
-    html_str(f, cx.cases.v[first_skip].detail);
+    html_str(f, cx->cases.v[first_skip].detail);
     fputs("</small></td>", f);
   }
 }
 
 /* The dtypes that the cases of the numerics group `group` ran in. */
-static void dtypes_used(const char *group, bool used[NUM_DTYPES]) {
+static void dtypes_used(cert_ctx *cx, const char *group, bool used[NUM_DTYPES]) {
   for (int d = 0; d < NUM_DTYPES; d++) used[d] = false;
-  for (size_t i = 0; i < cx.cases.n; i++)
-    if (strcmp(cx.cases.v[i].group, group) == 0)
-      for (int d = 0; d < NUM_DTYPES; d++) used[d] |= cx.cases.v[i].dt == all_dtypes[d];
+  for (size_t i = 0; i < cx->cases.n; i++)
+    if (strcmp(cx->cases.v[i].group, group) == 0)
+      for (int d = 0; d < NUM_DTYPES; d++) used[d] |= cx->cases.v[i].dt == all_dtypes[d];
 }
 
 /* Whether entry k of the check table has a column of the matrix: the
@@ -372,14 +372,14 @@ static bool op_column(size_t k) {
   return true;
 }
 
-bool cert_write_html(const char *path) {
+bool cert_write_html(cert_ctx *cx, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) {
     fprintf(stderr, "bp-certify: cannot write %s: %s\n", path, strerror(errno));
     return false;
   }
   fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>bp-certify: ", f);
-  html_str(f, cx.probe.loaded ? cx.probe.name : cx.opt.plugin);
+  html_str(f, cx->probe.loaded ? cx->probe.name : cx->opt.plugin);
   fputs("</title>\n<style>body{font-family:sans-serif}table{border-collapse:collapse}"
         "td,th{border:1px solid #999;padding:2px 5px;font-size:12px}"
         ".pass{background:#9d9}.fail{background:#e77}.skip{background:#ddd}.na{background:#fff}"
@@ -387,29 +387,30 @@ bool cert_write_html(const char *path) {
         f);
   fputs(CERTIFY_VERSION, f);
   fputs(": ", f);
-  html_str(f, cx.opt.plugin);
-  fprintf(f, "</h1>\n<p>Profile %s, seed %llu, isolation %s, device ", cx.opt.profile,
-          (unsigned long long)cx.opt.seed, cert_isolation_name[cx.opt.isolation]);
-  html_str(f, cx.probe.loaded ? cx.probe.device : "?");
-  fprintf(f, ". %zu passed, %zu failed, %zu skipped: <b>%s</b>.</p>\n", cx.run.npassed,
-          cx.run.nfailed, cx.run.nskipped, cx.run.nfailed ? "does NOT conform" : "conforms");
-  if (!cx.opt.full || cx.opt.ops) {
+  html_str(f, cx->opt.plugin);
+  fprintf(f, "</h1>\n<p>Profile %s, seed %llu, isolation %s, device ", cx->opt.profile,
+          (unsigned long long)cx->opt.seed, cert_isolation_name[cx->opt.isolation]);
+  html_str(f, cx->probe.loaded ? cx->probe.device : "?");
+  fprintf(f, ". %zu passed, %zu failed, %zu skipped: <b>%s</b>.</p>\n", cx->run.npassed,
+          cx->run.nfailed, cx->run.nskipped, cx->run.nfailed ? "does NOT conform" : "conforms");
+  if (!cx->opt.full || cx->opt.ops) {
     fputs("<p><b>A partial run:</b> ", f);
-    if (!cx.opt.full)
-      fputs(cx.opt.host ? "the host profile (the hostile-host checks alone), not full"
-                        : "the core profile, not full", f);
-    if (!cx.opt.full && cx.opt.ops) fputs("; ", f);
-    if (cx.opt.ops) {
+    if (!cx->opt.full)
+      fputs(cx->opt.host ? "the host profile (the hostile-host checks alone), not full"
+                         : "the core profile, not full",
+            f);
+    if (!cx->opt.full && cx->opt.ops) fputs("; ", f);
+    if (cx->opt.ops) {
       fputs("only the ops that --ops '", f);
-      html_str(f, cx.opt.ops);
+      html_str(f, cx->opt.ops);
       fputs("' selects", f);
     }
     fputs(".</p>\n", f);
   }
   /* Plugin-wide checks. */
   fputs("<h2>Plugin</h2>\n<table><tr><th>check</th><th>result</th><th>detail</th></tr>\n", f);
-  for (size_t i = 0; i < cx.cases.n; i++) {
-    const certify_case *c = &cx.cases.v[i];
+  for (size_t i = 0; i < cx->cases.n; i++) {
+    const certify_case *c = &cx->cases.v[i];
     if (c->op[0]) continue;
     fprintf(f, "<tr><td>%s</td><td class=%s>", c->name,
             cert_failed_status(c->status) ? "fail"
@@ -431,7 +432,7 @@ bool cert_write_html(const char *path) {
     const check_def *ck = &cert_check_table[k];
     if (ck->scope == CHECK_OP_NUMERICS) {
       bool used[NUM_DTYPES];
-      dtypes_used(ck->group, used);
+      dtypes_used(cx, ck->group, used);
       for (int d = 0; d < NUM_DTYPES; d++)
         if (used[d]) fprintf(f, "<th>%s<br>%s</th>", ck->group, dt_name(all_dtypes[d]));
     } else if (op_column(k)) {
@@ -439,11 +440,11 @@ bool cert_write_html(const char *path) {
     }
   }
   fputs("</tr>\n", f);
-  for (size_t i = 0; i < cx.cases.n; i++) {
-    const certify_case *c = &cx.cases.v[i];
+  for (size_t i = 0; i < cx->cases.n; i++) {
+    const certify_case *c = &cx->cases.v[i];
     if (!c->op[0]) continue;
     bool seen = false;
-    for (size_t j = 0; j < i && !seen; j++) seen = strcmp(cx.cases.v[j].op, c->op) == 0;
+    for (size_t j = 0; j < i && !seen; j++) seen = strcmp(cx->cases.v[j].op, c->op) == 0;
     if (seen) continue;
     fputs("<tr><th>", f);
     html_str(f, c->op);
@@ -452,21 +453,21 @@ bool cert_write_html(const char *path) {
       const check_def *ck = &cert_check_table[k];
       if (ck->scope == CHECK_OP_NUMERICS) {
         bool used[NUM_DTYPES];
-        dtypes_used(ck->group, used);
+        dtypes_used(cx, ck->group, used);
         for (int d = 0; d < NUM_DTYPES; d++)
-          if (used[d]) html_cell(f, c->op, ck->group, dt_name(all_dtypes[d]));
+          if (used[d]) html_cell(cx, f, c->op, ck->group, dt_name(all_dtypes[d]));
       } else if (op_column(k)) {
-        html_cell(f, c->op, ck->group, NULL);
+        html_cell(cx, f, c->op, ck->group, NULL);
       }
     }
     fputs("</tr>\n", f);
   }
   fputs("</table>\n<h2>Failures</h2>\n", f);
-  for (size_t i = 0; i < cx.cases.n; i++) {
-    const certify_case *c = &cx.cases.v[i];
+  for (size_t i = 0; i < cx->cases.n; i++) {
+    const certify_case *c = &cx->cases.v[i];
     if (!cert_failed_status(c->status)) continue;
     char cmd[700];
-    repro(c, cmd, sizeof cmd);
+    repro(cx, c, cmd, sizeof cmd);
     fprintf(f, "<h3 id=\"case%zu\">%zu. ", i + 1, i + 1);
     html_str(f, c->name);
     fprintf(f, ": %s</h3>\n<p>", cert_status_name[c->status]);
@@ -489,13 +490,13 @@ bool cert_write_html(const char *path) {
     html_str(f, cmd);
     fputs("</code></p>\n", f);
   }
-  if (!cx.run.nfailed) fputs("<p>None.</p>\n", f);
-  if (cx.run.nchanged) {
+  if (!cx->run.nfailed) fputs("<p>None.</p>\n", f);
+  if (cx->run.nchanged) {
     fputs("<h2>Reruns that changed a verdict</h2>\n<p>These cases did not pass in a shared worker "
           "and gave another verdict alone in a fresh process, which stands.</p>\n<ul>\n",
           f);
-    for (size_t i = 0; i < cx.cases.n; i++) {
-      const certify_case *c = &cx.cases.v[i];
+    for (size_t i = 0; i < cx->cases.n; i++) {
+      const certify_case *c = &cx->cases.v[i];
       if (!c->rerun || c->status == c->worker_status) continue;
       fputs("<li>", f);
       html_str(f, c->name);

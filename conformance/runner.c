@@ -4,7 +4,7 @@
  * in a fresh process of its own (--isolation case, and the reruns of the
  * cases that did not pass in a worker); a crash or a hang becomes that
  * case's CRASH or TIMEOUT verdict.  It prints the verdicts in case
- * order, as TAP, and keeps the totals in cx.run.
+ * order, as TAP, and keeps the totals in cx->run.
  */
 #define _GNU_SOURCE
 
@@ -174,25 +174,25 @@ static void kill_worker(slot *s) {
 /* Stops handing cases to workers: the remaining cases run alone in fresh
  * processes.  The reason becomes a TAP diagnostic and goes into the
  * certificate. */
-static void fallback(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fallback(const char *fmt, ...) {
+static void fallback(cert_ctx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fallback(cert_ctx *cx, const char *fmt, ...) {
   if (!rs.use_workers) return;
   rs.use_workers = false;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(cx.run.fallback_why, sizeof cx.run.fallback_why, fmt, ap);
+  vsnprintf(cx->run.fallback_why, sizeof cx->run.fallback_why, fmt, ap);
   va_end(ap);
   printf("# worker isolation off: %s; the remaining cases run alone in fresh processes\n",
-         termsafe(cx.run.fallback_why));
+         termsafe(cx->run.fallback_why));
   fflush(stdout);
 }
 
 /* Sets a case's verdict.  One from a shared worker that is not a pass or
  * a skip is kept aside, and the case queued to run again alone in a fresh
  * process, whose verdict is the one reported. */
-static void set_verdict(size_t ci, bool in_worker, enum status st, const char *detail,
+static void set_verdict(cert_ctx *cx, size_t ci, bool in_worker, enum status st, const char *detail,
                         double seconds) {
-  certify_case *c = &cx.cases.v[ci];
+  certify_case *c = &cx->cases.v[ci];
   c->status = st;
   snprintf(c->detail, sizeof c->detail, "%s", detail);
   c->seconds = seconds;
@@ -201,7 +201,7 @@ static void set_verdict(size_t ci, bool in_worker, enum status st, const char *d
     c->worker_status = st;
     snprintf(c->worker_detail, sizeof c->worker_detail, "%s", detail);
     rs.rerun_q[rs.rq_tail++] = ci;
-    cx.run.nreruns++;
+    cx->run.nreruns++;
     return;
   }
   if (c->rerun) c->alone_status = st;
@@ -211,29 +211,29 @@ static void set_verdict(size_t ci, bool in_worker, enum status st, const char *d
      * the worker is excused, and the excuse names it. */
     if (strstr(c->worker_detail, "certifier error")) {
       c->excused = true;
-      cx.run.nchanged++;
+      cx->run.nchanged++;
     } else {
       char prev[240] = "";
       if (c->worker_after)
         snprintf(prev, sizeof prev, " after %zu other case(s), the last %s", c->worker_after,
-                 cx.cases.v[c->worker_prev].name);
+                 cx->cases.v[c->worker_prev].name);
       c->status = c->worker_status;
       snprintf(c->detail, sizeof c->detail,
                "depends on earlier calls: %s in a long-lived worker%s (%.400s); %s alone in a "
                "fresh process",
                cert_status_name[c->worker_status], prev, c->worker_detail, cert_status_name[st]);
-      cx.run.ndepends++;
+      cx->run.ndepends++;
     }
   } else if (c->rerun && st != c->worker_status) {
-    cx.run.nchanged++;
+    cx->run.nchanged++;
   }
   rs.finished[ci] = true;
   rs.ndone++;
 }
 
 /* Runs case ci in a fresh process of its own (the case path). */
-static void start_child(slot *s, size_t ci) {
-  certify_case *c = &cx.cases.v[ci];
+static void start_child(cert_ctx *cx, slot *s, size_t ci) {
+  certify_case *c = &cx->cases.v[ci];
   char why[300];
   int fds[2];
   s->ci = ci;
@@ -242,7 +242,7 @@ static void start_child(slot *s, size_t ci) {
   s->t0 = now();
   if (pipe(fds) != 0) {
     snprintf(why, sizeof why, "pipe: %s", strerror(errno));
-    set_verdict(ci, false, ST_FAIL, why, 0);
+    set_verdict(cx, ci, false, ST_FAIL, why, 0);
     return;
   }
   fflush(stdout);
@@ -252,21 +252,21 @@ static void start_child(slot *s, size_t ci) {
     snprintf(why, sizeof why, "fork: %s", strerror(errno));
     close(fds[0]);
     close(fds[1]);
-    set_verdict(ci, false, ST_FAIL, why, 0);
+    set_verdict(cx, ci, false, ST_FAIL, why, 0);
     return;
   }
   if (pid == 0) {
     close(fds[0]);
     close_inherited();
-    cx.chan.fd = fds[1];
+    cx->chan.fd = fds[1];
     /* Whatever the plugin prints must not break the TAP stream. */
     dup2(STDERR_FILENO, STDOUT_FILENO);
-    cert_install_fault_handler();
+    cert_install_fault_handler(cx);
     cert_alloc_guard_open();
-    cert_verdict_begin(c->group);
-    c->fn(c);
+    cert_verdict_begin(cx, c->group);
+    c->fn(cx, c);
     cert_verdict_end();
-    close(cx.chan.fd);
+    close(cx->chan.fd);
     /* _exit: the plugin's atexit handlers are its own business, not the
      * verdict's; a hang in them would be a false TIMEOUT. */
     _exit(0);
@@ -281,10 +281,10 @@ static void start_child(slot *s, size_t ci) {
 
 /* Starts a slot's worker; false (and worker isolation off) when it
  * cannot be started. */
-static bool start_worker(slot *s) {
+static bool start_worker(cert_ctx *cx, slot *s) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
-    fallback("socketpair: %s", strerror(errno));
+    fallback(cx, "socketpair: %s", strerror(errno));
     return false;
   }
   fflush(stdout);
@@ -293,13 +293,13 @@ static bool start_worker(slot *s) {
   if (pid < 0) {
     close(sv[0]);
     close(sv[1]);
-    fallback("fork: %s", strerror(errno));
+    fallback(cx, "fork: %s", strerror(errno));
     return false;
   }
   if (pid == 0) {
     close(sv[0]);
     close_inherited();
-    cert_worker_main(sv[1]);
+    cert_worker_main(cx, sv[1]);
   }
   close(sv[1]);
   s->wpid = pid;
@@ -310,30 +310,30 @@ static bool start_worker(slot *s) {
   budget_start(&s->wb, pid);
   s->wn = 0;
   s->wbuf[0] = '\0';
-  cx.run.nworkers++;
+  cx->run.nworkers++;
   return true;
 }
 
 /* Gives a free slot its next piece of work: a rerun first (it holds up
  * the output), else the next case, in its worker or alone. */
-static void schedule(slot *s, size_t *next) {
+static void schedule(cert_ctx *cx, slot *s, size_t *next) {
   if (s->busy) return;
   if (!rs.use_workers && s->wpid) kill_worker(s);
   if (rs.rq_head < rs.rq_tail) {
-    start_child(s, rs.rerun_q[rs.rq_head++]);
+    start_child(cx, s, rs.rerun_q[rs.rq_head++]);
     return;
   }
-  if (*next >= cx.cases.n) return;
-  if (!rs.use_workers || cx.cases.v[*next].fresh) {
-    start_child(s, (*next)++);
+  if (*next >= cx->cases.n) return;
+  if (!rs.use_workers || cx->cases.v[*next].fresh) {
+    start_child(cx, s, (*next)++);
     return;
   }
   if (!s->wpid) {
     /* No more workers than there are cases left for them. */
     size_t idle = 0, left = 0;
     for (size_t k = 0; k < rs.nslots; k++) idle += rs.slots[k].wpid && !rs.slots[k].busy;
-    for (size_t i = *next; i < cx.cases.n && left <= idle; i++) left += !cx.cases.v[i].fresh;
-    if (left > idle) start_worker(s);
+    for (size_t i = *next; i < cx->cases.n && left <= idle; i++) left += !cx->cases.v[i].fresh;
+    if (left > idle) start_worker(cx, s);
     return;
   }
   if (!s->ready || s->wfd < 0) return;
@@ -344,8 +344,8 @@ static void schedule(slot *s, size_t *next) {
   s->t0 = now();
   budget_start(&s->cb, s->wpid);
   /* What ran in this worker before, should the case fail only there. */
-  cx.cases.v[*next].worker_after = s->wcases;
-  cx.cases.v[*next].worker_prev = s->wcases ? s->wlast : 0;
+  cx->cases.v[*next].worker_after = s->wcases;
+  cx->cases.v[*next].worker_prev = s->wcases ? s->wlast : 0;
   if (!cert_send_all(s->wfd, line, (size_t)n)) {
     /* It ended while idle; a fresh one takes the case. */
     kill_worker(s);
@@ -357,7 +357,7 @@ static void schedule(slot *s, size_t *next) {
 
 /* The worker of s has ended (exit status wst): its case, if it had one,
  * gets the verdict it sent before the end, or CRASH. */
-static void worker_ended(slot *s, int wst) {
+static void worker_ended(cert_ctx *cx, slot *s, int wst) {
   char how[64];
   if (WIFSIGNALED(wst)) snprintf(how, sizeof how, "signal %d", WTERMSIG(wst));
   else snprintf(how, sizeof how, "status %d", WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
@@ -377,11 +377,11 @@ static void worker_ended(slot *s, int wst) {
                how);
     }
     s->busy = false;
-    set_verdict(s->ci, true, st, detail, now() - s->t0);
+    set_verdict(cx, s->ci, true, st, detail, now() - s->t0);
   } else if (s->wcases == 0) {
     /* One that cannot get through its first case would never make
      * progress: fall back. */
-    fallback("a worker ended (%s) %s", how,
+    fallback(cx, "a worker ended (%s) %s", how,
              s->ready ? "before it ran a case" : "while loading the plugin");
   }
   s->wpid = 0;
@@ -391,7 +391,7 @@ static void worker_ended(slot *s, int wst) {
   s->wn = 0;
 }
 
-static void service_worker(slot *s) {
+static void service_worker(cert_ctx *cx, slot *s) {
   if (s->wfd >= 0 && !read_avail(s->wfd, s->wbuf, &s->wn, sizeof s->wbuf)) {
     close(s->wfd);
     s->wfd = -1;
@@ -408,7 +408,7 @@ static void service_worker(slot *s) {
     char *end = memchr(s->wbuf + nl, '\n', s->wn - nl);
     if (end || s->wfd < 0) {
       int len = end ? (int)(end - (s->wbuf + nl)) : (int)(s->wn - nl);
-      fallback("a worker could not load the plugin (%.*s)", len, s->wbuf + nl);
+      fallback(cx, "a worker could not load the plugin (%.*s)", len, s->wbuf + nl);
       kill_worker(s);
       return;
     }
@@ -434,7 +434,7 @@ static void service_worker(slot *s) {
         st = ST_FAIL;
         snprintf(detail, sizeof detail, "the case ended without a verdict");
       }
-      set_verdict(s->ci, true, st, detail, now() - s->t0);
+      set_verdict(cx, s->ci, true, st, detail, now() - s->t0);
       /* It may hold what the case left behind: a fresh worker goes on. */
       if (cert_failed_status(st)) kill_worker(s);
       return;
@@ -449,30 +449,30 @@ static void service_worker(slot *s) {
       kill(s->wpid, SIGKILL);
       waitpid(s->wpid, &wst, 0);
     }
-    worker_ended(s, wst);
+    worker_ended(cx, s, wst);
     return;
   }
   char detail[160];
   int how;
-  double limit = in_case ? cx.cases.v[s->ci].timeout : cx.opt.timeout;
+  double limit = in_case ? cx->cases.v[s->ci].timeout : cx->opt.timeout;
   if (in_case && (how = budget_spent(&s->cb, limit)) != BUDGET_LEFT) {
     snprintf(detail, sizeof detail, "TIMEOUT after %g s%s", limit, budget_how(how));
     kill_worker(s);
     s->busy = false;
-    set_verdict(s->ci, true, ST_TIMEOUT, detail, now() - s->t0);
-  } else if (!s->ready && budget_spent(&s->wb, cx.opt.timeout) != BUDGET_LEFT) {
+    set_verdict(cx, s->ci, true, ST_TIMEOUT, detail, now() - s->t0);
+  } else if (!s->ready && budget_spent(&s->wb, cx->opt.timeout) != BUDGET_LEFT) {
     kill_worker(s);
-    fallback("a worker did not load the plugin within %g s", cx.opt.timeout);
+    fallback(cx, "a worker did not load the plugin within %g s", cx->opt.timeout);
   }
 }
 
-static void service_child(slot *s) {
+static void service_child(cert_ctx *cx, slot *s) {
   if (s->cfd >= 0 && !read_avail(s->cfd, s->cbuf, &s->cn, sizeof s->cbuf)) {
     close(s->cfd);
     s->cfd = -1;
   }
   int wst = 0;
-  double limit = cx.cases.v[s->ci].timeout;
+  double limit = cx->cases.v[s->ci].timeout;
   int how = budget_spent(&s->cb, limit);
   bool timed_out = how != BUDGET_LEFT;
   pid_t w = s->cfd < 0 ? waitpid(s->cpid, &wst, WNOHANG) : 0;
@@ -488,7 +488,7 @@ static void service_child(slot *s) {
   char detail[1024];
   if (w == 0) {
     snprintf(detail, sizeof detail, "TIMEOUT after %g s%s", limit, budget_how(how));
-    set_verdict(s->ci, false, ST_TIMEOUT, detail, seconds);
+    set_verdict(cx, s->ci, false, ST_TIMEOUT, detail, seconds);
     return;
   }
   /* A verdict sent before a crash (the fault handler's) stands. */
@@ -509,7 +509,7 @@ static void service_child(slot *s) {
              "the plugin ending the process)",
              WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
   }
-  set_verdict(s->ci, false, st, detail, seconds);
+  set_verdict(cx, s->ci, false, st, detail, seconds);
 }
 
 /* s for a TAP line: termsafe's escapes, and each '#' as "\#" (a run of
@@ -531,22 +531,22 @@ const char *cert_tap_text(const char *s, char *buf, size_t n) {
   return buf;
 }
 
-static void print_case(size_t i) {
-  certify_case *c = &cx.cases.v[i];
+static void print_case(cert_ctx *cx, size_t i) {
+  certify_case *c = &cx->cases.v[i];
   char name[400], detail[2400];
   cert_tap_text(c->name, name, sizeof name);
   cert_tap_text(c->detail, detail, sizeof detail);
   switch (c->status) {
     case ST_PASS:
-      cx.run.npassed++;
+      cx->run.npassed++;
       printf("ok %zu - %s\n", i + 1, name);
       break;
     case ST_SKIP:
-      cx.run.nskipped++;
+      cx->run.nskipped++;
       printf("ok %zu - %s # SKIP %s\n", i + 1, name, detail);
       break;
     default:
-      cx.run.nfailed++;
+      cx->run.nfailed++;
       printf("not ok %zu - %s # %s\n", i + 1, name, detail);
       break;
   }
@@ -568,17 +568,17 @@ static void print_case(size_t i) {
   fflush(stdout);
 }
 
-static void show_progress(size_t done, size_t cur, double t0) {
+static void show_progress(cert_ctx *cx, size_t done, size_t cur, double t0) {
   if (!rs.progress) return;
-  double el = now() - t0, eta = done ? el / (double)done * (double)(cx.cases.n - done) : 0;
-  fprintf(stderr, "\r\033[K[%zu/%zu] %.60s  failures %zu  ETA %.0fs", done, cx.cases.n,
-          cur < cx.cases.n ? termsafe(cx.cases.v[cur].name) : "", cx.run.nfailed, eta);
+  double el = now() - t0, eta = done ? el / (double)done * (double)(cx->cases.n - done) : 0;
+  fprintf(stderr, "\r\033[K[%zu/%zu] %.60s  failures %zu  ETA %.0fs", done, cx->cases.n,
+          cur < cx->cases.n ? termsafe(cx->cases.v[cur].name) : "", cx->run.nfailed, eta);
   fflush(stderr);
 }
 
 /* Ends the idle workers: each exits when its socket closes; one that has
  * not within --timeout is killed. */
-static void stop_workers(void) {
+static void stop_workers(cert_ctx *cx) {
   for (size_t k = 0; k < rs.nslots; k++)
     if (rs.slots[k].wpid && rs.slots[k].wfd >= 0) {
       close(rs.slots[k].wfd);
@@ -589,7 +589,7 @@ static void stop_workers(void) {
     slot *s = &rs.slots[k];
     int wst;
     while (s->wpid && waitpid(s->wpid, &wst, WNOHANG) == 0) {
-      if (now() - t0 > cx.opt.timeout) {
+      if (now() - t0 > cx->opt.timeout) {
         kill(s->wpid, SIGKILL);
         waitpid(s->wpid, &wst, 0);
         break;
@@ -603,23 +603,23 @@ static void stop_workers(void) {
 }
 
 /* Runs every case, --jobs at a time, printing in case order. */
-void cert_run_all(void) {
+void cert_run_all(cert_ctx *cx) {
   rs.progress = isatty(STDERR_FILENO) != 0;
-  rs.nslots = (size_t)cx.opt.jobs;
+  rs.nslots = (size_t)cx->opt.jobs;
   rs.slots = calloc(rs.nslots, sizeof *rs.slots);
-  rs.finished = calloc(cx.cases.n ? cx.cases.n : 1, sizeof *rs.finished);
-  rs.rerun_q = calloc(cx.cases.n ? cx.cases.n : 1, sizeof *rs.rerun_q);
+  rs.finished = calloc(cx->cases.n ? cx->cases.n : 1, sizeof *rs.finished);
+  rs.rerun_q = calloc(cx->cases.n ? cx->cases.n : 1, sizeof *rs.rerun_q);
   struct pollfd *pf = calloc(2 * rs.nslots, sizeof *pf);
   if (!rs.slots || !rs.finished || !rs.rerun_q || !pf) {
     perror("bp-certify");
     exit(2);
   }
   for (size_t k = 0; k < rs.nslots; k++) rs.slots[k].wfd = rs.slots[k].cfd = -1;
-  rs.use_workers = cx.opt.isolation == ISO_WORKER;
+  rs.use_workers = cx->opt.isolation == ISO_WORKER;
   size_t next = 0, printed = 0;
   double t0 = now();
-  while (printed < cx.cases.n) {
-    for (size_t k = 0; k < rs.nslots; k++) schedule(&rs.slots[k], &next);
+  while (printed < cx->cases.n) {
+    for (size_t k = 0; k < rs.nslots; k++) schedule(cx, &rs.slots[k], &next);
     size_t np = 0;
     for (size_t k = 0; k < rs.nslots; k++) {
       const slot *s = &rs.slots[k];
@@ -633,15 +633,15 @@ void cert_run_all(void) {
       nanosleep(&ts, NULL);
     }
     for (size_t k = 0; k < rs.nslots; k++) {
-      if (rs.slots[k].wpid) service_worker(&rs.slots[k]);
-      if (rs.slots[k].busy && rs.slots[k].child) service_child(&rs.slots[k]);
+      if (rs.slots[k].wpid) service_worker(cx, &rs.slots[k]);
+      if (rs.slots[k].busy && rs.slots[k].child) service_child(cx, &rs.slots[k]);
     }
     reap_zombies(false);
-    while (printed < cx.cases.n && rs.finished[printed]) print_case(printed++);
-    show_progress(rs.ndone, next < cx.cases.n ? next : cx.cases.n - 1, t0);
+    while (printed < cx->cases.n && rs.finished[printed]) print_case(cx, printed++);
+    show_progress(cx, rs.ndone, next < cx->cases.n ? next : cx->cases.n - 1, t0);
   }
   if (rs.progress) fputs("\r\033[K", stderr);
-  stop_workers();
+  stop_workers(cx);
   free(rs.slots);
   rs.slots = NULL;
   rs.nslots = 0;

@@ -25,7 +25,7 @@
 /* ---- Random numbers: splitmix64, seeded per case ---------------------- */
 
 /* Seeds the generator from --seed and the case's name. */
-void cert_rng_seed_name(const char *name);
+void cert_rng_seed_name(cert_ctx *cx, const char *name);
 /* Puts the generator back as a fresh process has it. */
 void cert_rng_reset(void);
 uint64_t cert_rng_next(void);

@@ -12,10 +12,10 @@
 
 static uint64_t rng_state;
 
-void cert_rng_seed_name(const char *name) {
+void cert_rng_seed_name(cert_ctx *cx, const char *name) {
   uint64_t h = 1469598103934665603u;
   for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211u;
-  rng_state = cx.opt.seed ^ h;
+  rng_state = cx->opt.seed ^ h;
 }
 
 void cert_rng_reset(void) { rng_state = 0; }

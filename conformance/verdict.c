@@ -1,6 +1,6 @@
 /*
  * conformance/verdict.c - a case's verdict, written by the child to the
- * parent (cx.chan), and the fault handler that turns a fault into one:
+ * parent (cx->chan), and the fault handler that turns a fault into one:
  * an access to a protected region (devtensor.c) names the argument, any
  * other fault is a CRASH.
  */
@@ -24,20 +24,20 @@
 
 const char *const cert_status_name[] = {"pass", "fail", "skip", "crash", "timeout"};
 
-void cert_send_verdict(enum status st, char *detail) {
+void cert_send_verdict(cert_ctx *cx, enum status st, char *detail) {
   /* The detail is one line of a TAP point (a '#' in it is escaped where
    * the TAP line is printed, and kept in the JSON and HTML). */
   for (char *p = detail; *p; p++)
     if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
-  if (cx.chan.fd < 0) {
-    snprintf(cx.chan.unsent, sizeof cx.chan.unsent, "%s", detail);
+  if (cx->chan.fd < 0) {
+    snprintf(cx->chan.unsent, sizeof cx->chan.unsent, "%s", detail);
     return;
   }
   char buf[1100];
   int n = snprintf(buf, sizeof buf, "%s\n%s\n", cert_status_name[st], detail);
   if (n > (int)sizeof buf - 1) n = (int)sizeof buf - 1;
   for (int off = 0; off < n;) {
-    ssize_t w = write(cx.chan.fd, buf + off, (size_t)(n - off));
+    ssize_t w = write(cx->chan.fd, buf + off, (size_t)(n - off));
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) break;
     off += (int)w;
@@ -46,7 +46,7 @@ void cert_send_verdict(enum status st, char *detail) {
 
 char cert_verdict_prefix[128];
 
-void cert_verdict(enum status st, const char *fmt, ...) {
+void cert_verdict(cert_ctx *cx, enum status st, const char *fmt, ...) {
   char detail[1024];
   size_t o = (size_t)snprintf(detail, sizeof detail, "%s", cert_verdict_prefix);
   va_list ap;
@@ -54,10 +54,10 @@ void cert_verdict(enum status st, const char *fmt, ...) {
   int n = (int)o + vsnprintf(detail + o, sizeof detail - o, fmt, ap);
   va_end(ap);
   /* A pass says which samples it left out for their results' dtypes. */
-  if (st == ST_PASS && cx.cur.nundeclared > 0 && n >= 0 && (size_t)n < sizeof detail)
+  if (st == ST_PASS && cx->cur.nundeclared > 0 && n >= 0 && (size_t)n < sizeof detail)
     snprintf(detail + n, sizeof detail - (size_t)n, LEFT_OUT_MARK "%d sample(s) whose %s",
-             cx.cur.nundeclared, cx.cur.undeclared);
-  cert_send_verdict(st, detail);
+             cx->cur.nundeclared, cx->cur.undeclared);
+  cert_send_verdict(cx, st, detail);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -83,8 +83,13 @@ int cert_region_add(const region *r) {
 
 void cert_region_remove(int i) { regions[i].used = false; }
 
+/* The context the fault handler reports through: a signal handler takes
+ * no argument, so cert_install_fault_handler() leaves it here. */
+static cert_ctx *fault_cx;
+
 static void on_fault(int sig, siginfo_t *si, void *uc_) {
   (void)uc_;
+  cert_ctx *cx = fault_cx;
   uintptr_t a = (uintptr_t)si->si_addr;
   for (int i = 0; i < 16; i++) {
     const region *r = &regions[i];
@@ -105,12 +110,12 @@ static void on_fault(int sig, siginfo_t *si, void *uc_) {
       snprintf(msg, sizeof msg,
                "bounds: the kernel touched byte %ld past the end of argument %d '%s' (guard page)",
                (long)(a - r->elems_hi), r->arg, r->name);
-    cert_send_verdict(ST_FAIL, msg);
+    cert_send_verdict(cx, ST_FAIL, msg);
     _exit(0);
   }
   /* No one to tell (a worker loading the plugin): die of the signal, so
    * that the parent sees it. */
-  if (cx.chan.fd < 0) {
+  if (cx->chan.fd < 0) {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, sig);
@@ -130,7 +135,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc_) {
              sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
                                                                                  : "SIGILL",
              si->si_addr, cur_group ? cur_group : "?");
-  cert_send_verdict(ST_CRASH, msg);
+  cert_send_verdict(cx, ST_CRASH, msg);
   _exit(0);
 }
 
@@ -138,27 +143,28 @@ static void on_fault(int sig, siginfo_t *si, void *uc_) {
  * forgives; on_exit() runs this before the process goes (the certifier
  * itself ends its children with _exit(), which runs no handler). */
 static void exit_trap(int status, void *arg) {
-  (void)arg;
+  cert_ctx *cx = arg;
   if (!cur_group) return;
   char msg[160];
   snprintf(msg, sizeof msg, "CRASH exit(%d) was called during the %s check: the plugin ended the "
                             "process",
            status, cur_group);
-  cert_send_verdict(ST_CRASH, msg);
+  cert_send_verdict(cx, ST_CRASH, msg);
 }
 
-void cert_verdict_begin(const char *group) {
+void cert_verdict_begin(cert_ctx *cx, const char *group) {
   static bool trapped;
-  if (!trapped) trapped = on_exit(exit_trap, NULL) == 0;
+  if (!trapped) trapped = on_exit(exit_trap, cx) == 0;
   cur_group = group;
-  cx.cur.nundeclared = 0;
-  cx.cur.undeclared[0] = '\0';
+  cx->cur.nundeclared = 0;
+  cx->cur.undeclared[0] = '\0';
 }
 
 void cert_verdict_end(void) { cur_group = NULL; }
 
-void cert_install_fault_handler(void) {
+void cert_install_fault_handler(cert_ctx *cx) {
   struct sigaction sa;
+  fault_cx = cx;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_fault;
   sa.sa_flags = SA_SIGINFO;

@@ -79,14 +79,14 @@ static void restore_env(void) {
  * the certifier's own per-case state, as a fresh process has them.  The
  * live handles and device bytes are not reset: hygiene compares them
  * within its case. */
-static void restore_state(void) {
+static void restore_state(cert_ctx *cx) {
   restore_env();
   fesetenv(&saved.fenv);
   cert_fp_state_set(&saved.fp);
   sigprocmask(SIG_SETMASK, &saved.mask, NULL);
   alarm(0);
   cert_sig_state_set(&saved.sig);
-  cert_install_fault_handler();
+  cert_install_fault_handler(cx);
   umask(saved.umask);
   if (saved.cwd >= 0 && fchdir(saved.cwd) != 0) {
     /* The directory is gone; no case depends on it. */
@@ -94,14 +94,14 @@ static void restore_state(void) {
   setlocale(LC_ALL, "C");
   if (saved.streams) {
     bp_stream *cur = NULL;
-    if (bp_stream_get_current(cx.put.device, &cur) != BP_OK || cur != saved.stream)
-      bp_stream_set_current(cx.put.device, saved.stream);
+    if (bp_stream_get_current(cx->put.device, &cur) != BP_OK || cur != saved.stream)
+      bp_stream_set_current(cx->put.device, saved.stream);
   }
   bp_clear_error();
   errno = 0;
   cert_rng_reset();
-  cx.cur.nrefused = 0;
-  cx.cur.refusal[0] = '\0';
+  cx->cur.nrefused = 0;
+  cx->cur.refusal[0] = '\0';
   for (size_t k = 0; k < cert_ncheck_table; k++)
     if (cert_check_table[k].reset) cert_check_table[k].reset();
 }
@@ -110,14 +110,14 @@ static void restore_state(void) {
  * "ready", then for each case index the parent sends, run that case,
  * whose verdict goes over fd, and say "done".  It ends when the parent
  * closes the socket, or with the plugin (a crash, a kill on timeout). */
-void cert_worker_main(int fd) {
+void cert_worker_main(cert_ctx *cx, int fd) {
   dup2(STDERR_FILENO, STDOUT_FILENO);
-  cert_install_fault_handler();
+  cert_install_fault_handler(cx);
   /* A plugin that does not load (or has no device type to test) is
    * reported by each case, in a fresh process: the worker says why
    * ("noload", then the reason) and ends, and the runner gives up on
    * workers. */
-  cx.chan.fd = -1;
+  cx->chan.fd = -1;
   /* What a case puts back is the process as it was before the plugin
    * loaded: a change the load made is the process check's to report, not
    * something later cases inherit. */
@@ -126,23 +126,23 @@ void cert_worker_main(int fd) {
   sigprocmask(SIG_SETMASK, NULL, &saved.mask);
   cert_sig_state_get(&saved.sig);
   cert_alloc_guard_open();
-  if (!cert_load_plugin() || !cert_pick_device()) {
+  if (!cert_load_plugin(cx) || !cert_pick_device(cx)) {
     char msg[1100];
     int n = snprintf(msg, sizeof msg, IPC_NOLOAD "%s\n",
-                     cx.chan.unsent[0] ? cx.chan.unsent : "no reason given");
+                     cx->chan.unsent[0] ? cx->chan.unsent : "no reason given");
     cert_send_all(fd, msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
     _exit(0);
   }
   saved.umask = umask(022);
   umask(saved.umask);
   saved.cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  saved.streams = cx.put.plugin && bp_stream_get_current(cx.put.device, &saved.stream) == BP_OK;
+  saved.streams = cx->put.plugin && bp_stream_get_current(cx->put.device, &saved.stream) == BP_OK;
   if (!save_env()) {
     static const char oom[] = IPC_NOLOAD "the worker ran out of memory copying its environment\n";
     cert_send_all(fd, oom, sizeof oom - 1);
     _exit(0);
   }
-  cx.chan.fd = fd;
+  cx->chan.fd = fd;
   if (!cert_send_all(fd, IPC_READY, IPC_LEN(IPC_READY))) _exit(0);
   for (;;) {
     char line[32];
@@ -158,10 +158,10 @@ void cert_worker_main(int fd) {
     line[n] = '\0';
     char *end;
     unsigned long ci = strtoul(line, &end, 10);
-    if (end == line || ci >= cx.cases.n) _exit(0);
-    restore_state();
-    cert_verdict_begin(cx.cases.v[ci].group);
-    cx.cases.v[ci].fn(&cx.cases.v[ci]);
+    if (end == line || ci >= cx->cases.n) _exit(0);
+    restore_state(cx);
+    cert_verdict_begin(cx, cx->cases.v[ci].group);
+    cx->cases.v[ci].fn(cx, &cx->cases.v[ci]);
     cert_verdict_end();
     if (!cert_send_all(fd, IPC_DONE, IPC_LEN(IPC_DONE))) _exit(0);
   }

@@ -38,10 +38,10 @@ static bool pointwise(int r) {
 /* One sample: the op's result, then its .out form with out = each tensor
  * argument that has the result's dtype and shape.  1 when all agree (or
  * none could alias), -1 when the sample is left out, 0 after a verdict. */
-static int alias_one(const sample *s, const bp_op *out_op, const char *out_name,
+static int alias_one(cert_ctx *cx, const sample *s, const bp_op *out_op, const char *out_name,
                      const bp_op *inplace, const char *inplace_name, int *tried) {
   argset as;
-  int got = cert_call_on(s, M_PLAIN, &as, "aliasing");
+  int got = cert_call_on(cx, s, M_PLAIN, &as, "aliasing");
   if (got <= 0) return got;
   size_t wlen = 0;
   unsigned char *want = cert_result_bytes(&as.st, &wlen);
@@ -57,7 +57,7 @@ static int alias_one(const sample *s, const bp_op *out_op, const char *out_name,
   for (int j = 0; result == 1 && want && j < s->n; j++) {
     if (s->a[j].k != AK_TENSOR) continue;
     argset bs;
-    if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &bs)) {
+    if (!cert_materialise(cx, s, &cx->cur.si, M_PLAIN, &bs)) {
       cert_argset_free(&bs);
       break;
     }
@@ -81,7 +81,7 @@ static int alias_one(const sample *s, const bp_op *out_op, const char *out_name,
      * (add's alpha) in order, which bp_call takes and bp_call_kw does not */
     const char *kw[16];
     size_t nkw = 0;
-    for (int i = 1; i < s->n && i < cx.cur.si.n && nkw < 15; i++) kw[nkw++] = cx.cur.si.name[i];
+    for (int i = 1; i < s->n && i < cx->cur.si.n && nkw < 15; i++) kw[nkw++] = cx->cur.si.name[i];
     kw[nkw++] = "out";
     const char *via = j == 0 && inplace ? inplace_name : out_name;
     bp_status st;
@@ -93,8 +93,8 @@ static int alias_one(const sample *s, const bp_op *out_op, const char *out_name,
     }
     char desc[300];
     if (st != BP_OK) {
-      cert_verdict(ST_FAIL, "aliasing: %s: %s with out = argument #%d '%s' failed: %s",
-                   cert_sample_desc(s, desc, sizeof desc), via, j, cx.cur.si.name[j],
+      cert_verdict(cx, ST_FAIL, "aliasing: %s: %s with out = argument #%d '%s' failed: %s",
+                   cert_sample_desc(s, desc, sizeof desc), via, j, cx->cur.si.name[j],
                    bp_last_error());
       result = 0;
     } else {
@@ -103,12 +103,12 @@ static int alias_one(const sample *s, const bp_op *out_op, const char *out_name,
       unsigned char *g = cert_tensor_bytes(t, &glen);
       long at = g && glen == wlen ? cert_first_diff(g, want, wlen) : 0;
       if (at >= 0) {
-        cert_verdict(ST_FAIL,
+        cert_verdict(cx, ST_FAIL,
                      "aliasing: %s: %s with out = argument #%d '%s' (which the host gives "
                      "a structured kernel to fill in place) differs from %s's result at byte %ld: "
                      "the kernel reads an input element after writing that element of its result",
-                     cert_sample_desc(s, desc, sizeof desc), via, j, cx.cur.si.name[j],
-                     cx.cur.oi.name, at);
+                     cert_sample_desc(s, desc, sizeof desc), via, j, cx->cur.si.name[j],
+                     cx->cur.oi.name, at);
         result = 0;
       }
       free(g);
@@ -116,39 +116,39 @@ static int alias_one(const sample *s, const bp_op *out_op, const char *out_name,
     cert_argset_free(&bs);
   }
   free(want);
-  if (result == 1 && !cert_guard_ok("bounds", s)) result = 0;
+  if (result == 1 && !cert_guard_ok(cx, "bounds", s)) result = 0;
   return result;
 }
 
 /* OP/aliasing: for an op that writes an argument, aliasing_written.c's
  * relations; else for a pointwise core op with an .out form, on the check
  * set. */
-void cert_case_aliasing(const certify_case *c) {
-  if (!cert_op_setup(c)) return;
+void cert_case_aliasing(cert_ctx *cx, const certify_case *c) {
+  if (!cert_op_setup(cx, c)) return;
   /* An op that writes an argument (add.out, copy_, a vendor's axpy_):
    * what it writes, in every relation a caller can give it. */
-  for (int i = 0; i < cx.cur.si.n; i++)
-    if (cx.cur.si.mutated[i] && strncmp(cx.cur.si.type[i], "Tensor", 6) == 0 &&
-        !strchr(cx.cur.si.type[i], '[')) {
-      cert_written_aliasing(c); /* aliasing_written.c */
+  for (int i = 0; i < cx->cur.si.n; i++)
+    if (cx->cur.si.mutated[i] && strncmp(cx->cur.si.type[i], "Tensor", 6) == 0 &&
+        !strchr(cx->cur.si.type[i], '[')) {
+      cert_written_aliasing(cx, c); /* aliasing_written.c */
       return;
     }
-  if (cx.cur.r < 0) {
-    cert_verdict(ST_SKIP,
+  if (cx->cur.r < 0) {
+    cert_verdict(cx, ST_SKIP,
                  "%s writes no Tensor argument (Tensor(a!)): nothing a caller passes can "
                  "alias what it writes",
                  c->op);
     return;
   }
-  if (!pointwise(cx.cur.r)) {
-    cert_verdict(ST_SKIP,
+  if (!pointwise(cx->cur.r)) {
+    cert_verdict(cx, ST_SKIP,
                  "%s is not a pointwise core op: its .out form is given a fresh result "
                  "when out is an argument",
                  c->op);
     return;
   }
-  if (cx.cur.ki.kind != BP_KERNEL_STRUCTURED) {
-    cert_verdict(ST_SKIP,
+  if (cx->cur.ki.kind != BP_KERNEL_STRUCTURED) {
+    cert_verdict(cx, ST_SKIP,
                  "%s's kernel is not structured: the host computes its in-place and .out "
                  "forms into a fresh result, which copy_ writes in",
                  c->op);
@@ -162,25 +162,25 @@ void cert_case_aliasing(const certify_case *c) {
   const bp_op *out_op = NULL, *inplace = NULL;
   if (bp_op_find(name, &out_op) != BP_OK) {
     bp_clear_error();
-    cert_verdict(ST_SKIP, "%s has no .out form in this host's op set", c->op);
+    cert_verdict(cx, ST_SKIP, "%s has no .out form in this host's op set", c->op);
     return;
   }
   if (bp_op_find(iname, &inplace) != BP_OK) bp_clear_error();
   size_t n;
-  sample *set = cert_op_check_set(&n);
+  sample *set = cert_op_check_set(cx, &n);
   if (!set) return;
   int tried = 0;
   for (size_t k = 0; k < n; k++)
-    if (alias_one(&set[k], out_op, name, inplace, iname, &tried) == 0) {
+    if (alias_one(cx, &set[k], out_op, name, inplace, iname, &tried) == 0) {
       cert_sample_set_free(set, n);
       return;
     }
   cert_sample_set_free(set, n);
-  if (cert_all_refused(c, n)) return;
+  if (cert_all_refused(cx, c, n)) return;
   if (tried == 0) {
-    cert_verdict(ST_SKIP, "no sample has an argument of the result's dtype and shape");
+    cert_verdict(cx, ST_SKIP, "no sample has an argument of the result's dtype and shape");
     return;
   }
-  cert_verdict(ST_PASS, "%s%s%s with out = an argument gives %s's bits on %d calls", name,
+  cert_verdict(cx, ST_PASS, "%s%s%s with out = an argument gives %s's bits on %d calls", name,
                inplace ? " and " : "", inplace ? iname : "", c->op, tried);
 }

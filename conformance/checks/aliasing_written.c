@@ -59,9 +59,9 @@ static bool agree_bytes(int32_t dt, const unsigned char *a, const unsigned char 
 
 /* Makes a 1-D tensor of n elements of dt on the device under test holding
  * bytes (n elements); NULL when it cannot. */
-static bp_tensor *device_tensor(int32_t dt, int64_t n, const void *bytes) {
+static bp_tensor *device_tensor(cert_ctx *cx, int32_t dt, int64_t n, const void *bytes) {
   bp_tensor *t = NULL, *h = NULL;
-  if (bp_tensor_empty(cx.put.device, dt, 1, &n, &t) != BP_OK ||
+  if (bp_tensor_empty(cx->put.device, dt, 1, &n, &t) != BP_OK ||
       bp_tensor_from_blob(BP_CPU, dt, 1, &n, NULL, (void *)bytes, NULL, NULL, &h) != BP_OK ||
       bp_tensor_copy(t, h) != BP_OK) {
     bp_tensor_release(t);
@@ -82,47 +82,48 @@ typedef struct outcome {
 /* Calls the op on as with the written tensor wt (already on the stack),
  * and reads wt back; desc and what (the relation) name the call in a
  * verdict. */
-static outcome call_read(argset *as, bp_tensor *wt, const char *desc, const char *what) {
+static outcome call_read(cert_ctx *cx, argset *as, bp_tensor *wt, const char *desc,
+                         const char *what) {
   outcome o = {1, NULL, 0};
-  if (bp_call(cx.cur.op, &as->st) != BP_OK) {
+  if (bp_call(cx->cur.op, &as->st) != BP_OK) {
     const char *e = bp_last_error();
     o.got = e && *e ? -1 : 0;
     if (!o.got)
-      cert_verdict(ST_FAIL, "aliasing: %s: %s with %s failed without a message", desc,
-                   cx.cur.oi.name, what);
+      cert_verdict(cx, ST_FAIL, "aliasing: %s: %s with %s failed without a message", desc,
+                   cx->cur.oi.name, what);
     bp_clear_error();
     return o;
   }
   bp_stack_release(&as->st);
   o.bytes = cert_tensor_bytes(wt, &o.len);
   if (!o.bytes) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "aliasing: %s: certifier error: cannot read back what %s wrote with %s: %s", desc,
-                 cx.cur.oi.name, what, bp_last_error());
+                 cx->cur.oi.name, what, bp_last_error());
     o.got = 0;
   }
   return o;
 }
 
 /* A verdict for a relation the certifier could not set up. */
-static int setup_failed(const char *desc, const char *what) {
-  cert_verdict(ST_FAIL,
+static int setup_failed(cert_ctx *cx, const char *desc, const char *what) {
+  cert_verdict(cx, ST_FAIL,
                "aliasing: %s: certifier error: cannot make the arguments of %s with %s on "
                "%s: %s",
-               desc, cx.cur.oi.name, what, cert_device_name(cx.put.device.type), bp_last_error());
+               desc, cx->cur.oi.name, what, cert_device_name(cx->put.device.type), bp_last_error());
   return 0;
 }
 
 /* The relation checks of one sample and one written argument w: 1 when
  * they pass, -1 when the sample is left out, 0 after a verdict.  *refusals
  * counts the relations the kernel refused with a message. */
-static int written_one(const sample *s, int w, int *relations, int *refusals) {
+static int written_one(cert_ctx *cx, const sample *s, int w, int *relations, int *refusals) {
   char desc[300];
   cert_sample_desc(s, desc, sizeof desc);
-  const char *wname = cx.cur.si.name[w];
+  const char *wname = cx->cur.si.name[w];
   /* The plain call: what w holds after it. */
   argset as;
-  int got = cert_call_on(s, M_PLAIN, &as, "aliasing");
+  int got = cert_call_on(cx, s, M_PLAIN, &as, "aliasing");
   if (got <= 0) return got;
   bp_stack_release(&as.st);
   bp_tensor *wt = arg_tensor(&as, w);
@@ -149,17 +150,17 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
   unsigned char *fill = malloc((size_t)total * item);
   if (!fill) abort(); /* the certifier's own memory */
   memset(fill, (int)SENTINEL, (size_t)total * item);
-  bp_tensor *base = device_tensor(dt, total, fill), *view = NULL;
+  bp_tensor *base = device_tensor(cx, dt, total, fill), *view = NULL;
   char what[200];
   snprintf(what, sizeof what, "argument #%d '%s' a view with gaps", w, wname);
-  if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &as) || !base ||
+  if (!cert_materialise(cx, s, &cx->cur.si, M_PLAIN, &as) || !base ||
       bp_tensor_as_strided(base, nd, sizes, strides, 2, &view) != BP_OK ||
       bp_tensor_copy(view, arg_tensor(&as, w)) != BP_OK) {
-    result = setup_failed(desc, what);
+    result = setup_failed(cx, desc, what);
   } else {
     as.slots[w].u.tensor = view;
     (*relations)++;
-    outcome o = call_read(&as, view, desc, what);
+    outcome o = call_read(cx, &as, view, desc, what);
     if (o.got == 0) result = 0;
     if (o.got < 0) (*refusals)++;
     size_t blen = 0;
@@ -180,7 +181,7 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
         if (in[e]) continue;
         for (size_t b = 0; b < item; b++)
           if (after[(size_t)e * item + b] != SENTINEL) {
-            cert_verdict(ST_FAIL,
+            cert_verdict(cx, ST_FAIL,
                          "aliasing: %s: argument #%d '%s' given as a view with gaps of %d "
                          "elements between its rows: the kernel wrote element %lld of the storage, "
                          "%s the view's elements (its first is element 2), which must keep what "
@@ -194,7 +195,7 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
       free(in);
     }
     if (result == 1 && o.got > 0 && !agree_bytes(dt, o.bytes, plain, plen, &at)) {
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "aliasing: %s: argument #%d '%s' given as a view with gaps of %d elements "
                    "between its rows: element %zu written differs from the same call's on a "
                    "contiguous '%s'",
@@ -212,44 +213,44 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
   /* Exact alias and partial overlap, with each other Tensor argument of
    * w's dtype and shape. */
   for (int i = 0; result == 1 && i < s->n; i++) {
-    if (i == w || s->a[i].k != AK_TENSOR || cx.cur.si.mutated[i]) continue;
+    if (i == w || s->a[i].k != AK_TENSOR || cx->cur.si.mutated[i]) continue;
     const rt *ti = s->a[i].t;
     bool same = ti->dtype == dt && ti->ndim == nd;
     for (int32_t d = 0; same && d < nd; d++) same = ti->sizes[d] == sizes[d];
     if (!same) continue;
-    const char *iname = cx.cur.si.name[i];
+    const char *iname = cx->cur.si.name[i];
     /* exact alias: against i holding a copy of w */
     outcome want = {0, NULL, 0}, got_o = {0, NULL, 0};
     snprintf(what, sizeof what, "argument #%d '%s' a copy of '%s'", i, iname, wname);
     bp_tensor *aw = NULL, *copy = NULL; /* (a fresh one: i may be an expanded view) */
-    if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &as) || !(aw = arg_tensor(&as, w)) ||
-        bp_tensor_empty(cx.put.device, dt, nd, sizes, &copy) != BP_OK ||
+    if (!cert_materialise(cx, s, &cx->cur.si, M_PLAIN, &as) || !(aw = arg_tensor(&as, w)) ||
+        bp_tensor_empty(cx->put.device, dt, nd, sizes, &copy) != BP_OK ||
         bp_tensor_copy(copy, aw) != BP_OK) {
-      result = setup_failed(desc, what);
+      result = setup_failed(cx, desc, what);
     } else {
       as.slots[i].u.tensor = copy;
-      want = call_read(&as, aw, desc, what);
+      want = call_read(cx, &as, aw, desc, what);
     }
     cert_argset_free(&as);
     bp_tensor_release(copy);
     if (want.got == 0) result = 0;
     snprintf(what, sizeof what, "argument #%d '%s' given '%s' itself", i, iname, wname);
-    if (want.got > 0 && !cert_materialise(s, &cx.cur.si, M_PLAIN, &as)) {
-      result = setup_failed(desc, what);
+    if (want.got > 0 && !cert_materialise(cx, s, &cx->cur.si, M_PLAIN, &as)) {
+      result = setup_failed(cx, desc, what);
     } else if (want.got > 0) {
       aw = arg_tensor(&as, w);
       as.slots[i].u.tensor = aw;
       (*relations)++;
-      got_o = call_read(&as, aw, desc, what);
+      got_o = call_read(cx, &as, aw, desc, what);
       if (got_o.got == 0) result = 0;
       if (got_o.got < 0) (*refusals)++;
       if (got_o.got > 0 && !agree_bytes(dt, got_o.bytes, want.bytes, want.len, &at)) {
         cert_verdict(
-            ST_FAIL,
+            cx, ST_FAIL,
             "aliasing: %s: argument #%d '%s' given '%s' itself (an exact alias, as "
             "in %s(y, y)): element %zu written differs from the same call's with a copy of "
             "'%s' there (the kernel reads '%s' after it writes '%s')",
-            desc, i, iname, wname, cx.cur.oi.name, at, wname, iname, wname);
+            desc, i, iname, wname, cx->cur.oi.name, at, wname, iname, wname);
         result = 0;
       }
     }
@@ -262,7 +263,7 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
       if (!hb) abort();
       memcpy(hb, plain, (size_t)numel * item); /* any values: w's after a call */
       memcpy(hb + (size_t)numel * item, plain, item);
-      bp_tensor *ob = device_tensor(dt, numel + 1, hb), *W = NULL, *X = NULL;
+      bp_tensor *ob = device_tensor(cx, dt, numel + 1, hb), *W = NULL, *X = NULL;
       bp_tensor *Wc = NULL, *Xc = NULL;
       int64_t cst[BP_MAX_NDIM];
       cst[nd - 1] = 1;
@@ -272,30 +273,30 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
                iname, wname, dir ? "behind" : "ahead of");
       bool made = ob && bp_tensor_as_strided(ob, nd, sizes, cst, dir, &W) == BP_OK &&
                   bp_tensor_as_strided(ob, nd, sizes, cst, 1 - dir, &X) == BP_OK &&
-                  bp_tensor_empty(cx.put.device, dt, nd, sizes, &Wc) == BP_OK &&
-                  bp_tensor_empty(cx.put.device, dt, nd, sizes, &Xc) == BP_OK &&
+                  bp_tensor_empty(cx->put.device, dt, nd, sizes, &Wc) == BP_OK &&
+                  bp_tensor_empty(cx->put.device, dt, nd, sizes, &Xc) == BP_OK &&
                   bp_tensor_copy(Wc, W) == BP_OK && bp_tensor_copy(Xc, X) == BP_OK &&
-                  cert_materialise(s, &cx.cur.si, M_PLAIN, &as);
+                  cert_materialise(cx, s, &cx->cur.si, M_PLAIN, &as);
       if (!made) {
-        result = setup_failed(desc, what);
+        result = setup_failed(cx, desc, what);
       } else {
         as.slots[w].u.tensor = Wc;
         as.slots[i].u.tensor = Xc;
-        copies = call_read(&as, Wc, desc, "copies of the overlapping views");
+        copies = call_read(cx, &as, Wc, desc, "copies of the overlapping views");
         if (copies.got == 0) result = 0;
       }
       cert_argset_free(&as);
-      if (copies.got > 0 && !cert_materialise(s, &cx.cur.si, M_PLAIN, &as)) {
-        result = setup_failed(desc, what);
+      if (copies.got > 0 && !cert_materialise(cx, s, &cx->cur.si, M_PLAIN, &as)) {
+        result = setup_failed(cx, desc, what);
       } else if (copies.got > 0) {
         as.slots[w].u.tensor = W;
         as.slots[i].u.tensor = X;
         (*relations)++;
-        over = call_read(&as, W, desc, what);
+        over = call_read(cx, &as, W, desc, what);
         if (over.got == 0) result = 0;
         if (over.got < 0) (*refusals)++;
         if (over.got > 0 && !agree_bytes(dt, over.bytes, copies.bytes, copies.len, &at)) {
-          cert_verdict(ST_FAIL,
+          cert_verdict(cx, ST_FAIL,
                        "aliasing: %s: argument #%d '%s' overlapping '%s' partially (one "
                        "element %s it in one storage): the call succeeded, but element %zu written "
                        "differs from the same call's on copies of the two; refuse such a call with "
@@ -316,30 +317,30 @@ static int written_one(const sample *s, int w, int *relations, int *refusals) {
     }
   }
   free(plain);
-  if (result == 1 && !cert_guard_ok("bounds", s)) result = 0;
+  if (result == 1 && !cert_guard_ok(cx, "bounds", s)) result = 0;
   return result;
 }
 
-void cert_written_aliasing(const certify_case *c) {
+void cert_written_aliasing(cert_ctx *cx, const certify_case *c) {
   size_t n;
-  sample *set = cert_op_check_set(&n);
+  sample *set = cert_op_check_set(cx, &n);
   if (!set) return;
   int relations = 0, refusals = 0;
   for (size_t k = 0; k < n; k++)
-    for (int w = 0; w < cx.cur.si.n && w < set[k].n; w++) {
-      if (!cx.cur.si.mutated[w] || set[k].a[w].k != AK_TENSOR) continue;
-      if (written_one(&set[k], w, &relations, &refusals) == 0) {
+    for (int w = 0; w < cx->cur.si.n && w < set[k].n; w++) {
+      if (!cx->cur.si.mutated[w] || set[k].a[w].k != AK_TENSOR) continue;
+      if (written_one(cx, &set[k], w, &relations, &refusals) == 0) {
         cert_sample_set_free(set, n);
         return;
       }
     }
   cert_sample_set_free(set, n);
-  if (cert_all_refused(c, n)) return;
+  if (cert_all_refused(cx, c, n)) return;
   if (relations == 0) {
-    cert_verdict(ST_SKIP, "no sample gave %s's written argument a shape to alias", c->op);
+    cert_verdict(cx, ST_SKIP, "no sample gave %s's written argument a shape to alias", c->op);
     return;
   }
-  cert_verdict(ST_PASS,
+  cert_verdict(cx, ST_PASS,
                "what it writes keeps the gaps of a gapped view and agrees, or is refused "
                "with a message, under exact aliases and partial overlaps: %d relation(s), %d "
                "refused",

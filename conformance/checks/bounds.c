@@ -36,7 +36,7 @@ static unsigned char *element_mask(const argset *as, int i, size_t len) {
 
 /* Checks the canaries of every argument of a call of s; false after a
  * verdict. */
-static bool canaries_intact(const argset *as, const sample *s) {
+static bool canaries_intact(cert_ctx *cx, const argset *as, const sample *s) {
   char desc[300];
   for (int i = 0; i < as->nmade; i++) {
     size_t len = 0;
@@ -44,7 +44,7 @@ static bool canaries_intact(const argset *as, const sample *s) {
     unsigned char *m = b ? element_mask(as, i, len) : NULL;
     int a = as->made_arg[i];
     if (!b || !m) {
-      cert_verdict(ST_FAIL, "bounds: certifier error: cannot read back argument %d: %s", a,
+      cert_verdict(cx, ST_FAIL, "bounds: certifier error: cannot read back argument %d: %s", a,
                    bp_last_error());
       free(b);
       return false;
@@ -55,18 +55,19 @@ static bool canaries_intact(const argset *as, const sample *s) {
       if (m[x] || b[x] == cert_canary_byte(x)) continue;
       cert_sample_desc(s, desc, sizeof desc);
       if (x < first)
-        cert_verdict(ST_FAIL, "bounds: %s: the kernel wrote %zu byte(s) before argument %d '%s'",
-                     desc, first - x, a, cx.cur.si.name[a]);
+        cert_verdict(cx, ST_FAIL,
+                     "bounds: %s: the kernel wrote %zu byte(s) before argument %d '%s'", desc,
+                     first - x, a, cx->cur.si.name[a]);
       else if (x >= last)
-        cert_verdict(ST_FAIL,
+        cert_verdict(cx, ST_FAIL,
                      "bounds: %s: the kernel wrote byte +%zu past the last element of "
                      "argument %d '%s'",
-                     desc, x - last, a, cx.cur.si.name[a]);
+                     desc, x - last, a, cx->cur.si.name[a]);
       else
-        cert_verdict(ST_FAIL,
+        cert_verdict(cx, ST_FAIL,
                      "bounds: %s: the kernel wrote between the elements of argument %d '%s' "
                      "(byte %zu of its storage, a gap of its strides)",
-                     desc, a, cx.cur.si.name[a], x - first);
+                     desc, a, cx->cur.si.name[a], x - first);
       free(b);
       free(m);
       return false;
@@ -81,30 +82,30 @@ static bool canaries_intact(const argset *as, const sample *s) {
  * as_strided view inside a larger allocation), and in the gaps of a
  * strided one, survive the call; and so do the canaries that libbackplane
  * keeps around every block the kernel allocates through the host. */
-void cert_case_bounds(const certify_case *c) {
-  if (!cert_op_setup(c)) return;
+void cert_case_bounds(cert_ctx *cx, const certify_case *c) {
+  if (!cert_op_setup(cx, c)) return;
   size_t n;
-  sample *set = cert_op_check_set(&n);
+  sample *set = cert_op_check_set(cx, &n);
   if (!set) return;
   for (size_t k = 0; k < n; k++) {
     argset as;
-    int got = cert_call_on(&set[k], M_GUARD, &as, "bounds");
+    int got = cert_call_on(cx, &set[k], M_GUARD, &as, "bounds");
     if (got == 0) {
       cert_sample_set_free(set, n);
       return;
     }
     if (got < 0) continue;
     bp_stack_release(&as.st);
-    bool ok = canaries_intact(&as, &set[k]);
+    bool ok = canaries_intact(cx, &as, &set[k]);
     cert_argset_free(&as);
-    if (!ok || !cert_guard_ok("bounds", &set[k])) {
+    if (!ok || !cert_guard_ok(cx, "bounds", &set[k])) {
       cert_sample_set_free(set, n);
       return;
     }
   }
   cert_sample_set_free(set, n);
-  if (cert_all_refused(c, n)) return;
-  cert_verdict(ST_PASS,
+  if (cert_all_refused(cx, c, n)) return;
+  cert_verdict(cx, ST_PASS,
                "canaries of %d elements around every argument, in the gaps of strided ones, "
                "and around every block the kernel allocated, intact on %zu samples",
                CANARY, n);

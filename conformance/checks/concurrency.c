@@ -54,12 +54,20 @@ void cert_concurrency_reset(void) {
 /* All the threads start their first calls together. */
 static pthread_barrier_t start_line;
 
-static void *conc_thread(void *arg) {
-  intptr_t id = (intptr_t)arg;
+/* What a thread is handed: the run's context and its number. */
+typedef struct conc_arg {
+  cert_ctx *cx;
+  int id;
+} conc_arg;
+
+static void *conc_thread(void *arg_) {
+  const conc_arg *arg = arg_;
+  cert_ctx *cx = arg->cx;
+  int id = arg->id;
   for (int it = 0; it < conc.iters; it++) {
     argset as;
     char why[400] = "";
-    bool made = cert_materialise(conc.s, &cx.cur.si, M_PLAIN, &as);
+    bool made = cert_materialise(cx, conc.s, &cx->cur.si, M_PLAIN, &as);
     if (it == 0) pthread_barrier_wait(&start_line);
     /* Staggered: the odd threads' first calls (and any lazy set-up they
      * run) come while the even threads' first calls are computing. */
@@ -73,7 +81,7 @@ static void *conc_thread(void *arg) {
     if (!made) {
       snprintf(why, sizeof why, "thread %d: certifier error: cannot build the arguments: %s",
                (int)id, bp_last_error());
-    } else if (bp_call(cx.cur.op, &as.st) != BP_OK) {
+    } else if (bp_call(cx->cur.op, &as.st) != BP_OK) {
       snprintf(why, sizeof why, "thread %d, call %d failed: %s", (int)id, it, bp_last_error());
     } else {
       size_t len;
@@ -112,12 +120,12 @@ static void free_firsts(void) {
 
 /* Runs the threads on s, then the single-threaded call; 1 when all agree,
  * -1 when the op refused s (outside core), 0 after a verdict. */
-static int race(const sample *s, int iters, bool stagger) {
+static int race(cert_ctx *cx, const sample *s, int iters, bool stagger) {
   char desc[300];
   cert_sample_desc(s, desc, sizeof desc);
   argset as;
   /* An op outside core may refuse the sample: then no thread runs. */
-  if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &as) || cert_op_set_refuses(&as)) {
+  if (!cert_materialise(cx, s, &cx->cur.si, M_PLAIN, &as) || cert_op_set_refuses(cx, &as)) {
     cert_argset_free(&as);
     return -1;
   }
@@ -128,13 +136,16 @@ static int race(const sample *s, int iters, bool stagger) {
   atomic_store(&conc.calling, false);
   conc.fail[0] = '\0';
   pthread_t th[NTHREADS];
+  conc_arg args[NTHREADS];
   int started = 0;
   if (pthread_barrier_init(&start_line, NULL, NTHREADS) != 0) {
-    cert_verdict(ST_FAIL, "concurrency: certifier error: pthread_barrier_init failed");
+    cert_verdict(cx, ST_FAIL, "concurrency: certifier error: pthread_barrier_init failed");
     return 0;
   }
-  for (intptr_t i = 0; i < NTHREADS; i++)
-    if (pthread_create(&th[i], NULL, conc_thread, (void *)i) == 0) started++;
+  for (int i = 0; i < NTHREADS; i++) {
+    args[i] = (conc_arg){cx, i};
+    if (pthread_create(&th[started], NULL, conc_thread, &args[i]) == 0) started++;
+  }
   if (started < NTHREADS) {
     /* The barrier may wait for threads that never started. */
     for (int i = 0; i < started; i++) pthread_cancel(th[i]);
@@ -143,18 +154,18 @@ static int race(const sample *s, int iters, bool stagger) {
   pthread_barrier_destroy(&start_line);
   if (started < NTHREADS) {
     free_firsts();
-    cert_verdict(ST_FAIL, "concurrency: certifier error: could start only %d of %d threads",
+    cert_verdict(cx, ST_FAIL, "concurrency: certifier error: could start only %d of %d threads",
                  started, NTHREADS);
     return 0;
   }
   if (*conc.fail) {
     free_firsts();
-    if (cx.cur.r < 0 && strstr(conc.fail, "failed:"))
-      return cert_refused(s, "concurrency") ? -1 : 0;
-    cert_verdict(ST_FAIL, "concurrency: %s: %s", desc, conc.fail);
+    if (cx->cur.r < 0 && strstr(conc.fail, "failed:"))
+      return cert_refused(cx, s, "concurrency") ? -1 : 0;
+    cert_verdict(cx, ST_FAIL, "concurrency: %s: %s", desc, conc.fail);
     return 0;
   }
-  int got = cert_call_on(s, M_PLAIN, &as, "concurrency");
+  int got = cert_call_on(cx, s, M_PLAIN, &as, "concurrency");
   if (got <= 0) {
     free_firsts();
     return got;
@@ -172,40 +183,40 @@ static int race(const sample *s, int iters, bool stagger) {
   free(want);
   free_firsts();
   if (bad >= 0) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "concurrency: %s: thread %d's first call, made while the other threads "
                  "called too, differs from the single-threaded result (byte %ld)",
                  desc, bad, at);
     return 0;
   }
-  return cert_guard_ok("bounds", s) ? 1 : 0;
+  return cert_guard_ok(cx, "bounds", s) ? 1 : 0;
 }
 
-void cert_case_concurrency(const certify_case *c) {
-  if (!cert_op_setup(c)) return;
-  if (cx.cur.oi.flags & BP_OP_NONDETERMINISTIC) {
-    cert_verdict(ST_SKIP, "%s is declared nondeterministic: results cannot be compared", c->op);
+void cert_case_concurrency(cert_ctx *cx, const certify_case *c) {
+  if (!cert_op_setup(cx, c)) return;
+  if (cx->cur.oi.flags & BP_OP_NONDETERMINISTIC) {
+    cert_verdict(cx, ST_SKIP, "%s is declared nondeterministic: results cannot be compared", c->op);
     return;
   }
   size_t n, nl = 0;
-  sample *set = cert_op_check_set(&n), *large = NULL;
+  sample *set = cert_op_check_set(cx, &n), *large = NULL;
   if (!set) return;
   size_t pick = 0; /* a length past a vector loop's tail, when there is one */
   for (size_t k = 0; k < n; k++)
     if (strcmp(set[k].label, "length 129") == 0) pick = k;
-  int small = race(&set[pick], 24, false);
-  if (cx.cur.r >= 0 && small > 0) {
-    gen_opts o = cert_op_gen_opts();
-    large = cert_gen_core_set(cx.cur.r, BP_FLOAT32, SK_LARGE, &o, &nl);
-    nl = cert_keep_declared(large, nl);
+  int small = race(cx, &set[pick], 24, false);
+  if (cx->cur.r >= 0 && small > 0) {
+    gen_opts o = cert_op_gen_opts(cx);
+    large = cert_gen_core_set(cx->cur.r, BP_FLOAT32, SK_LARGE, &o, &nl);
+    nl = cert_keep_declared(cx, large, nl);
   }
   /* Large: the odd threads' first calls staggered behind the even ones'. */
-  int big = nl ? race(&large[0], 3, true) : 1;
+  int big = nl ? race(cx, &large[0], 3, true) : 1;
   cert_sample_set_free(set, n);
   cert_sample_set_free(large, nl);
   if (small == 0 || big == 0) return;
-  if (small < 0 && cert_all_refused(c, 1)) return;
-  cert_verdict(ST_PASS,
+  if (small < 0 && cert_all_refused(cx, c, 1)) return;
+  cert_verdict(cx, ST_PASS,
                "%d threads gave the single-threaded result: 24 calls each on a small sample%s",
                NTHREADS, nl ? ", 3 each on a large one (first calls staggered)" : "");
 }

@@ -63,6 +63,7 @@ static void usage_get(usage *u) {
 /* The host thread of one cycle: makes the calls, then waits for the
  * unload before it exits. */
 typedef struct cycle_thread {
+  cert_ctx *cx;
   host_run *hr;
   bool record;
   size_t n;
@@ -75,7 +76,7 @@ typedef struct cycle_thread {
 
 static void *cycle_main(void *arg) {
   cycle_thread *t = arg;
-  t->same = cert_host_run_calls(t->hr, t->record, &t->n, t->why, sizeof t->why);
+  t->same = cert_host_run_calls(t->cx, t->hr, t->record, &t->n, t->why, sizeof t->why);
   pthread_mutex_lock(&t->mu);
   t->stage = 1;
   pthread_cond_broadcast(&t->cv);
@@ -85,28 +86,28 @@ static void *cycle_main(void *arg) {
 }
 
 /* One cycle; false after a verdict. */
-static bool cycle(host_run *hr, int k, size_t *calls) {
+static bool cycle(cert_ctx *cx, host_run *hr, int k, size_t *calls) {
   char why[700];
-  cx.put.plugin = NULL;
-  if (!cert_load_plugin() || !cert_pick_device()) return false;
+  cx->put.plugin = NULL;
+  if (!cert_load_plugin(cx) || !cert_pick_device(cx)) return false;
   if (k == 1) {
-    if (!cert_host_run_build(hr, false)) return false;
+    if (!cert_host_run_build(cx, hr, false)) return false;
   } else if (!cert_host_run_refind(hr, why, sizeof why)) {
-    cert_verdict(ST_FAIL, "host/cycles: cycle %d: %s", k, why);
+    cert_verdict(cx, ST_FAIL, "host/cycles: cycle %d: %s", k, why);
     return false;
   }
-  cycle_thread t = {hr, k == 1, 0, true, "", PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                    0};
+  cycle_thread t = {
+      cx, hr, k == 1, 0, true, "", PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
   pthread_t th;
   if (pthread_create(&th, NULL, cycle_main, &t) != 0) {
-    cert_verdict(ST_FAIL, "host/cycles: cycle %d: a host thread cannot be started", k);
+    cert_verdict(cx, ST_FAIL, "host/cycles: cycle %d: a host thread cannot be started", k);
     return false;
   }
   pthread_mutex_lock(&t.mu);
   while (t.stage != 1) pthread_cond_wait(&t.cv, &t.mu);
   pthread_mutex_unlock(&t.mu);
-  bp_status st = bp_plugin_unload(cx.put.plugin);
-  cx.put.plugin = NULL;
+  bp_status st = bp_plugin_unload(cx->put.plugin);
+  cx->put.plugin = NULL;
   pthread_mutex_lock(&t.mu);
   t.stage = 2;
   pthread_cond_broadcast(&t.cv);
@@ -114,11 +115,12 @@ static bool cycle(host_run *hr, int k, size_t *calls) {
   pthread_join(th, NULL);
   *calls += t.n;
   if (!t.same) {
-    cert_verdict(ST_FAIL, "host/cycles: cycle %d of load, calls, unload: %s", k, t.why);
+    cert_verdict(cx, ST_FAIL, "host/cycles: cycle %d of load, calls, unload: %s", k, t.why);
     return false;
   }
   if (st != BP_OK) {
-    cert_verdict(ST_FAIL, "host/cycles: cycle %d: bp_plugin_unload failed: %s", k, bp_last_error());
+    cert_verdict(cx, ST_FAIL, "host/cycles: cycle %d: bp_plugin_unload failed: %s", k,
+                 bp_last_error());
     return false;
   }
   return true;
@@ -126,28 +128,28 @@ static bool cycle(host_run *hr, int k, size_t *calls) {
 
 /* Whether u grew from u0 (between cycles `from` and `to`): false after
  * a verdict.  With heap, the heap too. */
-static bool no_growth(const usage *u0, const usage *u, int from, int to, bool heap) {
+static bool no_growth(cert_ctx *cx, const usage *u0, const usage *u, int from, int to, bool heap) {
   const int span = to - from;
   if (u0->fds >= 0 && u->fds > u0->fds) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "host/cycles: %d more file descriptor(s) open after cycle %d than after "
                  "cycle %d: each load, call and unload leaves descriptors open",
                  u->fds - u0->fds, to, from);
     return false;
   }
   if (cert_proc_threads_meaningful() && u0->threads > 0 && u->threads > u0->threads) {
-    cert_verdict(ST_FAIL, "host/cycles: %d more thread(s) after cycle %d than after cycle %d",
+    cert_verdict(cx, ST_FAIL, "host/cycles: %d more thread(s) after cycle %d than after cycle %d",
                  u->threads - u0->threads, to, from);
     return false;
   }
   if (u0->key >= 0 && (u->key > u0->key || u->key < 0)) {
     if (u->key < 0)
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "host/cycles: after cycle %d no thread-specific key is left "
                    "(pthread_key_create fails): the plugin's loads used them up",
                    to);
     else
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "host/cycles: thread-specific keys leak: the next free pthread key was "
                    "%ld after cycle %d and %ld after cycle %d (about %.2f a cycle; a process "
                    "has 1024)",
@@ -155,14 +157,14 @@ static bool no_growth(const usage *u0, const usage *u, int from, int to, bool he
     return false;
   }
   if (cert_map_state_meaningful() && u->maps.count > u0->maps.count) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "host/cycles: %ld more mapping(s) (%lld bytes) after cycle %d than after "
                  "cycle %d",
                  u->maps.count - u0->maps.count, u->maps.bytes - u0->maps.bytes, to, from);
     return false;
   }
   if (heap && cert_map_state_meaningful() && u->heap - u0->heap > HEAP_SLACK) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "host/cycles: the heap grew by %lld bytes from cycle %d to cycle %d (about "
                  "%lld bytes a cycle)",
                  u->heap - u0->heap, from, to, (u->heap - u0->heap) / span);
@@ -171,14 +173,14 @@ static bool no_growth(const usage *u0, const usage *u, int from, int to, bool he
   return true;
 }
 
-void cert_case_host_cycles(const certify_case *c) {
-  cert_rng_seed_name(c->name);
+void cert_case_host_cycles(cert_ctx *cx, const certify_case *c) {
+  cert_rng_seed_name(cx, c->name);
   host_run hr;
   memset(&hr, 0, sizeof hr);
   usage u0 = {0}, u;
   size_t calls = 0;
   for (int k = 1; k <= CYCLES; k++) {
-    if (!cycle(&hr, k, &calls)) {
+    if (!cycle(cx, &hr, k, &calls)) {
       cert_host_run_free(&hr);
       return;
     }
@@ -187,7 +189,7 @@ void cert_case_host_cycles(const certify_case *c) {
      * early; the heap, which moves a little, over the whole run. */
     if (k > WARM && (k - WARM) % 100 == 0 && k < CYCLES) {
       usage_get(&u);
-      if (!no_growth(&u0, &u, WARM, k, false)) {
+      if (!no_growth(cx, &u0, &u, WARM, k, false)) {
         cert_host_run_free(&hr);
         return;
       }
@@ -195,8 +197,8 @@ void cert_case_host_cycles(const certify_case *c) {
   }
   cert_host_run_free(&hr);
   usage_get(&u);
-  if (!no_growth(&u0, &u, WARM, CYCLES, true)) return;
-  cert_verdict(ST_PASS,
+  if (!no_growth(cx, &u0, &u, WARM, CYCLES, true)) return;
+  cert_verdict(cx, ST_PASS,
                "%d cycles of load, %zu calls in all on host threads that exit after the "
                "unload, unload: no file descriptor, thread, key, mapping or heap growth "
                "from cycle %d on%s",

@@ -71,10 +71,11 @@ static float expected(int p, float x) {
  * env.  With check: 1 when the results are exact, 0 after a verdict;
  * without, 1 when called.  -1 when the plugin has no float32 kernel of
  * it. */
-static int probe(int p, const fp_state *env, const fp_state *fp0, bool check) {
+static int probe(cert_ctx *cx, int p, const fp_state *env, const fp_state *fp0, bool check) {
   const bp_op *op;
   bp_kernel_info ki;
-  if (bp_op_find(probe_name[p], &op) != BP_OK || !cert_plugin_kernel(op, cx.put.device.type, &ki))
+  if (bp_op_find(probe_name[p], &op) != BP_OK ||
+      !cert_plugin_kernel(cx, op, cx->put.device.type, &ki))
     return -1;
   bool f32 = !ki.dtypes;
   for (const int32_t *d = ki.dtypes; d && *d != BP_DTYPE_INVALID; d++) f32 |= *d == BP_FLOAT32;
@@ -93,8 +94,8 @@ static int probe(int p, const fp_state *env, const fp_state *fp0, bool check) {
     cert_add_tensor(&s, y, 0);
   }
   argset as;
-  if (!cert_materialise(&s, &si, M_PLAIN, &as)) {
-    cert_verdict(ST_FAIL, "certifier error: cannot build the denormal probe of %s: %s",
+  if (!cert_materialise(cx, &s, &si, M_PLAIN, &as)) {
+    cert_verdict(cx, ST_FAIL, "certifier error: cannot build the denormal probe of %s: %s",
                  probe_name[p], bp_last_error());
     cert_argset_free(&as);
     cert_sample_free(&s);
@@ -104,7 +105,7 @@ static int probe(int p, const fp_state *env, const fp_state *fp0, bool check) {
   bp_status st = bp_call(op, &as.st);
   cert_fp_state_set(fp0);
   if (st != BP_OK) {
-    cert_verdict(ST_FAIL, "host/fpenv: %s on %lld float32 denormals failed: %s", probe_name[p],
+    cert_verdict(cx, ST_FAIL, "host/fpenv: %s on %lld float32 denormals failed: %s", probe_name[p],
                  (long long)n, bp_last_error());
     cert_argset_free(&as);
     cert_sample_free(&s);
@@ -126,7 +127,7 @@ static int probe(int p, const fp_state *env, const fp_state *fp0, bool check) {
   free(b);
   cert_sample_free(&s);
   if (bad) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "host/fpenv: %s on %lld float32 denormals, called from a thread in the "
                  "default floating-point state: %lld result(s) wrong, between elements %lld "
                  "and %lld: a thread that runs the plugin's work flushes denormals to zero "
@@ -139,31 +140,31 @@ static int probe(int p, const fp_state *env, const fp_state *fp0, bool check) {
   return 1;
 }
 
-void cert_case_host_fpenv(const certify_case *c) {
+void cert_case_host_fpenv(cert_ctx *cx, const certify_case *c) {
   (void)c;
   fp_state fp0, ftz_state;
   cert_fp_state_get(&fp0);
-  if (!cert_load_plugin() || !cert_pick_device()) return;
+  if (!cert_load_plugin(cx) || !cert_pick_device(cx)) return;
   /* First the calls from a flushing thread (worker threads a plugin
    * starts lazily start here), then the probe proper. */
   bool ftz = set_ftz();
   cert_fp_state_get(&ftz_state);
   cert_fp_state_set(&fp0);
   for (int p = 0; ftz && p < NPROBE; p++)
-    if (probe(p, &ftz_state, &fp0, false) == 0) return;
+    if (probe(cx, p, &ftz_state, &fp0, false) == 0) return;
   int ran = 0;
   for (int p = 0; p < NPROBE; p++) {
-    int r = probe(p, &fp0, &fp0, true);
+    int r = probe(cx, p, &fp0, &fp0, true);
     if (r == 0) return;
     ran += r > 0;
   }
   if (!ran) {
-    cert_verdict(ST_SKIP,
+    cert_verdict(cx, ST_SKIP,
                  "the plugin has no float32 kernel of core::add, mul, neg or abs to probe "
                  "its threads' floating-point environment with");
     return;
   }
-  cert_verdict(ST_PASS,
+  cert_verdict(cx, ST_PASS,
                "%d probe(s) of %d float32 denormals each come back exact from a thread in "
                "the default state, after calls from a thread with flush-to-zero set: every "
                "thread that runs the plugin's work keeps denormals",

@@ -21,12 +21,12 @@
 /* Handshake                                                                */
 /* ------------------------------------------------------------------------ */
 
-void cert_case_exports(const certify_case *c) {
+void cert_case_exports(cert_ctx *cx, const certify_case *c) {
   (void)c;
   elf_syms syms;
   char err[256];
-  if (!cert_elf_read_dynsyms(cx.opt.plugin, &syms, err, sizeof err)) {
-    cert_verdict(ST_FAIL, "%s", err);
+  if (!cert_elf_read_dynsyms(cx->opt.plugin, &syms, err, sizeof err)) {
+    cert_verdict(cx, ST_FAIL, "%s", err);
     return;
   }
   char extra[512] = "";
@@ -44,20 +44,20 @@ void cert_case_exports(const certify_case *c) {
   }
   cert_elf_syms_free(&syms);
   if (!has_init)
-    cert_verdict(ST_FAIL, "bp_plugin_init is not exported");
+    cert_verdict(cx, ST_FAIL, "bp_plugin_init is not exported");
   else if (nextra)
-    cert_verdict(ST_FAIL, "%zu symbols exported besides bp_plugin_init: %s%s", nextra, extra,
+    cert_verdict(cx, ST_FAIL, "%zu symbols exported besides bp_plugin_init: %s%s", nextra, extra,
                  nextra > 5 ? ", ..." : "");
   else
-    cert_verdict(ST_PASS, "exports only bp_plugin_init");
+    cert_verdict(cx, ST_PASS, "exports only bp_plugin_init");
 }
 
-void cert_case_imports(const certify_case *c) {
+void cert_case_imports(cert_ctx *cx, const certify_case *c) {
   (void)c;
   elf_syms syms;
   char err[256];
-  if (!cert_elf_read_dynsyms(cx.opt.plugin, &syms, err, sizeof err)) {
-    cert_verdict(ST_FAIL, "%s", err);
+  if (!cert_elf_read_dynsyms(cx->opt.plugin, &syms, err, sizeof err)) {
+    cert_verdict(cx, ST_FAIL, "%s", err);
     return;
   }
   char bad[512] = "";
@@ -70,22 +70,22 @@ void cert_case_imports(const certify_case *c) {
   }
   cert_elf_syms_free(&syms);
   if (nbad)
-    cert_verdict(ST_FAIL, "imports %zu bp_ symbols (reach the host through its table): %s%s", nbad,
-                 bad, nbad > 5 ? ", ..." : "");
+    cert_verdict(cx, ST_FAIL, "imports %zu bp_ symbols (reach the host through its table): %s%s",
+                 nbad, bad, nbad > 5 ? ", ..." : "");
   else
-    cert_verdict(ST_PASS, "no bp_ imports");
+    cert_verdict(cx, ST_PASS, "no bp_ imports");
 }
 
 /* handshake/binary: nothing the loader refuses (docs/host-guide.md),
  * read from the file whatever BP_PLUGIN_ALLOW_UNSAFE says: no executable
  * stack, no writable and executable segment, no text relocations.  The
  * pass names the symbol versions it needs. */
-void cert_case_binary(const certify_case *c) {
+void cert_case_binary(cert_ctx *cx, const certify_case *c) {
   (void)c;
   static elf_binary b;
   char err[256], why[700] = "", needs[600];
-  if (!cert_elf_read_binary(cx.opt.plugin, &b, err, sizeof err)) {
-    cert_verdict(ST_FAIL, "%s: %s", cx.opt.plugin, err);
+  if (!cert_elf_read_binary(cx->opt.plugin, &b, err, sizeof err)) {
+    cert_verdict(cx, ST_FAIL, "%s: %s", cx->opt.plugin, err);
     return;
   }
 #if defined(__x86_64__) || defined(__i386__)
@@ -109,54 +109,54 @@ void cert_case_binary(const certify_case *c) {
                           "%sit has text relocations (DT_TEXTREL; rebuild it from "
                           "position-independent code, -fPIC)", o ? "; " : "");
   if (o) {
-    cert_verdict(ST_FAIL, "%s: %s: the loader refuses it", cx.opt.plugin, why);
+    cert_verdict(cx, ST_FAIL, "%s: %s: the loader refuses it", cx->opt.plugin, why);
     return;
   }
   if (cert_elf_needs_text(&b, needs, sizeof needs) == 0) snprintf(needs, sizeof needs, "none");
-  cert_verdict(ST_PASS,
+  cert_verdict(cx, ST_PASS,
                "no executable stack, no writable and executable segment, no text "
                "relocations; symbol versions needed: %s",
                needs);
 }
 
-void cert_case_loads(const certify_case *c) {
+void cert_case_loads(cert_ctx *cx, const certify_case *c) {
   (void)c;
-  if (cert_load_plugin())
-    cert_verdict(ST_PASS, "%s %s (%s)", cx.put.info.name,
-                 cx.put.info.version ? cx.put.info.version : "?",
-                 cx.put.info.vendor ? cx.put.info.vendor : "?");
+  if (cert_load_plugin(cx))
+    cert_verdict(cx, ST_PASS, "%s %s (%s)", cx->put.info.name,
+                 cx->put.info.version ? cx->put.info.version : "?",
+                 cx->put.info.vendor ? cx->put.info.vendor : "?");
 }
 
-void cert_case_version(const certify_case *c) {
+void cert_case_version(cert_ctx *cx, const certify_case *c) {
   (void)c;
-  if (!cert_load_plugin()) return;
+  if (!cert_load_plugin(cx)) return;
   uint32_t major, minor;
   bp_abi_version(&major, &minor);
-  if (cx.put.info.abi_major != major)
-    cert_verdict(ST_FAIL, "plugin ABI %u.%u, host ABI %u.%u: majors differ", cx.put.info.abi_major,
-                 cx.put.info.abi_minor, major, minor);
+  if (cx->put.info.abi_major != major)
+    cert_verdict(cx, ST_FAIL, "plugin ABI %u.%u, host ABI %u.%u: majors differ",
+                 cx->put.info.abi_major, cx->put.info.abi_minor, major, minor);
   else
-    cert_verdict(ST_PASS, "ABI %u.%u (host %u.%u), op set %u", cx.put.info.abi_major,
-                 cx.put.info.abi_minor, major, minor, cx.put.info.op_set_version);
+    cert_verdict(cx, ST_PASS, "ABI %u.%u (host %u.%u), op set %u", cx->put.info.abi_major,
+                 cx->put.info.abi_minor, major, minor, cx->put.info.op_set_version);
 }
 
 /* handshake/names: the descriptor's name is a valid identifier
  * ([a-z][a-z0-9_]*, as device and namespace names are), and it gives a
  * vendor and a version. */
-void cert_case_names(const certify_case *c) {
+void cert_case_names(cert_ctx *cx, const certify_case *c) {
   (void)c;
-  if (!cert_load_plugin()) return;
-  const char *n = cx.put.info.name;
+  if (!cert_load_plugin(cx)) return;
+  const char *n = cx->put.info.name;
   bool ok = n[0] >= 'a' && n[0] <= 'z';
   for (const char *p = n; ok && *p; p++)
     ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_';
   if (!ok)
-    cert_verdict(ST_FAIL, "plugin name '%s' is not [a-z][a-z0-9_]*", n);
-  else if (!cx.put.info.vendor || !*cx.put.info.vendor)
-    cert_verdict(ST_FAIL, "plugin '%s' gives no vendor", n);
-  else if (!cx.put.info.version || !*cx.put.info.version)
-    cert_verdict(ST_FAIL, "plugin '%s' gives no version", n);
+    cert_verdict(cx, ST_FAIL, "plugin name '%s' is not [a-z][a-z0-9_]*", n);
+  else if (!cx->put.info.vendor || !*cx->put.info.vendor)
+    cert_verdict(cx, ST_FAIL, "plugin '%s' gives no vendor", n);
+  else if (!cx->put.info.version || !*cx->put.info.version)
+    cert_verdict(cx, ST_FAIL, "plugin '%s' gives no version", n);
   else
-    cert_verdict(ST_PASS, "name '%s', vendor '%s', version '%s'", n, cx.put.info.vendor,
-                 cx.put.info.version);
+    cert_verdict(cx, ST_PASS, "name '%s', vendor '%s', version '%s'", n, cx->put.info.vendor,
+                 cx->put.info.version);
 }

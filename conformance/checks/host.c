@@ -56,10 +56,10 @@ static void on_prof(int sig) {
   prof_signals++;
 }
 
-void cert_case_host_sigprof(const certify_case *c) {
-  cert_rng_seed_name(c->name);
+void cert_case_host_sigprof(cert_ctx *cx, const certify_case *c) {
+  cert_rng_seed_name(cx, c->name);
   host_run hr;
-  if (!cert_host_run_start(&hr, true)) return;
+  if (!cert_host_run_start(cx, &hr, true)) return;
   struct sigaction sa, old;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_prof;
@@ -79,7 +79,7 @@ void cert_case_host_sigprof(const certify_case *c) {
 #endif
   sev.sigev_signo = SIGPROF;
   if (timer_create(CLOCK_MONOTONIC, &sev, &tm) != 0) {
-    cert_verdict(ST_FAIL, "certifier error: timer_create: %s", strerror(errno));
+    cert_verdict(cx, ST_FAIL, "certifier error: timer_create: %s", strerror(errno));
     cert_host_run_free(&hr);
     return;
   }
@@ -92,19 +92,19 @@ void cert_case_host_sigprof(const certify_case *c) {
    * SIGPROF_PASSES times. */
   bool same = true;
   for (int p = 0; p < SIGPROF_PASSES && same; p++)
-    same = cert_host_run_calls(&hr, false, &n, why, sizeof why);
+    same = cert_host_run_calls(cx, &hr, false, &n, why, sizeof why);
   long got = prof_signals;
   timer_delete(tm);
   sigaction(SIGPROF, &old, NULL);
   cert_host_run_free(&hr);
   if (!same) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "host/sigprof: under a SIGPROF timer every %d us (a handler without "
                  "SA_RESTART; %ld signals so far), %s",
                  SIGPROF_NS / 1000, got, why);
     return;
   }
-  cert_verdict(ST_PASS,
+  cert_verdict(cx, ST_PASS,
                "%zu calls give the same results while a SIGPROF timer fires at the calling "
                "thread every %d us (handler without SA_RESTART; %ld signals arrived)",
                n, SIGPROF_NS / 1000, got);
@@ -118,7 +118,7 @@ void cert_case_host_sigprof(const certify_case *c) {
 
 /* Reads the child's message from fd until it closes, while watching its
  * budget: false when it stalled (a hang) or spent the case's time. */
-static bool read_child(pid_t pid, int fd, char *msg, size_t len) {
+static bool read_child(cert_ctx *cx, pid_t pid, int fd, char *msg, size_t len) {
   proc_budget b, stall;
   budget_start(&b, pid);
   budget_start(&stall, pid);
@@ -141,26 +141,26 @@ static bool read_child(pid_t pid, int fd, char *msg, size_t len) {
     if (r < 0 && errno != EINTR) break;
     /* 5 s asleep without CPU time is a hang, whatever --timeout says;
      * the child's CPU time counts against --timeout. */
-    if (budget_spent(&stall, STALL_S) == BUDGET_STALL || budget_spent(&b, cx.opt.timeout))
+    if (budget_spent(&stall, STALL_S) == BUDGET_STALL || budget_spent(&b, cx->opt.timeout))
       return false;
   }
   return true;
 }
 
-void cert_case_host_fork(const certify_case *c) {
-  cert_rng_seed_name(c->name);
+void cert_case_host_fork(cert_ctx *cx, const certify_case *c) {
+  cert_rng_seed_name(cx, c->name);
   if (cert_built_with_tsan()) {
-    cert_verdict(ST_SKIP,
+    cert_verdict(cx, ST_SKIP,
                  "a ThreadSanitizer build of bp-certify cannot start threads in a child "
                  "forked from a threaded process (the sanitizer's own limit): the release and "
                  "AddressSanitizer builds run this check");
     return;
   }
   host_run hr;
-  if (!cert_host_run_start(&hr, true)) return;
+  if (!cert_host_run_start(cx, &hr, true)) return;
   int p[2];
   if (pipe(p) != 0) {
-    cert_verdict(ST_FAIL, "certifier error: pipe: %s", strerror(errno));
+    cert_verdict(cx, ST_FAIL, "certifier error: pipe: %s", strerror(errno));
     cert_host_run_free(&hr);
     return;
   }
@@ -170,7 +170,7 @@ void cert_case_host_fork(const certify_case *c) {
     close(p[0]);
     size_t n = 0;
     char why[700];
-    bool same = cert_host_run_calls(&hr, false, &n, why, sizeof why);
+    bool same = cert_host_run_calls(cx, &hr, false, &n, why, sizeof why);
     if (same) snprintf(why, sizeof why, "ok %zu", n);
     ssize_t w = write(p[1], why, strlen(why));
     _exit(same && w > 0 ? 0 : 1);
@@ -178,18 +178,18 @@ void cert_case_host_fork(const certify_case *c) {
   close(p[1]);
   if (pid < 0) {
     close(p[0]);
-    cert_verdict(ST_FAIL, "certifier error: fork: %s", strerror(errno));
+    cert_verdict(cx, ST_FAIL, "certifier error: fork: %s", strerror(errno));
     cert_host_run_free(&hr);
     return;
   }
   char msg[800];
-  bool done = read_child(pid, p[0], msg, sizeof msg);
+  bool done = read_child(cx, pid, p[0], msg, sizeof msg);
   close(p[0]);
   if (!done) kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
   if (!done) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "host/fork: in a child forked after calls, the plugin's next calls hang "
                  "(asleep without CPU time for %g s: waiting for a thread that fork did not "
                  "copy?)",
@@ -198,7 +198,7 @@ void cert_case_host_fork(const certify_case *c) {
     return;
   }
   if (WIFSIGNALED(status)) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "host/fork: in a child forked after calls, the plugin's next calls crash "
                  "(signal %d, %s)",
                  WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -206,20 +206,20 @@ void cert_case_host_fork(const certify_case *c) {
     return;
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || strncmp(msg, "ok ", 3) != 0) {
-    cert_verdict(ST_FAIL, "host/fork: in a child forked after calls: %s",
+    cert_verdict(cx, ST_FAIL, "host/fork: in a child forked after calls: %s",
                  msg[0] ? msg : "no answer");
     cert_host_run_free(&hr);
     return;
   }
   size_t n = 0;
   char why[700];
-  bool same = cert_host_run_calls(&hr, false, &n, why, sizeof why);
+  bool same = cert_host_run_calls(cx, &hr, false, &n, why, sizeof why);
   cert_host_run_free(&hr);
   if (!same) {
-    cert_verdict(ST_FAIL, "host/fork: in the parent, after a fork: %s", why);
+    cert_verdict(cx, ST_FAIL, "host/fork: in the parent, after a fork: %s", why);
     return;
   }
-  cert_verdict(ST_PASS,
+  cert_verdict(cx, ST_PASS,
                "after a fork, %s calls in the child and %zu in the parent give the results "
                "of the calls before it",
                msg + 3, n);
@@ -232,6 +232,7 @@ void cert_case_host_fork(const certify_case *c) {
 #define SMALL_STACK (256 * 1024)
 
 typedef struct thread_job {
+  cert_ctx *cx;
   host_run *hr;
   size_t n;
   bool same;
@@ -240,15 +241,15 @@ typedef struct thread_job {
 
 static void *run_job(void *arg) {
   thread_job *j = arg;
-  j->same = cert_host_run_calls(j->hr, false, &j->n, j->why, sizeof j->why);
+  j->same = cert_host_run_calls(j->cx, j->hr, false, &j->n, j->why, sizeof j->why);
   return NULL;
 }
 
-void cert_case_host_stack(const certify_case *c) {
-  cert_rng_seed_name(c->name);
+void cert_case_host_stack(cert_ctx *cx, const certify_case *c) {
+  cert_rng_seed_name(cx, c->name);
   host_run hr;
-  if (!cert_host_run_start(&hr, true)) return;
-  thread_job j = {&hr, 0, false, ""};
+  if (!cert_host_run_start(cx, &hr, true)) return;
+  thread_job j = {cx, &hr, 0, false, ""};
   pthread_attr_t at;
   pthread_t t;
   pthread_attr_init(&at);
@@ -257,18 +258,18 @@ void cert_case_host_stack(const certify_case *c) {
   int e = pthread_create(&t, &at, run_job, &j);
   pthread_attr_destroy(&at);
   if (e != 0) {
-    cert_verdict(ST_FAIL, "certifier error: pthread_create: %s", strerror(e));
+    cert_verdict(cx, ST_FAIL, "certifier error: pthread_create: %s", strerror(e));
     cert_host_run_free(&hr);
     return;
   }
   pthread_join(t, NULL);
   cert_host_run_free(&hr);
   if (!j.same) {
-    cert_verdict(ST_FAIL, "host/stack: on a host thread with a %d KiB stack, %s",
+    cert_verdict(cx, ST_FAIL, "host/stack: on a host thread with a %d KiB stack, %s",
                  SMALL_STACK / 1024, j.why);
     return;
   }
-  cert_verdict(ST_PASS,
+  cert_verdict(cx, ST_PASS,
                "%zu calls on a host thread with a %d KiB stack give the results of the main "
                "thread's",
                j.n, SMALL_STACK / 1024);
@@ -278,11 +279,11 @@ void cert_case_host_stack(const certify_case *c) {
 /* host/affinity                                                            */
 /* ------------------------------------------------------------------------ */
 
-void cert_case_host_affinity(const certify_case *c) {
-  cert_rng_seed_name(c->name);
+void cert_case_host_affinity(cert_ctx *cx, const certify_case *c) {
+  cert_rng_seed_name(cx, c->name);
   cpu_set_t all, one;
   if (sched_getaffinity(0, sizeof all, &all) != 0) {
-    cert_verdict(ST_SKIP, "the CPU affinity cannot be read here: %s", strerror(errno));
+    cert_verdict(cx, ST_SKIP, "the CPU affinity cannot be read here: %s", strerror(errno));
     return;
   }
   int last = -1;
@@ -293,25 +294,25 @@ void cert_case_host_affinity(const certify_case *c) {
   /* Loaded, and its threads started, on one CPU: the last allowed, so a
    * plugin that assumes CPUs 0 .. n-1 shows it. */
   if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) {
-    cert_verdict(ST_SKIP, "the CPU affinity cannot be restricted here");
+    cert_verdict(cx, ST_SKIP, "the CPU affinity cannot be restricted here");
     return;
   }
   host_run hr;
-  bool ok = cert_host_run_start(&hr, true);
+  bool ok = cert_host_run_start(cx, &hr, true);
   pthread_setaffinity_np(pthread_self(), sizeof all, &all);
   if (!ok) return;
   size_t n = 0;
   char why[700];
-  bool same = cert_host_run_calls(&hr, false, &n, why, sizeof why);
+  bool same = cert_host_run_calls(cx, &hr, false, &n, why, sizeof why);
   cert_host_run_free(&hr);
   if (!same) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "host/affinity: the plugin was loaded and first called on a thread "
                  "restricted to CPU %d; with every CPU allowed again, %s",
                  last, why);
     return;
   }
-  cert_verdict(ST_PASS,
+  cert_verdict(cx, ST_PASS,
                "%zu calls made on a thread restricted to CPU %d give the results made with "
                "every CPU allowed",
                n, last);
@@ -366,11 +367,11 @@ static void line_diff(const char *a, const char *b, char *why, size_t len) {
   snprintf(why, len, "the list of schemas changed");
 }
 
-void cert_case_host_locale(const certify_case *c) {
-  cert_rng_seed_name(c->name);
+void cert_case_host_locale(cert_ctx *cx, const certify_case *c) {
+  cert_rng_seed_name(cx, c->name);
   const char *loc = set_comma_locale();
   if (!loc) {
-    cert_verdict(ST_SKIP,
+    cert_verdict(cx, ST_SKIP,
                  "no locale whose decimal point is a comma is installed (tried de_DE.UTF-8, "
                  "fr_FR.UTF-8, ru_RU.UTF-8 and others; generate one with localedef, and "
                  "point LOCPATH at it)");
@@ -379,18 +380,18 @@ void cert_case_host_locale(const certify_case *c) {
   /* The schemas as registered under the C locale ... */
   setlocale(LC_ALL, "C");
   host_run hr;
-  if (!cert_load_plugin() || !cert_pick_device()) return;
-  cert_install_fault_handler();
-  if (!cert_host_run_build(&hr, true)) return;
+  if (!cert_load_plugin(cx) || !cert_pick_device(cx)) return;
+  cert_install_fault_handler(cx);
+  if (!cert_host_run_build(cx, &hr, true)) return;
   char *s0 = schemas(&hr), why[700];
-  bool ok = bp_plugin_unload(cx.put.plugin) == BP_OK;
-  cx.put.plugin = NULL;
+  bool ok = bp_plugin_unload(cx->put.plugin) == BP_OK;
+  cx->put.plugin = NULL;
   /* ... and under the comma's; then the calls under both, in that load
    * (a plugin may choose its paths by measurement at load, so results
    * are compared within one load). */
   setlocale(LC_ALL, loc);
-  if (!ok || !cert_load_plugin() || !cert_pick_device()) {
-    if (!ok) cert_verdict(ST_FAIL, "host/locale: bp_plugin_unload failed: %s", bp_last_error());
+  if (!ok || !cert_load_plugin(cx) || !cert_pick_device(cx)) {
+    if (!ok) cert_verdict(cx, ST_FAIL, "host/locale: bp_plugin_unload failed: %s", bp_last_error());
     setlocale(LC_ALL, "C");
     free(s0);
     cert_host_run_free(&hr);
@@ -407,23 +408,23 @@ void cert_case_host_locale(const certify_case *c) {
   size_t n = 0;
   if (ok) {
     setlocale(LC_ALL, "C");
-    cert_host_run_calls(&hr, true, &n, why, sizeof why);
+    cert_host_run_calls(cx, &hr, true, &n, why, sizeof why);
     setlocale(LC_ALL, loc);
     n = 0;
-    ok = cert_host_run_calls(&hr, false, &n, why, sizeof why);
+    ok = cert_host_run_calls(cx, &hr, false, &n, why, sizeof why);
   }
   setlocale(LC_ALL, "C");
   free(s0);
   free(s1);
   cert_host_run_free(&hr);
   if (!ok) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "host/locale: loaded and called under the locale %s (decimal comma), "
                  "against the C locale: %s",
                  loc, why);
     return;
   }
-  cert_verdict(ST_PASS,
+  cert_verdict(cx, ST_PASS,
                "loaded and called under the locale %s (decimal comma), the plugin registers "
                "the C locale's schemas and %zu calls give its results",
                loc, n);

@@ -27,8 +27,8 @@ static bool declares_f32(const bp_kernel_info *ki) {
 
 /* Appends the samples of one op to oc: the first of its check set and
  * up to LARGE_PER_OP large ones. */
-static void op_samples(op_calls *oc, int r, const bp_kernel_info *ki, bool large) {
-  gen_opts o = {ki->dtypes, cx.opt.full, r < 0 ? oc->name : NULL};
+static void op_samples(cert_ctx *cx, op_calls *oc, int r, const bp_kernel_info *ki, bool large) {
+  gen_opts o = {ki->dtypes, cx->opt.full, r < 0 ? oc->name : NULL};
   char why[300];
   size_t n = 0, nl = 0;
   sample *v = cert_check_set(r, &oc->si, &o, &n, why, sizeof why);
@@ -53,12 +53,12 @@ static void op_samples(op_calls *oc, int r, const bp_kernel_info *ki, bool large
   if (l) cert_sample_set_free(l, nl);
 }
 
-bool cert_host_run_build(host_run *hr, bool large) {
+bool cert_host_run_build(cert_ctx *cx, host_run *hr, bool large) {
   memset(hr, 0, sizeof *hr);
   size_t cap = bp_op_count();
   hr->ops = calloc(cap ? cap : 1, sizeof *hr->ops);
   if (!hr->ops) {
-    cert_verdict(ST_FAIL, "certifier error: out of memory");
+    cert_verdict(cx, ST_FAIL, "certifier error: out of memory");
     return false;
   }
   for (size_t i = 0; i < cap; i++) {
@@ -66,14 +66,14 @@ bool cert_host_run_build(host_run *hr, bool large) {
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
     bp_kernel_info ki;
     if (bp_op_get_info(op, &oi) != BP_OK || !oi.has_meta ||
-        !cert_plugin_kernel(op, cx.put.device.type, &ki))
+        !cert_plugin_kernel(cx, op, cx->put.device.type, &ki))
       continue;
     op_calls *oc = &hr->ops[hr->nops];
     snprintf(oc->name, sizeof oc->name, "%s", oi.name);
     oc->op = op;
     oc->deterministic = !(oi.flags & BP_OP_NONDETERMINISTIC);
     cert_op_schema_info(op, &oc->si);
-    op_samples(oc, cert_core_ref_index(oi.name), &ki, large);
+    op_samples(cx, oc, cert_core_ref_index(oi.name), &ki, large);
     if (oc->n) {
       hr->nops++;
       hr->nsamples += oc->n;
@@ -105,10 +105,11 @@ bool cert_host_run_refind(host_run *hr, char *why, size_t len) {
 
 /* One call: its results' hash, or 0 when it failed (the message in
  * err). */
-static uint64_t call_hash(const op_calls *oc, const sample *s, char *err, size_t len) {
+static uint64_t call_hash(cert_ctx *cx, const op_calls *oc, const sample *s, char *err,
+                          size_t len) {
   argset as;
   err[0] = '\0';
-  if (!cert_materialise(s, &oc->si, M_PLAIN, &as)) {
+  if (!cert_materialise(cx, s, &oc->si, M_PLAIN, &as)) {
     snprintf(err, len, "certifier error: cannot build the arguments: %s", bp_last_error());
     cert_argset_free(&as);
     return 0;
@@ -128,12 +129,13 @@ static uint64_t call_hash(const op_calls *oc, const sample *s, char *err, size_t
   return h;
 }
 
-bool cert_host_run_calls(host_run *hr, bool record, size_t *ncalls, char *why, size_t len) {
+bool cert_host_run_calls(cert_ctx *cx, host_run *hr, bool record, size_t *ncalls, char *why,
+                         size_t len) {
   char err[400], desc[300];
   for (size_t i = 0; i < hr->nops; i++) {
     op_calls *oc = &hr->ops[i];
     for (size_t k = 0; k < oc->n; k++) {
-      uint64_t h = call_hash(oc, &oc->v[k], err, sizeof err);
+      uint64_t h = call_hash(cx, oc, &oc->v[k], err, sizeof err);
       (*ncalls)++;
       if (record) {
         oc->hash[k] = h;
@@ -155,12 +157,12 @@ bool cert_host_run_calls(host_run *hr, bool record, size_t *ncalls, char *why, s
   return true;
 }
 
-bool cert_host_run_start(host_run *hr, bool large) {
-  if (!cert_load_plugin() || !cert_pick_device()) return false;
-  cert_install_fault_handler();
-  if (!cert_host_run_build(hr, large)) return false;
+bool cert_host_run_start(cert_ctx *cx, host_run *hr, bool large) {
+  if (!cert_load_plugin(cx) || !cert_pick_device(cx)) return false;
+  cert_install_fault_handler(cx);
+  if (!cert_host_run_build(cx, hr, large)) return false;
   size_t n = 0;
   char why[600];
-  cert_host_run_calls(hr, true, &n, why, sizeof why);
+  cert_host_run_calls(cx, hr, true, &n, why, sizeof why);
   return true;
 }

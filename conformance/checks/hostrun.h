@@ -33,7 +33,7 @@ typedef struct host_run {
 
 /* Builds the calls (with large samples when `large`); false after a
  * verdict.  The plugin must be loaded. */
-bool cert_host_run_build(host_run *hr, bool large);
+bool cert_host_run_build(cert_ctx *cx, host_run *hr, bool large);
 void cert_host_run_free(host_run *hr);
 
 /* Finds every op's handle again by name (after a reload); false with why
@@ -44,10 +44,11 @@ bool cert_host_run_refind(host_run *hr, char *why, size_t len);
  * compares each with the stored one and returns false at the first
  * difference, with what differed in why (the op, the sample, and how).
  * *ncalls counts the calls made. */
-bool cert_host_run_calls(host_run *hr, bool record, size_t *ncalls, char *why, size_t len);
+bool cert_host_run_calls(cert_ctx *cx, host_run *hr, bool record, size_t *ncalls, char *why,
+                         size_t len);
 
 /* Loads the plugin and builds the calls with record: false after a
  * verdict. */
-bool cert_host_run_start(host_run *hr, bool large);
+bool cert_host_run_start(cert_ctx *cx, host_run *hr, bool large);
 
 #endif /* BP_CONFORMANCE_HOSTRUN_H */

@@ -80,54 +80,55 @@ static bool capture_end(capture *k, char *what, size_t len) {
 }
 
 /* Live handles and device bytes now. */
-static void usage_now(int64_t *live, int64_t *bytes, bool *have_bytes) {
+static void usage_now(cert_ctx *cx, int64_t *live, int64_t *bytes, bool *have_bytes) {
   *live = bp_live_tensor_count();
-  *have_bytes = bp_device_memory_in_use(cx.put.device.type, bytes) == BP_OK;
+  *have_bytes = bp_device_memory_in_use(cx->put.device.type, bytes) == BP_OK;
 }
 
 /* After a call of s (which failed when `failing`): false after a verdict
  * when handles or device bytes are not back where they were. */
-static bool back(const sample *s, bool failing, int64_t live0, int64_t bytes0, bool have) {
+static bool back(cert_ctx *cx, const sample *s, bool failing, int64_t live0, int64_t bytes0,
+                 bool have) {
   int64_t live1, bytes1;
   bool have1;
   char desc[300];
-  usage_now(&live1, &bytes1, &have1);
+  usage_now(cx, &live1, &bytes1, &have1);
   if (live1 == live0 && (!have || !have1 || bytes1 == bytes0)) return true;
   cert_sample_desc(s, desc, sizeof desc);
   if (live1 != live0)
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "hygiene: %s: %lld tensor handle(s) leaked by a %s call (%lld live before, "
                  "%lld after)",
                  desc, (long long)(live1 - live0), failing ? "failing" : "successful",
                  (long long)live0, (long long)live1);
   else
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "hygiene: %s: %lld byte(s) of %s memory still held after a %s call (%lld "
                  "before, %lld after)",
-                 desc, (long long)(bytes1 - bytes0), cert_device_name(cx.put.device.type),
+                 desc, (long long)(bytes1 - bytes0), cert_device_name(cx->put.device.type),
                  failing ? "failing" : "successful", (long long)bytes0, (long long)bytes1);
   return false;
 }
 
 /* The samples the op set refuses: each call must fail and still leave
  * nothing behind.  False after a verdict. */
-static bool failing_calls(size_t *nfail) {
-  gen_opts o = cert_op_gen_opts();
+static bool failing_calls(cert_ctx *cx, size_t *nfail) {
+  gen_opts o = cert_op_gen_opts(cx);
   size_t n;
-  sample *bad = cert_gen_core_set(cx.cur.r, BP_FLOAT32, SK_BADSHAPE, &o, &n);
+  sample *bad = cert_gen_core_set(cx->cur.r, BP_FLOAT32, SK_BADSHAPE, &o, &n);
   for (size_t k = 0; k < n; k++) {
     int64_t live0, bytes0;
     bool have;
-    usage_now(&live0, &bytes0, &have);
+    usage_now(cx, &live0, &bytes0, &have);
     argset as;
-    if (!cert_materialise(&bad[k], &cx.cur.si, M_PLAIN, &as)) {
+    if (!cert_materialise(cx, &bad[k], &cx->cur.si, M_PLAIN, &as)) {
       cert_argset_free(&as);
       continue;
     }
-    bp_status st = bp_call(cx.cur.op, &as.st);
+    bp_status st = bp_call(cx->cur.op, &as.st);
     if (st == BP_OK) bp_stack_release(&as.st); /* the errors check says so */
     cert_argset_free(&as);
-    if (!back(&bad[k], st != BP_OK, live0, bytes0, have)) {
+    if (!back(cx, &bad[k], st != BP_OK, live0, bytes0, have)) {
       cert_sample_set_free(bad, n);
       return false;
     }
@@ -141,41 +142,41 @@ static bool failing_calls(size_t *nfail) {
  * and the thread's error cleared before: 1 when it succeeded and left no
  * error set and wrote nothing, -1 when the sample is left out (refused),
  * 0 after a verdict. */
-static int quiet_call(const sample *s, capture *k, argset *as) {
+static int quiet_call(cert_ctx *cx, const sample *s, capture *k, argset *as) {
   char desc[300], what[200];
-  if (!cert_materialise(s, &cx.cur.si, M_PLAIN, as)) {
+  if (!cert_materialise(cx, s, &cx->cur.si, M_PLAIN, as)) {
     cert_sample_desc(s, desc, sizeof desc);
-    cert_verdict(ST_FAIL, "hygiene: certifier error: cannot build the arguments of %s: %s", desc,
-                 bp_last_error());
+    cert_verdict(cx, ST_FAIL, "hygiene: certifier error: cannot build the arguments of %s: %s",
+                 desc, bp_last_error());
     cert_argset_free(as);
     return 0;
   }
-  if (cert_op_set_refuses(as)) {
+  if (cert_op_set_refuses(cx, as)) {
     cert_argset_free(as);
     return -1;
   }
   if (!capture_begin(k)) {
-    cert_verdict(ST_FAIL, "hygiene: certifier error: cannot capture standard output and error");
+    cert_verdict(cx, ST_FAIL, "hygiene: certifier error: cannot capture standard output and error");
     cert_argset_free(as);
     return 0;
   }
   bp_clear_error();
-  bp_status st = bp_call(cx.cur.op, &as->st);
+  bp_status st = bp_call(cx->cur.op, &as->st);
   bool quiet = capture_end(k, what, sizeof what);
   if (st != BP_OK) {
-    bool left_out = cert_refused(s, "hygiene");
+    bool left_out = cert_refused(cx, s, "hygiene");
     cert_argset_free(as);
     return left_out ? -1 : 0;
   }
   cert_sample_desc(s, desc, sizeof desc);
   if (bp_last_status() != BP_OK || *bp_last_error()) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "hygiene: %s: the call succeeded but left the thread's last error set "
                  "(%s: \"%s\"): a kernel that returns BP_OK must not call set_error()",
                  desc, bp_status_str(bp_last_status()), bp_last_error());
   } else if (!quiet) {
-    cert_verdict(ST_FAIL, "hygiene: %s: the call succeeded but %s: a kernel must not print", desc,
-                 what);
+    cert_verdict(cx, ST_FAIL, "hygiene: %s: the call succeeded but %s: a kernel must not print",
+                 desc, what);
   } else {
     return 1;
   }
@@ -188,16 +189,16 @@ static int quiet_call(const sample *s, capture *k, argset *as) {
  * the device under test, are the same after each call, a successful one
  * or one that fails; a successful call leaves the thread's last error
  * clear, and writes nothing to descriptors 1 and 2. */
-void cert_case_hygiene(const certify_case *c) {
-  if (!cert_op_setup(c)) return;
+void cert_case_hygiene(cert_ctx *cx, const certify_case *c) {
+  if (!cert_op_setup(cx, c)) return;
   size_t n, nfail = 0;
-  sample *set = cert_op_check_set(&n);
+  sample *set = cert_op_check_set(cx, &n);
   if (!set) return;
   capture k;
   if (!capture_open(&k)) {
     capture_close(&k);
     cert_sample_set_free(set, n);
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "hygiene: certifier error: cannot make the files that capture standard "
                  "output and error");
     return;
@@ -205,9 +206,9 @@ void cert_case_hygiene(const certify_case *c) {
   for (size_t i = 0; i < n; i++) {
     int64_t live0, bytes0;
     bool have;
-    usage_now(&live0, &bytes0, &have);
+    usage_now(cx, &live0, &bytes0, &have);
     argset as;
-    int got = quiet_call(&set[i], &k, &as);
+    int got = quiet_call(cx, &set[i], &k, &as);
     if (got == 0) {
       capture_close(&k);
       cert_sample_set_free(set, n);
@@ -217,7 +218,7 @@ void cert_case_hygiene(const certify_case *c) {
       bp_stack_release(&as.st);
       cert_argset_free(&as);
     }
-    if (!back(&set[i], got < 0, live0, bytes0, have) || !cert_guard_ok("bounds", &set[i])) {
+    if (!back(cx, &set[i], got < 0, live0, bytes0, have) || !cert_guard_ok(cx, "bounds", &set[i])) {
       capture_close(&k);
       cert_sample_set_free(set, n);
       return;
@@ -225,11 +226,11 @@ void cert_case_hygiene(const certify_case *c) {
   }
   capture_close(&k);
   cert_sample_set_free(set, n);
-  if (cx.cur.r >= 0 && !failing_calls(&nfail)) return;
-  if (cert_all_refused(c, n)) return;
-  cert_verdict(ST_PASS,
+  if (cx->cur.r >= 0 && !failing_calls(cx, &nfail)) return;
+  if (cert_all_refused(cx, c, n)) return;
+  cert_verdict(cx, ST_PASS,
                "no tensor handle leaked, and %s memory in use is back where it was, after %zu "
                "calls and %zu failing ones; the successful calls left no error set and "
                "wrote nothing to stdout or stderr",
-               cert_device_name(cx.put.device.type), n, nfail);
+               cert_device_name(cx->put.device.type), n, nfail);
 }

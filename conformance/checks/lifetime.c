@@ -77,9 +77,9 @@ static bool reversed_sample(const sample *s, sample *out) {
 /* ------------------------------------------------------------------------ */
 
 /* cert_call_on() with the host's fresh blocks poisoned with `poison`. */
-static int poisoned_call(const sample *s, argset *as, const char *poison) {
+static int poisoned_call(cert_ctx *cx, const sample *s, argset *as, const char *poison) {
   setenv("BP_ALLOC_POISON", poison, 1);
-  int got = cert_call_on(s, M_PLAIN, as, "lifetime");
+  int got = cert_call_on(cx, s, M_PLAIN, as, "lifetime");
   setenv("BP_ALLOC_POISON", "0xff", 1);
   return got;
 }
@@ -183,14 +183,14 @@ static void alive_free(alive *a) {
 /* One call of s into a slot of `keep` (which then holds its arguments):
  * its results' bytes (owned) in *bytes, released; 1, or -1 when an op
  * outside core refused it, or 0 after a verdict. */
-static int call_kept(const sample *s, alive *keep, const char *poison, unsigned char **bytes,
-                     size_t *len) {
+static int call_kept(cert_ctx *cx, const sample *s, alive *keep, const char *poison,
+                     unsigned char **bytes, size_t *len) {
   argset *as = alive_slot(keep);
   if (!as) {
-    cert_verdict(ST_FAIL, "lifetime: certifier error: out of memory");
+    cert_verdict(cx, ST_FAIL, "lifetime: certifier error: out of memory");
     return 0;
   }
-  int got = poisoned_call(s, as, poison);
+  int got = poisoned_call(cx, s, as, poison);
   if (got <= 0) {
     keep->n--;
     return got;
@@ -211,11 +211,11 @@ static int unrepeatable(void) {
 
 /* One more call of s at fresh addresses: 1 when its results' bytes are
  * want's, -1 when not, 0 after a verdict. */
-static int same_again(const sample *s, alive *keep, const char *poison, const unsigned char *want,
-                      size_t wlen) {
+static int same_again(cert_ctx *cx, const sample *s, alive *keep, const char *poison,
+                      const unsigned char *want, size_t wlen) {
   unsigned char *b = NULL;
   size_t len = 0;
-  int got = call_kept(s, keep, poison, &b, &len);
+  int got = call_kept(cx, s, keep, poison, &b, &len);
   if (got == 0) return 0;
   long at = got > 0 && len == wlen ? cert_first_diff(want, b, len) : 0;
   free(b);
@@ -225,16 +225,16 @@ static int same_again(const sample *s, alive *keep, const char *poison, const un
 /* The first call on s (poisoned with 0xff), held in *h, and the others:
  * 1 when they agree, 2 when the results vary from call to call anyway,
  * -1 when an op outside core refused one, 0 after a verdict. */
-static int calls_on(const sample *s, size_t k, held *h, alive *keep) {
+static int calls_on(cert_ctx *cx, const sample *s, size_t k, held *h, alive *keep) {
   char desc[300];
   cert_sample_desc(s, desc, sizeof desc);
   /* The same call, the fresh blocks poisoned with 0x00, then with 0xff. */
   unsigned char *pb = NULL;
   size_t plen;
-  int got = call_kept(s, keep, "0x00", &pb, &plen);
+  int got = call_kept(cx, s, keep, "0x00", &pb, &plen);
   if (got <= 0) return got;
   argset a;
-  got = poisoned_call(s, &a, "0xff");
+  got = poisoned_call(cx, s, &a, "0xff");
   if (got <= 0) {
     free(pb);
     return got;
@@ -246,14 +246,14 @@ static int calls_on(const sample *s, size_t k, held *h, alive *keep) {
   if (at >= 0) {
     /* The poison, or a kernel whose results vary anyway (repeatability's
      * to report): a third call, poisoned as the second, tells. */
-    int same = same_again(s, keep, "0xff", h->bytes, h->len);
+    int same = same_again(cx, s, keep, "0xff", h->bytes, h->len);
     if (same <= 0) {
       free_args_reversed(&a);
       if (same == 0) return 0;
       return unrepeatable();
     }
     free_args_reversed(&a);
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "lifetime: %s: the result depends on what memory held before the call: "
                  "with the fresh blocks filled with 0xff bytes and with 0x00 bytes the results "
                  "differ at byte %ld (the kernel reads its result before writing it, as one "
@@ -268,14 +268,14 @@ static int calls_on(const sample *s, size_t k, held *h, alive *keep) {
   if (!reversed_sample(s, &r)) {
     cert_sample_free(&r);
     free_args_reversed(&a);
-    cert_verdict(ST_FAIL, "lifetime: certifier error: out of memory");
+    cert_verdict(cx, ST_FAIL, "lifetime: certifier error: out of memory");
     return 0;
   }
   free_args_reversed(&a);
   unsigned char *reused = NULL, *fresh = NULL;
   size_t rlen = 0, flen = 0;
-  got = call_kept(&r, keep, "0xff", &reused, &rlen);
-  if (got > 0) got = call_kept(&r, keep, "0xff", &fresh, &flen);
+  got = call_kept(cx, &r, keep, "0xff", &reused, &rlen);
+  if (got > 0) got = call_kept(cx, &r, keep, "0xff", &fresh, &flen);
   at = got > 0 && rlen == flen ? cert_first_diff(fresh, reused, flen) : 0;
   free(reused);
   if (got <= 0) {
@@ -284,7 +284,7 @@ static int calls_on(const sample *s, size_t k, held *h, alive *keep) {
     return got;
   }
   if (at >= 0) {
-    int same = same_again(&r, keep, "0xff", fresh, flen);
+    int same = same_again(cx, &r, keep, "0xff", fresh, flen);
     if (same <= 0) {
       free(fresh);
       cert_sample_free(&r);
@@ -294,7 +294,7 @@ static int calls_on(const sample *s, size_t k, held *h, alive *keep) {
   free(fresh);
   cert_sample_free(&r);
   if (at >= 0) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "lifetime: %s, its values reversed: the call gives another result (byte %ld) "
                  "when its tensors take the addresses of an earlier call's freed tensors "
                  "than at fresh addresses: the kernel keeps something keyed by a tensor's "
@@ -305,27 +305,27 @@ static int calls_on(const sample *s, size_t k, held *h, alive *keep) {
   return 1;
 }
 
-void cert_case_lifetime(const certify_case *c) {
-  if (!cert_op_setup(c)) return;
-  bool cert_compare = !(cx.cur.oi.flags & BP_OP_NONDETERMINISTIC);
+void cert_case_lifetime(cert_ctx *cx, const certify_case *c) {
+  if (!cert_op_setup(cx, c)) return;
+  bool cert_compare = !(cx->cur.oi.flags & BP_OP_NONDETERMINISTIC);
   nunrepeatable = 0;
   size_t n;
-  sample *set = cert_op_check_set(&n);
+  sample *set = cert_op_check_set(cx, &n);
   if (!set) return;
   held *kept = calloc(n ? n : 1, sizeof *kept);
   alive keep = {NULL, 0, 0};
   size_t nkept = 0, ncalls = 0;
   bool ok = kept != NULL;
-  if (!ok) cert_verdict(ST_FAIL, "lifetime: certifier error: out of memory");
+  if (!ok) cert_verdict(cx, ST_FAIL, "lifetime: certifier error: out of memory");
   for (size_t k = 0; ok && k < n; k++) {
     int got;
     if (cert_compare) {
-      got = calls_on(&set[k], k, &kept[nkept], &keep);
+      got = calls_on(cx, &set[k], k, &kept[nkept], &keep);
       if (got > 0 || kept[nkept].bytes) nkept++;
       ncalls += got == 1 ? 4 : got == 2 ? 3 : 0;
     } else {
       argset a;
-      got = poisoned_call(&set[k], &a, "0xff");
+      got = poisoned_call(cx, &set[k], &a, "0xff");
       if (got > 0) {
         hold(&kept[nkept++], &a, k);
         bp_stack_release(&a.st);
@@ -341,29 +341,29 @@ void cert_case_lifetime(const certify_case *c) {
       char was[300], last[300];
       cert_sample_desc(&set[kept[j].sample], was, sizeof was);
       cert_sample_desc(&set[k], last, sizeof last);
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "lifetime: the result of the call on %s, which the caller still holds, "
                    "changed (byte %ld) after later calls, the last on %s: the kernel returned "
                    "memory it goes on using (a static or cached result buffer)",
                    was, at, last);
       ok = false;
     }
-    if (ok && !cert_guard_ok("bounds", &set[k])) ok = false;
+    if (ok && !cert_guard_ok(cx, "bounds", &set[k])) ok = false;
   }
   alive_free(&keep);
   for (size_t j = 0; j < nkept; j++) held_free(&kept[j]);
   free(kept);
   cert_sample_set_free(set, n);
-  if (!ok || (nkept == 0 && cert_all_refused(c, n))) return;
+  if (!ok || (nkept == 0 && cert_all_refused(cx, c, n))) return;
   char vary[160] = "";
   if (nunrepeatable)
     snprintf(vary, sizeof vary, " (on %zu sample(s) repeated calls differ anyway: not compared, "
              "repeatability's to report)", nunrepeatable);
-  cert_verdict(ST_PASS, "%zu results held by the caller kept their values through %zu calls%s%s",
-               nkept, ncalls,
-               cert_compare
-                   ? "; each the same with its fresh memory poisoned 0xff and 0x00, and at reused "
+  cert_verdict(
+      cx, ST_PASS, "%zu results held by the caller kept their values through %zu calls%s%s", nkept,
+      ncalls,
+      cert_compare ? "; each the same with its fresh memory poisoned 0xff and 0x00, and at reused "
                      "addresses as at fresh ones"
                    : " (the op is nondeterministic: its results were not compared across calls)",
-               vary);
+      vary);
 }

@@ -15,7 +15,8 @@
 #include "checks.h"
 
 /* Compares the results on as->st with meta[]; false after a verdict. */
-static bool agrees(const argset *as, const bp_tensor_meta *meta, size_t nret, const char *desc) {
+static bool agrees(cert_ctx *cx, const argset *as, const bp_tensor_meta *meta, size_t nret,
+                   const char *desc) {
   for (size_t i = 0; i < nret && i < as->st.top; i++) {
     bp_tensor *res;
     if (bp_stack_get_tensor(&as->st, (int64_t)i, &res) != BP_OK) continue;
@@ -23,7 +24,7 @@ static bool agrees(const argset *as, const bp_tensor_meta *meta, size_t nret, co
     const bp_tensor_meta *m = &meta[i];
     char g1[96], g2[96], m1[96], m2[96];
     if (rv->dtype != m->dtype) {
-      cert_verdict(ST_FAIL, "meta: %s: result %zu has dtype %s, bp_op_meta says %s", desc, i,
+      cert_verdict(cx, ST_FAIL, "meta: %s: result %zu has dtype %s, bp_op_meta says %s", desc, i,
                    dt_name(rv->dtype), dt_name(m->dtype));
       return false;
     }
@@ -31,7 +32,7 @@ static bool agrees(const argset *as, const bp_tensor_meta *meta, size_t nret, co
         (rv->ndim && (memcmp(rv->sizes, m->sizes, (size_t)rv->ndim * 8) != 0 ||
                       memcmp(rv->strides, m->strides, (size_t)rv->ndim * 8) != 0))) {
       cert_verdict(
-          ST_FAIL,
+          cx, ST_FAIL,
           "meta: %s: result %zu has sizes %s strides %s, bp_op_meta says sizes %s strides %s", desc,
           i, cert_shape_str(rv->ndim, rv->sizes, g1, 96),
           cert_shape_str(rv->ndim, rv->strides, g2, 96), cert_shape_str(m->ndim, m->sizes, m1, 96),
@@ -39,7 +40,7 @@ static bool agrees(const argset *as, const bp_tensor_meta *meta, size_t nret, co
       return false;
     }
     if (rv->device.type != m->device.type || rv->device.index != m->device.index) {
-      cert_verdict(ST_FAIL, "meta: %s: result %zu is on %s:%d, bp_op_meta says %s:%d", desc, i,
+      cert_verdict(cx, ST_FAIL, "meta: %s: result %zu is on %s:%d, bp_op_meta says %s:%d", desc, i,
                    cert_device_name(rv->device.type), rv->device.index,
                    cert_device_name(m->device.type), m->device.index);
       return false;
@@ -50,38 +51,39 @@ static bool agrees(const argset *as, const bp_tensor_meta *meta, size_t nret, co
 
 /* core::OP/meta: every result agrees with bp_op_meta on the same
  * arguments: dtype, sizes, strides and device. */
-void cert_case_meta(const certify_case *c) {
-  if (!cert_op_setup(c)) return;
-  if (!cx.cur.oi.has_meta) {
-    cert_verdict(ST_FAIL, "meta: %s has no meta function", c->op);
+void cert_case_meta(cert_ctx *cx, const certify_case *c) {
+  if (!cert_op_setup(cx, c)) return;
+  if (!cx->cur.oi.has_meta) {
+    cert_verdict(cx, ST_FAIL, "meta: %s has no meta function", c->op);
     return;
   }
   size_t n;
-  sample *set = cert_op_check_set(&n);
+  sample *set = cert_op_check_set(cx, &n);
   if (!set) return;
   for (size_t k = 0; k < n; k++) {
     const sample *s = &set[k];
     argset as;
     char desc[300];
     cert_sample_desc(s, desc, sizeof desc);
-    if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &as)) {
-      cert_verdict(ST_FAIL, "meta: certifier error: cannot build %s: %s", desc, bp_last_error());
+    if (!cert_materialise(cx, s, &cx->cur.si, M_PLAIN, &as)) {
+      cert_verdict(cx, ST_FAIL, "meta: certifier error: cannot build %s: %s", desc,
+                   bp_last_error());
       cert_argset_free(&as);
       cert_sample_set_free(set, n);
       return;
     }
-    size_t nret = cx.cur.si.nret ? (size_t)cx.cur.si.nret : 1;
+    size_t nret = cx->cur.si.nret ? (size_t)cx->cur.si.nret : 1;
     bp_tensor_meta meta[4];
     for (int i = 0; i < 4; i++) meta[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
-    if (bp_op_meta(cx.cur.op, &as.st, meta, nret) != BP_OK) {
+    if (bp_op_meta(cx->cur.op, &as.st, meta, nret) != BP_OK) {
       /* The op set refuses it: the errors check holds the kernel to that. */
       cert_argset_free(&as);
-      cx.cur.nrefused++;
-      snprintf(cx.cur.refusal, sizeof cx.cur.refusal, "%s (sample %s)", bp_last_error(), desc);
+      cx->cur.nrefused++;
+      snprintf(cx->cur.refusal, sizeof cx->cur.refusal, "%s (sample %s)", bp_last_error(), desc);
       continue;
     }
-    if (bp_call(cx.cur.op, &as.st) != BP_OK) {
-      bool ok = cert_refused(s, "meta");
+    if (bp_call(cx->cur.op, &as.st) != BP_OK) {
+      bool ok = cert_refused(cx, s, "meta");
       cert_argset_free(&as);
       if (!ok) {
         cert_sample_set_free(set, n);
@@ -89,24 +91,24 @@ void cert_case_meta(const certify_case *c) {
       }
       continue;
     }
-    bool ok = agrees(&as, meta, nret, desc);
+    bool ok = agrees(cx, &as, meta, nret, desc);
     bp_stack_release(&as.st);
     cert_argset_free(&as);
-    if (!ok || !cert_guard_ok("bounds", s)) {
+    if (!ok || !cert_guard_ok(cx, "bounds", s)) {
       cert_sample_set_free(set, n);
       return;
     }
   }
   cert_sample_set_free(set, n);
-  if (cert_all_refused(c, n)) return;
-  cert_verdict(ST_PASS,
+  if (cert_all_refused(cx, c, n)) return;
+  cert_verdict(cx, ST_PASS,
                "results agree with bp_op_meta (dtype, sizes, strides, device) on %zu samples",
-               n - (size_t)cx.cur.nrefused);
+               n - (size_t)cx->cur.nrefused);
 }
 
 /* OP/generic: an op outside core without a meta function, in place of
  * its generic checks. */
-void cert_case_nometa(const certify_case *c) {
+void cert_case_nometa(cert_ctx *cx, const certify_case *c) {
   (void)c;
-  cert_verdict(ST_SKIP, "no meta function: the generic checks need one to know the results");
+  cert_verdict(cx, ST_SKIP, "no meta function: the generic checks need one to know the results");
 }

@@ -36,18 +36,18 @@ typedef struct baseline {
   int64_t tensors, memory;
 } baseline;
 
-static int64_t device_memory(void) {
+static int64_t device_memory(cert_ctx *cx) {
   int64_t b = 0;
-  if (bp_device_memory_in_use(cx.put.device.type, &b) != BP_OK) b = 0;
+  if (bp_device_memory_in_use(cx->put.device.type, &b) != BP_OK) b = 0;
   return b;
 }
 
 /* Makes the sample's arguments with all memory; false after a verdict. */
-static bool args_for(const sample *s, argset *as) {
+static bool args_for(cert_ctx *cx, const sample *s, argset *as) {
   bp__alloc_test_fail(0, false);
-  if (cert_materialise(s, &cx.cur.si, M_PLAIN, as)) return true;
+  if (cert_materialise(cx, s, &cx->cur.si, M_PLAIN, as)) return true;
   char desc[300];
-  cert_verdict(ST_FAIL, "oom: certifier error: cannot build the arguments of %s: %s",
+  cert_verdict(cx, ST_FAIL, "oom: certifier error: cannot build the arguments of %s: %s",
                cert_sample_desc(s, desc, sizeof desc), bp_last_error());
   cert_argset_free(as);
   return false;
@@ -55,17 +55,17 @@ static bool args_for(const sample *s, argset *as) {
 
 /* The call with all memory: 1 with b filled, -1 when the sample is left
  * out (refused), 0 after a verdict. */
-static int measure(const sample *s, baseline *b) {
+static int measure(cert_ctx *cx, const sample *s, baseline *b) {
   argset as;
-  if (!args_for(s, &as)) return 0;
-  if (cert_op_set_refuses(&as)) {
+  if (!args_for(cx, s, &as)) return 0;
+  if (cert_op_set_refuses(cx, &as)) {
     cert_argset_free(&as);
     return -1;
   }
   b->tensors = bp_live_tensor_count() - as.nmade;
   long first = bp__alloc_test_count();
-  if (bp_call(cx.cur.op, &as.st) != BP_OK) {
-    int r = cert_refused(s, "oom") ? -1 : 0;
+  if (bp_call(cx->cur.op, &as.st) != BP_OK) {
+    int r = cert_refused(cx, s, "oom") ? -1 : 0;
     cert_argset_free(&as);
     return r;
   }
@@ -73,18 +73,18 @@ static int measure(const sample *s, baseline *b) {
   b->bytes = cert_result_bytes(&as.st, &b->len);
   bp_stack_release(&as.st);
   cert_argset_free(&as);
-  b->memory = device_memory();
+  b->memory = device_memory(cx);
   return 1;
 }
 
 /* One call with the nth allocation failing (and all after it when
  * sticky); false after a verdict. */
-static bool one(const sample *s, const baseline *b, long n, bool sticky) {
+static bool one(cert_ctx *cx, const sample *s, const baseline *b, long n, bool sticky) {
   argset as;
-  if (!args_for(s, &as)) return false;
+  if (!args_for(cx, s, &as)) return false;
   bp_clear_error();
   bp__alloc_test_fail(n, sticky);
-  bp_status st = bp_call(cx.cur.op, &as.st);
+  bp_status st = bp_call(cx->cur.op, &as.st);
   bp__alloc_test_fail(0, false);
   char desc[300], when[120], msg[400];
   cert_sample_desc(s, desc, sizeof desc);
@@ -99,7 +99,7 @@ static bool one(const sample *s, const baseline *b, long n, bool sticky) {
     long at = got && len == b->len ? cert_first_diff(got, b->bytes, len) : 0;
     free(got);
     if (at >= 0) {
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "oom: %s, with %s: the call succeeded but its results differ from the "
                    "call with all memory (%s): the kernel went on past a failed allocation, "
                    "or its results depend on what memory held before the call",
@@ -107,22 +107,22 @@ static bool one(const sample *s, const baseline *b, long n, bool sticky) {
       okay = false;
     }
   } else if (st != BP_ERR_OUT_OF_MEMORY) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "oom: %s, with %s: the call returned %s (%s), expected BP_ERR_OUT_OF_MEMORY "
                  "(a kernel passes on the status of the host call that failed)",
                  desc, when, bp_status_str(st), msg);
     okay = false;
   } else if (!*msg) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "oom: %s, with %s: the call returned BP_ERR_OUT_OF_MEMORY with no message", desc,
                  when);
     okay = false;
   }
   cert_argset_free(&as);
   if (!okay) return false;
-  int64_t tensors = bp_live_tensor_count(), memory = device_memory();
+  int64_t tensors = bp_live_tensor_count(), memory = device_memory(cx);
   if (tensors != b->tensors || memory != b->memory) {
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "oom: %s, with %s: the call (%s) left %lld tensor(s) and %lld byte(s) of "
                  "device memory behind",
                  desc, when, bp_status_str(st), (long long)(tensors - b->tensors),
@@ -130,8 +130,8 @@ static bool one(const sample *s, const baseline *b, long n, bool sticky) {
     return false;
   }
   /* The next call with memory succeeds, with the same results. */
-  if (!args_for(s, &as)) return false;
-  st = bp_call(cx.cur.op, &as.st);
+  if (!args_for(cx, s, &as)) return false;
+  st = bp_call(cx->cur.op, &as.st);
   size_t len = 0;
   unsigned char *got = st == BP_OK ? cert_result_bytes(&as.st, &len) : NULL;
   if (st == BP_OK) bp_stack_release(&as.st);
@@ -140,11 +140,11 @@ static bool one(const sample *s, const baseline *b, long n, bool sticky) {
   free(got);
   if (!same) {
     if (st != BP_OK)
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "oom: %s: after a call with %s, the next call with all memory fails: %s: %s",
                    desc, when, bp_status_str(st), bp_last_error());
     else
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "oom: %s: after a call with %s, the next call with all memory gives other "
                    "results",
                    desc, when);
@@ -153,16 +153,16 @@ static bool one(const sample *s, const baseline *b, long n, bool sticky) {
   return true;
 }
 
-void cert_case_oom(const certify_case *c) {
-  if (!cert_op_setup(c)) return;
+void cert_case_oom(cert_ctx *cx, const certify_case *c) {
+  if (!cert_op_setup(cx, c)) return;
   size_t n;
-  sample *set = cert_op_check_set(&n);
+  sample *set = cert_op_check_set(cx, &n);
   if (!set) return;
   size_t swept = 0, calls = 0;
   long most = 0;
   for (size_t k = 0; k < n && swept < 2; k++) {
     baseline b = {0};
-    int r = measure(&set[k], &b);
+    int r = measure(cx, &set[k], &b);
     if (r == 0) {
       cert_sample_set_free(set, n);
       return;
@@ -171,7 +171,7 @@ void cert_case_oom(const certify_case *c) {
     long upto = b.allocs < OOM_MAX ? b.allocs : OOM_MAX;
     bool okay = true;
     for (int sticky = 0; okay && sticky < 2; sticky++)
-      for (long i = 1; okay && i <= upto; i++, calls++) okay = one(&set[k], &b, i, sticky);
+      for (long i = 1; okay && i <= upto; i++, calls++) okay = one(cx, &set[k], &b, i, sticky);
     free(b.bytes);
     if (!okay) {
       cert_sample_set_free(set, n);
@@ -181,17 +181,17 @@ void cert_case_oom(const certify_case *c) {
     swept++;
   }
   cert_sample_set_free(set, n);
-  if (cert_all_refused(c, n)) return;
+  if (cert_all_refused(cx, c, n)) return;
   if (swept == 0) {
-    cert_verdict(ST_SKIP, "no sample of %s could be called", c->op);
+    cert_verdict(cx, ST_SKIP, "no sample of %s could be called", c->op);
     return;
   }
   if (most == 0) {
-    cert_verdict(ST_PASS, "the op's calls make no host allocation (%zu sample(s)): nothing to fail",
-                 swept);
+    cert_verdict(cx, ST_PASS,
+                 "the op's calls make no host allocation (%zu sample(s)): nothing to fail", swept);
     return;
   }
-  cert_verdict(ST_PASS,
+  cert_verdict(cx, ST_PASS,
                "%zu call(s) with one of the host's allocations failing (up to %ld per call, "
                "alone and with all after it), on %zu sample(s): each gave the same results "
                "or BP_ERR_OUT_OF_MEMORY with a message, and left nothing behind",

@@ -111,21 +111,21 @@ static bool agree(const results *k, const results *c, const char *ref, char *why
 
 /* One sample through the kernel and through the composite: 1 when they
  * agree, -1 when either path refused the sample, 0 after a verdict. */
-static int one(const sample *s, int32_t dev) {
+static int one(cert_ctx *cx, const sample *s, int32_t dev) {
   argset as;
-  int got = cert_call_on(s, M_PLAIN, &as, "reference");
+  int got = cert_call_on(cx, s, M_PLAIN, &as, "reference");
   if (got <= 0) return got;
   results k, c;
   results_take(&k, &as.st);
   cert_argset_free(&as);
-  if (bp_set_kernel_enabled(cx.cur.op, dev, false) != BP_OK) {
+  if (bp_set_kernel_enabled(cx->cur.op, dev, false) != BP_OK) {
     results_free(&k);
-    cert_verdict(ST_FAIL, "reference: certifier error: cannot disable %s's kernels for %s: %s",
-                 cx.cur.oi.name, cert_device_name(dev), bp_last_error());
+    cert_verdict(cx, ST_FAIL, "reference: certifier error: cannot disable %s's kernels for %s: %s",
+                 cx->cur.oi.name, cert_device_name(dev), bp_last_error());
     return 0;
   }
-  got = cert_call_on(s, M_PLAIN, &as, "reference");
-  bp_set_kernel_enabled(cx.cur.op, dev, true);
+  got = cert_call_on(cx, s, M_PLAIN, &as, "reference");
+  bp_set_kernel_enabled(cx->cur.op, dev, true);
   if (got <= 0) {
     results_free(&k);
     return got;
@@ -137,7 +137,7 @@ static int one(const sample *s, int32_t dev) {
   results_free(&k);
   results_free(&c);
   if (ok) return 1;
-  cert_verdict(ST_FAIL, "reference: %s: the kernel and the op's composite disagree: %s",
+  cert_verdict(cx, ST_FAIL, "reference: %s: the kernel and the op's composite disagree: %s",
                cert_sample_desc(s, desc, sizeof desc), why);
   return 0;
 }
@@ -153,12 +153,12 @@ typedef struct refplug {
 } refplug;
 
 /* Its kernel of the current op for device type `type`, if any. */
-static bool ref_kernel(refplug *r, int32_t type) {
+static bool ref_kernel(cert_ctx *cx, refplug *r, int32_t type) {
   bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
-  if (bp_op_get_info(cx.cur.op, &oi) != BP_OK) return false;
+  if (bp_op_get_info(cx->cur.op, &oi) != BP_OK) return false;
   for (int32_t k = 0; k < oi.nkernels; k++) {
     bp_kernel_info ki = {.struct_size = BP_KERNEL_INFO_STRUCT_SIZE};
-    if (bp_op_get_kernel(cx.cur.op, (size_t)k, &ki) == BP_OK && ki.device_type == type &&
+    if (bp_op_get_kernel(cx->cur.op, (size_t)k, &ki) == BP_OK && ki.device_type == type &&
         ki.enabled && ki.plugin && strcmp(ki.plugin, r->name) == 0) {
       r->ki = ki;
       r->type = type;
@@ -171,22 +171,24 @@ static bool ref_kernel(refplug *r, int32_t type) {
 /* Loads --reference and finds its kernel of the current op, on the device
  * type under test or else on the CPU: 1 when it has one, -1 when it has
  * none (and is unloaded again), 0 after a verdict. */
-static int ref_load(refplug *r) {
+static int ref_load(cert_ctx *cx, refplug *r) {
   memset(r, 0, sizeof *r);
-  if (bp_plugin_load(cx.opt.reference, &r->p) != BP_OK) {
-    cert_verdict(ST_FAIL, "reference: the reference plugin %s does not load beside the plugin: %s",
-                 cx.opt.reference, bp_last_error());
+  if (bp_plugin_load(cx->opt.reference, &r->p) != BP_OK) {
+    cert_verdict(cx, ST_FAIL,
+                 "reference: the reference plugin %s does not load beside the plugin: %s",
+                 cx->opt.reference, bp_last_error());
     return 0;
   }
-  if (r->p == cx.put.plugin) { /* (the same file: loading it again returned it) */
-    cert_verdict(ST_FAIL, "reference: the reference plugin %s is the plugin under test itself",
-                 cx.opt.reference);
+  if (r->p == cx->put.plugin) { /* (the same file: loading it again returned it) */
+    cert_verdict(cx, ST_FAIL, "reference: the reference plugin %s is the plugin under test itself",
+                 cx->opt.reference);
     return 0;
   }
   bp_plugin_info pi = {.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE};
-  if (bp_plugin_get_info(r->p, &pi) != BP_OK || !pi.name || strcmp(pi.name, cx.put.info.name) == 0) {
+  if (bp_plugin_get_info(r->p, &pi) != BP_OK || !pi.name ||
+      strcmp(pi.name, cx->put.info.name) == 0) {
     cert_verdict(
-        ST_FAIL, "reference: the reference plugin %s %s", cx.opt.reference,
+        cx, ST_FAIL, "reference: the reference plugin %s %s", cx->opt.reference,
         pi.name ? "has the name of the plugin under test: the host cannot tell their kernels apart"
                 : "has no name");
     bp_plugin_unload(r->p);
@@ -194,25 +196,25 @@ static int ref_load(refplug *r) {
   }
   snprintf(r->name, sizeof r->name, "%s", pi.name);
   /* (loading invalidated the strings of the op's and the kernel's info) */
-  bp_op_get_info(cx.cur.op, &cx.cur.oi);
-  cert_plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
-  if (ref_kernel(r, cx.put.device.type) || ref_kernel(r, BP_DEVICE_CPU)) return 1;
+  bp_op_get_info(cx->cur.op, &cx->cur.oi);
+  cert_plugin_kernel(cx, cx->cur.op, cx->put.device.type, &cx->cur.ki);
+  if (ref_kernel(cx, r, cx->put.device.type) || ref_kernel(cx, r, BP_DEVICE_CPU)) return 1;
   bp_plugin_unload(r->p);
-  bp_op_get_info(cx.cur.op, &cx.cur.oi);
-  cert_plugin_kernel(cx.cur.op, cx.put.device.type, &cx.cur.ki);
+  bp_op_get_info(cx->cur.op, &cx->cur.oi);
+  cert_plugin_kernel(cx, cx->cur.op, cx->put.device.type, &cx->cur.ki);
   return -1;
 }
 
-static void ref_unload(refplug *r) {
-  bp_set_kernel_provider(cx.cur.op, cx.put.device.type, NULL);
-  bp_set_kernel_provider(cx.cur.op, r->type, NULL);
+static void ref_unload(cert_ctx *cx, refplug *r) {
+  bp_set_kernel_provider(cx->cur.op, cx->put.device.type, NULL);
+  bp_set_kernel_provider(cx->cur.op, r->type, NULL);
   bp_clear_error();
   bp_plugin_unload(r->p);
 }
 
 /* Whether the reference's kernel declares every dtype of the call on as,
  * its results' included: else the host would send the call elsewhere. */
-static bool ref_declares(const refplug *r, const argset *as) {
+static bool ref_declares(cert_ctx *cx, const refplug *r, const argset *as) {
   if (!r->ki.dtypes) return true;
   for (size_t i = 0; i < as->st.top; i++) {
     bp_tensor *t;
@@ -222,7 +224,7 @@ static bool ref_declares(const refplug *r, const argset *as) {
   }
   bp_clear_error();
   int32_t dts[4];
-  size_t nret = cert_result_dtypes(as, dts, 4);
+  size_t nret = cert_result_dtypes(cx, as, dts, 4);
   for (size_t j = 0; j < nret; j++)
     if (dts[j] != BP_DTYPE_INVALID && !cert_dtypes_have(r->ki.dtypes, dts[j])) return false;
   return true;
@@ -231,39 +233,40 @@ static bool ref_declares(const refplug *r, const argset *as) {
 /* One sample through the plugin's kernel and the reference's: 1 when
  * they agree, -1 when the kernel refused the sample, -2 when the
  * reference did or does not declare its dtypes, 0 after a verdict. */
-static int one_ref(const sample *s, const refplug *r) {
+static int one_ref(cert_ctx *cx, const sample *s, const refplug *r) {
   argset as;
-  int32_t put = cx.put.device.type;
-  if (bp_set_kernel_provider(cx.cur.op, put, cx.put.info.name) != BP_OK) {
-    cert_verdict(ST_FAIL, "reference: certifier error: cannot choose the plugin's kernel of %s: %s",
-                 cx.cur.oi.name, bp_last_error());
+  int32_t put = cx->put.device.type;
+  if (bp_set_kernel_provider(cx->cur.op, put, cx->put.info.name) != BP_OK) {
+    cert_verdict(cx, ST_FAIL,
+                 "reference: certifier error: cannot choose the plugin's kernel of %s: %s",
+                 cx->cur.oi.name, bp_last_error());
     return 0;
   }
-  int got = cert_call_on(s, M_PLAIN, &as, "reference");
+  int got = cert_call_on(cx, s, M_PLAIN, &as, "reference");
   if (got <= 0) return got;
   results k, c;
   results_take(&k, &as.st);
   cert_argset_free(&as);
   /* The reference's call, on its kernel's device type (the CPU, when it
    * has none for the device under test), through its kernel. */
-  bp_device saved = cx.put.device;
-  bool saved_visible = cx.put.host_visible;
+  bp_device saved = cx->put.device;
+  bool saved_visible = cx->put.host_visible;
   if (r->type != put) {
-    cx.put.device = bp_device_make(r->type, 0);
-    cx.put.host_visible = true;
+    cx->put.device = bp_device_make(r->type, 0);
+    cx->put.host_visible = true;
   }
   char desc[300], why[400];
   int ret = 1;
-  if (bp_set_kernel_provider(cx.cur.op, r->type, r->name) != BP_OK) {
-    cert_verdict(ST_FAIL, "reference: certifier error: cannot choose %s's kernel of %s: %s",
-                 r->name, cx.cur.oi.name, bp_last_error());
+  if (bp_set_kernel_provider(cx->cur.op, r->type, r->name) != BP_OK) {
+    cert_verdict(cx, ST_FAIL, "reference: certifier error: cannot choose %s's kernel of %s: %s",
+                 r->name, cx->cur.oi.name, bp_last_error());
     ret = 0;
-  } else if (!cert_materialise(s, &cx.cur.si, M_PLAIN, &as)) {
-    cert_verdict(ST_FAIL, "reference: certifier error: cannot build the arguments of %s on %s: %s",
-                 cert_sample_desc(s, desc, sizeof desc), cert_device_name(r->type),
-                 bp_last_error());
+  } else if (!cert_materialise(cx, s, &cx->cur.si, M_PLAIN, &as)) {
+    cert_verdict(
+        cx, ST_FAIL, "reference: certifier error: cannot build the arguments of %s on %s: %s",
+        cert_sample_desc(s, desc, sizeof desc), cert_device_name(r->type), bp_last_error());
     ret = 0;
-  } else if (!ref_declares(r, &as) || bp_call(cx.cur.op, &as.st) != BP_OK) {
+  } else if (!ref_declares(cx, r, &as) || bp_call(cx->cur.op, &as.st) != BP_OK) {
     bp_clear_error();
     ret = -2;
   } else {
@@ -271,7 +274,8 @@ static int one_ref(const sample *s, const refplug *r) {
     char what[160];
     snprintf(what, sizeof what, "the reference plugin %s", r->name);
     if (!agree(&k, &c, what, why, sizeof why)) {
-      cert_verdict(ST_FAIL, "reference: %s: the kernel and the reference plugin %s disagree: %s",
+      cert_verdict(cx, ST_FAIL,
+                   "reference: %s: the kernel and the reference plugin %s disagree: %s",
                    cert_sample_desc(s, desc, sizeof desc), r->name, why);
       ret = 0;
     }
@@ -279,19 +283,19 @@ static int one_ref(const sample *s, const refplug *r) {
   }
   cert_argset_free(&as);
   results_free(&k);
-  cx.put.device = saved;
-  cx.put.host_visible = saved_visible;
+  cx->put.device = saved;
+  cx->put.host_visible = saved_visible;
   return ret;
 }
 
 /* OP/reference against --reference's kernel. */
-static void against_plugin(const certify_case *c, refplug *r) {
+static void against_plugin(cert_ctx *cx, const certify_case *c, refplug *r) {
   size_t n;
-  sample *set = cert_op_check_set(&n);
+  sample *set = cert_op_check_set(cx, &n);
   if (!set) return;
   size_t checked = 0, refused_ref = 0;
   for (size_t k = 0; k < n; k++) {
-    int got = one_ref(&set[k], r);
+    int got = one_ref(cx, &set[k], r);
     if (got == 0) {
       cert_sample_set_free(set, n);
       return;
@@ -301,44 +305,44 @@ static void against_plugin(const certify_case *c, refplug *r) {
   }
   cert_sample_set_free(set, n);
   if (checked == 0 && refused_ref) {
-    cert_verdict(ST_SKIP,
+    cert_verdict(cx, ST_SKIP,
                  "the reference plugin %s refused or does not declare the dtypes of each of "
                  "the %zu sample(s) that %s's kernel took: nothing to compare",
                  r->name, refused_ref, c->op);
     return;
   }
-  if (cert_all_refused(c, n)) return;
-  cert_verdict(ST_PASS,
+  if (cert_all_refused(cx, c, n)) return;
+  cert_verdict(cx, ST_PASS,
                "the kernel agrees with the reference plugin %s's kernel (on %s) on %zu "
                "sample(s) (8x the op set's tolerance)%s",
                r->name, cert_device_name(r->type), checked,
                refused_ref ? "; the reference refused or does not declare the others" : "");
 }
 
-void cert_case_reference(const certify_case *c) {
-  if (!cert_op_setup(c)) return;
-  if (cx.opt.reference) {
+void cert_case_reference(cert_ctx *cx, const certify_case *c) {
+  if (!cert_op_setup(cx, c)) return;
+  if (cx->opt.reference) {
     refplug r;
-    int got = ref_load(&r);
+    int got = ref_load(cx, &r);
     if (got == 0) return;
     if (got > 0) {
-      against_plugin(c, &r);
-      ref_unload(&r);
+      against_plugin(cx, c, &r);
+      ref_unload(cx, &r);
       return;
     }
-    if (!cx.cur.oi.has_composite) {
-      cert_verdict(ST_SKIP,
+    if (!cx->cur.oi.has_composite) {
+      cert_verdict(cx, ST_SKIP,
                    "the reference plugin %s has no kernel of %s (for %s%s), and %s has no "
                    "composite (bp_op_def.composite): its values are checked only for "
                    "repeatability, and its meta, honesty, bounds, lifetime and aliasing by "
                    "their cases",
-                   cx.opt.reference, c->op, cert_device_name(cx.put.device.type),
-                   cx.put.device.type == BP_DEVICE_CPU ? "" : " or cpu", c->op);
+                   cx->opt.reference, c->op, cert_device_name(cx->put.device.type),
+                   cx->put.device.type == BP_DEVICE_CPU ? "" : " or cpu", c->op);
       return;
     }
   }
-  if (!cx.cur.oi.has_composite) {
-    cert_verdict(ST_SKIP,
+  if (!cx->cur.oi.has_composite) {
+    cert_verdict(cx, ST_SKIP,
                  "%s has no composite (bp_op_def.composite) and no reference plugin was given "
                  "(--reference) to check its kernel against: its values are checked only for "
                  "repeatability, and its meta, honesty, bounds, lifetime and aliasing by "
@@ -347,11 +351,11 @@ void cert_case_reference(const certify_case *c) {
     return;
   }
   size_t n;
-  sample *set = cert_op_check_set(&n);
+  sample *set = cert_op_check_set(cx, &n);
   if (!set) return;
   size_t checked = 0;
   for (size_t k = 0; k < n; k++) {
-    int r = one(&set[k], cx.put.device.type);
+    int r = one(cx, &set[k], cx->put.device.type);
     if (r == 0) {
       cert_sample_set_free(set, n);
       return;
@@ -359,8 +363,8 @@ void cert_case_reference(const certify_case *c) {
     checked += r > 0;
   }
   cert_sample_set_free(set, n);
-  if (cert_all_refused(c, n)) return;
-  cert_verdict(ST_PASS,
+  if (cert_all_refused(cx, c, n)) return;
+  cert_verdict(cx, ST_PASS,
                "the kernel agrees with the op's composite on %zu sample(s) (8x the op set's "
                "tolerance)",
                checked);

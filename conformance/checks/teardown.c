@@ -26,7 +26,7 @@
 
 /* Calls every op the plugin has a kernel of on its first check sample;
  * the number of calls made, or -1 after a verdict. */
-static long call_each_op(void) {
+static long call_each_op(cert_ctx *cx) {
   long calls = 0;
   gen_opts o = {NULL, false, NULL};
   for (size_t i = 0; i < bp_op_count(); i++) {
@@ -34,20 +34,20 @@ static long call_each_op(void) {
     bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
     bp_kernel_info ki;
     if (bp_op_get_info(op, &oi) != BP_OK || !oi.has_meta ||
-        !cert_plugin_kernel(op, cx.put.device.type, &ki))
+        !cert_plugin_kernel(cx, op, cx->put.device.type, &ki))
       continue;
-    cx.cur.op = op;
-    cx.cur.oi = oi;
-    cx.cur.ki = ki;
-    cx.cur.r = cert_core_ref_index(oi.name);
-    cert_op_schema_info(op, &cx.cur.si);
+    cx->cur.op = op;
+    cx->cur.oi = oi;
+    cx->cur.ki = ki;
+    cx->cur.r = cert_core_ref_index(oi.name);
+    cert_op_schema_info(op, &cx->cur.si);
     o.declared = ki.dtypes;
     char why[300];
     size_t n = 0;
-    sample *v = cert_check_set(cx.cur.r, &cx.cur.si, &o, &n, why, sizeof why);
+    sample *v = cert_check_set(cx->cur.r, &cx->cur.si, &o, &n, why, sizeof why);
     if (!v || !n) continue;
     argset as;
-    if (cert_materialise(&v[0], &cx.cur.si, M_PLAIN, &as)) {
+    if (cert_materialise(cx, &v[0], &cx->cur.si, M_PLAIN, &as)) {
       if (bp_call(op, &as.st) == BP_OK) bp_stack_release(&as.st);
       calls++;
     }
@@ -69,7 +69,7 @@ static int settle_threads(int threads) {
   return now_threads;
 }
 
-void cert_case_teardown(const certify_case *c) {
+void cert_case_teardown(cert_ctx *cx, const certify_case *c) {
   (void)c;
   fp_state fp0, fp;
   sig_state sig0, sig;
@@ -85,22 +85,22 @@ void cert_case_teardown(const certify_case *c) {
   int ntids0 = cert_proc_thread_ids(tids0, 256);
   long calls = 0;
   for (int cycle = 1; cycle <= CYCLES; cycle++) {
-    cx.put.plugin = NULL;
-    if (!cert_load_plugin() || !cert_pick_device()) return;
-    long got = call_each_op();
+    cx->put.plugin = NULL;
+    if (!cert_load_plugin(cx) || !cert_pick_device(cx)) return;
+    long got = call_each_op(cx);
     calls += got;
-    bp_status st = bp_plugin_unload(cx.put.plugin);
+    bp_status st = bp_plugin_unload(cx->put.plugin);
     if (st != BP_OK) {
-      cert_verdict(ST_FAIL, "teardown: cycle %d: bp_plugin_unload failed after %ld calls: %s",
+      cert_verdict(cx, ST_FAIL, "teardown: cycle %d: bp_plugin_unload failed after %ld calls: %s",
                    cycle, got, bp_last_error());
       return;
     }
-    cx.put.plugin = NULL;
+    cx->put.plugin = NULL;
     int threads = settle_threads(threads0);
     if (cert_proc_threads_meaningful() && threads0 > 0 && threads > threads0) {
       char names[300];
       cert_proc_new_threads(tids0, ntids0, names, sizeof names);
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "teardown: cycle %d: %d thread(s) the plugin started still run after "
                    "bp_plugin_unload (%d before the load, %d after the unload): %s",
                    cycle, threads - threads0, threads0, threads, names);
@@ -108,7 +108,7 @@ void cert_case_teardown(const certify_case *c) {
     }
     cert_fp_state_get(&fp);
     if (!cert_fp_state_same(&fp0, &fp, why, sizeof why)) {
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "teardown: cycle %d: after bp_plugin_unload the floating-point "
                    "environment differs from before the load: %s",
                    cycle, why);
@@ -116,7 +116,7 @@ void cert_case_teardown(const certify_case *c) {
     }
     cert_sig_state_get(&sig);
     if (!cert_sig_state_same(&sig0, &sig, why, sizeof why)) {
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "teardown: cycle %d: after bp_plugin_unload a signal differs from before "
                    "the load: %s",
                    cycle, why);
@@ -126,7 +126,7 @@ void cert_case_teardown(const certify_case *c) {
     bool same = cert_host_state_same(&hs0, &hs, HS_FDS, why, sizeof why);
     cert_host_state_free(&hs);
     if (!same) {
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "teardown: cycle %d: after bp_plugin_unload the process differs from "
                    "before the load: %s",
                    cycle, why);
@@ -139,15 +139,15 @@ void cert_case_teardown(const certify_case *c) {
     int64_t four = 4;
     if (bp_op_find("core::add", &add) != BP_OK ||
         bp_tensor_empty(BP_CPU, BP_FLOAT32, 1, &four, &t) != BP_OK) {
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "teardown: cycle %d: after bp_plugin_unload the host no longer works: %s", cycle,
                    bp_last_error());
       return;
     }
     bp_tensor_release(t);
-    if (!cert_map_state_meaningful() || !cert_map_state_get(cx.opt.plugin, &m)) continue;
+    if (!cert_map_state_meaningful() || !cert_map_state_get(cx->opt.plugin, &m)) continue;
     if (cycle >= 3 && (m.count > prev.count || m.bytes > prev.bytes)) {
-      cert_verdict(ST_FAIL,
+      cert_verdict(cx, ST_FAIL,
                    "teardown: cycle %d: each load and unload leaves memory mapped: %ld "
                    "mapping(s) and %lld byte(s) more than after the cycle before",
                    cycle, m.count - prev.count, m.bytes - prev.bytes);
@@ -157,7 +157,7 @@ void cert_case_teardown(const certify_case *c) {
   }
   cert_host_state_free(&hs0);
   cert_verdict(
-      ST_PASS,
+      cx, ST_PASS,
       "%d cycles of load, %ld calls in all, unload: %s left behind, the "
       "floating-point environment, signals, file descriptors, environment, locale, "
       "working directory, umask, limits and affinity as before, and the host goes on",

@@ -49,8 +49,8 @@ static bp_tensor *written(const rt *r) {
   return t;
 }
 
-bool cert_in_reference_order(const sample *s, bp_stack *st, const char *desc) {
-  if (cert_core_refs[cx.cur.r].kind != K_TOPK || s->n <= 4 || s->a[4].i != 0) return true;
+bool cert_in_reference_order(cert_ctx *cx, const sample *s, bp_stack *st, const char *desc) {
+  if (cert_core_refs[cx->cur.r].kind != K_TOPK || s->n <= 4 || s->a[4].i != 0) return true;
   bp_tensor *tv = NULL, *ti = NULL;
   if (st->top < 2 || bp_stack_get_tensor(st, 0, &tv) != BP_OK ||
       bp_stack_get_tensor(st, 1, &ti) != BP_OK)
@@ -104,7 +104,7 @@ bool cert_in_reference_order(const sample *s, bp_stack *st, const char *desc) {
   if (!nv || !ni) {
     bp_tensor_release(nv);
     bp_tensor_release(ni);
-    cert_verdict(ST_FAIL,
+    cert_verdict(cx, ST_FAIL,
                  "numerics: certifier error: cannot order the results of %s (sorted=False): "
                  "%s",
                  desc, bp_last_error());
