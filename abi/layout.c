@@ -151,6 +151,9 @@ static void collect(void) {
   /* ABI 1.2 */
   CODE("flags", BP_KERNEL_STRUCTURED);
   CODE("flags", BP_KERNEL_DEF_STRUCTURED);
+  /* ABI 1.3 */
+  CODE("flags", BP_DESCRIBE_TEXT);
+  CODE("flags", BP_DESCRIBE_JSON);
 
   STRUCT(bp_device);
   FIELD(bp_device, type);
@@ -380,6 +383,22 @@ static void collect(void) {
   FIELD(bp_plugin_desc, setup);
   FIELD(bp_plugin_desc, teardown);
   FIELD(bp_plugin_desc, ext);
+
+  /* ABI 1.3 */
+  STRUCT(bp_describe_file);
+  FIELD(bp_describe_file, struct_size);
+  FIELD(bp_describe_file, path);
+  FIELD(bp_describe_file, canonical);
+  FIELD(bp_describe_file, origin);
+  FIELD(bp_describe_file, reserved);
+  FIELD(bp_describe_file, failure);
+
+  STRUCT(bp_describe_options);
+  FIELD(bp_describe_options, struct_size);
+  FIELD(bp_describe_options, format);
+  FIELD(bp_describe_options, reserved);
+  FIELD(bp_describe_options, files);
+  FIELD(bp_describe_options, nfiles);
 }
 
 static entry base[MAX_ENTRIES];

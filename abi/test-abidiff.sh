@@ -1,9 +1,10 @@
 #!/bin/sh
 # Compares libbackplane.so with the checked-in abidw dumps using
-# libabigail's abidiff.  Against this minor's dump (abi/libbackplane-1.2.abi)
-# there must be no change at all; against ABI 1.0's and 1.1's
-# (abi/libbackplane-1.0.abi, -1.1.abi) only compatible ones: members appended to
-# structs, no change abidiff calls incompatible, nothing removed.  The dumps
+# libabigail's abidiff.  Against this minor's dump (abi/libbackplane-1.3.abi)
+# there must be no change at all; against ABI 1.0, 1.1 and 1.2
+# (abi/libbackplane-1.0.abi, -1.1.abi, -1.2.abi) only compatible ones:
+# members appended to structs, no change abidiff calls incompatible,
+# nothing removed.  The dumps
 # were made with --drop-private-types, so types that are not defined in the
 # public headers are opaque in them and their changes are not reported;
 # added functions are checked by test-symbols.sh.
@@ -13,12 +14,12 @@ lib="$top_builddir/host/.libs/libbackplane.so"
 abidiff=${ABIDIFF:-$(command -v abidiff)}
 if [ -z "$abidiff" ]; then echo "1..0 # SKIP abidiff (libabigail) is not installed"; exit 0; fi
 if [ ! -f "$lib" ]; then echo "1..0 # SKIP no shared libbackplane.so was built"; exit 0; fi
-earlier="1.0 1.1"
+earlier="1.0 1.1 1.2"
 echo "1..$((1 + $(echo $earlier | wc -w)))"
 fail=0
 # abidiff's exit status is a bit mask: 1 error, 2 usage, 4 change, 8
 # incompatible change.
-base="$top_srcdir/abi/libbackplane-1.2.abi"
+base="$top_srcdir/abi/libbackplane-1.3.abi"
 out=$("$abidiff" --no-added-syms "$base" "$lib" 2>&1)
 st=$?
 if [ $st -eq 0 ]; then

@@ -14,10 +14,11 @@
  *     uses them, and loads into a host that reports ABI 1.0 (simulated:
  *     its table handed over with 1.0's struct_size and minor) and does
  *     without them.
- *   - compat_1_2, a plugin of today's minor, defines an op with a Scalar
- *     argument (1.2) when the host's minor allows: in today's host it is
- *     called with an int, a float and a bool, and described as Scalar; in
- *     a host that reports ABI 1.1 it leaves that op out.
+ *   - compat_1_2, built against the frozen ABI 1.2 headers in abi/sdk-1.2/,
+ *     defines an op with a Scalar argument (1.2) when the host's minor
+ *     allows: in today's host it is called with an int, a float and a
+ *     bool, and described as Scalar; in a host that reports ABI 1.1 it
+ *     leaves that op out.
  *   - The same plugin's bp_plugin_init, given hand-made host tables, tells
  *     a table that has the appended slot from one whose struct_size stops
  *     before it or whose slot is NULL, and refuses a table too small for a

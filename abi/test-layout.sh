@@ -5,8 +5,8 @@
 # baseline compatibly (its fields and codes unchanged, structs only grown).
 layout="${top_builddir:-.}/abi/layout"
 abi="${top_srcdir:-.}/abi"
-current=1.2
-earlier="1.1 1.0"
+current=1.3
+earlier="1.2 1.1 1.0"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail=0

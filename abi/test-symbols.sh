@@ -1,15 +1,15 @@
 #!/bin/sh
 # Compares libbackplane's exported symbols with the checked-in list of this
-# minor version, ABI 1.2 (abi/symbols-1.2.txt): a removed symbol, a symbol
+# minor version, ABI 1.3 (abi/symbols-1.3.txt): a removed symbol, a symbol
 # outside a version node and a symbol that is not in the list fail, each
-# named.  Every symbol of ABI 1.0 and 1.1 (abi/symbols-1.0.txt,
-# abi/symbols-1.1.txt) must still be exported, in its own node.  Also
-# checks that the SONAME follows abi/libtool-version.
+# named.  Every symbol of ABI 1.0, 1.1 and 1.2 (abi/symbols-1.0.txt,
+# abi/symbols-1.1.txt, abi/symbols-1.2.txt) must still be exported, in
+# its own node.  Also checks that the SONAME follows abi/libtool-version.
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
 lib="$top_builddir/host/.libs/libbackplane.so"
-base="$top_srcdir/abi/symbols-1.2.txt"
-earlier="1.0 1.1"
+base="$top_srcdir/abi/symbols-1.3.txt"
+earlier="1.0 1.1 1.2"
 if [ ! -f "$lib" ]; then echo "1..0 # SKIP no shared libbackplane.so was built"; exit 0; fi
 if ! command -v nm > /dev/null 2>&1; then echo "1..0 # SKIP nm is not installed"; exit 0; fi
 tmp=$(mktemp -d) || exit 1

@@ -7,6 +7,7 @@
  *
  * The modules call downwards only (tests/test-layering.sh checks that no
  * two call each other, even through others), from the top:
+ *   describe.c    the host described as text or JSON (bp-info's listing)
  *   api.c         the entry points that start the host: load, find
  *   init.c        the start: the core op set, once
  *   core*.c       the core op set: a built-in plugin, defined through the
@@ -20,7 +21,7 @@
  *   registry.c    ops, kernels and dispatch tables (registry.h: what it
  *                 gives register.c)
  *   unboxed.c, precedence.c, optexts.c, meta.c, call_dtypes.c, schema*.c,
- *   tensor.c, device.c, guard.c, rcu.c, error.c, alloc.c ...
+ *   tensor.c, device.c, guard.c, rcu.c, error.c, alloc.c, text.c ...
  *                 the leaves they stand on
  */
 #ifndef BP_HOST_INTERNAL_H
@@ -639,5 +640,16 @@ static inline bool bp__mul_ok(int64_t a, int64_t b, int64_t *out) {
 
 /* The host function table handed to plugins (plugin.c). */
 extern const bp_host_api bp__host_api;
+
+/* BP_PLUGIN_PATH as discovery reads it: NULL in a setuid or setgid
+ * program (loader.c). */
+const char *bp__plugin_path_env(void);
+
+/* Text from outside (text.c): the length (1 to 4) of the well-formed
+ * UTF-8 sequence at s, 0 when none starts there; and the escaped form of
+ * the character at s (bp_text_escape's rules) in esc, its length
+ * returned and the bytes of s it stands for in *used. */
+size_t bp__utf8_len(const char *s);
+size_t bp__text_escape_one(const char *s, char esc[8], size_t *used);
 
 #endif /* BP_HOST_INTERNAL_H */

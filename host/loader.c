@@ -386,7 +386,7 @@ static bp_status scan_dir(const char *dir, int32_t origin, size_t *loaded) {
 
 /* BP_PLUGIN_PATH must not steer a setuid or setgid program into loading
  * code of the caller's choosing. */
-static const char *plugin_path_env(void) {
+const char *bp__plugin_path_env(void) {
   if (getuid() != geteuid() || getgid() != getegid()) return NULL;
 #ifdef HAVE_SECURE_GETENV
   return secure_getenv("BP_PLUGIN_PATH");
@@ -399,7 +399,7 @@ bp_status bp__plugin_discover(size_t *out_loaded) {
   size_t loaded = 0;
   pthread_mutex_lock(&loader_lock);
   bp_status st = BP_OK;
-  const char *env = plugin_path_env();
+  const char *env = bp__plugin_path_env();
   if (env && *env) {
     char *copy = bp__strdup(env);
     if (!copy) {

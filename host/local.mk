@@ -8,6 +8,8 @@ noinst_LTLIBRARIES += %D%/libbphost.la
 	%D%/alloc.h \
 	%D%/alloc.c \
 	%D%/api.c \
+	%D%/describe.c \
+	%D%/text.c \
 	%D%/init.c \
 	%D%/schema.h \
 	%D%/schema.c \

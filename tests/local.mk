@@ -71,6 +71,12 @@ check_PROGRAMS += %D%/test-loader %D%/test-unload %D%/test-concurrency
 %C%_test_concurrency_LDADD = $(TEST_LDADD) -lpthread
 TESTS += %D%/test-loader %D%/test-unload %D%/test-concurrency
 
+# The host described (bp_describe), as bp-info prints it.
+check_PROGRAMS += %D%/test-describe
+%C%_test_describe_SOURCES = %D%/test-describe.c %D%/loaderutil.h %D%/testutil.h
+%C%_test_describe_LDADD = $(TEST_LDADD)
+TESTS += %D%/test-describe
+
 # Out of memory at every allocation of the public entry points; links the
 # host's objects for the allocator's test controls (host/alloc.h).
 check_PROGRAMS += %D%/test-oom
@@ -161,7 +167,7 @@ dist_check_SCRIPTS += %D%/test-tap.sh
 %C%_test_npy_LDADD = tools/libbptools.la $(TEST_LDADD)
 %C%_test_termsafe_SOURCES = %D%/test-termsafe.c
 %C%_test_termsafe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
-%C%_test_termsafe_LDADD = tools/libbptools.la %D%/libtap.la
+%C%_test_termsafe_LDADD = tools/libbptools.la host/libbackplane.la %D%/libtap.la
 TESTS += %D%/test-npy %D%/test-termsafe
 
 # Text from plugins (tests/plugins/escapes.c) reaches the terminal and

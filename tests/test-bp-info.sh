@@ -24,9 +24,9 @@ check() { # check DESCRIPTION FILE PATTERN
 BP_PLUGIN_PATH= "$info" --no-discover "$cpu" "$tmp/missing.so" > "$tmp/out.txt" 2>&1
 echo "exit $?" >> "$tmp/out.txt"
 check "exits 0 even when a plugin fails" "$tmp/out.txt" "^exit 0$"
-check "prints the version and the ABI" "$tmp/out.txt" "^Backplane [0-9.]* (ABI 1\.2)$"
+check "prints the version and the ABI" "$tmp/out.txt" "^Backplane [0-9.]* (ABI 1\.3)$"
 check "counts both plugins" "$tmp/out.txt" "^Plugins: 2$"
-check "describes the CPU plugin" "$tmp/out.txt" "name        cpu .*(Backplane), ABI 1.2, op set 2"
+check "describes the CPU plugin" "$tmp/out.txt" "name        cpu .*(Backplane), ABI 1.3, op set 2"
 check "says why the missing plugin failed" "$tmp/out.txt" "error       BP_ERR_LOAD: plugin '$tmp/missing.so': cannot open: No such file or directory"
 check "lists the host CPU device" "$tmp/out.txt" "^  cpu:0  (code 1)"
 check "lists the 169 core operators" "$tmp/out.txt" "^Operators: 169$"
@@ -37,7 +37,7 @@ check "JSON has the plugin" "$tmp/out.json" '"name": "cpu"'
 check "JSON has the operators" "$tmp/out.json" '"name": "core::layer_norm", "schema": "core::layer_norm(Tensor input'
 n=$((n + 1))
 if command -v python3 >/dev/null 2>&1; then
-  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["ops"]) == 169 and d["abi"] == "1.2"' "$tmp/out.json"; then
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["ops"]) == 169 and d["abi"] == "1.3"' "$tmp/out.json"; then
     echo "ok $n - the JSON parses, with 169 ops"
   else
     echo "not ok $n - the JSON parses, with 169 ops"; fail=1

@@ -487,6 +487,13 @@ static void unload_allocates_nothing(void) {
   }
 }
 
+/* A bp_describe() writer that counts the bytes. */
+static int count_bytes(void *user, const char *text, size_t n) {
+  (void)text;
+  *(size_t *)user += n;
+  return 0;
+}
+
 /* The entry points that only read, or write what the caller owns, make no
  * allocation at all: they cannot fail for memory. */
 static void allocation_free(void) {
@@ -529,6 +536,16 @@ static void allocation_free(void) {
     (void)bp_op_find("core::nothing", &(const bp_op *){NULL});
     (void)bp_last_error();
     bp_clear_error();
+    size_t text = 0, json = 0;
+    bp_describe_options o = {BP_DESCRIBE_OPTIONS_STRUCT_SIZE, BP_DESCRIBE_JSON, 0, NULL, 0};
+    is_status(bp_describe(NULL, count_bytes, &text), BP_OK);
+    is_status(bp_describe(&o, count_bytes, &json), BP_OK);
+    ok(text > 10000 && json > text);
+    char esc[16];
+    (void)bp_text_escape("\x1b[0m", esc, sizeof esc);
+    (void)bp_plugin_origin_str(BP_ORIGIN_ENV);
+    (void)bp_plugin_state_str(BP_PLUGIN_LOADED);
+    (void)bp_kernel_kind_str(BP_KERNEL_BOXED);
     /* The first round may fill per-op caches; the second allocates none. */
     if (round == 1) is_int(bp__alloc_test_count() - first, 0);
   }

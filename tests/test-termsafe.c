@@ -1,8 +1,9 @@
 /*
- * tests/test-termsafe.c - tools/termsafe.c, which the tools run every
- * string from a plugin through before it reaches a terminal or a TAP line:
- * control characters, C1 controls and stray bytes come out as visible
- * escapes, and well-formed UTF-8 comes out unchanged.
+ * tests/test-termsafe.c - bp_text_escape() and tools/termsafe.c over it,
+ * which the tools run every string from a plugin through before it
+ * reaches a terminal or a TAP line: control characters, C1 controls and
+ * stray bytes come out as visible escapes, and well-formed UTF-8 comes
+ * out unchanged.
  */
 #include <stdio.h>
 #include <string.h>
@@ -44,12 +45,12 @@ static void stray_bytes_are_escaped(void) {
 
 static void escape_reports_the_full_length(void) {
   char buf[8];
-  size_t n = termsafe_escape("ab\x1b[0m", buf, sizeof buf);
+  size_t n = bp_text_escape("ab\x1b[0m", buf, sizeof buf);
   is_int(n, 9); /* ab \x1b [0m */
   is_str(buf, "ab\\x1b[");
-  is_int(termsafe_escape("\n", NULL, 0), 2);
+  is_int(bp_text_escape("\n", NULL, 0), 2);
   char one[1] = {'x'};
-  termsafe_escape("abc", one, 1);
+  bp_text_escape("abc", one, 1);
   is_int(one[0], 0);
 }
 

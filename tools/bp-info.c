@@ -15,7 +15,8 @@
  * 10 s by default) is listed with what happened and left out, and the
  * others are loaded.  The exit status is 0 even when a plugin failed to
  * load (the listing says why), 1 when one crashed or hung, 2 for a usage
- * error.  Text from plugins is printed escaped (tools/termsafe.h).
+ * error.  The listing is libbackplane's bp_describe(), given what the
+ * children found; text from plugins is printed escaped.
  */
 #define _GNU_SOURCE /* secure_getenv */
 #include <config.h>
@@ -31,61 +32,6 @@
 
 #include "isolate.h"
 #include "termsafe.h"
-#include "names.h"
-
-static int json;
-
-/* Writes s as a JSON string.  Paths, plugin strings and messages are bytes
- * from outside; JSON text is UTF-8, so each byte that is not part of a
- * well-formed UTF-8 sequence is written as U+FFFD. */
-static void json_str(const char *s) {
-  if (!s) {
-    fputs("null", stdout);
-    return;
-  }
-  putchar('"');
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p) {
-    unsigned char c = *p;
-    size_t n = termsafe_utf8_len((const char *)p);
-    if (c == '"' || c == '\\')
-      printf("\\%c", c);
-    else if (c < 0x20)
-      printf("\\u%04x", c);
-    else if (n == 0)
-      fputs("\\ufffd", stdout);
-    else
-      fwrite(p, 1, n, stdout);
-    p += n ? n : 1;
-  }
-  putchar('"');
-}
-
-static const char *device_label(int32_t type, char *buf, size_t n) {
-  const char *name = bp_device_type_name(type);
-  if (name) return name;
-  snprintf(buf, n, "type %d", (int)type);
-  return buf;
-}
-
-static void print_header(void) {
-  uint32_t major, minor;
-  bp_abi_version(&major, &minor);
-  const char *env = getenv("BP_PLUGIN_PATH");
-  if (json) {
-    printf("{\n  \"version\": ");
-    json_str(bp_version());
-    printf(",\n  \"abi\": \"%u.%u\",\n  \"plugin_path\": ", major, minor);
-    json_str(env ? env : "");
-    printf(",\n  \"plugin_dir\": ");
-    json_str(bp_plugin_dir());
-  } else {
-    printf("Backplane %s (ABI %u.%u)\n\n", bp_version(), major, minor);
-    printf("Plugin search path:\n");
-    printf("  BP_PLUGIN_PATH     %s\n", env && *env ? termsafe(env) : "(not set)");
-    printf("  installed          %s\n", termsafe(bp_plugin_dir()));
-  }
-}
 
 /* ------------------------------------------------------------------------ */
 /* Plugins, and isolating their loads                                       */
@@ -189,199 +135,10 @@ static size_t load_isolated(double timeout_s) {
   return bad;
 }
 
-/* How the plugin at path was found: bp-info's own record when it loaded
- * the file for the host's discovery, else the host's. */
-static int32_t origin_of(const bp_plugin_info *p) {
-  for (size_t i = 0; p->path && i < ncands; i++)
-    if ((cands[i].canon && !strcmp(cands[i].canon, p->path)) || !strcmp(cands[i].path, p->path))
-      return cands[i].origin;
-  return p->origin;
-}
-
-static void print_plugin(const bp_plugin_info *p, int first, int crashed) {
-  if (json) {
-    printf("%s\n    {\"path\": ", first ? "" : ",");
-    json_str(p->path);
-    printf(", \"origin\": \"%s\", \"state\": \"%s\", \"name\": ", bp_tool_origin_name(origin_of(p)),
-           bp_tool_state_name(p->state));
-    json_str(p->name);
-    printf(", \"vendor\": ");
-    json_str(p->vendor);
-    printf(", \"version\": ");
-    json_str(p->version);
-    printf(", \"abi\": \"%u.%u\", \"op_set_version\": %u, \"status\": \"%s\", \"error\": ",
-           p->abi_major, p->abi_minor, p->op_set_version, bp_status_str((bp_status)p->status));
-    json_str(p->error);
-    printf(", \"crashed\": %s}", crashed ? "true" : "false");
-    return;
-  }
-  printf("  %s\n", termsafe(p->path));
-  printf("      found by    %s\n", bp_tool_origin_name(origin_of(p)));
-  printf("      state       %s\n", bp_tool_state_name(p->state));
-  if (p->name)
-    printf("      name        %s %s (%s), ABI %u.%u, op set %u\n", termsafe(p->name),
-           termsafe(p->version), p->vendor && *p->vendor ? termsafe(p->vendor) : "no vendor",
-           p->abi_major, p->abi_minor, p->op_set_version);
-  if (crashed)
-    printf("      error       %s while loading in a child process; not loaded\n", p->error);
-  else if (p->state == BP_PLUGIN_FAILED)
-    printf("      error       %s: %s\n", bp_status_str((bp_status)p->status), termsafe(p->error));
-  else if (p->error && *p->error)
-    printf("      note        %s\n", termsafe(p->error));
-}
-
-static void print_plugins(void) {
-  size_t n = bp_plugin_count(), ncrashed = 0;
-  for (size_t i = 0; i < ncands; i++) ncrashed += cands[i].why[0] != '\0';
-  if (json)
-    printf(",\n  \"plugins\": [");
-  else
-    printf("\nPlugins: %zu\n", n + ncrashed);
-  int first = 1;
-  for (size_t i = 0; i < n; i++) {
-    bp_plugin_info p;
-    p.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE;
-    if (bp_plugin_get_info(bp_plugin_at(i), &p) != BP_OK) continue;
-    print_plugin(&p, first, 0);
-    first = 0;
-  }
-  /* Those that crashed or hung in the child, which the host never saw. */
-  for (size_t i = 0; i < ncands; i++) {
-    if (!cands[i].why[0]) continue;
-    bp_plugin_info p;
-    memset(&p, 0, sizeof p);
-    p.path = cands[i].canon ? cands[i].canon : cands[i].path;
-    p.origin = cands[i].origin;
-    p.state = BP_PLUGIN_FAILED;
-    p.status = BP_ERR_LOAD;
-    p.error = cands[i].why;
-    print_plugin(&p, first, 1);
-    first = 0;
-  }
-  if (json) printf("%s]", first ? "" : "\n  ");
-}
-
-/* ------------------------------------------------------------------------ */
-/* Devices and operators                                                    */
-/* ------------------------------------------------------------------------ */
-
-/* Device types are codes 1..63 (DLPack) and the runtime vendor range. */
-static void print_devices(void) {
-  if (json)
-    printf(",\n  \"devices\": [");
-  else
-    printf("\nDevices:\n");
-  int first = 1;
-  for (int32_t type = 1; type < BP_DEVICE_DYNAMIC_FIRST + 64; type++) {
-    if (type == 64) type = BP_DEVICE_DYNAMIC_FIRST;
-    int32_t count;
-    if (bp_device_count(type, &count) != BP_OK) continue;
-    for (int32_t i = 0; i < count; i++) {
-      bp_device_props p;
-      memset(&p, 0, sizeof p);
-      p.struct_size = BP_DEVICE_PROPS_STRUCT_SIZE;
-      bp_device d = bp_device_make(type, i);
-      if (bp_device_properties(d, &p) != BP_OK) snprintf(p.name, sizeof p.name, "(%s)", bp_last_error());
-      p.name[sizeof p.name - 1] = '\0';
-      if (json) {
-        printf("%s\n    {\"type\": ", first ? "" : ",");
-        json_str(bp_device_type_name(type));
-        printf(", \"code\": %d, \"index\": %d, \"name\": ", (int)type, (int)i);
-        json_str(p.name);
-        printf(", \"total_memory\": %llu, \"compute_units\": %lld, \"arch\": \"%d.%d\"}",
-               (unsigned long long)p.total_memory, (long long)p.compute_units, (int)p.arch_major,
-               (int)p.arch_minor);
-      } else {
-        printf("  %s:%d  (code %d)  %s\n", termsafe(bp_device_type_name(type)), (int)i, (int)type,
-               termsafe(p.name));
-        /* Zero means "not reported" for each property. */
-        if (p.total_memory) printf("      memory         %.1f GiB\n", (double)p.total_memory / (1 << 30));
-        if (p.compute_units) printf("      compute units  %lld\n", (long long)p.compute_units);
-        if (p.arch_major) printf("      architecture   %d.%d\n", (int)p.arch_major, (int)p.arch_minor);
-      }
-      first = 0;
-    }
-    if (count == 0 && !json)
-      printf("  %s  (code %d)  no devices\n", termsafe(bp_device_type_name(type)), (int)type);
-  }
-  if (json) printf("%s]", first ? "" : "\n  ");
-}
-
-static void print_ops(void) {
-  size_t n = bp_op_count();
-  if (json)
-    printf(",\n  \"ops\": [");
-  else
-    printf("\nOperators: %zu\n", n);
-  for (size_t i = 0; i < n; i++) {
-    bp_op_info o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = BP_OP_INFO_STRUCT_SIZE;
-    const bp_op *op = bp_op_at(i);
-    if (bp_op_get_info(op, &o) != BP_OK) continue;
-    if (json) {
-      printf("%s\n    {\"name\": ", i ? "," : "");
-      json_str(o.name);
-      printf(", \"schema\": ");
-      json_str(o.schema);
-      printf(", \"owner\": ");
-      json_str(o.owner);
-      printf(", \"doc\": ");
-      json_str(o.doc);
-      printf(", \"nondeterministic\": %s, \"mixed_devices\": %s",
-             (o.flags & BP_OP_NONDETERMINISTIC) ? "true" : "false",
-             (o.flags & BP_OP_MIXED_DEVICES) ? "true" : "false");
-      printf(", \"defined\": %s, \"meta\": %s, \"composite\": %s, \"kernels\": [",
-             o.defined ? "true" : "false", o.has_meta ? "true" : "false",
-             o.has_composite ? "true" : "false");
-    } else {
-      printf("  %s\n", termsafe(o.schema ? o.schema : o.name));
-      if (!o.defined) printf("      (not defined: its plugin was unloaded)\n");
-      if (o.doc && *o.doc) printf("      %s\n", termsafe(o.doc));
-      printf("      defined by %s; meta function: %s%s%s%s\n", termsafe(o.owner), o.has_meta ? "yes" : "no",
-             o.has_composite ? "; composite kernel" : "",
-             (o.flags & BP_OP_NONDETERMINISTIC) ? "; nondeterministic" : "",
-             (o.flags & BP_OP_MIXED_DEVICES) ? "; mixed devices" : "");
-    }
-    for (int32_t k = 0; k < o.nkernels; k++) {
-      bp_kernel_info ki;
-      memset(&ki, 0, sizeof ki);
-      ki.struct_size = BP_KERNEL_INFO_STRUCT_SIZE;
-      if (bp_op_get_kernel(op, (size_t)k, &ki) != BP_OK) continue;
-      char buf[32];
-      if (json) {
-        printf("%s{\"device\": ", k ? ", " : "");
-        json_str(device_label(ki.device_type, buf, sizeof buf));
-        printf(", \"kind\": \"%s\", \"plugin\": ", bp_tool_kind_name(ki.kind));
-        json_str(ki.plugin);
-        printf(", \"enabled\": %s, \"priority\": %d, \"active\": %s, \"dtypes\": ",
-               ki.enabled ? "true" : "false", (int)ki.priority, ki.active ? "true" : "false");
-        if (ki.dtypes) {
-          putchar('[');
-          for (const int32_t *d = ki.dtypes; *d != BP_DTYPE_INVALID; d++) {
-            if (d != ki.dtypes) printf(", ");
-            json_str(bp_dtype_name(*d));
-          }
-          printf("]}");
-        } else {
-          printf("null}");
-        }
-      } else {
-        /* Every candidate for a device type is listed, the one calls go
-         * to first marked active (see KERNEL PRECEDENCE in host.h). */
-        printf("      kernel %-10s %-20s from %s (priority %d, %s); dtypes: ",
-               termsafe(device_label(ki.device_type, buf, sizeof buf)), bp_tool_kind_name(ki.kind),
-               termsafe(ki.plugin), (int)ki.priority,
-               !ki.enabled ? "disabled" : ki.active ? "active" : "next in line");
-        if (!ki.dtypes) printf("all the op allows");
-        for (const int32_t *d = ki.dtypes; d && *d != BP_DTYPE_INVALID; d++)
-          printf("%s%s", d != ki.dtypes ? ", " : "", bp_dtype_name(*d) ? bp_dtype_name(*d) : "?");
-        putchar('\n');
-      }
-    }
-    if (json) printf("]}");
-  }
-  if (json) printf("%s]\n}\n", n ? "\n  " : "");
+/* Writes the description to stdout. */
+static int write_stdout(void *user, const char *text, size_t n) {
+  (void)user;
+  return fwrite(text, 1, n, stdout) == n ? 0 : BP_ERR_BACKEND;
 }
 
 static int usage(FILE *f) {
@@ -395,7 +152,7 @@ static int usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-  int discover = 1, isolate = -1, nfiles = 0;
+  int json = 0, discover = 1, isolate = -1, nfiles = 0;
   double timeout_s = 10;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -447,10 +204,24 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  print_header();
-  print_plugins();
-  print_devices();
-  print_ops();
+  /* bp-info's own record of each file it looked at: how it found it, and
+   * why it left it out. */
+  bp_describe_file *files = ncands ? calloc(ncands, sizeof *files) : NULL;
+  if (ncands && !files) {
+    fprintf(stderr, "bp-info: out of memory\n");
+    return 1;
+  }
+  for (size_t i = 0; i < ncands; i++)
+    files[i] = (bp_describe_file){BP_DESCRIBE_FILE_STRUCT_SIZE, cands[i].path, cands[i].canon,
+                                  cands[i].origin, 0, cands[i].why};
+  bp_describe_options opt = {BP_DESCRIBE_OPTIONS_STRUCT_SIZE,
+                             json ? BP_DESCRIBE_JSON : BP_DESCRIBE_TEXT, 0, files, ncands};
+  bp_status st = bp_describe(&opt, write_stdout, NULL);
+  free(files);
+  if (st != BP_OK || fflush(stdout) != 0) {
+    fprintf(stderr, "bp-info: %s\n", st != BP_OK ? termsafe(bp_last_error()) : "cannot write");
+    return 1;
+  }
   for (size_t i = 0; i < ncands; i++)
     if (cands[i].why[0])
       fprintf(stderr, "bp-info: %s: %s; it was left out\n", termsafe(cands[i].path), cands[i].why);

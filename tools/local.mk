@@ -9,7 +9,7 @@ noinst_LTLIBRARIES += %D%/libbptools.la
 %C%_libbptools_la_SOURCES = %D%/termsafe.c %D%/termsafe.h %D%/clock.h %D%/budget.c \
 	%D%/budget.h %D%/isolate.c %D%/isolate.h %D%/npy.c %D%/npy.h %D%/argtext.c %D%/argtext.h
 bin_PROGRAMS += %D%/bp-info %D%/bp-run
-%C%_bp_info_SOURCES = %D%/bp-info.c %D%/names.h
+%C%_bp_info_SOURCES = %D%/bp-info.c
 %C%_bp_info_LDADD = %D%/libbptools.la host/libbackplane.la $(BP_DL_LIBS)
 %C%_bp_run_SOURCES = %D%/bp-run.c
 %C%_bp_run_LDADD = %D%/libbptools.la host/libbackplane.la -lm

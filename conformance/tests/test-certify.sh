@@ -103,7 +103,7 @@ if sys.argv[3] != "skipped":
     assert full["conforms"] is True and full["profile"] == "full", full["summary"]
     assert full["selection"]["ops"] is None, full["selection"]
 assert not any("worker" in r for r in d["results"])
-assert d["plugin"]["name"] == "cpu" and d["plugin"]["abi"] == "1.2", d["plugin"]
+assert d["plugin"]["name"] == "cpu" and d["plugin"]["abi"] == "1.3", d["plugin"]
 assert d["plugin"]["vendor"] and d["plugin"]["version"], d["plugin"]
 assert d["plugin"]["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
 assert d["certifier"]["version"] and d["host"]["os"] and d["host"]["cpu"], d["host"]

@@ -95,25 +95,6 @@ static PyObject *py_plugin_count(PyObject *self, PyObject *noargs) {
   return PyLong_FromSize_t(bp_plugin_count());
 }
 
-static const char *origin_name(int32_t o) {
-  switch (o) {
-    case BP_ORIGIN_EXPLICIT: return "explicit";
-    case BP_ORIGIN_ENV: return "BP_PLUGIN_PATH";
-    case BP_ORIGIN_INSTALLED: return "installed";
-    case BP_ORIGIN_STATIC: return "static";
-    default: return "?";
-  }
-}
-
-static const char *state_name(int32_t s) {
-  switch (s) {
-    case BP_PLUGIN_LOADED: return "loaded";
-    case BP_PLUGIN_FAILED: return "failed";
-    case BP_PLUGIN_UNLOADED: return "unloaded";
-    default: return "?";
-  }
-}
-
 static PyObject *py_plugin_info(PyObject *self, PyObject *args) {
   (void)self;
   bp_plugin *p = plugin_arg(args, "n:plugin_info");
@@ -133,8 +114,8 @@ static PyObject *py_plugin_info(PyObject *self, PyObject *args) {
     {"version", bpy_str(i.version)},
     {"abi", Py_BuildValue("(II)", i.abi_major, i.abi_minor)},
     {"op_set_version", PyLong_FromUnsignedLong(i.op_set_version)},
-    {"origin", PyUnicode_FromString(origin_name(i.origin))},
-    {"state", PyUnicode_FromString(state_name(i.state))},
+    {"origin", PyUnicode_FromString(bp_plugin_origin_str(i.origin))},
+    {"state", PyUnicode_FromString(bp_plugin_state_str(i.state))},
     {"status", PyUnicode_FromString(bp_status_str(i.status))},
     {"error", bpy_str(i.error)},
   };
@@ -321,7 +302,80 @@ static PyObject *py_to_torch(PyObject *self, PyObject *arg) {
   return bpy_tensor_to_torch(((bpy_tensor *)arg)->t);
 }
 
+/* Text that bp_describe() writes, gathered in one buffer. */
+typedef struct text_buf {
+  char *p;
+  size_t len, cap;
+} text_buf;
+
+static int text_append(void *user, const char *text, size_t n) {
+  text_buf *b = user;
+  if (b->len + n > b->cap) {
+    size_t cap = 2 * (b->len + n);
+    char *grown = PyMem_Realloc(b->p, cap);
+    if (!grown)
+      return BP_ERR_OUT_OF_MEMORY;
+    b->p = grown;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, text, n);
+  b->len += n;
+  return 0;
+}
+
+/* describe(json=False): the host as bp-info describes it (bp_describe),
+ * as text or JSON; a str. */
+static PyObject *py_describe(PyObject *self, PyObject *args) {
+  (void)self;
+  int json = 0;
+  if (!PyArg_ParseTuple(args, "|p:describe", &json))
+    return NULL;
+  bp_describe_options o = {BP_DESCRIBE_OPTIONS_STRUCT_SIZE,
+                           json ? BP_DESCRIBE_JSON : BP_DESCRIBE_TEXT, 0, NULL, 0};
+  text_buf b = {NULL, 0, 0};
+  bp_status st = bp_describe(&o, text_append, &b);
+  PyObject *r = NULL;
+  if (st == BP_ERR_OUT_OF_MEMORY)
+    PyErr_NoMemory();
+  else if (st != BP_OK)
+    bpy_raise(st);
+  else /* the text is UTF-8: bp_describe escapes what is not */
+    r = PyUnicode_DecodeUTF8(b.p ? b.p : "", (Py_ssize_t)b.len, "surrogateescape");
+  PyMem_Free(b.p);
+  return r;
+}
+
+/* escape(s): s (str, its stray bytes as surrogateescape's lone
+ * surrogates) as bp_text_escape() escapes it for a terminal. */
+static PyObject *py_escape(PyObject *self, PyObject *arg) {
+  (void)self;
+  PyObject *bytes = PyUnicode_AsEncodedString(arg, "utf-8", "surrogateescape");
+  if (!bytes)
+    return NULL;
+  const char *s = PyBytes_AsString(bytes);
+  if (!s || (size_t)PyBytes_Size(bytes) != strlen(s)) {
+    Py_DECREF(bytes);
+    return s ? PyErr_Format(PyExc_ValueError, "escape: the text has a NUL character") : NULL;
+  }
+  size_t n = bp_text_escape(s, NULL, 0) + 1;
+  char *buf = PyMem_Malloc(n);
+  PyObject *r = NULL;
+  if (!buf) {
+    PyErr_NoMemory();
+  } else {
+    bp_text_escape(s, buf, n);
+    r = PyUnicode_FromString(buf);
+    PyMem_Free(buf);
+  }
+  Py_DECREF(bytes);
+  return r;
+}
+
 static PyMethodDef module_methods[] = {
+  {"describe", py_describe, METH_VARARGS,
+   "describe(json=False): the host as bp-info describes it, text or JSON."},
+  {"escape", py_escape, METH_O,
+   "escape(s): s escaped for a terminal as Backplane's tools escape text."},
   {"to_torch", py_to_torch, METH_O,
    "to_torch(tensor): a backplane.Tensor as a torch.Tensor, zero copy."},
   {"version", py_version, METH_NOARGS, "The version of libbackplane."},

@@ -6,7 +6,9 @@ a newer ABI major, an init that refuses, a setup that fails, a file that
 is not there); with the plugin whose strings carry terminal escapes
 (tests/plugins/escapes.c); with a path that holds control characters and
 bytes that are not UTF-8; and through discovery.  Then the usage errors
-and --help.  Run through tests/python/run.sh; prints TAP.
+and --help.  Both commands print what libbackplane's bp_describe() writes;
+this checks what each does around it (arguments, loads, discovery, exit
+statuses).  Run through tests/python/run.sh; prints TAP.
 """
 
 import difflib

@@ -56,7 +56,7 @@ extern "C" {
 
 /* The ABI version this header describes.  See VERSIONING above. */
 #define BP_ABI_VERSION_MAJOR 1
-#define BP_ABI_VERSION_MINOR 2
+#define BP_ABI_VERSION_MINOR 3
 
 /* The version of the `core` op set these headers describe (docs/op-set.md).
  * A plugin states the version it implements in bp_plugin_desc. */

@@ -624,6 +624,107 @@ BP_API bp_status bp_op_get_ret(const bp_op *op, size_t index,
 BP_API size_t bp_op_count(void);
 BP_API const bp_op *bp_op_at(size_t index);
 
+/* ------------------------------------------------------------------------ */
+/* Describing the host (ABI 1.3)                                            */
+/* ------------------------------------------------------------------------ */
+
+/* The static words that listings use for a plugin's origin ("explicit",
+ * "BP_PLUGIN_PATH", "installed", "static"), a plugin's state ("loaded",
+ * "failed", "unloaded") and a kernel's kind ("boxed", "unboxed (libffi)",
+ * "unboxed (fast path)", "structured"), as bp_status_str() names a
+ * status; "?" for a code outside the set.  Added in ABI 1.3. */
+BP_API const char *bp_plugin_origin_str(int32_t origin);
+BP_API const char *bp_plugin_state_str(int32_t state);
+BP_API const char *bp_kernel_kind_str(int32_t kind);
+
+/*
+ * Text from outside the program (a plugin's name, vendor, note or error
+ * message, an op's doc, a path) made safe to write to a terminal or into
+ * one line of a log.  A terminal acts on control characters (ESC starts
+ * sequences that move the cursor or rewrite what is shown) and a newline
+ * starts a new, perhaps forged, line; the escaped text shows such bytes
+ * instead of sending them:
+ *
+ *   newline, carriage return, tab      \n  \r  \t
+ *   other C0 controls and DEL          \x1b  \x7f  (two hex digits)
+ *   C1 controls U+0080..U+009F         \u009b      (UTF-8 C2 80..C2 9F)
+ *   a byte that is not part of
+ *   well-formed UTF-8                  \xff
+ *
+ * Everything else, well-formed UTF-8 included, is copied unchanged (a
+ * backslash too: the escapes are for reading, not for decoding back).
+ * Writes the escaped form of s into out (size bytes; NUL-terminated when
+ * size > 0, truncated where it does not fit; out may be NULL when size is
+ * 0) and returns the length of the whole escaped text, as snprintf()
+ * does.  A NULL s reads as "(null)".  Allocates nothing.  Added in ABI
+ * 1.3.
+ */
+BP_API size_t bp_text_escape(const char *s, char *out, size_t size);
+
+/* Formats of bp_describe(). */
+typedef enum bp_describe_format {
+  BP_DESCRIBE_TEXT = 0, /* for people: sections, one item per line */
+  BP_DESCRIBE_JSON = 1  /* one JSON object (docs/host-guide.md) */
+} bp_describe_format;
+
+/*
+ * A plugin file that the caller tried itself, in a child process, before
+ * the host loaded it (bp-info --isolate does so, so that a plugin that
+ * crashes or hangs while loading is listed rather than ending the
+ * process): where the caller found it, and what happened in the child.
+ * The strings are the caller's and are read during the call only.
+ */
+typedef struct bp_describe_file {
+  size_t struct_size;
+  const char *path;      /* as found (never NULL) */
+  const char *canonical; /* its canonical path, or NULL */
+  int32_t origin;        /* how the caller found it (a bp_plugin_origin) */
+  int32_t reserved;      /* 0 */
+  const char *failure;   /* NULL or "": it loaded in the child, and the
+                            caller then loaded it with bp_plugin_load(); the
+                            listing gives the host's record of it this
+                            origin.  Otherwise what happened in the child
+                            ("crashed in init (SIGSEGV)", "hung"): it was not
+                            loaded, and is listed as a failed plugin after
+                            the host's, with "crashed": true in JSON. */
+} bp_describe_file;
+
+BP_ASSERT_LAST_FIELD(bp_describe_file, failure);
+#define BP_DESCRIBE_FILE_STRUCT_SIZE BP_STRUCT_SIZE(bp_describe_file, failure)
+
+typedef struct bp_describe_options {
+  size_t struct_size;
+  int32_t format;                /* a bp_describe_format */
+  int32_t reserved;              /* 0 */
+  const bp_describe_file *files; /* may be NULL */
+  size_t nfiles;
+} bp_describe_options;
+
+BP_ASSERT_LAST_FIELD(bp_describe_options, nfiles);
+#define BP_DESCRIBE_OPTIONS_STRUCT_SIZE BP_STRUCT_SIZE(bp_describe_options, nfiles)
+
+/* Receives bp_describe()'s output: n bytes at text (not NUL-terminated),
+ * in order, in pieces of at most 4 KiB.  Returns 0 to go on; any other
+ * value stops the description, and bp_describe() returns it as its status
+ * (a bp_status, e.g. BP_ERR_OUT_OF_MEMORY; BP_ERR_INTERNAL if it is
+ * none). */
+typedef int (*bp_describe_write_fn)(void *user, const char *text, size_t n);
+
+/*
+ * Describes the host as bp-info prints it: the version and ABI, the plugin
+ * search path, every plugin the host knows (and why any failed, with
+ * options->files' failures after them), the devices of every device type,
+ * and every operator with its kernels in precedence order.  Text from
+ * plugins and paths is escaped (bp_text_escape() in the text format; in
+ * JSON, each byte that is not well-formed UTF-8 becomes U+FFFD).  options
+ * may be NULL (text, no files).  Starts the host as bp_op_count() does;
+ * loads nothing and allocates nothing.  Safe to call while other threads
+ * call ops; a load or unload on another thread during the call may or may
+ * not be shown.  Added in ABI 1.3.
+ */
+BP_API bp_status bp_describe(const bp_describe_options *options,
+                             bp_describe_write_fn write, void *user);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
