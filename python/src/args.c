@@ -230,7 +230,8 @@ static int to_tensor_list(call_state *cs, PyObject *o, const bp_arg_info *a,
     PyObject *x = PySequence_GetItem(o, k);
     if (!x)
       return -1;
-    int rc = bpy_to_tensor(x, NULL, (a->flags & BP_ARG_WRITTEN) != 0, &l[k]);
+    int rc = bpy_to_tensor(x, NULL, (a->flags & BP_ARG_WRITTEN) != 0,
+                           &cs->conv, &l[k]);
     Py_DECREF(x);
     if (rc == 0)
       count_work(cs, l[k]);
@@ -273,7 +274,7 @@ static int to_value(call_state *cs, PyObject *o, const bp_arg_info *a,
   v->tag = (uint32_t)a->tag;
   switch (a->tag) {
     case BP_TAG_TENSOR:
-      if (bpy_to_tensor(o, NULL, (a->flags & BP_ARG_WRITTEN) != 0,
+      if (bpy_to_tensor(o, NULL, (a->flags & BP_ARG_WRITTEN) != 0, &cs->conv,
                         &v->u.tensor) < 0)
         return -1;
       cs->tensors[cs->ntensors++] = v->u.tensor;

@@ -286,7 +286,7 @@ int bpy_from_capsule(PyObject *cap, bp_tensor **out) {
 }
 
 int bpy_to_tensor(PyObject *obj, const char *what, int writable,
-                  bp_tensor **out) {
+                  bpy_conv *conv, bp_tensor **out) {
   if (intern_names() < 0)
     return -1;
   if (bpy_tensor_check(obj)) {
@@ -294,12 +294,12 @@ int bpy_to_tensor(PyObject *obj, const char *what, int writable,
     return 0;
   }
   if (bpy_torch_known() && bpy_is_torch_tensor(obj))
-    return bpy_from_torch(obj, what, out);
+    return bpy_from_torch(obj, what, conv, out);
   int brc;
   if (get_buffer && is_ndarray(obj) && from_buffer(obj, writable, out, &brc))
     return brc;
   if (!bpy_torch_known() && bpy_is_torch_tensor(obj))
-    return bpy_from_torch(obj, what, out);
+    return bpy_from_torch(obj, what, conv, out);
   if (PyCapsule_CheckExact(obj))
     return bpy_from_capsule(obj, out);
   PyObject *cap = PyObject_CallMethodObjArgs(obj, s_dlpack, NULL);

@@ -12,7 +12,7 @@
  * opinfo.c (Op.info) and opschema.c (the schema cache), convert.c (Python
  * objects to bp values: NumPy, DLPack, dtypes) over torchconv.c (torch's
  * side), tensor.c (the Tensor type and DLPack export), wrap.c (Python-owned
- * memory as tensors; the per-thread conversion flags), device.c (devices
+ * memory as tensors; whether the thread holds the GIL), device.c (devices
  * as Python spells them), errors.c (one exception class per bp_status).
  */
 #ifndef BP_PY_EXT_H
@@ -87,13 +87,29 @@ static inline int bpy_tensor_check(PyObject *o) {
 /* Finds what the running interpreter offers beyond the 3.9 Limited API. */
 void bpy_convert_init(void);
 
+/* How one call converts torch tensors: set by the Op that makes the call
+ * (op.c), in its call state, and read down the conversion.  NULL stands
+ * for the defaults (all 0). */
+typedef struct bpy_conv {
+  /* Op.meta: torch tensors are converted by their metadata alone (meta
+   * and fake tensors have no data). */
+  int meta;
+  /* The Op that torch calls for its CPU dispatch key, where every tensor
+   * argument is a dense CPU tensor: taken to be on the CPU without asking
+   * them. */
+  int torch_cpu;
+  /* Set by the conversion when a torch tensor requires grad (and torch
+   * has no autograd fallback); bpy_torch_grad_warning() reads it. */
+  int grad_inputs;
+} bpy_conv;
+
 /* Turns a Backplane Tensor, a NumPy array, a torch tensor or any object
  * with __dlpack__ into a bp_tensor without copying; *out is a new
  * reference.  `what` names the argument in error messages (may be NULL).
- * With `writable`, read-only sources are refused.  0 or -1 (exception
- * set). */
+ * With `writable`, read-only sources are refused.  `conv` (may be NULL)
+ * says how the call converts torch tensors.  0 or -1 (exception set). */
 int bpy_to_tensor(PyObject *obj, const char *what, int writable,
-                  bp_tensor **out);
+                  bpy_conv *conv, bp_tensor **out);
 
 /* Imports a DLPack capsule ("dltensor"); renames it "used_dltensor" on
  * success.  *out is a new reference. */
@@ -110,12 +126,11 @@ int bpy_to_device(PyObject *obj, bp_device *out);
 /* "cpu:0", "cuda:1": a new str. */
 PyObject *bpy_device_str(bp_device d);
 
-/* While set (by Op.meta, on its thread), torch tensors are converted by
- * their metadata alone: meta and fake tensors have no data. */
-extern _Thread_local int bpy_meta_mode;
-
 /* Set by code that holds the GIL while it releases tensors, so that the
- * deleters of Python-owned memory need not ask for it (wrap.c). */
+ * deleters of Python-owned memory need not ask for it (wrap.c).  The one
+ * flag that stays per thread: the host calls those deleters, with no way
+ * to pass a call's state, from whichever thread drops the last
+ * reference. */
 extern _Thread_local int bpy_holds_gil;
 
 /* Releases a bp_tensor while holding the GIL. */
@@ -125,11 +140,6 @@ static inline void bpy_release(bp_tensor *t) {
   bp_tensor_release(t);
   bpy_holds_gil = saved;
 }
-
-/* While set (by an Op that torch calls for its CPU dispatch key, where
- * every tensor argument is a dense CPU tensor), torch tensors are taken to
- * be on the CPU without asking them. */
-extern _Thread_local int bpy_torch_on_cpu;
 
 /* wrap.c, for convert.c and torchconv.c: wraps memory that `owner` keeps
  * alive (a reference is held until the last bp_tensor over it dies);
@@ -148,14 +158,15 @@ int bpy_read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
 /* Whether torch was registered. */
 int bpy_torch_known(void);
 
-/* A torch tensor as a bp_tensor sharing its memory (*out a new ref). */
-int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out);
+/* A torch tensor as a bp_tensor sharing its memory (*out a new ref), as
+ * `conv` (may be NULL) says. */
+int bpy_from_torch(PyObject *obj, const char *what, bpy_conv *conv,
+                   bp_tensor **out);
 
-/* Set by bpy_from_torch when a torch tensor requires grad and torch has
- * no autograd fallback; bpy_torch_grad_warning() then warns (when grad
- * mode is on) and clears it.  -1 if the warning became an exception. */
-extern _Thread_local int bpy_grad_inputs;
-int bpy_torch_grad_warning(PyObject *op_name);
+/* When conv->grad_inputs is set (a torch tensor required grad), warns that
+ * the op has no derivative (when grad mode is on) and clears it.  -1 if
+ * the warning became an exception. */
+int bpy_torch_grad_warning(bpy_conv *conv, PyObject *op_name);
 
 /* 1 and *out when obj is a torch dtype, else 0 (no exception). */
 int bpy_torch_dtype_code(PyObject *obj, int32_t *out);

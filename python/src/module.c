@@ -230,7 +230,7 @@ static PyObject *py_from_dlpack(PyObject *self, PyObject *args) {
     return obj;
   }
   bp_tensor *t = NULL;
-  if (bpy_to_tensor(obj, "from_dlpack", 0, &t) < 0)
+  if (bpy_to_tensor(obj, "from_dlpack", 0, NULL, &t) < 0)
     return NULL;
   return bpy_tensor_wrap(t);
 }

@@ -104,11 +104,10 @@ static PyObject *op_call(PyObject *o, PyObject *args, PyObject *kwargs) {
   bpy_call_state_init(&cs);
   bp_value vals[MAX_ARGS > MAX_RETS ? MAX_ARGS : MAX_RETS];
   bp_value saved[MAX_ARGS];
-  bpy_torch_on_cpu = self->torch_cpu;
-  bpy_grad_inputs = 0;
+  cs.conv.torch_cpu = self->torch_cpu;
   int pushed = bpy_push_args(self, sc, bound, &cs, vals);
-  bpy_torch_on_cpu = 0;
-  if (pushed == 0 && self->torch && bpy_torch_grad_warning(self->name) < 0)
+  if (pushed == 0 && self->torch &&
+      bpy_torch_grad_warning(&cs.conv, self->name) < 0)
     pushed = -1;
   if (pushed == 0) {
     /* The results overwrite the arguments; a result in an alias set is
@@ -166,9 +165,8 @@ static PyObject *op_meta(PyObject *o, PyObject *args, PyObject *kwargs) {
   call_state cs;
   bpy_call_state_init(&cs);
   bp_value vals[MAX_ARGS];
-  bpy_meta_mode = 1; /* torch tensors: metadata only (convert.c) */
+  cs.conv.meta = 1; /* torch tensors: metadata only (torchconv.c) */
   int pushed = bpy_push_args(self, sc, bound, &cs, vals);
-  bpy_meta_mode = 0;
   if (pushed == 0) {
     bp_stack st = BP_STACK_INIT(vals, MAX_ARGS);
     st.top = (size_t)sc->nargs;

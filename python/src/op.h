@@ -68,12 +68,14 @@ typedef struct call_state {
   size_t used;
   void *heap[MAX_ARGS];               /* list storage past the arena */
   int nheap;
+  bpy_conv conv;                      /* how torch tensors convert */
 } call_state;
 
 static inline void bpy_call_state_init(call_state *cs) {
   cs->ntensors = cs->nlists = cs->nkeep = cs->nheap = 0;
   cs->used = 0;
   cs->work = 0;
+  cs->conv = (bpy_conv){0, 0, 0};
 }
 
 /* args.c: binds args/kwargs to schema order in bound[0 .. nargs-1]

@@ -33,7 +33,6 @@ static PyObject *torch_dtype_of[NDT];
  * without derivatives (before 2.1): there the bridge warns instead. */
 static PyObject *torch_grad_enabled_fn;
 static PyObject *s_requires_grad;
-_Thread_local int bpy_grad_inputs;
 
 static int intern_names(void) {
   if (s_data_ptr)
@@ -86,8 +85,9 @@ int bpy_is_torch_tensor(PyObject *obj) {
          PyObject_TypeCheck(obj, torch_tensor_type);
 }
 
-static int torch_device_of(PyObject *obj, bp_device *dev, const char *what) {
-  if (bpy_meta_mode) {
+static int torch_device_of(PyObject *obj, int meta, bp_device *dev,
+                           const char *what) {
+  if (meta) {
     /* A meta tensor has no device Backplane knows; a fake CUDA tensor
      * stands for cuda when a plugin drives it, else for the CPU. */
     PyObject *c = PyObject_GetAttr(obj, s_is_cuda);
@@ -145,7 +145,11 @@ static int torch_device_of(PyObject *obj, bp_device *dev, const char *what) {
   return -1;
 }
 
-int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out) {
+int bpy_from_torch(PyObject *obj, const char *what, bpy_conv *conv,
+                   bp_tensor **out) {
+  bpy_conv none = {0, 0, 0};
+  if (!conv)
+    conv = &none;
   int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM];
   int32_t ndim = 0, nstrides = 0;
   PyObject *dt = PyObject_GetAttr(obj, s_dtype);
@@ -166,7 +170,7 @@ int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out) {
   Py_DECREF(dt);
   int32_t dtype = (int32_t)PyLong_AsLong(code);
   bp_device dev = BP_CPU;
-  if (!bpy_torch_on_cpu && torch_device_of(obj, &dev, what) < 0)
+  if (!conv->torch_cpu && torch_device_of(obj, conv->meta, &dev, what) < 0)
     return -1;
   PyObject *shape = PyObject_GetAttr(obj, s_shape);
   if (!shape)
@@ -187,14 +191,14 @@ int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out) {
   Py_DECREF(st);
   if (rc < 0)
     return -1;
-  if (bpy_meta_mode)
+  if (conv->meta)
     return bpy_wrap_blob(obj, dev, dtype, ndim, sizes, strides, &bpy_no_data,
                          what, out);
-  if (torch_grad_enabled_fn && !bpy_grad_inputs) {
+  if (torch_grad_enabled_fn && !conv->grad_inputs) {
     PyObject *g = PyObject_GetAttr(obj, s_requires_grad);
     if (!g)
       return -1;
-    bpy_grad_inputs = g == Py_True;
+    conv->grad_inputs = g == Py_True;
     Py_DECREF(g);
   }
   PyObject *p = plain
@@ -208,7 +212,8 @@ int bpy_from_torch(PyObject *obj, const char *what, bp_tensor **out) {
     return -1;
   /* No data: a meta tensor (torch may hand one to the CPU kernel beside
    * CPU tensors), which says so by its device. */
-  if (!data && bpy_torch_on_cpu && torch_device_of(obj, &dev, what) < 0)
+  if (!data && conv->torch_cpu &&
+      torch_device_of(obj, conv->meta, &dev, what) < 0)
     return -1;
   return bpy_wrap_blob(obj, dev, dtype, ndim, sizes, strides, data, what, out);
 }
@@ -324,9 +329,9 @@ int bpy_torch_dtype_code(PyObject *obj, int32_t *out) {
   return 1;
 }
 
-int bpy_torch_grad_warning(PyObject *op_name) {
-  int had = bpy_grad_inputs;
-  bpy_grad_inputs = 0;
+int bpy_torch_grad_warning(bpy_conv *conv, PyObject *op_name) {
+  int had = conv->grad_inputs;
+  conv->grad_inputs = 0;
   if (!had || !torch_grad_enabled_fn)
     return 0;
   PyObject *on = PyObject_CallFunctionObjArgs(torch_grad_enabled_fn, NULL);

@@ -1,14 +1,15 @@
 /*
  * wrap.c - memory that a Python object owns, seen as a bp_tensor that keeps
  * the object alive (convert.c's NumPy and buffer paths, torchconv.c's torch
- * path); reading a Python sequence of ints (shapes, strides); and the flags
- * that steer conversion during a call, one set per thread (op.c sets them).
+ * path); reading a Python sequence of ints (shapes, strides); and whether
+ * the thread holds the GIL, which those tensors' deleters read (the host
+ * calls them from whichever thread drops the last reference, with nothing
+ * of the call that made them).  What steers a call's conversion is in its
+ * call state (bpy_conv), not here.
  */
 
 #include "ext.h"
 
-_Thread_local int bpy_meta_mode;
-_Thread_local int bpy_torch_on_cpu;
 _Thread_local int bpy_holds_gil;
 
 /* ---- sources that keep Python objects alive ----------------------------- */
