@@ -34,6 +34,7 @@ endif
 	%D%/src/ext.h \
 	%D%/src/op.h \
 	%D%/src/module.c \
+	%D%/src/state.c \
 	%D%/src/errors.c \
 	%D%/src/tensor.c \
 	%D%/src/wrap.c \
@@ -136,6 +137,7 @@ endif
 PYTHON_TESTS = \
 	tests/python/test-stable-abi.py \
 	tests/python/test-import.py \
+	tests/python/test-module-state.py \
 	tests/python/test-tensor.py \
 	tests/python/test-ops.py \
 	tests/python/test-errors.py \

@@ -153,8 +153,8 @@ static int to_scalar(PyObject *o, bp_value *v) {
 
 /* A number list argument: a sequence, or one number for `T[N]` (repeated
  * N times) and `T[]` (a list of one), as torch takes them. */
-static int to_number_list(call_state *cs, PyObject *o, const bp_arg_info *a,
-                          bp_value *v) {
+static int to_number_list(bpy_state *ms, call_state *cs, PyObject *o,
+                          const bp_arg_info *a, bp_value *v) {
   int ints = a->tag == BP_TAG_INT_LIST;
   if (PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)) {
     PyErr_Format(PyExc_TypeError, "expected a list of %s, got a str",
@@ -180,7 +180,7 @@ static int to_number_list(call_state *cs, PyObject *o, const bp_arg_info *a,
   if (repeat)
     n = a->list_size;
   if (a->list_size >= 0 && n != a->list_size && n != 0) {
-    PyErr_Format(bpy_error_class(BP_ERR_INVALID_ARGUMENT),
+    PyErr_Format(bpy_error_class(ms, BP_ERR_INVALID_ARGUMENT),
                  "expected %d elements, got %zd", (int)a->list_size, n);
     return -1;
   }
@@ -207,8 +207,8 @@ static int to_number_list(call_state *cs, PyObject *o, const bp_arg_info *a,
   return 0;
 }
 
-static int to_tensor_list(call_state *cs, PyObject *o, const bp_arg_info *a,
-                          bp_value *v) {
+static int to_tensor_list(bpy_state *ms, call_state *cs, PyObject *o,
+                          const bp_arg_info *a, bp_value *v) {
   Py_ssize_t n = PySequence_Size(o);
   if (n < 0 || PyUnicode_Check(o)) {
     PyErr_Clear();
@@ -216,7 +216,7 @@ static int to_tensor_list(call_state *cs, PyObject *o, const bp_arg_info *a,
     return -1;
   }
   if (a->list_size >= 0 && n != a->list_size) {
-    PyErr_Format(bpy_error_class(BP_ERR_INVALID_ARGUMENT),
+    PyErr_Format(bpy_error_class(ms, BP_ERR_INVALID_ARGUMENT),
                  "expected %d tensors, got %zd", (int)a->list_size, n);
     return -1;
   }
@@ -230,7 +230,7 @@ static int to_tensor_list(call_state *cs, PyObject *o, const bp_arg_info *a,
     PyObject *x = PySequence_GetItem(o, k);
     if (!x)
       return -1;
-    int rc = bpy_to_tensor(x, NULL, (a->flags & BP_ARG_WRITTEN) != 0,
+    int rc = bpy_to_tensor(ms, x, NULL, (a->flags & BP_ARG_WRITTEN) != 0,
                            &cs->conv, &l[k]);
     Py_DECREF(x);
     if (rc == 0)
@@ -259,8 +259,8 @@ static int to_tensor_list(call_state *cs, PyObject *o, const bp_arg_info *a,
 }
 
 /* Converts one given argument onto the stack slot v. */
-static int to_value(call_state *cs, PyObject *o, const bp_arg_info *a,
-                    bp_value *v) {
+static int to_value(bpy_state *ms, call_state *cs, PyObject *o,
+                    const bp_arg_info *a, bp_value *v) {
   memset(v, 0, sizeof *v);
   if (o == Py_None) {
     if (a->flags & BP_ARG_OPTIONAL) {
@@ -274,8 +274,8 @@ static int to_value(call_state *cs, PyObject *o, const bp_arg_info *a,
   v->tag = (uint32_t)a->tag;
   switch (a->tag) {
     case BP_TAG_TENSOR:
-      if (bpy_to_tensor(o, NULL, (a->flags & BP_ARG_WRITTEN) != 0, &cs->conv,
-                        &v->u.tensor) < 0)
+      if (bpy_to_tensor(ms, o, NULL, (a->flags & BP_ARG_WRITTEN) != 0,
+                        &cs->conv, &v->u.tensor) < 0)
         return -1;
       cs->tensors[cs->ntensors++] = v->u.tensor;
       count_work(cs, v->u.tensor);
@@ -310,18 +310,18 @@ static int to_value(call_state *cs, PyObject *o, const bp_arg_info *a,
     }
     case BP_TAG_INT_LIST:
     case BP_TAG_FLOAT_LIST:
-      return to_number_list(cs, o, a, v);
+      return to_number_list(ms, cs, o, a, v);
     case BP_TAG_TENSOR_LIST:
-      return to_tensor_list(cs, o, a, v);
+      return to_tensor_list(ms, cs, o, a, v);
     case BP_TAG_SCALAR_TYPE: {
       int32_t dt;
-      if (bpy_to_dtype(o, &dt) < 0)
+      if (bpy_to_dtype(ms, o, &dt) < 0)
         return -1;
       v->u.i = dt;
       return 0;
     }
     case BP_TAG_DEVICE:
-      return bpy_to_device(o, &v->u.device);
+      return bpy_to_device(ms, o, &v->u.device);
     case BP_TAG_SCALAR:
       return to_scalar(o, v);
     default:
@@ -377,12 +377,12 @@ int bpy_bind(const bpy_op *self, const op_schema *sc, PyObject *args,
 }
 
 /* Fills the stack with every argument, defaults included. */
-int bpy_push_args(const bpy_op *self, const op_schema *sc, PyObject **bound,
-                  call_state *cs, bp_value *vals) {
+int bpy_push_args(bpy_state *ms, const bpy_op *self, const op_schema *sc,
+                  PyObject **bound, call_state *cs, bp_value *vals) {
   for (int32_t i = 0; i < sc->nargs; i++) {
     const bp_arg_info *a = &sc->args[i].info;
     if (bound[i]) {
-      if (to_value(cs, bound[i], a, &vals[i]) < 0) {
+      if (to_value(ms, cs, bound[i], a, &vals[i]) < 0) {
         arg_context(self, sc, i);
         return -1;
       }
@@ -434,8 +434,8 @@ static PyObject *torch_view(PyObject *arg, const bp_tensor_view *av,
  * that shares that argument's memory: the argument object itself when the
  * result is the same view (always, for a written argument), or, for torch,
  * a torch view of it.  NULL (no exception) when the result is separate. */
-static PyObject *aliased_arg(const bpy_op *self, const op_schema *sc,
-                             int32_t r, PyObject **bound,
+static PyObject *aliased_arg(bpy_state *ms, const bpy_op *self,
+                             const op_schema *sc, int32_t r, PyObject **bound,
                              const bp_value *args, bp_tensor *res) {
   const bp_arg_info *ri = &sc->rets[r].info;
   if (!ri->alias_set)
@@ -454,14 +454,14 @@ static PyObject *aliased_arg(const bpy_op *self, const op_schema *sc,
       Py_INCREF(bound[i]);
       return bound[i];
     }
-    if (self->torch && bpy_is_torch_tensor(bound[i]))
+    if (self->torch && bpy_is_torch_tensor(ms, bound[i]))
       return torch_view(bound[i], av, rv);
   }
   return NULL;
 }
 
-static PyObject *result_value(const bpy_op *self, const op_schema *sc,
-                              int32_t r, bp_value *v,
+static PyObject *result_value(bpy_state *ms, const bpy_op *self,
+                              const op_schema *sc, int32_t r, bp_value *v,
                               PyObject **bound, const bp_value *args) {
   switch (v->tag) {
     case BP_TAG_NONE:
@@ -469,17 +469,17 @@ static PyObject *result_value(const bpy_op *self, const op_schema *sc,
     case BP_TAG_TENSOR: {
       bp_tensor *t = v->u.tensor;
       v->tag = BP_TAG_NONE; /* the reference moves out of the stack */
-      PyObject *same = aliased_arg(self, sc, r, bound, args, t);
+      PyObject *same = aliased_arg(ms, self, sc, r, bound, args, t);
       if (same || PyErr_Occurred()) {
         bpy_release(t);
         return same;
       }
       if (self->torch) {
-        PyObject *o = bpy_tensor_to_torch(t);
+        PyObject *o = bpy_tensor_to_torch(ms, t);
         bpy_release(t);
         return o;
       }
-      return bpy_tensor_wrap(t);
+      return bpy_tensor_wrap(ms, t);
     }
     case BP_TAG_INT:
       return PyLong_FromLongLong(v->u.i);
@@ -488,28 +488,29 @@ static PyObject *result_value(const bpy_op *self, const op_schema *sc,
     case BP_TAG_BOOL:
       return PyBool_FromLong(v->u.b);
     case BP_TAG_SCALAR_TYPE:
-      if (self->torch && bpy_torch_dtype((int32_t)v->u.i)) {
-        PyObject *d = bpy_torch_dtype((int32_t)v->u.i);
+      if (self->torch && bpy_torch_dtype(ms, (int32_t)v->u.i)) {
+        PyObject *d = bpy_torch_dtype(ms, (int32_t)v->u.i);
         Py_INCREF(d);
         return d;
       }
       return PyUnicode_FromString(bp_dtype_name((int32_t)v->u.i));
     default:
-      return PyErr_Format(bpy_error_class(BP_ERR_INTERNAL),
+      return PyErr_Format(bpy_error_class(ms, BP_ERR_INTERNAL),
                           "%U: result #%d has tag %d, which Python calls do "
-                          "not convert", self->name, (int)r, (int)v->tag);
+                          "not convert",
+                          self->name, (int)r, (int)v->tag);
   }
 }
 
-PyObject *bpy_results(const bpy_op *self, const op_schema *sc, bp_stack *st,
-                      PyObject **bound,
-                         const bp_value *args) {
+PyObject *bpy_results(bpy_state *ms, const bpy_op *self, const op_schema *sc,
+                      bp_stack *st, PyObject **bound, const bp_value *args) {
   size_t n = st->top;
   if (n == 1)
-    return result_value(self, sc, 0, &st->values[0], bound, args);
+    return result_value(ms, self, sc, 0, &st->values[0], bound, args);
   PyObject *tup = PyTuple_New((Py_ssize_t)n);
   for (size_t i = 0; tup && i < n; i++) {
-    PyObject *x = result_value(self, sc, (int32_t)i, &st->values[i], bound, args);
+    PyObject *x =
+        result_value(ms, self, sc, (int32_t)i, &st->values[i], bound, args);
     if (!x)
       Py_CLEAR(tup);
     else
@@ -523,4 +524,3 @@ PyObject *bpy_results(const bpy_op *self, const op_schema *sc, bp_stack *st,
   }
   return tup;
 }
-

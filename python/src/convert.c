@@ -30,15 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static PyObject *s_dlpack, *s_array_interface;
-
-
-static int intern_names(void) {
-  if (s_dlpack)
+static int intern_names(bpy_state *ms) {
+  if (ms->s_dlpack)
     return 0;
-  s_dlpack = PyUnicode_InternFromString("__dlpack__");
-  s_array_interface = PyUnicode_InternFromString("__array_interface__");
-  return s_dlpack && s_array_interface ? 0 : -1;
+  ms->s_dlpack = PyUnicode_InternFromString("__dlpack__");
+  ms->s_array_interface = PyUnicode_InternFromString("__array_interface__");
+  return ms->s_dlpack && ms->s_array_interface ? 0 : -1;
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -92,8 +89,9 @@ static int dtype_from_typestr(const char *ts, int32_t *out) {
   return -1;
 }
 
-static int from_array_interface(PyObject *obj, PyObject *ai, const char *what,
-                                int writable, bp_tensor **out) {
+static int from_array_interface(bpy_state *ms, PyObject *obj, PyObject *ai,
+                                const char *what, int writable,
+                                bp_tensor **out) {
   int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM];
   int32_t ndim = 0, nstrides = 0;
   if (!PyDict_Check(ai))
@@ -116,24 +114,27 @@ static int from_array_interface(PyObject *obj, PyObject *ai, const char *what,
     char ts[32];
     PyOS_snprintf(ts, sizeof ts, "%s", PyBytes_AsString(tsb));
     Py_DECREF(tsb);
-    PyErr_Format(bpy_error_class(BP_ERR_TYPE), "%s: array element type '%s' has no "
+    PyErr_Format(bpy_error_class(ms, BP_ERR_TYPE),
+                 "%s: array element type '%s' has no "
                  "Backplane dtype (native byte order bool, int8-64, uint8, "
-                 "float16-64 do)", what ? what : "tensor", ts);
+                 "float16-64 do)",
+                 what ? what : "tensor", ts);
     return -1;
   }
   Py_DECREF(tsb);
   if (writable && PyObject_IsTrue(PyTuple_GetItem(data, 1)))
-    return arg_error(bpy_error_class(BP_ERR_INVALID_ARGUMENT), what,
+    return arg_error(bpy_error_class(ms, BP_ERR_INVALID_ARGUMENT), what,
                      "the array is read-only, and the op writes it");
   void *ptr = PyLong_AsVoidPtr(PyTuple_GetItem(data, 0));
   if (!ptr && PyErr_Occurred())
     return -1;
-  if (bpy_read_int64s(shape, sizes, BP_MAX_NDIM, &ndim, what, "its shape") < 0)
+  if (bpy_read_int64s(ms, shape, sizes, BP_MAX_NDIM, &ndim, what, "its shape") <
+      0)
     return -1;
   const int64_t *sp = NULL;
   if (strd && strd != Py_None) {
-    if (bpy_read_int64s(strd, strides, BP_MAX_NDIM, &nstrides, what,
-                    "its strides") < 0)
+    if (bpy_read_int64s(ms, strd, strides, BP_MAX_NDIM, &nstrides, what,
+                        "its strides") < 0)
       return -1;
     int64_t item = (int64_t)bp_dtype_size(dtype);
     for (int32_t i = 0; i < nstrides; i++) {
@@ -142,13 +143,13 @@ static int from_array_interface(PyObject *obj, PyObject *ai, const char *what,
         PyOS_snprintf(m, sizeof m, "the stride of %lld bytes in dimension "
                       "%d is negative or not a multiple of the item size; "
                       "copy the array first", (long long)strides[i], (int)i);
-        return arg_error(bpy_error_class(BP_ERR_SHAPE), what, m);
+        return arg_error(bpy_error_class(ms, BP_ERR_SHAPE), what, m);
       }
       strides[i] /= item;
     }
     sp = strides;
   }
-  return bpy_wrap_blob(obj, BP_CPU, dtype, ndim, sizes, sp, ptr, what, out);
+  return bpy_wrap_blob(ms, obj, BP_CPU, dtype, ndim, sizes, sp, ptr, what, out);
 }
 
 /* ---- the buffer protocol (CPython >= 3.11) ------------------------------ */
@@ -173,7 +174,6 @@ typedef struct stable_buffer {
 
 static int (*get_buffer)(PyObject *, stable_buffer *, int);
 static void (*release_buffer)(stable_buffer *);
-static PyTypeObject *ndarray_type;
 
 void bpy_convert_init(void) {
   int major = 0, minor = 0;
@@ -189,8 +189,8 @@ void bpy_convert_init(void) {
 }
 
 /* numpy.ndarray once NumPy is imported (it is never imported here). */
-static int is_ndarray(PyObject *obj) {
-  if (!ndarray_type) {
+static int is_ndarray(bpy_state *ms, PyObject *obj) {
+  if (!ms->ndarray_type) {
     PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
     PyObject *np = mods ? PyDict_GetItemString(mods, "numpy") : NULL;
     PyObject *t = np ? PyObject_GetAttrString(np, "ndarray") : NULL;
@@ -202,9 +202,9 @@ static int is_ndarray(PyObject *obj) {
       Py_DECREF(t);
       return 0;
     }
-    ndarray_type = (PyTypeObject *)t; /* kept for the process */
+    ms->ndarray_type = (PyTypeObject *)t; /* kept in the module state */
   }
-  return Py_TYPE(obj) == ndarray_type;
+  return Py_TYPE(obj) == ms->ndarray_type;
 }
 
 static int dtype_from_format(const char *f, Py_ssize_t itemsize,
@@ -232,8 +232,8 @@ static int dtype_from_format(const char *f, Py_ssize_t itemsize,
 }
 
 /* 1 when done (or failed, with an exception), 0 to take another way. */
-static int from_buffer(PyObject *obj, int writable, bp_tensor **out,
-                       int *rc) {
+static int from_buffer(bpy_state *ms, PyObject *obj, int writable,
+                       bp_tensor **out, int *rc) {
   int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM];
   stable_buffer b;
   if (get_buffer(obj, &b, BUF_RECORDS_RO | (writable ? BUF_WRITABLE : 0)) <
@@ -253,7 +253,7 @@ static int from_buffer(PyObject *obj, int writable, bp_tensor **out,
    * buffer view is only the way to read its layout.  (NumPy refuses to
    * resize an array that other objects reference.) */
   if (usable)
-    *rc = bpy_wrap_blob(obj, BP_CPU, dtype, b.ndim, sizes, strides, b.buf,
+    *rc = bpy_wrap_blob(ms, obj, BP_CPU, dtype, b.ndim, sizes, strides, b.buf,
                         NULL, out);
   release_buffer(&b);
   return usable;
@@ -261,7 +261,7 @@ static int from_buffer(PyObject *obj, int writable, bp_tensor **out,
 
 /* ---- DLPack ------------------------------------------------------------- */
 
-int bpy_from_capsule(PyObject *cap, bp_tensor **out) {
+int bpy_from_capsule(bpy_state *ms, PyObject *cap, bp_tensor **out) {
   if (!PyCapsule_IsValid(cap, "dltensor")) {
     PyErr_SetString(PyExc_ValueError,
                     "from_dlpack: the capsule is not an unconsumed "
@@ -273,7 +273,7 @@ int bpy_from_capsule(PyObject *cap, bp_tensor **out) {
     return -1;
   bp_status st = bp_tensor_from_dlpack(m, out);
   if (st != BP_OK) {
-    bpy_raise(st);
+    bpy_raise(ms, st);
     return -1;
   }
   if (PyCapsule_SetName(cap, "used_dltensor") < 0) {
@@ -285,26 +285,27 @@ int bpy_from_capsule(PyObject *cap, bp_tensor **out) {
   return 0;
 }
 
-int bpy_to_tensor(PyObject *obj, const char *what, int writable,
+int bpy_to_tensor(bpy_state *ms, PyObject *obj, const char *what, int writable,
                   bpy_conv *conv, bp_tensor **out) {
-  if (intern_names() < 0)
+  if (intern_names(ms) < 0)
     return -1;
-  if (bpy_tensor_check(obj)) {
+  if (bpy_tensor_check(ms, obj)) {
     *out = bp_tensor_retain(((bpy_tensor *)obj)->t);
     return 0;
   }
-  if (bpy_torch_known() && bpy_is_torch_tensor(obj))
-    return bpy_from_torch(obj, what, conv, out);
+  if (bpy_torch_known(ms) && bpy_is_torch_tensor(ms, obj))
+    return bpy_from_torch(ms, obj, what, conv, out);
   int brc;
-  if (get_buffer && is_ndarray(obj) && from_buffer(obj, writable, out, &brc))
+  if (get_buffer && is_ndarray(ms, obj) &&
+      from_buffer(ms, obj, writable, out, &brc))
     return brc;
-  if (!bpy_torch_known() && bpy_is_torch_tensor(obj))
-    return bpy_from_torch(obj, what, conv, out);
+  if (!bpy_torch_known(ms) && bpy_is_torch_tensor(ms, obj))
+    return bpy_from_torch(ms, obj, what, conv, out);
   if (PyCapsule_CheckExact(obj))
-    return bpy_from_capsule(obj, out);
-  PyObject *cap = PyObject_CallMethodObjArgs(obj, s_dlpack, NULL);
+    return bpy_from_capsule(ms, obj, out);
+  PyObject *cap = PyObject_CallMethodObjArgs(obj, ms->s_dlpack, NULL);
   if (cap) {
-    int rc = bpy_from_capsule(cap, out);
+    int rc = bpy_from_capsule(ms, cap, out);
     Py_DECREF(cap);
     return rc;
   }
@@ -314,12 +315,12 @@ int bpy_to_tensor(PyObject *obj, const char *what, int writable,
       PyErr_ExceptionMatches(PyExc_TypeError)) {
     PyObject *t, *v, *tb;
     PyErr_Fetch(&t, &v, &tb);
-    PyObject *ai = PyObject_GetAttr(obj, s_array_interface);
+    PyObject *ai = PyObject_GetAttr(obj, ms->s_array_interface);
     if (ai) {
       Py_XDECREF(t);
       Py_XDECREF(v);
       Py_XDECREF(tb);
-      int rc = from_array_interface(obj, ai, what, writable, out);
+      int rc = from_array_interface(ms, obj, ai, what, writable, out);
       Py_DECREF(ai);
       return rc;
     }
@@ -341,19 +342,20 @@ int bpy_to_tensor(PyObject *obj, const char *what, int writable,
 
 /* ---- dtypes and devices ------------------------------------------------- */
 
-int bpy_to_dtype(PyObject *obj, int32_t *out) {
+int bpy_to_dtype(bpy_state *ms, PyObject *obj, int32_t *out) {
   if (PyLong_Check(obj) && !PyBool_Check(obj)) {
     long c = PyLong_AsLong(obj);
     if (c == -1 && PyErr_Occurred())
       return -1;
     if (!bp_dtype_name((int32_t)c)) {
-      PyErr_Format(bpy_error_class(BP_ERR_TYPE), "%ld is not a Backplane dtype code", c);
+      PyErr_Format(bpy_error_class(ms, BP_ERR_TYPE),
+                   "%ld is not a Backplane dtype code", c);
       return -1;
     }
     *out = (int32_t)c;
     return 0;
   }
-  if (!PyUnicode_Check(obj) && bpy_torch_dtype_code(obj, out))
+  if (!PyUnicode_Check(obj) && bpy_torch_dtype_code(ms, obj, out))
     return 0;
   PyObject *name = NULL;
   if (PyUnicode_Check(obj)) {
@@ -387,9 +389,11 @@ int bpy_to_dtype(PyObject *obj, int32_t *out) {
     s += 6;
   bp_status st = bp_dtype_from_name(s, out);
   if (st != BP_OK) {
-    PyErr_Format(bpy_error_class(BP_ERR_TYPE), "unknown dtype '%s' (Backplane has "
+    PyErr_Format(bpy_error_class(ms, BP_ERR_TYPE),
+                 "unknown dtype '%s' (Backplane has "
                  "bool, uint8, int8, int16, int32, int64, float16, bfloat16, "
-                 "float32, float64)", s);
+                 "float32, float64)",
+                 s);
     Py_DECREF(b);
     return -1;
   }

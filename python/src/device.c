@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_device_str(const char *s, bp_device *out) {
+static int parse_device_str(bpy_state *ms, const char *s, bp_device *out) {
   char type[64];
   const char *colon = strchr(s, ':');
   size_t n = colon ? (size_t)(colon - s) : strlen(s);
@@ -27,8 +27,10 @@ static int parse_device_str(const char *s, bp_device *out) {
   }
   int32_t code;
   if (bp_device_type_from_name(type, &code) != BP_OK) {
-    PyErr_Format(bpy_error_class(BP_ERR_DEVICE), "unknown device type '%s' in '%s' (no "
-                 "loaded plugin registers it)", type, s);
+    PyErr_Format(bpy_error_class(ms, BP_ERR_DEVICE),
+                 "unknown device type '%s' in '%s' (no "
+                 "loaded plugin registers it)",
+                 type, s);
     return -1;
   }
   *out = bp_device_make(code, (int32_t)index);
@@ -39,7 +41,7 @@ bad:
   return -1;
 }
 
-int bpy_to_device(PyObject *obj, bp_device *out) {
+int bpy_to_device(bpy_state *ms, PyObject *obj, bp_device *out) {
   if (PyTuple_Check(obj) && PyTuple_Size(obj) == 2) {
     PyObject *t = PyTuple_GetItem(obj, 0), *i = PyTuple_GetItem(obj, 1);
     long idx = PyLong_AsLong(i);
@@ -52,8 +54,8 @@ int bpy_to_device(PyObject *obj, bp_device *out) {
         return -1;
       bp_status st = bp_device_type_from_name(PyBytes_AsString(b), &code);
       if (st != BP_OK) {
-        PyErr_Format(bpy_error_class(BP_ERR_DEVICE), "unknown device type '%s'",
-                     PyBytes_AsString(b));
+        PyErr_Format(bpy_error_class(ms, BP_ERR_DEVICE),
+                     "unknown device type '%s'", PyBytes_AsString(b));
         Py_DECREF(b);
         return -1;
       }
@@ -75,7 +77,7 @@ int bpy_to_device(PyObject *obj, bp_device *out) {
   Py_DECREF(s);
   if (!b)
     return -1;
-  int rc = parse_device_str(PyBytes_AsString(b), out);
+  int rc = parse_device_str(ms, PyBytes_AsString(b), out);
   Py_DECREF(b);
   return rc;
 }

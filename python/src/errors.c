@@ -34,9 +34,6 @@ static const error_class classes[] = {
 
 #define NCLASSES (sizeof classes / sizeof classes[0])
 
-static PyObject *base_error;
-static PyObject *by_status[BP_STATUS_COUNT];
-
 static int set_status_attrs(PyObject *cls, bp_status st) {
   PyObject *code = PyLong_FromLong((long)st);
   PyObject *name = PyUnicode_FromString(bp_status_str(st));
@@ -49,7 +46,8 @@ static int set_status_attrs(PyObject *cls, bp_status st) {
   return rc;
 }
 
-static PyObject *make_class(PyObject *module, const error_class *c) {
+static PyObject *make_class(bpy_state *ms, PyObject *module,
+                            const error_class *c) {
   char qualified[80];
   PyOS_snprintf(qualified, sizeof qualified, "backplane.%s", c->name);
   PyObject *bases;
@@ -61,9 +59,9 @@ static PyObject *make_class(PyObject *module, const error_class *c) {
       PyErr_Format(PyExc_RuntimeError, "no builtin %s", c->builtin);
       return NULL;
     }
-    bases = PyTuple_Pack(2, base_error, b);
+    bases = PyTuple_Pack(2, ms->base_error, b);
   } else {
-    bases = PyTuple_Pack(1, base_error);
+    bases = PyTuple_Pack(1, ms->base_error);
   }
   if (!bases)
     return NULL;
@@ -79,34 +77,36 @@ static PyObject *make_class(PyObject *module, const error_class *c) {
   return cls; /* the module holds the reference PyModule_AddObject stole */
 }
 
-int bpy_errors_init(PyObject *module) {
-  base_error = PyErr_NewExceptionWithDoc(
+int bpy_errors_init(bpy_state *ms, PyObject *module) {
+  ms->base_error = PyErr_NewExceptionWithDoc(
       "backplane.Error",
       "A Backplane call failed.  The class tells the status (class "
       "attributes `status` and `status_name`); the message is the host's, "
       "and names the op, the argument, and what was expected.",
       NULL, NULL);
-  if (!base_error)
+  if (!ms->base_error)
     return -1;
-  Py_INCREF(base_error);
-  if (PyModule_AddObject(module, "Error", base_error) < 0) {
-    Py_DECREF(base_error);
+  Py_INCREF(ms->base_error);
+  if (PyModule_AddObject(module, "Error", ms->base_error) < 0) {
+    Py_DECREF(ms->base_error);
     return -1;
   }
   for (size_t i = 0; i < NCLASSES; i++) {
-    PyObject *cls = make_class(module, &classes[i]);
+    PyObject *cls = make_class(ms, module, &classes[i]);
     if (!cls)
       return -1;
-    by_status[classes[i].status] = cls;
+    Py_INCREF(cls); /* the state's own reference */
+    ms->by_status[classes[i].status] = cls;
   }
   return 0;
 }
 
-PyObject *bpy_error_class(bp_status status) {
+PyObject *bpy_error_class(bpy_state *ms, bp_status status) {
   PyObject *cls = NULL;
   if ((int)status > 0 && (int)status < BP_STATUS_COUNT)
-    cls = by_status[status];
-  return cls ? cls : base_error;
+    cls = ms->by_status[status];
+  /* RuntimeError once the module was cleared (at interpreter exit). */
+  return cls ? cls : ms->base_error ? ms->base_error : PyExc_RuntimeError;
 }
 
 /* Whether msg + i starts "bp_name: ", a C function's name that a host
@@ -121,8 +121,8 @@ static size_t c_name_at(const char *msg, size_t i) {
   return msg[j] == ':' && msg[j + 1] == ' ' ? j + 2 - i : 0;
 }
 
-PyObject *bpy_raise_msg(bp_status status, const char *msg) {
-  PyObject *cls = bpy_error_class(status);
+PyObject *bpy_raise_msg(bpy_state *ms, bp_status status, const char *msg) {
+  PyObject *cls = bpy_error_class(ms, status);
   if (!msg || !*msg)
     msg = bp_status_str(status);
   /* A Python user calls no C function: the names that begin the host's
@@ -150,8 +150,8 @@ PyObject *bpy_raise_msg(bp_status status, const char *msg) {
   return NULL;
 }
 
-PyObject *bpy_raise(bp_status status) {
-  return bpy_raise_msg(status, bp_last_error());
+PyObject *bpy_raise(bpy_state *ms, bp_status status) {
+  return bpy_raise_msg(ms, status, bp_last_error());
 }
 
 PyObject *bpy_str(const char *s) {

@@ -7,13 +7,20 @@
  * here; tests/python/test-stable-abi.py checks the built module's imports
  * against python/stable_abi.txt.
  *
- * Files, from the top (none calls one above it): module.c (the module and
- * its functions), op.c (the Op type: calling) over args.c (binding),
+ * The module keeps its state in the module object (bpy_state, below:
+ * multi-phase initialisation, as CPython's xxlimited does), not in
+ * process globals; what stays global is what belongs to the process:
+ * libbackplane's registry generation (opschema.c), the runtime functions
+ * found by dlsym (convert.c), and whether a thread holds the GIL (wrap.c).
+ *
+ * Files, from the top (none calls one above it): module.c (the module, its
+ * state and its functions), op.c (the Op type: calling) over args.c (binding),
  * opinfo.c (Op.info) and opschema.c (the schema cache), convert.c (Python
  * objects to bp values: NumPy, DLPack, dtypes) over torchconv.c (torch's
  * side), tensor.c (the Tensor type and DLPack export), wrap.c (Python-owned
  * memory as tensors; whether the thread holds the GIL), device.c (devices
- * as Python spells them), errors.c (one exception class per bp_status).
+ * as Python spells them), errors.c (one exception class per bp_status),
+ * state.c (the module state, found from a module or an object).
  */
 #ifndef BP_PY_EXT_H
 #define BP_PY_EXT_H
@@ -26,20 +33,73 @@
 /* The symbol that the module exports; everything else is hidden. */
 PyMODINIT_FUNC PyInit__backplane(void);
 
+/* ---- module state (module.c; state.c finds it) --------------------------- */
+
+#define BPY_NTORCH_DTYPES 11
+
+/* What the module keeps, per module object (multi-phase init, as
+ * CPython's xxlimited does): its types and exception classes, interned
+ * names, and what backplane.torch registered.  Every function that needs
+ * any of it takes it first, as `bpy_state *ms`; the entry points that
+ * Python calls find it from their module or their object's type
+ * (bpy_state_of).  Strong references, all; module.c's traverse and clear
+ * visit each. */
+typedef struct bpy_state {
+  /* Object references only, up to tensor_alloc (module.c visits them as
+   * an array). */
+  PyTypeObject *tensor_type, *op_type;
+  PyObject *base_error;
+  PyObject *by_status[BP_STATUS_COUNT];
+  /* numpy.ndarray once NumPy is imported (never imported here), or as
+   * set_scalar_routing() gives it. */
+  PyTypeObject *ndarray_type;
+  PyObject *scalar_route; /* route(op, args, kwargs) -> the overload */
+  PyObject *s_dlpack, *s_array_interface;
+  /* torch, once registered (torchconv.c) */
+  PyObject *s_data_ptr, *s_shape, *s_stride, *s_dtype, *s_is_cuda;
+  PyObject *s_get_device, *s_device, *s_is_cpu, *s_requires_grad;
+  PyTypeObject *torch_tensor_type;
+  PyObject *torch_dtypes;      /* {torch.dtype: bp code} */
+  PyObject *torch_from_dlpack; /* torch._C._from_dlpack or alike */
+  PyObject *torch_bool;        /* torch.bool, for the uint8 detour */
+  PyObject *torch_stride_fn;   /* torch.Tensor.stride, unbound */
+  PyObject *torch_data_ptr_fn; /* torch.Tensor.data_ptr, unbound */
+  PyObject *torch_dtype_of[BPY_NTORCH_DTYPES]; /* by dt_codes' index */
+  /* torch.is_grad_enabled where torch has no autograd fallback for ops
+   * without derivatives (before 2.1): there the bridge warns instead. */
+  PyObject *torch_grad_enabled_fn;
+  /* Not references: the Tensor type's slots. */
+  allocfunc tensor_alloc;
+  freefunc tensor_free;
+} bpy_state;
+
+/* The state of the module that obj is, or that made obj's type (or obj,
+ * a type, or a base it inherits from); NULL with an exception set when
+ * there is none. */
+bpy_state *bpy_state_of(PyObject *obj);
+
+/* Which PyModuleDef is the module's (module.c, at PyInit). */
+void bpy_state_set_def(PyModuleDef *def);
+
+/* Ties a type the module made to the module (its __bp_module__, a strong
+ * reference that keeps the module alive while the type lives: the
+ * Limited API of 3.9 has no PyType_GetModule).  0 or -1. */
+int bpy_type_set_module(PyTypeObject *type, PyObject *module);
+
 /* ---- errors.c ----------------------------------------------------------- */
 
 /* Creates backplane's exception classes and adds them to the module. */
-int bpy_errors_init(PyObject *module);
+int bpy_errors_init(bpy_state *ms, PyObject *module);
 
 /* Raises the exception class of `status` with the calling thread's last
  * Backplane error message; returns NULL (for `return bpy_raise(st);`). */
-PyObject *bpy_raise(bp_status status);
+PyObject *bpy_raise(bpy_state *ms, bp_status status);
 
 /* The exception class of a status (borrowed). */
-PyObject *bpy_error_class(bp_status status);
+PyObject *bpy_error_class(bpy_state *ms, bp_status status);
 
 /* The same with an explicit message. */
-PyObject *bpy_raise_msg(bp_status status, const char *msg);
+PyObject *bpy_raise_msg(bpy_state *ms, bp_status status, const char *msg);
 
 /* A str of bytes from the host or a plugin, which may not be UTF-8 (such
  * bytes come back as \\xNN); None for NULL. */
@@ -52,13 +112,11 @@ typedef struct bpy_tensor {
   bp_tensor *t;  /* owned reference, never NULL once constructed */
 } bpy_tensor;
 
-extern PyTypeObject *bpy_tensor_type;
-
-int bpy_tensor_init_type(PyObject *module);
+int bpy_tensor_init_type(bpy_state *ms, PyObject *module);
 
 /* A new Tensor object that takes over the reference `t` (released on
  * failure too).  NULL with an exception set on failure. */
-PyObject *bpy_tensor_wrap(bp_tensor *t);
+PyObject *bpy_tensor_wrap(bpy_state *ms, bp_tensor *t);
 
 /* A tuple of the n ints of v; NULL with an exception set on failure. */
 PyObject *bpy_int_tuple(const int64_t *v, int32_t n);
@@ -75,11 +133,11 @@ static inline int bpy_list_add(PyObject *list, PyObject *item) {
 
 /* A DLPack capsule ("dltensor") exporting t; the capsule holds a
  * reference until it is consumed or collected. */
-PyObject *bpy_tensor_capsule(bp_tensor *t);
+PyObject *bpy_tensor_capsule(bpy_state *ms, bp_tensor *t);
 
-static inline int bpy_tensor_check(PyObject *o) {
-  return Py_TYPE(o) == bpy_tensor_type ||
-         PyObject_TypeCheck(o, bpy_tensor_type);
+static inline int bpy_tensor_check(bpy_state *ms, PyObject *o) {
+  return Py_TYPE(o) == ms->tensor_type ||
+         PyObject_TypeCheck(o, ms->tensor_type);
 }
 
 /* ---- convert.c ---------------------------------------------------------- */
@@ -108,20 +166,20 @@ typedef struct bpy_conv {
  * reference.  `what` names the argument in error messages (may be NULL).
  * With `writable`, read-only sources are refused.  `conv` (may be NULL)
  * says how the call converts torch tensors.  0 or -1 (exception set). */
-int bpy_to_tensor(PyObject *obj, const char *what, int writable,
+int bpy_to_tensor(bpy_state *ms, PyObject *obj, const char *what, int writable,
                   bpy_conv *conv, bp_tensor **out);
 
 /* Imports a DLPack capsule ("dltensor"); renames it "used_dltensor" on
  * success.  *out is a new reference. */
-int bpy_from_capsule(PyObject *capsule, bp_tensor **out);
+int bpy_from_capsule(bpy_state *ms, PyObject *capsule, bp_tensor **out);
 
 /* Reads a dtype given as a name ("float32"), a NumPy dtype or scalar
  * type, a torch dtype, or a bp dtype code. */
-int bpy_to_dtype(PyObject *obj, int32_t *out);
+int bpy_to_dtype(bpy_state *ms, PyObject *obj, int32_t *out);
 
 /* Reads a device given as "cpu", "cuda:1", a (type, index) pair, or a
  * torch.device. */
-int bpy_to_device(PyObject *obj, bp_device *out);
+int bpy_to_device(bpy_state *ms, PyObject *obj, bp_device *out);
 
 /* "cpu:0", "cuda:1": a new str. */
 PyObject *bpy_device_str(bp_device d);
@@ -147,39 +205,39 @@ static inline void bpy_release(bp_tensor *t) {
 /* A NULL data pointer is refused unless the tensor is empty; &bpy_no_data
  * stands for the data of a tensor that is never read (meta mode). */
 extern char bpy_no_data;
-int bpy_wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
+int bpy_wrap_blob(bpy_state *ms, PyObject *owner, bp_device dev, int32_t dtype,
                   int32_t ndim, const int64_t *sizes, const int64_t *strides,
                   void *data, const char *what, bp_tensor **out);
-int bpy_read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
-                    const char *what, const char *field);
+int bpy_read_int64s(bpy_state *ms, PyObject *seq, int64_t *dst, int32_t max,
+                    int32_t *n, const char *what, const char *field);
 
 /* ---- torchconv.c -------------------------------------------------------- */
 
 /* Whether torch was registered. */
-int bpy_torch_known(void);
+int bpy_torch_known(bpy_state *ms);
 
 /* A torch tensor as a bp_tensor sharing its memory (*out a new ref), as
  * `conv` (may be NULL) says. */
-int bpy_from_torch(PyObject *obj, const char *what, bpy_conv *conv,
-                   bp_tensor **out);
+int bpy_from_torch(bpy_state *ms, PyObject *obj, const char *what,
+                   bpy_conv *conv, bp_tensor **out);
 
 /* When conv->grad_inputs is set (a torch tensor required grad), warns that
  * the op has no derivative (when grad mode is on) and clears it.  -1 if
  * the warning became an exception. */
-int bpy_torch_grad_warning(bpy_conv *conv, PyObject *op_name);
+int bpy_torch_grad_warning(bpy_state *ms, bpy_conv *conv, PyObject *op_name);
 
 /* 1 and *out when obj is a torch dtype, else 0 (no exception). */
-int bpy_torch_dtype_code(PyObject *obj, int32_t *out);
+int bpy_torch_dtype_code(bpy_state *ms, PyObject *obj, int32_t *out);
 
 /* Whether `obj` is a torch.Tensor (registering torch first when the
  * program imported it). */
-int bpy_is_torch_tensor(PyObject *obj);
+int bpy_is_torch_tensor(bpy_state *ms, PyObject *obj);
 
 /* A torch tensor sharing t's memory (torch must be registered); new ref. */
-PyObject *bpy_tensor_to_torch(bp_tensor *t);
+PyObject *bpy_tensor_to_torch(bpy_state *ms, bp_tensor *t);
 
 /* The torch dtype object for a bp dtype (borrowed), NULL if none. */
-PyObject *bpy_torch_dtype(int32_t dtype);
+PyObject *bpy_torch_dtype(bpy_state *ms, int32_t dtype);
 
 /* Registers torch: its Tensor type, {torch dtype: bp code}, and the
  * function that imports a DLPack capsule.  Module function set_torch. */
@@ -189,9 +247,7 @@ PyObject *bpy_set_scalar_routing(PyObject *self, PyObject *args);
 
 /* ---- op.c --------------------------------------------------------------- */
 
-extern PyTypeObject *bpy_op_type;
-
-int bpy_op_init_type(PyObject *module);
+int bpy_op_init_type(bpy_state *ms, PyObject *module);
 
 /* Bumped by every load, unload and discovery made through the module, so
  * that ops re-read their schemas. */

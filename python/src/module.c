@@ -7,6 +7,7 @@
  */
 #include "ext.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static void registry_changed(void) {
@@ -28,7 +29,9 @@ static PyObject *py_abi_version(PyObject *self, PyObject *noargs) {
 }
 
 static PyObject *py_load(PyObject *self, PyObject *args) {
-  (void)self;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
   PyObject *path_obj;
   if (!PyArg_ParseTuple(args, "O&:load", PyUnicode_FSConverter, &path_obj))
     return NULL;
@@ -41,16 +44,19 @@ static PyObject *py_load(PyObject *self, PyObject *args) {
   Py_DECREF(path_obj);
   registry_changed();
   if (st != BP_OK)
-    return bpy_raise(st);
+    return bpy_raise(ms, st);
   for (size_t i = 0, n = bp_plugin_count(); i < n; i++)
     if (bp_plugin_at(i) == p)
       return PyLong_FromSize_t(i);
-  return bpy_raise_msg(BP_ERR_INTERNAL, "load: the loaded plugin is not "
+  return bpy_raise_msg(ms, BP_ERR_INTERNAL,
+                       "load: the loaded plugin is not "
                        "among the host's plugins");
 }
 
 static PyObject *py_discover(PyObject *self, PyObject *noargs) {
-  (void)self;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
   (void)noargs;
   size_t loaded = 0;
   bp_status st;
@@ -59,7 +65,7 @@ static PyObject *py_discover(PyObject *self, PyObject *noargs) {
   Py_END_ALLOW_THREADS
   registry_changed();
   if (st != BP_OK)
-    return bpy_raise(st);
+    return bpy_raise(ms, st);
   return PyLong_FromSize_t(loaded);
 }
 
@@ -75,7 +81,9 @@ static bp_plugin *plugin_arg(PyObject *args, const char *fmt) {
 }
 
 static PyObject *py_unload(PyObject *self, PyObject *args) {
-  (void)self;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
   bp_plugin *p = plugin_arg(args, "n:unload");
   if (!p)
     return NULL;
@@ -85,7 +93,7 @@ static PyObject *py_unload(PyObject *self, PyObject *args) {
   Py_END_ALLOW_THREADS
   registry_changed();
   if (st != BP_OK)
-    return bpy_raise(st);
+    return bpy_raise(ms, st);
   Py_RETURN_NONE;
 }
 
@@ -96,14 +104,16 @@ static PyObject *py_plugin_count(PyObject *self, PyObject *noargs) {
 }
 
 static PyObject *py_plugin_info(PyObject *self, PyObject *args) {
-  (void)self;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
   bp_plugin *p = plugin_arg(args, "n:plugin_info");
   if (!p)
     return NULL;
   bp_plugin_info i = {.struct_size = BP_PLUGIN_INFO_STRUCT_SIZE};
   bp_status st = bp_plugin_get_info(p, &i);
   if (st != BP_OK)
-    return bpy_raise(st);
+    return bpy_raise(ms, st);
   PyObject *d = PyDict_New();
   if (!d)
     return NULL;
@@ -221,22 +231,26 @@ static PyObject *py_live_tensor_count(PyObject *self, PyObject *noargs) {
 }
 
 static PyObject *py_from_dlpack(PyObject *self, PyObject *args) {
-  (void)self;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
   PyObject *obj;
   if (!PyArg_ParseTuple(args, "O:from_dlpack", &obj))
     return NULL;
-  if (bpy_tensor_check(obj)) {
+  if (bpy_tensor_check(ms, obj)) {
     Py_INCREF(obj);
     return obj;
   }
   bp_tensor *t = NULL;
-  if (bpy_to_tensor(obj, "from_dlpack", 0, NULL, &t) < 0)
+  if (bpy_to_tensor(ms, obj, "from_dlpack", 0, NULL, &t) < 0)
     return NULL;
-  return bpy_tensor_wrap(t);
+  return bpy_tensor_wrap(ms, t);
 }
 
 static PyObject *py_empty(PyObject *self, PyObject *args, PyObject *kw) {
-  (void)self;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
   static char *names[] = {"shape", "dtype", "device", NULL};
   PyObject *shape, *dtype_obj = NULL, *device_obj = NULL;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO:empty", names, &shape,
@@ -244,45 +258,48 @@ static PyObject *py_empty(PyObject *self, PyObject *args, PyObject *kw) {
     return NULL;
   int64_t sizes[BP_MAX_NDIM];
   int32_t n = 0;
-  if (bpy_read_int64s(shape, sizes, BP_MAX_NDIM, &n, "empty", "shape") < 0)
+  if (bpy_read_int64s(ms, shape, sizes, BP_MAX_NDIM, &n, "empty", "shape") < 0)
     return NULL;
   int32_t dtype = BP_FLOAT32;
   bp_device dev = BP_CPU;
-  if (dtype_obj && dtype_obj != Py_None && bpy_to_dtype(dtype_obj, &dtype) < 0)
+  if (dtype_obj && dtype_obj != Py_None &&
+      bpy_to_dtype(ms, dtype_obj, &dtype) < 0)
     return NULL;
   if (device_obj && device_obj != Py_None &&
-      bpy_to_device(device_obj, &dev) < 0)
+      bpy_to_device(ms, device_obj, &dev) < 0)
     return NULL;
   bp_tensor *t = NULL;
   bp_status st = bp_tensor_empty(dev, dtype, n, n ? sizes : NULL, &t);
   if (st != BP_OK)
-    return bpy_raise(st);
-  return bpy_tensor_wrap(t);
+    return bpy_raise(ms, st);
+  return bpy_tensor_wrap(ms, t);
 }
 
 static PyObject *py_dtype_code(PyObject *self, PyObject *args) {
-  (void)self;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
   PyObject *obj;
   int32_t code;
   if (!PyArg_ParseTuple(args, "O:dtype_code", &obj) ||
-      bpy_to_dtype(obj, &code) < 0)
+      bpy_to_dtype(ms, obj, &code) < 0)
     return NULL;
   return PyLong_FromLong(code);
 }
 
 static PyObject *py_device_synchronize(PyObject *self, PyObject *args) {
-  (void)self;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
   PyObject *obj;
   bp_device d;
   if (!PyArg_ParseTuple(args, "O:synchronize", &obj) ||
-      bpy_to_device(obj, &d) < 0)
+      bpy_to_device(ms, obj, &d) < 0)
     return NULL;
   bp_status st;
   Py_BEGIN_ALLOW_THREADS
   st = bp_device_synchronize(d);
-  Py_END_ALLOW_THREADS
-  if (st != BP_OK)
-    return bpy_raise(st);
+  Py_END_ALLOW_THREADS if (st != BP_OK) return bpy_raise(ms, st);
   Py_RETURN_NONE;
 }
 
@@ -295,11 +312,13 @@ static PyObject *py_plugin_dir(PyObject *self, PyObject *noargs) {
 /* to_torch(tensor): a backplane.Tensor as a torch.Tensor, sharing memory
  * (bool through the uint8 detour that torch before 2.1 needs). */
 static PyObject *py_to_torch(PyObject *self, PyObject *arg) {
-  (void)self;
-  if (!bpy_tensor_check(arg))
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
+  if (!bpy_tensor_check(ms, arg))
     return PyErr_Format(PyExc_TypeError, "to_torch: expected a "
                         "backplane.Tensor, got %R", (PyObject *)Py_TYPE(arg));
-  return bpy_tensor_to_torch(((bpy_tensor *)arg)->t);
+  return bpy_tensor_to_torch(ms, ((bpy_tensor *)arg)->t);
 }
 
 /* Text that bp_describe() writes, gathered in one buffer. */
@@ -326,7 +345,9 @@ static int text_append(void *user, const char *text, size_t n) {
 /* describe(json=False): the host as bp-info describes it (bp_describe),
  * as text or JSON; a str. */
 static PyObject *py_describe(PyObject *self, PyObject *args) {
-  (void)self;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
   int json = 0;
   if (!PyArg_ParseTuple(args, "|p:describe", &json))
     return NULL;
@@ -338,7 +359,7 @@ static PyObject *py_describe(PyObject *self, PyObject *args) {
   if (st == BP_ERR_OUT_OF_MEMORY)
     PyErr_NoMemory();
   else if (st != BP_OK)
-    bpy_raise(st);
+    bpy_raise(ms, st);
   else /* the text is UTF-8: bp_describe escapes what is not */
     r = PyUnicode_DecodeUTF8(b.p ? b.p : "", (Py_ssize_t)b.len, "surrogateescape");
   PyMem_Free(b.p);
@@ -418,21 +439,61 @@ static PyMethodDef module_methods[] = {
   {NULL, NULL, 0, NULL}
 };
 
-static struct PyModuleDef module_def = {
-  PyModuleDef_HEAD_INIT, "_backplane",
-  "The C core of the backplane package (over libbackplane).", -1,
-  module_methods, NULL, NULL, NULL, NULL
-};
+/* ---- the module and its state ---------------------------------------- */
 
-PyMODINIT_FUNC PyInit__backplane(void) {
-  PyObject *m = PyModule_Create(&module_def);
-  if (!m)
-    return NULL;
+/* The state's object references, as an array. */
+#define NREFS (offsetof(bpy_state, tensor_alloc) / sizeof(PyObject *))
+
+static PyObject **state_refs(PyObject *m) {
+  return (PyObject **)PyModule_GetState(m);
+}
+
+static int module_traverse(PyObject *m, visitproc visit, void *arg) {
+  PyObject **refs = state_refs(m);
+  for (size_t i = 0; refs && i < NREFS; i++)
+    Py_VISIT(refs[i]);
+  return 0;
+}
+
+static int module_clear(PyObject *m) {
+  PyObject **refs = state_refs(m);
+  for (size_t i = 0; refs && i < NREFS; i++)
+    Py_CLEAR(refs[i]);
+  return 0;
+}
+
+static void module_free(void *m) {
+  module_clear((PyObject *)m);
+}
+
+static int module_exec(PyObject *m) {
+  bpy_state *ms = PyModule_GetState(m);
+  if (!ms)
+    return -1;
   bpy_convert_init();
-  if (bpy_errors_init(m) < 0 || bpy_tensor_init_type(m) < 0 ||
-      bpy_op_init_type(m) < 0) {
-    Py_DECREF(m);
-    return NULL;
-  }
-  return m;
+  if (bpy_errors_init(ms, m) < 0 || bpy_tensor_init_type(ms, m) < 0 ||
+      bpy_op_init_type(ms, m) < 0)
+    return -1;
+  return 0;
+}
+
+static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, (void *)module_exec},
+                                          {0, NULL}};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "_backplane",
+    "The C core of the backplane package (over libbackplane).",
+    sizeof(bpy_state),
+    module_methods,
+    module_slots,
+    module_traverse,
+    module_clear,
+    module_free};
+
+/* Multi-phase initialisation (PEP 489): the state lives in the module
+ * object, zeroed when it is made, and module_exec fills it. */
+PyMODINIT_FUNC PyInit__backplane(void) {
+  bpy_state_set_def(&module_def);
+  return PyModuleDef_Init(&module_def);
 }

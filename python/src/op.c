@@ -19,11 +19,9 @@
 
 #include <string.h>
 
-PyTypeObject *bpy_op_type;
-
-static op_schema *bind_call(bpy_op *self, PyObject *args, PyObject *kwargs,
-                            PyObject **bound) {
-  op_schema *sc = bpy_op_schema(self);
+static op_schema *bind_call(bpy_state *ms, bpy_op *self, PyObject *args,
+                            PyObject *kwargs, PyObject **bound) {
+  op_schema *sc = bpy_op_schema(ms, self);
   if (sc && bpy_bind(self, sc, args, kwargs, bound) < 0) {
     bpy_schema_release(sc);
     sc = NULL;
@@ -33,22 +31,29 @@ static op_schema *bind_call(bpy_op *self, PyObject *args, PyObject *kwargs,
 
 /* Scalar routing (an op with a .Scalar overload, backplane.ops.core.mul):
  * set by _backplane.set_scalar_routing. */
-static PyObject *scalar_route;  /* route(op, args, kwargs) -> the overload */
-static PyObject *ndarray_type;  /* numpy.ndarray, or NULL */
 
 PyObject *bpy_set_scalar_routing(PyObject *self, PyObject *args) {
-  (void)self;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
   PyObject *route, *nd;
   if (!PyArg_ParseTuple(args, "OO:set_scalar_routing", &route, &nd))
     return NULL;
+  if (nd != Py_None && !PyType_Check(nd))
+    return PyErr_Format(PyExc_TypeError,
+                        "set_scalar_routing: expected "
+                        "numpy.ndarray or None, got %R",
+                        nd);
+  PyObject *old = ms->scalar_route;
   Py_INCREF(route);
-  Py_XDECREF(scalar_route);
-  scalar_route = route;
-  Py_XDECREF(ndarray_type);
-  ndarray_type = NULL;
+  ms->scalar_route = route;
+  Py_XDECREF(old);
+  /* numpy.ndarray, which convert.c also finds once NumPy is imported. */
   if (nd != Py_None) {
+    PyTypeObject *was = ms->ndarray_type;
     Py_INCREF(nd);
-    ndarray_type = nd;
+    ms->ndarray_type = (PyTypeObject *)nd;
+    Py_XDECREF(was);
   }
   Py_RETURN_NONE;
 }
@@ -57,15 +62,17 @@ PyObject *bpy_set_scalar_routing(PyObject *self, PyObject *args) {
  * reference): the .Scalar one for a Python int, float or bool `other`, the
  * op itself for a tensor, else what the Python route says (out=, NumPy
  * scalars). */
-static PyObject *scalar_target(bpy_op *self, PyObject *args, PyObject *kwargs) {
+static PyObject *scalar_target(bpy_state *ms, bpy_op *self, PyObject *args,
+                               PyObject *kwargs) {
   PyObject *other = PyTuple_Size(args) >= 2 ? PyTuple_GetItem(args, 1)
                     : kwargs ? PyDict_GetItemString(kwargs, "other") : NULL;
   int out = kwargs && PyDict_GetItemString(kwargs, "out") != NULL;
   if (!out) {
     PyObject *to = NULL;
     if (!other ||
-        (ndarray_type && PyObject_TypeCheck(other, (PyTypeObject *)ndarray_type)) ||
-        bpy_tensor_check(other) || bpy_is_torch_tensor(other))
+        (ms->ndarray_type &&
+         PyObject_TypeCheck(other, (PyTypeObject *)ms->ndarray_type)) ||
+        bpy_tensor_check(ms, other) || bpy_is_torch_tensor(ms, other))
       to = (PyObject *)self;
     else if (PyFloat_Check(other) || PyLong_Check(other))
       to = self->scalar_op;
@@ -74,18 +81,19 @@ static PyObject *scalar_target(bpy_op *self, PyObject *args, PyObject *kwargs) {
       return to;
     }
   }
-  if (!scalar_route) {
+  if (!ms->scalar_route) {
     Py_INCREF((PyObject *)self);
     return (PyObject *)self;
   }
-  return PyObject_CallFunctionObjArgs(scalar_route, (PyObject *)self, args,
+  return PyObject_CallFunctionObjArgs(ms->scalar_route, (PyObject *)self, args,
                                       kwargs ? kwargs : Py_None, NULL);
 }
 
 static PyObject *op_call(PyObject *o, PyObject *args, PyObject *kwargs) {
+  bpy_state *ms = ((bpy_op *)o)->ms;
   bpy_op *self = (bpy_op *)o;
   if (self->scalar_op) {
-    PyObject *target = scalar_target(self, args, kwargs);
+    PyObject *target = scalar_target(ms, self, args, kwargs);
     if (!target)
       return NULL;
     if (target != o) {
@@ -96,7 +104,7 @@ static PyObject *op_call(PyObject *o, PyObject *args, PyObject *kwargs) {
     Py_DECREF(target);
   }
   PyObject *bound[MAX_ARGS];
-  op_schema *sc = bind_call(self, args, kwargs, bound);
+  op_schema *sc = bind_call(ms, self, args, kwargs, bound);
   if (!sc)
     return NULL;
   PyObject *r = NULL;
@@ -105,9 +113,9 @@ static PyObject *op_call(PyObject *o, PyObject *args, PyObject *kwargs) {
   bp_value vals[MAX_ARGS > MAX_RETS ? MAX_ARGS : MAX_RETS];
   bp_value saved[MAX_ARGS];
   cs.conv.torch_cpu = self->torch_cpu;
-  int pushed = bpy_push_args(self, sc, bound, &cs, vals);
+  int pushed = bpy_push_args(ms, self, sc, bound, &cs, vals);
   if (pushed == 0 && self->torch &&
-      bpy_torch_grad_warning(&cs.conv, self->name) < 0)
+      bpy_torch_grad_warning(ms, &cs.conv, self->name) < 0)
     pushed = -1;
   if (pushed == 0) {
     /* The results overwrite the arguments; a result in an alias set is
@@ -128,9 +136,9 @@ static PyObject *op_call(PyObject *o, PyObject *args, PyObject *kwargs) {
       bpy_holds_gil = held;
     }
     if (rc != BP_OK)
-      bpy_raise(rc);
+      bpy_raise(ms, rc);
     else
-      r = bpy_results(self, sc, &st, bound, saved);
+      r = bpy_results(ms, self, sc, &st, bound, saved);
   }
   bpy_release_state(&cs);
   bpy_schema_release(sc);
@@ -156,9 +164,10 @@ static PyObject *meta_result(const bp_tensor_meta *m) {
  * a result that is not a Tensor.  Tensor arguments may be torch meta or
  * fake tensors, which have no data. */
 static PyObject *op_meta(PyObject *o, PyObject *args, PyObject *kwargs) {
+  bpy_state *ms = ((bpy_op *)o)->ms;
   bpy_op *self = (bpy_op *)o;
   PyObject *bound[MAX_ARGS];
-  op_schema *sc = bind_call(self, args, kwargs, bound);
+  op_schema *sc = bind_call(ms, self, args, kwargs, bound);
   if (!sc)
     return NULL;
   PyObject *r = NULL;
@@ -166,7 +175,7 @@ static PyObject *op_meta(PyObject *o, PyObject *args, PyObject *kwargs) {
   bpy_call_state_init(&cs);
   bp_value vals[MAX_ARGS];
   cs.conv.meta = 1; /* torch tensors: metadata only (torchconv.c) */
-  int pushed = bpy_push_args(self, sc, bound, &cs, vals);
+  int pushed = bpy_push_args(ms, self, sc, bound, &cs, vals);
   if (pushed == 0) {
     bp_stack st = BP_STACK_INIT(vals, MAX_ARGS);
     st.top = (size_t)sc->nargs;
@@ -175,7 +184,7 @@ static PyObject *op_meta(PyObject *o, PyObject *args, PyObject *kwargs) {
       outs[i].struct_size = BP_TENSOR_META_STRUCT_SIZE;
     bp_status rc = bp_op_meta(self->op, &st, outs, (size_t)sc->nrets);
     if (rc != BP_OK)
-      bpy_raise(rc);
+      bpy_raise(ms, rc);
     else
       r = PyList_New(sc->nrets);
     for (int32_t i = 0; r && i < sc->nrets; i++) {
@@ -196,6 +205,9 @@ static PyObject *op_meta(PyObject *o, PyObject *args, PyObject *kwargs) {
 /* ---- construction --------------------------------------------------------- */
 
 static PyObject *op_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+  bpy_state *ms = bpy_state_of((PyObject *)tp);
+  if (!ms)
+    return NULL;
   static char *names[] = {"name", "torch", "torch_cpu", NULL};
   const char *name;
   int torch = 0, torch_cpu = 0;
@@ -205,11 +217,12 @@ static PyObject *op_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
   const bp_op *op = NULL;
   bp_status st = bp_op_find(name, &op);
   if (st != BP_OK)
-    return bpy_raise(st);
+    return bpy_raise(ms, st);
   allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
   bpy_op *self = (bpy_op *)alloc(tp, 0);
   if (!self)
     return NULL;
+  self->ms = ms;
   self->op = op;
   self->torch = torch || torch_cpu;
   self->torch_cpu = torch_cpu;
@@ -278,13 +291,13 @@ static PyType_Spec op_spec = {
   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, op_slots
 };
 
-int bpy_op_init_type(PyObject *module) {
-  bpy_op_type = (PyTypeObject *)PyType_FromSpec(&op_spec);
-  if (!bpy_op_type)
+int bpy_op_init_type(bpy_state *ms, PyObject *module) {
+  ms->op_type = (PyTypeObject *)PyType_FromSpec(&op_spec);
+  if (!ms->op_type || bpy_type_set_module(ms->op_type, module) < 0)
     return -1;
-  Py_INCREF(bpy_op_type);
-  if (PyModule_AddObject(module, "Op", (PyObject *)bpy_op_type) < 0) {
-    Py_DECREF(bpy_op_type);
+  Py_INCREF(ms->op_type);
+  if (PyModule_AddObject(module, "Op", (PyObject *)ms->op_type) < 0) {
+    Py_DECREF(ms->op_type);
     return -1;
   }
   return 0;

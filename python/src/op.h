@@ -39,7 +39,8 @@ typedef struct op_schema {
 } op_schema;
 
 typedef struct bpy_op {
-  PyObject_HEAD
+  PyObject_HEAD bpy_state
+      *ms; /* its module's (its type keeps the module alive) */
   const bp_op *op;
   PyObject *name;        /* "ns::name[.overload]" */
   int torch;             /* results as torch tensors */
@@ -52,7 +53,7 @@ typedef struct bpy_op {
 
 /* The schema for a call (opschema.c): a new reference (release it with
  * bpy_schema_release), or NULL with an exception set. */
-op_schema *bpy_op_schema(bpy_op *self);
+op_schema *bpy_op_schema(bpy_state *ms, bpy_op *self);
 void bpy_schema_release(op_schema *sc);
 
 /* One call's temporaries. */
@@ -84,16 +85,16 @@ int bpy_bind(const bpy_op *self, const op_schema *sc, PyObject *args,
              PyObject *kwargs, PyObject **bound);
 
 /* args.c: fills vals with every argument, defaults included. */
-int bpy_push_args(const bpy_op *self, const op_schema *sc, PyObject **bound,
-                  call_state *cs, bp_value *vals);
+int bpy_push_args(bpy_state *ms, const bpy_op *self, const op_schema *sc,
+                  PyObject **bound, call_state *cs, bp_value *vals);
 
 /* args.c: releases what a call converted. */
 void bpy_release_state(call_state *cs);
 
 /* args.c: the call's results as a Python value (one, a tuple, or None);
  * moves each Tensor out of the stack. */
-PyObject *bpy_results(const bpy_op *self, const op_schema *sc, bp_stack *st,
-                      PyObject **bound, const bp_value *args);
+PyObject *bpy_results(bpy_state *ms, const bpy_op *self, const op_schema *sc,
+                      bp_stack *st, PyObject **bound, const bp_value *args);
 
 /* opinfo.c */
 extern PyGetSetDef bpy_op_getset[];

@@ -4,11 +4,11 @@
  */
 #include "op.h"
 
-static int info_of(bpy_op *self, bp_op_info *info) {
+static int info_of(bpy_state *ms, bpy_op *self, bp_op_info *info) {
   info->struct_size = BP_OP_INFO_STRUCT_SIZE;
   bp_status st = bp_op_get_info(self->op, info);
   if (st != BP_OK) {
-    bpy_raise(st);
+    bpy_raise(ms, st);
     return -1;
   }
   return 0;
@@ -22,25 +22,34 @@ static PyObject *get_name(PyObject *o, void *c) {
 }
 
 static PyObject *get_schema(PyObject *o, void *c) {
+  bpy_state *ms = bpy_state_of(o);
+  if (!ms)
+    return NULL;
   (void)c;
   bp_op_info info;
-  if (info_of((bpy_op *)o, &info) < 0)
+  if (info_of(ms, (bpy_op *)o, &info) < 0)
     return NULL;
   return bpy_str(info.schema);
 }
 
 static PyObject *get_op_doc(PyObject *o, void *c) {
+  bpy_state *ms = bpy_state_of(o);
+  if (!ms)
+    return NULL;
   (void)c;
   bp_op_info info;
-  if (info_of((bpy_op *)o, &info) < 0)
+  if (info_of(ms, (bpy_op *)o, &info) < 0)
     return NULL;
   return bpy_str(info.doc ? info.doc : "");
 }
 
 static PyObject *get_info(PyObject *o, void *c) {
+  bpy_state *ms = bpy_state_of(o);
+  if (!ms)
+    return NULL;
   (void)c;
   bp_op_info info;
-  if (info_of((bpy_op *)o, &info) < 0)
+  if (info_of(ms, (bpy_op *)o, &info) < 0)
     return NULL;
   PyObject *owner = bpy_str(info.owner), *schema = bpy_str(info.schema);
   PyObject *doc = bpy_str(info.doc ? info.doc : "");
@@ -69,10 +78,13 @@ static PyObject *kind_str(int32_t k) {
 }
 
 static PyObject *get_kernels(PyObject *o, void *c) {
+  bpy_state *ms = bpy_state_of(o);
+  if (!ms)
+    return NULL;
   (void)c;
   bpy_op *self = (bpy_op *)o;
   bp_op_info info;
-  if (info_of(self, &info) < 0)
+  if (info_of(ms, self, &info) < 0)
     return NULL;
   PyObject *list = PyList_New(0);
   for (int32_t i = 0; list && i < info.nkernels; i++) {
@@ -166,8 +178,11 @@ static PyObject *describe(const bp_arg_info *a) {
 }
 
 static PyObject *get_signature(PyObject *o, void *c) {
+  bpy_state *ms = bpy_state_of(o);
+  if (!ms)
+    return NULL;
   (void)c;
-  op_schema *sc = bpy_op_schema((bpy_op *)o);
+  op_schema *sc = bpy_op_schema(ms, (bpy_op *)o);
   if (!sc)
     return NULL;
   PyObject *args = PyList_New(sc->nargs), *rets = PyList_New(sc->nrets);

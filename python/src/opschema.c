@@ -54,19 +54,21 @@ static int own_strings(op_schema *sc, bp_arg_info *a) {
   return 0;
 }
 
-static op_schema *load_schema(bpy_op *self) {
+static op_schema *load_schema(bpy_state *ms, bpy_op *self) {
   bp_op_info info = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
   bp_status st = bp_op_get_info(self->op, &info);
   if (st != BP_OK)
-    return bpy_raise(st), NULL;
+    return bpy_raise(ms, st), NULL;
   if (!info.defined) {
-    PyErr_Format(bpy_error_class(BP_ERR_NOT_FOUND), "%U: the operator is "
+    PyErr_Format(bpy_error_class(ms, BP_ERR_NOT_FOUND),
+                 "%U: the operator is "
                  "not defined now (the plugin that defined it was unloaded)",
                  self->name);
     return NULL;
   }
   if (info.nargs > MAX_ARGS || info.nrets > MAX_RETS) {
-    PyErr_Format(bpy_error_class(BP_ERR_UNSUPPORTED), "%U: %d arguments "
+    PyErr_Format(bpy_error_class(ms, BP_ERR_UNSUPPORTED),
+                 "%U: %d arguments "
                  "and %d results; Python calls take at most %d and %d",
                  self->name, (int)info.nargs, (int)info.nrets, MAX_ARGS,
                  MAX_RETS);
@@ -81,7 +83,7 @@ static op_schema *load_schema(bpy_op *self) {
     a->struct_size = BP_ARG_INFO_STRUCT_SIZE;
     st = bp_op_get_arg(self->op, (size_t)i, a);
     if (st != BP_OK) {
-      bpy_raise(st);
+      bpy_raise(ms, st);
       goto fail;
     }
     sc->nargs = i + 1;
@@ -94,7 +96,7 @@ static op_schema *load_schema(bpy_op *self) {
     r->struct_size = BP_ARG_INFO_STRUCT_SIZE;
     st = bp_op_get_ret(self->op, (size_t)i, r);
     if (st != BP_OK) {
-      bpy_raise(st);
+      bpy_raise(ms, st);
       goto fail;
     }
     sc->nrets = i + 1;
@@ -111,9 +113,9 @@ fail:
   return NULL;
 }
 
-op_schema *bpy_op_schema(bpy_op *self) {
+op_schema *bpy_op_schema(bpy_state *ms, bpy_op *self) {
   if (!self->schema || self->gen != bpy_registry_generation + 1) {
-    op_schema *sc = load_schema(self);
+    op_schema *sc = load_schema(ms, self);
     if (!sc)
       return NULL;
     bpy_schema_release(self->schema); /* calls in flight keep theirs */

@@ -12,12 +12,15 @@
 
 #include <dlpack/dlpack.h>
 
-PyTypeObject *bpy_tensor_type;
-static allocfunc tensor_alloc;
-static freefunc tensor_free;
-
-PyObject *bpy_tensor_wrap(bp_tensor *t) {
-  bpy_tensor *self = (bpy_tensor *)tensor_alloc(bpy_tensor_type, 0);
+PyObject *bpy_tensor_wrap(bpy_state *ms, bp_tensor *t) {
+  if (!ms->tensor_type) {
+    bpy_release(t);
+    PyErr_SetString(PyExc_RuntimeError,
+                    "backplane: the module was cleared "
+                    "(the interpreter is exiting)");
+    return NULL;
+  }
+  bpy_tensor *self = (bpy_tensor *)ms->tensor_alloc(ms->tensor_type, 0);
   if (!self) {
     bpy_release(t);
     return NULL;
@@ -31,7 +34,8 @@ static void tensor_dealloc(PyObject *o) {
   PyTypeObject *tp = Py_TYPE(o);
   bpy_release(self->t);
   self->t = NULL;
-  tensor_free(o);
+  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  f(o);
   Py_DECREF(tp);
 }
 
@@ -139,11 +143,11 @@ static void capsule_destructor(PyObject *cap) {
     m->deleter(m);
 }
 
-PyObject *bpy_tensor_capsule(bp_tensor *t) {
+PyObject *bpy_tensor_capsule(bpy_state *ms, bp_tensor *t) {
   DLManagedTensor *m = NULL;
   bp_status st = bp_tensor_to_dlpack(t, &m);
   if (st != BP_OK)
-    return bpy_raise(st);
+    return bpy_raise(ms, st);
   PyObject *cap = PyCapsule_New(m, "dltensor", capsule_destructor);
   if (!cap)
     m->deleter(m);
@@ -151,6 +155,9 @@ PyObject *bpy_tensor_capsule(bp_tensor *t) {
 }
 
 static PyObject *tensor_dlpack(PyObject *o, PyObject *args, PyObject *kw) {
+  bpy_state *ms = bpy_state_of(o);
+  if (!ms)
+    return NULL;
   static char *names[] = {"stream", "max_version", "dl_device", "copy", NULL};
   PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None;
   PyObject *copy = Py_None;
@@ -161,7 +168,7 @@ static PyObject *tensor_dlpack(PyObject *o, PyObject *args, PyObject *kw) {
   const bp_tensor_view *v = bp_tensor_get_view(t);
   if (dl_device != Py_None) {
     bp_device want;
-    if (bpy_to_device(dl_device, &want) < 0)
+    if (bpy_to_device(ms, dl_device, &want) < 0)
       return NULL;
     if (want.type != v->device.type || want.index != v->device.index) {
       PyObject *s = bpy_device_str(want);
@@ -180,9 +187,9 @@ static PyObject *tensor_dlpack(PyObject *o, PyObject *args, PyObject *kw) {
       st = bp_tensor_copy(c, t);
     if (st != BP_OK) {
       bpy_release(c);
-      return bpy_raise(st);
+      return bpy_raise(ms, st);
     }
-    PyObject *cap = bpy_tensor_capsule(c);
+    PyObject *cap = bpy_tensor_capsule(ms, c);
     bpy_release(c);
     return cap;
   }
@@ -192,12 +199,10 @@ static PyObject *tensor_dlpack(PyObject *o, PyObject *args, PyObject *kw) {
     bp_status st;
     Py_BEGIN_ALLOW_THREADS
     st = bp_device_synchronize(v->device);
-    Py_END_ALLOW_THREADS
-    if (st != BP_OK)
-      return bpy_raise(st);
+    Py_END_ALLOW_THREADS if (st != BP_OK) return bpy_raise(ms, st);
   }
   (void)max_version; /* the legacy capsule serves every consumer version */
-  return bpy_tensor_capsule(t);
+  return bpy_tensor_capsule(ms, t);
 }
 
 static PyObject *tensor_dlpack_device(PyObject *o, PyObject *noargs) {
@@ -300,11 +305,14 @@ static PyObject *tensor_array(PyObject *o, PyObject *args) {
 }
 
 static PyObject *tensor_to(PyObject *o, PyObject *args) {
+  bpy_state *ms = bpy_state_of(o);
+  if (!ms)
+    return NULL;
   PyObject *dev_obj;
   if (!PyArg_ParseTuple(args, "O:to", &dev_obj))
     return NULL;
   bp_device d;
-  if (bpy_to_device(dev_obj, &d) < 0)
+  if (bpy_to_device(ms, dev_obj, &d) < 0)
     return NULL;
   bp_tensor *t = ((bpy_tensor *)o)->t;
   const bp_tensor_view *v = bp_tensor_get_view(t);
@@ -321,9 +329,9 @@ static PyObject *tensor_to(PyObject *o, PyObject *args) {
   }
   if (st != BP_OK) {
     bpy_release(c);
-    return bpy_raise(st);
+    return bpy_raise(ms, st);
   }
-  return bpy_tensor_wrap(c);
+  return bpy_tensor_wrap(ms, c);
 }
 
 static PyObject *tensor_repr(PyObject *o) {
@@ -384,15 +392,15 @@ static PyType_Spec tensor_spec = {
   "backplane.Tensor", sizeof(bpy_tensor), 0, Py_TPFLAGS_DEFAULT, tensor_slots
 };
 
-int bpy_tensor_init_type(PyObject *module) {
-  bpy_tensor_type = (PyTypeObject *)PyType_FromSpec(&tensor_spec);
-  if (!bpy_tensor_type)
+int bpy_tensor_init_type(bpy_state *ms, PyObject *module) {
+  ms->tensor_type = (PyTypeObject *)PyType_FromSpec(&tensor_spec);
+  if (!ms->tensor_type || bpy_type_set_module(ms->tensor_type, module) < 0)
     return -1;
-  tensor_alloc = (allocfunc)PyType_GetSlot(bpy_tensor_type, Py_tp_alloc);
-  tensor_free = (freefunc)PyType_GetSlot(bpy_tensor_type, Py_tp_free);
-  Py_INCREF(bpy_tensor_type);
-  if (PyModule_AddObject(module, "Tensor", (PyObject *)bpy_tensor_type) < 0) {
-    Py_DECREF(bpy_tensor_type);
+  ms->tensor_alloc = (allocfunc)PyType_GetSlot(ms->tensor_type, Py_tp_alloc);
+  ms->tensor_free = (freefunc)PyType_GetSlot(ms->tensor_type, Py_tp_free);
+  Py_INCREF(ms->tensor_type);
+  if (PyModule_AddObject(module, "Tensor", (PyObject *)ms->tensor_type) < 0) {
+    Py_DECREF(ms->tensor_type);
     return -1;
   }
   return 0;

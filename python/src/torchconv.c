@@ -12,47 +12,34 @@
 
 #include <dlpack/dlpack.h>
 
-static PyObject *s_data_ptr, *s_shape, *s_stride, *s_dtype, *s_is_cuda;
-static PyObject *s_get_device, *s_device, *s_is_cpu;
+/* The bp dtype codes that torch has, by their index in
+ * bpy_state.torch_dtype_of. */
+#define NDT BPY_NTORCH_DTYPES
+static const int32_t dt_codes[NDT] = {
+    BP_INT8,    BP_INT16,   BP_INT32,    BP_INT64, BP_UINT8, BP_FLOAT16,
+    BP_FLOAT32, BP_FLOAT64, BP_BFLOAT16, BP_BOOL,  0};
 
-static PyTypeObject *torch_tensor_type;
-static PyObject *torch_dtypes;      /* {torch.dtype: bp code} */
-static PyObject *torch_from_dlpack; /* torch._C._from_dlpack or alike */
-static PyObject *torch_bool;        /* torch.bool, for the uint8 detour */
-static PyObject *torch_stride_fn;   /* torch.Tensor.stride, unbound */
-static PyObject *torch_data_ptr_fn; /* torch.Tensor.data_ptr, unbound */
-
-/* by bp dtype code's index below: the torch dtype object (owned refs) */
-#define NDT 11
-static const int32_t dt_codes[NDT] = {BP_INT8, BP_INT16, BP_INT32, BP_INT64,
-                                      BP_UINT8, BP_FLOAT16, BP_FLOAT32,
-                                      BP_FLOAT64, BP_BFLOAT16, BP_BOOL, 0};
-static PyObject *torch_dtype_of[NDT];
-
-/* torch.is_grad_enabled where torch has no autograd fallback for ops
- * without derivatives (before 2.1): there the bridge warns instead. */
-static PyObject *torch_grad_enabled_fn;
-static PyObject *s_requires_grad;
-
-static int intern_names(void) {
-  if (s_data_ptr)
+static int intern_names(bpy_state *ms) {
+  if (ms->s_data_ptr)
     return 0;
-  s_data_ptr = PyUnicode_InternFromString("data_ptr");
-  s_shape = PyUnicode_InternFromString("shape");
-  s_stride = PyUnicode_InternFromString("stride");
-  s_dtype = PyUnicode_InternFromString("dtype");
-  s_is_cuda = PyUnicode_InternFromString("is_cuda");
-  s_get_device = PyUnicode_InternFromString("get_device");
-  s_device = PyUnicode_InternFromString("device");
-  s_is_cpu = PyUnicode_InternFromString("is_cpu");
-  s_requires_grad = PyUnicode_InternFromString("requires_grad");
-  return s_requires_grad && s_data_ptr && s_shape && s_stride && s_dtype && s_is_cuda &&
-                 s_get_device && s_device && s_is_cpu
-             ? 0 : -1;
+  ms->s_data_ptr = PyUnicode_InternFromString("data_ptr");
+  ms->s_shape = PyUnicode_InternFromString("shape");
+  ms->s_stride = PyUnicode_InternFromString("stride");
+  ms->s_dtype = PyUnicode_InternFromString("dtype");
+  ms->s_is_cuda = PyUnicode_InternFromString("is_cuda");
+  ms->s_get_device = PyUnicode_InternFromString("get_device");
+  ms->s_device = PyUnicode_InternFromString("device");
+  ms->s_is_cpu = PyUnicode_InternFromString("is_cpu");
+  ms->s_requires_grad = PyUnicode_InternFromString("requires_grad");
+  return ms->s_requires_grad && ms->s_data_ptr && ms->s_shape && ms->s_stride &&
+                 ms->s_dtype && ms->s_is_cuda && ms->s_get_device &&
+                 ms->s_device && ms->s_is_cpu
+             ? 0
+             : -1;
 }
 
-int bpy_torch_known(void) {
-  return torch_tensor_type != NULL;
+int bpy_torch_known(bpy_state *ms) {
+  return ms->torch_tensor_type != NULL;
 }
 
 /* ---- arguments ---------------------------------------------------------- */
@@ -60,9 +47,9 @@ int bpy_torch_known(void) {
 /* Registers torch (backplane.torch does, when imported) once the program
  * has imported torch itself, so that torch tensors are read by their data
  * pointers even when backplane.torch was never imported. */
-static void torch_if_imported(void) {
+static void torch_if_imported(bpy_state *ms) {
   static int trying;
-  if (torch_tensor_type || trying)
+  if (ms->torch_tensor_type || trying)
     return;
   PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
   PyObject *torch = mods ? PyDict_GetItemString(mods, "torch") : NULL;
@@ -76,21 +63,21 @@ static void torch_if_imported(void) {
   Py_XDECREF(m);
 }
 
-int bpy_is_torch_tensor(PyObject *obj) {
-  if (!torch_tensor_type)
-    torch_if_imported();
-  if (!torch_tensor_type)
+int bpy_is_torch_tensor(bpy_state *ms, PyObject *obj) {
+  if (!ms->torch_tensor_type)
+    torch_if_imported(ms);
+  if (!ms->torch_tensor_type)
     return 0;
-  return Py_TYPE(obj) == torch_tensor_type ||
-         PyObject_TypeCheck(obj, torch_tensor_type);
+  return Py_TYPE(obj) == ms->torch_tensor_type ||
+         PyObject_TypeCheck(obj, ms->torch_tensor_type);
 }
 
-static int torch_device_of(PyObject *obj, int meta, bp_device *dev,
-                           const char *what) {
+static int torch_device_of(bpy_state *ms, PyObject *obj, int meta,
+                           bp_device *dev, const char *what) {
   if (meta) {
     /* A meta tensor has no device Backplane knows; a fake CUDA tensor
      * stands for cuda when a plugin drives it, else for the CPU. */
-    PyObject *c = PyObject_GetAttr(obj, s_is_cuda);
+    PyObject *c = PyObject_GetAttr(obj, ms->s_is_cuda);
     int cuda = c ? PyObject_IsTrue(c) : -1;
     Py_XDECREF(c);
     if (cuda < 0)
@@ -101,7 +88,7 @@ static int torch_device_of(PyObject *obj, int meta, bp_device *dev,
       *dev = bp_device_make(code, 0);
     return 0;
   }
-  PyObject *c = PyObject_GetAttr(obj, s_is_cpu);
+  PyObject *c = PyObject_GetAttr(obj, ms->s_is_cpu);
   if (!c)
     return -1;
   int cpu = PyObject_IsTrue(c);
@@ -110,13 +97,13 @@ static int torch_device_of(PyObject *obj, int meta, bp_device *dev,
     *dev = BP_CPU;
     return 0;
   }
-  c = PyObject_GetAttr(obj, s_is_cuda);
+  c = PyObject_GetAttr(obj, ms->s_is_cuda);
   if (!c)
     return -1;
   int cuda = PyObject_IsTrue(c);
   Py_DECREF(c);
   if (cuda) {
-    PyObject *i = PyObject_CallMethodObjArgs(obj, s_get_device, NULL);
+    PyObject *i = PyObject_CallMethodObjArgs(obj, ms->s_get_device, NULL);
     if (!i)
       return -1;
     long idx = PyLong_AsLong(i);
@@ -125,42 +112,45 @@ static int torch_device_of(PyObject *obj, int meta, bp_device *dev,
       return -1;
     int32_t code;
     if (bp_device_type_from_name("cuda", &code) != BP_OK) {
-      PyErr_Format(bpy_error_class(BP_ERR_DEVICE),
+      PyErr_Format(bpy_error_class(ms, BP_ERR_DEVICE),
                    "%s: a torch tensor on cuda:%ld, but no loaded plugin "
-                   "drives cuda", what ? what : "tensor", idx);
+                   "drives cuda",
+                   what ? what : "tensor", idx);
       return -1;
     }
     *dev = bp_device_make(code, (int32_t)idx);
     return 0;
   }
-  PyObject *d = PyObject_GetAttr(obj, s_device);
+  PyObject *d = PyObject_GetAttr(obj, ms->s_device);
   PyObject *s = d ? PyObject_Str(d) : NULL;
   Py_XDECREF(d);
   if (!s)
     return -1;
-  PyErr_Format(bpy_error_class(BP_ERR_DEVICE), "%s: a torch tensor on "
+  PyErr_Format(bpy_error_class(ms, BP_ERR_DEVICE),
+               "%s: a torch tensor on "
                "device '%U', which Backplane does not drive (cpu and cuda "
-               "are bridged)", what ? what : "tensor", s);
+               "are bridged)",
+               what ? what : "tensor", s);
   Py_DECREF(s);
   return -1;
 }
 
-int bpy_from_torch(PyObject *obj, const char *what, bpy_conv *conv,
-                   bp_tensor **out) {
+int bpy_from_torch(bpy_state *ms, PyObject *obj, const char *what,
+                   bpy_conv *conv, bp_tensor **out) {
   bpy_conv none = {0, 0, 0};
   if (!conv)
     conv = &none;
   int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM];
   int32_t ndim = 0, nstrides = 0;
-  PyObject *dt = PyObject_GetAttr(obj, s_dtype);
+  PyObject *dt = PyObject_GetAttr(obj, ms->s_dtype);
   if (!dt)
     return -1;
-  PyObject *code = PyDict_GetItem(torch_dtypes, dt); /* borrowed */
+  PyObject *code = PyDict_GetItem(ms->torch_dtypes, dt); /* borrowed */
   if (!code) {
     PyObject *s = PyObject_Str(dt);
     Py_DECREF(dt);
     if (s) {
-      PyErr_Format(bpy_error_class(BP_ERR_TYPE),
+      PyErr_Format(bpy_error_class(ms, BP_ERR_TYPE),
                    "%s: torch dtype %U has no Backplane dtype",
                    what ? what : "tensor", s);
       Py_DECREF(s);
@@ -170,40 +160,42 @@ int bpy_from_torch(PyObject *obj, const char *what, bpy_conv *conv,
   Py_DECREF(dt);
   int32_t dtype = (int32_t)PyLong_AsLong(code);
   bp_device dev = BP_CPU;
-  if (!conv->torch_cpu && torch_device_of(obj, conv->meta, &dev, what) < 0)
+  if (!conv->torch_cpu && torch_device_of(ms, obj, conv->meta, &dev, what) < 0)
     return -1;
-  PyObject *shape = PyObject_GetAttr(obj, s_shape);
+  PyObject *shape = PyObject_GetAttr(obj, ms->s_shape);
   if (!shape)
     return -1;
-  int rc = bpy_read_int64s(shape, sizes, BP_MAX_NDIM, &ndim, what, "its shape");
+  int rc =
+      bpy_read_int64s(ms, shape, sizes, BP_MAX_NDIM, &ndim, what, "its shape");
   Py_DECREF(shape);
   if (rc < 0)
     return -1;
   /* A plain torch.Tensor's methods are called unbound, which saves making
    * a bound method; a subclass may override them. */
-  int plain = Py_TYPE(obj) == torch_tensor_type;
-  PyObject *st = plain
-      ? PyObject_CallFunctionObjArgs(torch_stride_fn, obj, NULL)
-      : PyObject_CallMethodObjArgs(obj, s_stride, NULL);
+  int plain = Py_TYPE(obj) == ms->torch_tensor_type;
+  PyObject *st =
+      plain ? PyObject_CallFunctionObjArgs(ms->torch_stride_fn, obj, NULL)
+            : PyObject_CallMethodObjArgs(obj, ms->s_stride, NULL);
   if (!st)
     return -1;
-  rc = bpy_read_int64s(st, strides, BP_MAX_NDIM, &nstrides, what, "its strides");
+  rc = bpy_read_int64s(ms, st, strides, BP_MAX_NDIM, &nstrides, what,
+                       "its strides");
   Py_DECREF(st);
   if (rc < 0)
     return -1;
   if (conv->meta)
-    return bpy_wrap_blob(obj, dev, dtype, ndim, sizes, strides, &bpy_no_data,
-                         what, out);
-  if (torch_grad_enabled_fn && !conv->grad_inputs) {
-    PyObject *g = PyObject_GetAttr(obj, s_requires_grad);
+    return bpy_wrap_blob(ms, obj, dev, dtype, ndim, sizes, strides,
+                         &bpy_no_data, what, out);
+  if (ms->torch_grad_enabled_fn && !conv->grad_inputs) {
+    PyObject *g = PyObject_GetAttr(obj, ms->s_requires_grad);
     if (!g)
       return -1;
     conv->grad_inputs = g == Py_True;
     Py_DECREF(g);
   }
-  PyObject *p = plain
-      ? PyObject_CallFunctionObjArgs(torch_data_ptr_fn, obj, NULL)
-      : PyObject_CallMethodObjArgs(obj, s_data_ptr, NULL);
+  PyObject *p =
+      plain ? PyObject_CallFunctionObjArgs(ms->torch_data_ptr_fn, obj, NULL)
+            : PyObject_CallMethodObjArgs(obj, ms->s_data_ptr, NULL);
   if (!p)
     return -1;
   void *data = PyLong_AsVoidPtr(p);
@@ -213,23 +205,24 @@ int bpy_from_torch(PyObject *obj, const char *what, bpy_conv *conv,
   /* No data: a meta tensor (torch may hand one to the CPU kernel beside
    * CPU tensors), which says so by its device. */
   if (!data && conv->torch_cpu &&
-      torch_device_of(obj, conv->meta, &dev, what) < 0)
+      torch_device_of(ms, obj, conv->meta, &dev, what) < 0)
     return -1;
-  return bpy_wrap_blob(obj, dev, dtype, ndim, sizes, strides, data, what, out);
+  return bpy_wrap_blob(ms, obj, dev, dtype, ndim, sizes, strides, data, what,
+                       out);
 }
 
 /* ---- results and registration ------------------------------------------ */
 
-PyObject *bpy_tensor_to_torch(bp_tensor *t) {
-  torch_if_imported();
-  if (!torch_from_dlpack || !torch_bool) {
+PyObject *bpy_tensor_to_torch(bpy_state *ms, bp_tensor *t) {
+  torch_if_imported(ms);
+  if (!ms->torch_from_dlpack || !ms->torch_bool) {
     PyErr_SetString(PyExc_RuntimeError, "an Op made with torch=True returns "
                     "torch tensors, but torch is not imported (import "
                     "backplane.torch)");
     return NULL;
   }
   const bp_tensor_view *v = bp_tensor_get_view(t);
-  PyObject *cap = bpy_tensor_capsule(t);
+  PyObject *cap = bpy_tensor_capsule(ms, t);
   if (!cap)
     return NULL;
   int is_bool = v->dtype == BP_BOOL;
@@ -239,25 +232,27 @@ PyObject *bpy_tensor_to_torch(bp_tensor *t) {
     DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
     m->dl_tensor.dtype.code = kDLUInt;
   }
-  PyObject *r = PyObject_CallFunctionObjArgs(torch_from_dlpack, cap, NULL);
+  PyObject *r = PyObject_CallFunctionObjArgs(ms->torch_from_dlpack, cap, NULL);
   Py_DECREF(cap);
   if (r && is_bool) {
-    PyObject *b = PyObject_CallMethod(r, "view", "O", torch_bool);
+    PyObject *b = PyObject_CallMethod(r, "view", "O", ms->torch_bool);
     Py_DECREF(r);
     r = b;
   }
   return r;
 }
 
-PyObject *bpy_torch_dtype(int32_t dtype) {
+PyObject *bpy_torch_dtype(bpy_state *ms, int32_t dtype) {
   for (int i = 0; i < NDT; i++)
     if (dt_codes[i] == dtype)
-      return torch_dtype_of[i];
+      return ms->torch_dtype_of[i];
   return NULL;
 }
 
 PyObject *bpy_set_torch(PyObject *self, PyObject *args) {
-  (void)self;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
   PyObject *tensor_type, *dtypes, *from_dlpack, *grad_enabled = Py_None;
   if (!PyArg_ParseTuple(args, "OO!O|O:set_torch", &tensor_type, &PyDict_Type,
                         &dtypes, &from_dlpack, &grad_enabled))
@@ -267,34 +262,34 @@ PyObject *bpy_set_torch(PyObject *self, PyObject *args) {
                     "from_dlpack)");
     return NULL;
   }
-  if (intern_names() < 0)
+  if (intern_names(ms) < 0)
     return NULL;
-  PyObject *stride_fn = PyObject_GetAttr(tensor_type, s_stride);
-  PyObject *data_ptr_fn = PyObject_GetAttr(tensor_type, s_data_ptr);
+  PyObject *stride_fn = PyObject_GetAttr(tensor_type, ms->s_stride);
+  PyObject *data_ptr_fn = PyObject_GetAttr(tensor_type, ms->s_data_ptr);
   if (!stride_fn || !data_ptr_fn) {
     Py_XDECREF(stride_fn);
     Py_XDECREF(data_ptr_fn);
     return NULL;
   }
-  Py_XDECREF(torch_grad_enabled_fn);
-  torch_grad_enabled_fn = NULL;
+  Py_XDECREF(ms->torch_grad_enabled_fn);
+  ms->torch_grad_enabled_fn = NULL;
   if (grad_enabled != Py_None) {
     Py_INCREF(grad_enabled);
-    torch_grad_enabled_fn = grad_enabled;
+    ms->torch_grad_enabled_fn = grad_enabled;
   }
-  Py_XDECREF(torch_stride_fn);
-  Py_XDECREF(torch_data_ptr_fn);
-  torch_stride_fn = stride_fn;
-  torch_data_ptr_fn = data_ptr_fn;
+  Py_XDECREF(ms->torch_stride_fn);
+  Py_XDECREF(ms->torch_data_ptr_fn);
+  ms->torch_stride_fn = stride_fn;
+  ms->torch_data_ptr_fn = data_ptr_fn;
   Py_INCREF(tensor_type);
   Py_INCREF(dtypes);
   Py_INCREF(from_dlpack);
-  Py_XDECREF(torch_tensor_type);
-  Py_XDECREF(torch_dtypes);
-  Py_XDECREF(torch_from_dlpack);
-  torch_tensor_type = (PyTypeObject *)tensor_type;
-  torch_dtypes = dtypes;
-  torch_from_dlpack = from_dlpack;
+  Py_XDECREF(ms->torch_tensor_type);
+  Py_XDECREF(ms->torch_dtypes);
+  Py_XDECREF(ms->torch_from_dlpack);
+  ms->torch_tensor_type = (PyTypeObject *)tensor_type;
+  ms->torch_dtypes = dtypes;
+  ms->torch_from_dlpack = from_dlpack;
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(dtypes, &pos, &key, &value)) {
@@ -304,23 +299,23 @@ PyObject *bpy_set_torch(PyObject *self, PyObject *args) {
     for (int i = 0; i < NDT; i++)
       if (dt_codes[i] == code) {
         Py_INCREF(key);
-        Py_XDECREF(torch_dtype_of[i]);
-        torch_dtype_of[i] = key;
+        Py_XDECREF(ms->torch_dtype_of[i]);
+        ms->torch_dtype_of[i] = key;
         if (code == BP_BOOL) {
           Py_INCREF(key);
-          Py_XDECREF(torch_bool);
-          torch_bool = key;
+          Py_XDECREF(ms->torch_bool);
+          ms->torch_bool = key;
         }
       }
   }
   Py_RETURN_NONE;
 }
 
-int bpy_torch_dtype_code(PyObject *obj, int32_t *out) {
-  torch_if_imported();
-  if (!torch_dtypes)
+int bpy_torch_dtype_code(bpy_state *ms, PyObject *obj, int32_t *out) {
+  torch_if_imported(ms);
+  if (!ms->torch_dtypes)
     return 0;
-  PyObject *code = PyDict_GetItemWithError(torch_dtypes, obj);
+  PyObject *code = PyDict_GetItemWithError(ms->torch_dtypes, obj);
   if (!code) {
     PyErr_Clear(); /* absent or unhashable: not a torch dtype */
     return 0;
@@ -329,12 +324,12 @@ int bpy_torch_dtype_code(PyObject *obj, int32_t *out) {
   return 1;
 }
 
-int bpy_torch_grad_warning(bpy_conv *conv, PyObject *op_name) {
+int bpy_torch_grad_warning(bpy_state *ms, bpy_conv *conv, PyObject *op_name) {
   int had = conv->grad_inputs;
   conv->grad_inputs = 0;
-  if (!had || !torch_grad_enabled_fn)
+  if (!had || !ms->torch_grad_enabled_fn)
     return 0;
-  PyObject *on = PyObject_CallFunctionObjArgs(torch_grad_enabled_fn, NULL);
+  PyObject *on = PyObject_CallFunctionObjArgs(ms->torch_grad_enabled_fn, NULL);
   if (!on)
     return -1;
   int enabled = PyObject_IsTrue(on);

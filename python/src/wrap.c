@@ -29,10 +29,9 @@ static void pyobj_deleter(void *ctx, void *data) {
 
 char bpy_no_data;
 
-int bpy_wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
-                  int32_t ndim, const int64_t *sizes,
-                  const int64_t *strides, void *data, const char *what,
-                  bp_tensor **out) {
+int bpy_wrap_blob(bpy_state *ms, PyObject *owner, bp_device dev, int32_t dtype,
+                  int32_t ndim, const int64_t *sizes, const int64_t *strides,
+                  void *data, const char *what, bp_tensor **out) {
   if (!data) {
     /* Only an empty tensor may have no data: its address is never read.
      * Any other would be read and written at address 0 and on. */
@@ -42,9 +41,10 @@ int bpy_wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
                                                             : numel * sizes[i])
                            : 0;
     if (numel) {
-      PyErr_Format(bpy_error_class(BP_ERR_INVALID_ARGUMENT),
+      PyErr_Format(bpy_error_class(ms, BP_ERR_INVALID_ARGUMENT),
                    "%s: the array's data pointer is NULL, but it has %lld "
-                   "elements", what ? what : "tensor", (long long)numel);
+                   "elements",
+                   what ? what : "tensor", (long long)numel);
       return -1;
     }
     data = &bpy_no_data;
@@ -57,9 +57,9 @@ int bpy_wrap_blob(PyObject *owner, bp_device dev, int32_t dtype,
     if (what) {
       char msg[640];
       PyOS_snprintf(msg, sizeof msg, "%s: %s", what, bp_last_error());
-      bpy_raise_msg(st, msg);
+      bpy_raise_msg(ms, st, msg);
     } else {
-      bpy_raise(st);
+      bpy_raise(ms, st);
     }
     return -1;
   }
@@ -80,8 +80,8 @@ static int index_value(PyObject *x, int64_t *out) {
   return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-int bpy_read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
-                    const char *what, const char *field) {
+int bpy_read_int64s(bpy_state *ms, PyObject *seq, int64_t *dst, int32_t max,
+                    int32_t *n, const char *what, const char *field) {
   if (PyTuple_Check(seq)) { /* torch.Size, stride(), NumPy's shape */
     Py_ssize_t len = PyTuple_Size(seq);
     if (len <= max) {
@@ -97,9 +97,10 @@ int bpy_read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
     return -1;
   if (len > max) {
     /* ShapeError, as for a NumPy array of too many dimensions */
-    PyErr_Format(bpy_error_class(BP_ERR_SHAPE), "%s: %zd dimensions in %s; "
-                 "Backplane allows at most %d", what ? what : "tensor", len,
-                 field, (int)max);
+    PyErr_Format(bpy_error_class(ms, BP_ERR_SHAPE),
+                 "%s: %zd dimensions in %s; "
+                 "Backplane allows at most %d",
+                 what ? what : "tensor", len, field, (int)max);
     return -1;
   }
   for (Py_ssize_t i = 0; i < len; i++) {
@@ -114,4 +115,3 @@ int bpy_read_int64s(PyObject *seq, int64_t *dst, int32_t max, int32_t *n,
   *n = (int32_t)len;
   return 0;
 }
-
