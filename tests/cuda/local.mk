@@ -17,7 +17,7 @@ check_PROGRAMS += %D%/test-cuda-plugin %D%/test-cuda-ops
 %C%_test_cuda_plugin_SOURCES = %D%/test-cuda-plugin.c %D%/cudatest.h
 %C%_test_cuda_plugin_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 %C%_test_cuda_plugin_LDADD = host/libbackplane.la tests/libtap.la -lpthread
-%C%_test_cuda_ops_SOURCES = %D%/test-cuda-ops.c %D%/cudatest.h
+%C%_test_cuda_ops_SOURCES = %D%/test-cuda-ops.c %D%/opcheck.c %D%/opcheck.h %D%/cudatest.h
 %C%_test_cuda_ops_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 %C%_test_cuda_ops_LDADD = host/libbackplane.la tests/libtap.la -lm -lpthread
 
