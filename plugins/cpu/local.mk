@@ -17,7 +17,9 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/sort.c \
 	%D%/attention.c \
 	%D%/cast.c \
+	%D%/reduce.h \
 	%D%/reduce.c \
+	%D%/reduce_cols.c \
 	%D%/rows.c \
 	%D%/stream.c \
 	%D%/softmax.h \

@@ -30,43 +30,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "cpu.h"
-
-enum { OP_SUM = 1, OP_MEAN, OP_AMAX, OP_AMIN, OP_ARGMAX };
-
-/* What elements are converted to while they are combined. */
-enum { ACC_F32, ACC_F64, ACC_I64 };
-
-#define LANES 32      /* independent accumulators of the vector kernels */
-#define BLOCK 4096    /* elements summed in float lanes per double addition */
-#define CHUNK 1024    /* elements converted into a buffer at a time */
-#define COLS 4096     /* outputs reduced together on the column path */
-#define COL_FLUSH 128 /* column rows summed in lanes per double addition */
-
-typedef struct plan {
-  int op, acc;
-  int32_t in_dt;   /* the input's dtype */
-  int32_t conv_dt; /* the dtype each element is converted to first */
-  int32_t out_dt;
-  int64_t isz, osz;
-  const char *in;
-  char *out;
-  int nk, nr;                           /* kept and reduced dimensions */
-  int64_t ksize[BP_MAX_NDIM], kstride[BP_MAX_NDIM]; /* outermost first; bytes */
-  int64_t rsize[BP_MAX_NDIM], rstride[BP_MAX_NDIM];
-  int64_t nout, nred;
-  int64_t pieces; /* parts each output's reduced range is split into */
-} plan;
-
-/* The running or partial result of one output's reduction. */
-typedef struct part {
-  double f;   /* float accumulators: the sum, or the max/min (NaN sticks) */
-  uint64_t u; /* integer sum, wrapping */
-  int64_t i;  /* integer max/min */
-  int64_t idx; /* argmax: flat index of the best element */
-  bool seen;  /* max/min/argmax: f or i holds a value */
-  bool done;  /* argmax found a NaN: nothing later can win */
-} part;
+#include "reduce.h"
 
 /* ------------------------------------------------------------------------ */
 /* Vector kernels over arrays                                               */
@@ -142,29 +106,6 @@ static CPU_CLONES uint64_t sum_i64(const int64_t *x, int64_t n) {
 DEFINE_EXTREME(extreme_f32, float)
 DEFINE_EXTREME(extreme_f64, double)
 DEFINE_EXTREME(extreme_i64, int64_t)
-
-/* Column path: lanes[j] op= x[j] for j < w. */
-static CPU_CLONES void cols_add_f32(float *acc, const float *x, int64_t w) {
-  for (int64_t j = 0; j < w; j++) acc[j] += x[j];
-}
-static CPU_CLONES void cols_add_f64(double *acc, const double *x, int64_t w) {
-  for (int64_t j = 0; j < w; j++) acc[j] += x[j];
-}
-static CPU_CLONES void cols_add_i64(uint64_t *acc, const int64_t *x, int64_t w) {
-  for (int64_t j = 0; j < w; j++) acc[j] += (uint64_t)x[j];
-}
-
-#define DEFINE_COLS_EXTREME(name, T)                                                     \
-  static CPU_CLONES void name(T *m, const T *x, int64_t w, bool want_max) {              \
-    if (want_max)                                                                        \
-      for (int64_t j = 0; j < w; j++) m[j] = (x[j] > m[j] || x[j] != x[j]) ? x[j] : m[j];  \
-    else                                                                                 \
-      for (int64_t j = 0; j < w; j++) m[j] = (x[j] < m[j] || x[j] != x[j]) ? x[j] : m[j];  \
-  }
-
-DEFINE_COLS_EXTREME(cols_extreme_f32, float)
-DEFINE_COLS_EXTREME(cols_extreme_f64, double)
-DEFINE_COLS_EXTREME(cols_extreme_i64, int64_t)
 
 /* ------------------------------------------------------------------------ */
 /* Conversion into accumulator buffers                                      */
@@ -294,7 +235,7 @@ typedef union buffer {
 /* n contiguous elements of the accumulator's type: the input itself when
  * it can be read in place, else a converted copy in buf (room for n
  * elements of 8 bytes). */
-static const void *load(const plan *p, const char *src, int64_t stride, int64_t n, void *buf) {
+const void *cpu_reduce_load(const plan *p, const char *src, int64_t stride, int64_t n, void *buf) {
   if (stride == p->isz && in_place(p)) return src;
   switch (p->acc) {
     case ACC_F32: load_f32(p, src, stride, n, buf); break;
@@ -376,7 +317,7 @@ static void fold(const plan *p, part *st, const void *x, int64_t n, int64_t flat
 }
 
 /* Folds the partial result x, which covers later elements, into st. */
-static void combine(const plan *p, part *st, const part *x) {
+void cpu_reduce_combine(const plan *p, part *st, const part *x) {
   if (p->op == OP_SUM || p->op == OP_MEAN) {
     st->f += x->f;
     st->u += x->u;
@@ -390,7 +331,7 @@ static void combine(const plan *p, part *st, const part *x) {
 }
 
 /* Writes the final result of output o. */
-static void store(const plan *p, int64_t o, const part *st) {
+void cpu_reduce_store(const plan *p, int64_t o, const part *st) {
   char *dst = p->out + o * p->osz;
   if (p->op == OP_ARGMAX) {
     *(int64_t *)dst = st->idx;
@@ -418,7 +359,7 @@ static void store(const plan *p, int64_t o, const part *st) {
 /* ------------------------------------------------------------------------ */
 
 /* The input address of output o's first element. */
-static const char *output_base(const plan *p, int64_t o) {
+const char *cpu_reduce_output_base(const plan *p, int64_t o) {
   const char *base = p->in;
   for (int d = p->nk - 1; d >= 0; d--) {
     base += (o % p->ksize[d]) * p->kstride[d];
@@ -430,10 +371,10 @@ static const char *output_base(const plan *p, int64_t o) {
 /* Reduces the flat reduced range [rb, re) of output o into st. */
 static void reduce_range(const plan *p, int64_t o, int64_t rb, int64_t re, part *st) {
   if (rb >= re) return;
-  const char *base = output_base(p, o);
+  const char *base = cpu_reduce_output_base(p, o);
   buffer buf;
   if (p->nr == 0) { /* one element */
-    fold(p, st, load(p, base, p->isz, 1, &buf), 1, 0);
+    fold(p, st, cpu_reduce_load(p, base, p->isz, 1, &buf), 1, 0);
     return;
   }
   int nr = p->nr;
@@ -454,7 +395,7 @@ static void reduce_range(const plan *p, int64_t o, int64_t rb, int64_t re, part 
     } else {
       for (int64_t c = 0; c < run && !st->done; c += CHUNK) {
         int64_t m = run - c < CHUNK ? run - c : CHUNK;
-        fold(p, st, load(p, ptr + c * istride, istride, m, &buf), m, r + c);
+        fold(p, st, cpu_reduce_load(p, ptr + c * istride, istride, m, &buf), m, r + c);
       }
     }
     r += run;
@@ -476,7 +417,7 @@ static void rows_whole(void *ctx, int64_t begin, int64_t end) {
   for (int64_t o = begin; o < end; o++) {
     part st = {0};
     reduce_range(j->p, o, 0, j->p->nred, &st);
-    store(j->p, o, &st);
+    cpu_reduce_store(j->p, o, &st);
   }
 }
 
@@ -489,207 +430,6 @@ static void rows_pieces(void *ctx, int64_t begin, int64_t end) {
     reduce_range(p, o, p->nred * k / p->pieces, p->nred * (k + 1) / p->pieces, &st);
     j->parts[t] = st;
   }
-}
-
-/* ------------------------------------------------------------------------ */
-/* The column path                                                          */
-/* ------------------------------------------------------------------------ */
-
-/* Lanes of a block of COLS outputs. */
-typedef struct cols {
-  union {
-    float f32[COLS];
-    double f64[COLS];
-    uint64_t u64[COLS];
-    int64_t i64[COLS];
-  } acc;
-  double total[COLS]; /* float sums, flushed from acc every COL_FLUSH rows */
-  int64_t idx[COLS];  /* argmax */
-  part res[COLS];     /* the results of one block */
-  int64_t tmp[COLS];  /* a converted row */
-} cols;
-
-/* argmax lanes: take x[j] where it is greater, or the first NaN. */
-#define DEFINE_COLS_ARGMAX(name, T)                                                      \
-  static CPU_CLONES void name(T *m, int64_t *idx, const T *x, int64_t w, int64_t r) {    \
-    for (int64_t j = 0; j < w; j++) {                                                    \
-      bool take = x[j] > m[j] || (x[j] != x[j] && m[j] == m[j]);                           \
-      m[j] = take ? x[j] : m[j];                                                         \
-      idx[j] = take ? r : idx[j];                                                        \
-    }                                                                                    \
-  }
-
-DEFINE_COLS_ARGMAX(cols_argmax_f32, float)
-DEFINE_COLS_ARGMAX(cols_argmax_f64, double)
-DEFINE_COLS_ARGMAX(cols_argmax_i64, int64_t)
-
-/* Folds one reduced position r (a contiguous slice x of w elements) into
- * the lanes. */
-static void cols_fold(const plan *p, cols *c, const void *x, int64_t w, int64_t r, bool first) {
-  bool want_max = p->op != OP_AMIN;
-  if (first && p->op != OP_SUM && p->op != OP_MEAN) {
-    memcpy(&c->acc, x, (size_t)w * (p->acc == ACC_F32 ? 4 : 8));
-    if (p->op == OP_ARGMAX)
-      for (int64_t j = 0; j < w; j++) c->idx[j] = r;
-    return;
-  }
-  switch (p->op) {
-    case OP_SUM:
-    case OP_MEAN:
-      switch (p->acc) {
-        case ACC_F32: cols_add_f32(c->acc.f32, x, w); break;
-        case ACC_F64: cols_add_f64(c->acc.f64, x, w); break;
-        default: cols_add_i64(c->acc.u64, x, w); break;
-      }
-      break;
-    case OP_ARGMAX:
-      switch (p->acc) {
-        case ACC_F32: cols_argmax_f32(c->acc.f32, c->idx, x, w, r); break;
-        case ACC_F64: cols_argmax_f64(c->acc.f64, c->idx, x, w, r); break;
-        default: cols_argmax_i64(c->acc.i64, c->idx, x, w, r); break;
-      }
-      break;
-    default:
-      switch (p->acc) {
-        case ACC_F32: cols_extreme_f32(c->acc.f32, x, w, want_max); break;
-        case ACC_F64: cols_extreme_f64(c->acc.f64, x, w, want_max); break;
-        default: cols_extreme_i64(c->acc.i64, x, w, want_max); break;
-      }
-      break;
-  }
-}
-
-/* Adds the float lanes of a sum into its double totals and clears them. */
-static void cols_flush(const plan *p, cols *c, int64_t w) {
-  if (p->acc == ACC_F32) {
-    for (int64_t j = 0; j < w; j++) c->total[j] += c->acc.f32[j];
-    memset(c->acc.f32, 0, (size_t)w * sizeof c->acc.f32[0]);
-  } else {
-    for (int64_t j = 0; j < w; j++) c->total[j] += c->acc.f64[j];
-    memset(c->acc.f64, 0, (size_t)w * sizeof c->acc.f64[0]);
-  }
-}
-
-/* Reduces reduced positions [rb, re) of the w outputs whose first element
- * is at base into out[0 .. w). */
-static void reduce_cols(const plan *p, cols *c, const char *base, int64_t w, int64_t rb,
-                        int64_t re, part *out) {
-  bool sum = p->op == OP_SUM || p->op == OP_MEAN, float_sum = sum && p->acc != ACC_I64;
-  if (sum) {
-    memset(c->acc.u64, 0, (size_t)w * sizeof c->acc.u64[0]);
-    memset(c->total, 0, (size_t)w * sizeof c->total[0]);
-  }
-  int nr = p->nr;
-  int64_t coord[BP_MAX_NDIM], rem = rb, off = 0;
-  for (int d = nr - 1; d >= 0 && rb < re; d--) {
-    coord[d] = rem % p->rsize[d];
-    rem /= p->rsize[d];
-    off += coord[d] * p->rstride[d];
-  }
-  for (int64_t r = rb; r < re; r++) {
-    cols_fold(p, c, load(p, base + off, p->isz, w, c->tmp), w, r, r == rb);
-    if (float_sum && ((r - rb + 1) % COL_FLUSH == 0 || r + 1 == re)) cols_flush(p, c, w);
-    /* Step to the next reduced position. */
-    for (int d = nr - 1; d >= 0; d--) {
-      off += p->rstride[d];
-      if (++coord[d] < p->rsize[d] || d == 0) break;
-      off -= coord[d] * p->rstride[d];
-      coord[d] = 0;
-    }
-  }
-  for (int64_t j = 0; j < w; j++) {
-    part *st = &out[j];
-    memset(st, 0, sizeof *st);
-    st->seen = re > rb;
-    if (sum) {
-      if (p->acc == ACC_I64)
-        st->u = c->acc.u64[j];
-      else
-        st->f = c->total[j];
-    } else if (st->seen) {
-      switch (p->acc) {
-        case ACC_F32: st->f = c->acc.f32[j]; break;
-        case ACC_F64: st->f = c->acc.f64[j]; break;
-        default: st->i = c->acc.i64[j]; break;
-      }
-      st->idx = c->idx[j];
-    }
-  }
-}
-
-/* Column tasks: t = ((outer * nblk) + blk) * pieces + k. */
-typedef struct col_job {
-  const plan *p;
-  int64_t inner, nblk; /* the innermost kept dimension, in blocks of COLS */
-  part *parts;         /* NULL when pieces == 1: results are stored */
-  atomic_bool failed;  /* a task could not allocate its lanes */
-} col_job;
-
-static void cols_run(void *ctx, int64_t begin, int64_t end) {
-  col_job *j = ctx;
-  const plan *p = j->p;
-  /* The lanes are too large for the stack of whatever thread calls. */
-  cols *c = malloc(sizeof *c);
-  if (!c) {
-    atomic_store(&j->failed, true);
-    return;
-  }
-  for (int64_t t = begin; t < end; t++) {
-    int64_t k = t % p->pieces, blk = t / p->pieces % j->nblk, outer = t / p->pieces / j->nblk;
-    int64_t first = outer * j->inner + blk * COLS;
-    int64_t w = j->inner - blk * COLS < COLS ? j->inner - blk * COLS : COLS;
-    reduce_cols(p, c, output_base(p, first), w, p->nred * k / p->pieces,
-                p->nred * (k + 1) / p->pieces, j->parts ? j->parts + t * COLS : c->res);
-    if (!j->parts)
-      for (int64_t i = 0; i < w; i++) store(p, first + i, &c->res[i]);
-  }
-  free(c);
-}
-
-/* The column path: outputs in blocks along the innermost kept dimension,
- * which is contiguous in the input. */
-static bp_status run_columns(plan *p) {
-  int64_t threads = cpu_num_threads();
-  col_job j;
-  j.p = p;
-  j.inner = p->ksize[p->nk - 1];
-  j.nblk = (j.inner + COLS - 1) / COLS;
-  j.parts = NULL;
-  atomic_init(&j.failed, false);
-  int64_t tasks = p->nout / j.inner * j.nblk, width = j.inner < COLS ? j.inner : COLS;
-  int64_t per = p->nred * width; /* elements per task */
-  /* Too few blocks for the threads: split the reduced range too, which
-   * also makes each thread read whole rows of memory in order.  Only into
-   * as many pieces as fill the threads: each piece of a block keeps COLS
-   * partial results, so a piece per thread for every block needed up to
-   * threads times the memory. */
-  p->pieces = 1;
-  if (tasks < threads && per >= 4 * CPU_GRAIN) {
-    p->pieces = (threads + tasks - 1) / tasks;
-    if (p->pieces > p->nred) p->pieces = p->nred;
-  }
-  if (p->pieces > 1) {
-    j.parts = malloc((size_t)(tasks * p->pieces * COLS) * sizeof *j.parts);
-    if (!j.parts) return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "cpu: out of memory in a reduction");
-  }
-  cpu_parallel_for(tasks * p->pieces, per >= CPU_GRAIN ? 1 : CPU_GRAIN / (per ? per : 1),
-                   cols_run, &j);
-  if (!atomic_load(&j.failed) && j.parts) {
-    for (int64_t t = 0; t < tasks; t++) {
-      int64_t first = t / j.nblk * j.inner + t % j.nblk * COLS;
-      int64_t w = j.inner - t % j.nblk * COLS < COLS ? j.inner - t % j.nblk * COLS : COLS;
-      for (int64_t i = 0; i < w; i++) {
-        part st = j.parts[t * p->pieces * COLS + i];
-        for (int64_t k = 1; k < p->pieces; k++)
-          combine(p, &st, &j.parts[(t * p->pieces + k) * COLS + i]);
-        store(p, first + i, &st);
-      }
-    }
-  }
-  free(j.parts);
-  if (atomic_load(&j.failed))
-    return CPU_ERR(BP_ERR_OUT_OF_MEMORY, "cpu: out of memory in a reduction");
-  return BP_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -733,7 +473,7 @@ static bp_status run(plan *p) {
   bool columns = p->nk > 0 && p->nr > 0 &&
                  p->kstride[p->nk - 1] == p->isz && p->ksize[p->nk - 1] >= 8;
   p->pieces = 1;
-  if (columns) return run_columns(p);
+  if (columns) return cpu_reduce_columns(p);
   job j = {p, NULL};
   if (!split) {
     int64_t grain = p->nred >= CPU_GRAIN ? 1 : CPU_GRAIN / (p->nred ? p->nred : 1);
@@ -746,8 +486,8 @@ static bp_status run(plan *p) {
   cpu_parallel_for(p->nout * p->pieces, 1, rows_pieces, &j);
   for (int64_t o = 0; o < p->nout; o++) {
     part st = j.parts[o * p->pieces];
-    for (int64_t k = 1; k < p->pieces; k++) combine(p, &st, &j.parts[o * p->pieces + k]);
-    store(p, o, &st);
+    for (int64_t k = 1; k < p->pieces; k++) cpu_reduce_combine(p, &st, &j.parts[o * p->pieces + k]);
+    cpu_reduce_store(p, o, &st);
   }
   free(j.parts);
   return BP_OK;
