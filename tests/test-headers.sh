@@ -264,6 +264,13 @@ static bp_status tensor_empty(bp_device dev, int32_t dt, int32_t ndim, const int
   return BP_OK;
 }
 
+/* A conversion for bp_aux_operands_init that works once, then fails. */
+static int casts_left;
+static bp_status failing_cast(const bp_kernel_ctx *c, bp_tensor *src, int32_t dt, bp_tensor **out) {
+  if (casts_left-- <= 0) return c->host->set_errorf(BP_ERR_OUT_OF_MEMORY, "%s: no room", c->op_name);
+  return bp_aux_to_dtype(c, src, dt, out);
+}
+
 BP_AUX_POINTWISE_KERNEL(add_kernel, 2, (self, other, alpha), self + alpha * other)
 BP_AUX_POINTWISE_KERNEL(mul_kernel, 2, (self, other), self * other)
 BP_AUX_POINTWISE_KERNEL(relu_kernel, 1, (self), bp_aux_max(self, 0))
@@ -521,6 +528,39 @@ int main(void) {
   hv.numel = 0;
   bp_aux_distinct_view(&hv, &dv, hsz);
   CHECK(dv.numel == 0 && hsz[0] == hs[0] && hsz[2] == 0);
+
+  /* Operands in the dtype a kernel computes in: an input of that dtype
+   * is its own view, another a converted temporary that release frees; a
+   * conversion that fails leaves nothing behind. */
+  {
+    int live_before = live;
+    float of[3] = {1, 2, 3};
+    int8_t oi[3] = {4, -5, 6}, oj[3] = {7, 8, -9};
+    int64_t on[1] = {3};
+    bp_tensor *oa = wrap(of, BP_FLOAT32, 1, on, NULL), *ob = wrap(oi, BP_INT8, 1, on, NULL);
+    bp_tensor *oc = wrap(oj, BP_INT8, 1, on, NULL);
+    bp_tensor *ots[3] = {oa, ob, oc};
+    int live1 = live;
+    bp_aux_operands ops;
+    CHECK(bp_aux_operands_init(&ctx, &ops, NULL, &oa->v, 1, ots, 3, BP_FLOAT32) == BP_OK);
+    CHECK(ops.views[0] == &oa->v && ops.views[1] == &oa->v && !ops.temps[1] && ops.temps[2] &&
+          ops.views[2]->dtype == BP_FLOAT32 && ((const float *)ops.views[2]->data)[1] == -5.0f &&
+          ((const float *)ops.views[3]->data)[2] == -9.0f && live == live1 + 2);
+    bp_aux_operands_release(&ctx, &ops);
+    CHECK(live == live1 && !ops.temps[2] && !ops.temps[3]);
+    casts_left = 1; /* the second conversion fails: the first is released */
+    CHECK(bp_aux_operands_init(&ctx, &ops, failing_cast, &oa->v, 1, ots, 3, BP_FLOAT32) ==
+              BP_ERR_OUT_OF_MEMORY &&
+          live == live1 && strcmp(msg, "test::op: no room") == 0);
+    bp_aux_operands_release(&ctx, &ops); /* harmless after a failed init */
+    CHECK(bp_aux_operands_init(&ctx, &ops, NULL, &oa->v, 7, ots, 3, BP_FLOAT32) ==
+          BP_ERR_INVALID_ARGUMENT);
+    CHECK(live == live1);
+    tensor_release(oa);
+    tensor_release(ob);
+    tensor_release(oc);
+    CHECK(live == live_before);
+  }
 
   /* Argument errors name the argument, from the schema where the host
    * can say (a host of ABI 1.1 or later). */

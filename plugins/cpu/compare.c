@@ -88,11 +88,11 @@ static bp_status compare_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp
   cpu_loop_fn loop = loop_for(op->loops, dt);
   if (!loop) return unsupported(ctx, 0, dt);
   bp_tensor *ts[2] = {args[0].u.tensor, args[1].u.tensor};
-  inputs in;
-  bp_status st = inputs_init(&in, view_of(out), 1, ts, 2, dt);
+  bp_aux_operands in;
+  bp_status st = bp_aux_operands_init(ctx, &in, cpu_operand_cast, view_of(out), 1, ts, 2, dt);
   if (st) return st;
   run(loop, 3, in.views, NULL);
-  inputs_release(&in);
+  bp_aux_operands_release(ctx, &in);
   return BP_OK;
 }
 BP_AUX_STRUCTURED_KERNEL(compare_kernel, compare_impl)

@@ -317,11 +317,11 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const binary_op *op, bp_te
   if (i >= 0) loop = alpha == 1.0 && op->unit[i] ? op->unit[i] : op->loops[i];
   if (!loop) return unsupported(ctx, 0, vo->dtype);
   bp_tensor *ts[2] = {a, b};
-  inputs in;
-  bp_status st = inputs_init(&in, vo, 1, ts, 2, vo->dtype);
+  bp_aux_operands in;
+  bp_status st = bp_aux_operands_init(ctx, &in, cpu_operand_cast, vo, 1, ts, 2, vo->dtype);
   if (st) return st;
   run(loop, 3, in.views, &alpha);
-  inputs_release(&in);
+  bp_aux_operands_release(ctx, &in);
   return BP_OK;
 }
 
@@ -347,14 +347,14 @@ static bp_status unary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_t
   bp_status st = BP_OK;
   const bp_tensor_view *vo = view_of(out);
   cpu_loop_fn loop = loop_for(op->loops, vo->dtype);
-  inputs in;
+  bp_aux_operands in;
   if (!loop) {
     st = unsupported(ctx, 0, vo->dtype);
   } else {
-    st = inputs_init(&in, vo, 1, &args[0].u.tensor, 1, vo->dtype);
+    st = bp_aux_operands_init(ctx, &in, cpu_operand_cast, vo, 1, &args[0].u.tensor, 1, vo->dtype);
     if (!st) {
       run(loop, 2, in.views, NULL);
-      inputs_release(&in);
+      bp_aux_operands_release(ctx, &in);
     }
   }
   return st;
@@ -370,18 +370,18 @@ static bp_status where_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_t
   bp_status st = BP_OK;
   const bp_tensor_view *vo = view_of(out);
   cpu_loop_fn loop = loop_for(loops, vo->dtype);
-  inputs in;
+  bp_aux_operands in;
   if (!loop) {
     st = unsupported(ctx, 1, vo->dtype);
   } else {
     /* self and other take the result dtype; the condition is bool (the
      * meta function checks it) and is read as it is. */
     bp_tensor *ts[2] = {args[1].u.tensor, args[2].u.tensor};
-    st = inputs_init(&in, vo, 2, ts, 2, vo->dtype);
+    st = bp_aux_operands_init(ctx, &in, cpu_operand_cast, vo, 2, ts, 2, vo->dtype);
     if (!st) {
       in.views[1] = view_of(args[0].u.tensor);
       run(loop, 4, in.views, NULL);
-      inputs_release(&in);
+      bp_aux_operands_release(ctx, &in);
     }
   }
   return st;

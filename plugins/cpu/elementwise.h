@@ -200,39 +200,13 @@ bp_status cpu_cast_copy(const bp_tensor_view *v, int32_t dtype, bp_tensor **out)
 /* Inputs                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/*
- * Inputs converted to the computation's dtype: an input that has it is
- * used as it is (any strides), another is converted into a temporary.
- * Release with inputs_release.
- */
-typedef struct inputs {
-  const bp_tensor_view *views[CPU_ITER_MAX_OPS]; /* [0] is the output */
-  bp_tensor *temps[CPU_ITER_MAX_OPS];
-} inputs;
-
-static inline void inputs_release(inputs *in) {
-  for (int i = 0; i < CPU_ITER_MAX_OPS; i++) cpu_host->tensor_release(in->temps[i]);
-}
-
-/* Sets in->views[0] to out and in->views[first + i] to ts[i] (i < n),
- * converted to dtype. */
-static inline bp_status inputs_init(inputs *in, const bp_tensor_view *out, int first, bp_tensor *const *ts,
-                             int n, int32_t dtype) {
-  memset(in->temps, 0, sizeof in->temps);
-  in->views[0] = out;
-  for (int i = first; i < first + n; i++) {
-    const bp_tensor_view *v = view_of(ts[i - first]);
-    if (v->dtype != dtype) {
-      bp_status st = cpu_cast_copy(v, dtype, &in->temps[i]);
-      if (st) {
-        inputs_release(in);
-        return st;
-      }
-      v = view_of(in->temps[i]);
-    }
-    in->views[i] = v;
-  }
-  return BP_OK;
+/* The CPU's conversion of an input to the dtype a kernel computes in, for
+ * bp_aux_operands_init (the kit's step every plugin shares): threaded, and
+ * contiguous. */
+static inline bp_status cpu_operand_cast(const bp_kernel_ctx *ctx, bp_tensor *src, int32_t dtype,
+                                         bp_tensor **out) {
+  (void)ctx;
+  return cpu_cast_copy(view_of(src), dtype, out);
 }
 
 #endif /* BP_PLUGINS_CPU_ELEMENTWISE_H */

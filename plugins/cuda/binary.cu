@@ -89,11 +89,11 @@ static bp_status run_binary(const bp_kernel_ctx *ctx, const BinaryOp *op, bp_ten
   }
   bp_tensor *ts[2] = {a, b};
   Inputs in;
-  bp_status st = inputs_init(&in, ctx->op_name, vo, 1, ts, 2, dt);
+  bp_status st = inputs_init(&in, ctx, vo, 1, ts, 2, dt);
   if (st) return st;
   if (vo->numel == 0) return BP_OK;
   Launch L;
-  st = launch_init(&L, 3, in.views);
+  st = launch_init(&L, 3, in.ops.views);
   if (st) return st;
   bool ok = false;
   switch (dt) {

@@ -36,11 +36,11 @@ static bp_status compare_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp
   int32_t dt = bp_aux_promote(cu_view(args[0].u.tensor)->dtype, cu_view(args[1].u.tensor)->dtype);
   bp_tensor *ts[2] = {args[0].u.tensor, args[1].u.tensor};
   Inputs in;
-  bp_status st = inputs_init(&in, ctx->op_name, vo, 1, ts, 2, dt);
+  bp_status st = inputs_init(&in, ctx, vo, 1, ts, 2, dt);
   if (st) return st;
   if (vo->numel == 0) return BP_OK;
   Launch L;
-  st = launch_init(&L, 3, in.views);
+  st = launch_init(&L, 3, in.ops.views);
   if (st) return st;
   bool ok = true;
   CU_SWITCH_ALL(dt, ok = false, run_cmp<scalar_t>(L, op));

@@ -115,11 +115,11 @@ static bp_status where_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_t
   {
     Inputs in;
     bp_tensor *ts[2] = {args[1].u.tensor, args[2].u.tensor};
-    st = inputs_init(&in, ctx->op_name, vo, 2, ts, 2, vo->dtype);
+    st = inputs_init(&in, ctx, vo, 2, ts, 2, vo->dtype);
     if (!st && vo->numel > 0) {
-      in.views[1] = cu_view(args[0].u.tensor);
+      in.ops.views[1] = cu_view(args[0].u.tensor);
       Launch L;
-      st = launch_init(&L, 4, in.views);
+      st = launch_init(&L, 4, in.ops.views);
       if (!st) {
         unsigned blocks = cu_blocks(L.dev, L.g.numel, CU_THREADS);
         CU_SWITCH_ALL(vo->dtype, ok = false, {

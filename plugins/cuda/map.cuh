@@ -190,31 +190,30 @@ static inline bp_status unsupported(const bp_kernel_ctx *ctx, int argi, int32_t 
                            "the CUDA plugin has no kernel for %s", bp_aux_dtype_name(dt));
 }
 
-/* Inputs converted to one dtype (temporaries where needed). */
+/* The CUDA conversion of an input to the dtype a kernel computes in, for
+ * bp_aux_operands_init (the kit's step every plugin shares). */
+static inline bp_status cu_operand_cast(const bp_kernel_ctx *ctx, bp_tensor *src, int32_t dtype,
+                                        bp_tensor **out) {
+  return cu_cast_to(src, dtype, ctx->op_name, out);
+}
+
+/* The kit's operands (bp_aux_operands), released when the kernel returns. */
 struct Inputs {
-  const bp_tensor_view *views[CU_MAX_OPS];
-  bp_tensor *temps[CU_MAX_OPS];
-  Inputs() { memset(temps, 0, sizeof temps); }
+  bp_aux_operands ops;
+  const bp_kernel_ctx *ctx;
+  Inputs() : ctx(nullptr) { memset(&ops, 0, sizeof ops); }
   ~Inputs() {
-    for (int i = 0; i < CU_MAX_OPS; i++) cu_host->tensor_release(temps[i]);
+    if (ctx) bp_aux_operands_release(ctx, &ops);
   }
+  Inputs(const Inputs &) = delete;
+  Inputs &operator=(const Inputs &) = delete;
 };
 
-/* views[0] = out; views[first + i] = ts[i] converted to dtype (for the op
- * named `op`). */
-static inline bp_status inputs_init(Inputs *in, const char *op, const bp_tensor_view *out,
+/* ops.views[0] = out; ops.views[first + i] = ts[i] converted to dtype. */
+static inline bp_status inputs_init(Inputs *in, const bp_kernel_ctx *ctx, const bp_tensor_view *out,
                                     int first, bp_tensor *const *ts, int n, int32_t dtype) {
-  in->views[0] = out;
-  for (int i = first; i < first + n; i++) {
-    const bp_tensor_view *v = cu_view(ts[i - first]);
-    if (v->dtype != dtype) {
-      bp_status st = cu_cast_to(ts[i - first], dtype, op, &in->temps[i]);
-      if (st) return st;
-      v = cu_view(in->temps[i]);
-    }
-    in->views[i] = v;
-  }
-  return BP_OK;
+  in->ctx = ctx;
+  return bp_aux_operands_init(ctx, &in->ops, cu_operand_cast, out, first, ts, n, dtype);
 }
 
 #endif /* BP_PLUGINS_CUDA_MAP_CUH */

@@ -72,9 +72,9 @@ static bp_status unary_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_t
   bool ok = false;
   {
     Inputs in;
-    st = inputs_init(&in, ctx->op_name, vo, 1, &args[0].u.tensor, 1, vo->dtype);
+    st = inputs_init(&in, ctx, vo, 1, &args[0].u.tensor, 1, vo->dtype);
     Launch L;
-    if (!st && vo->numel > 0) st = launch_init(&L, 2, in.views);
+    if (!st && vo->numel > 0) st = launch_init(&L, 2, in.ops.views);
     if (!st && vo->numel == 0) ok = true;
     if (!st && vo->numel > 0) {
       switch (vo->dtype) {

@@ -1,7 +1,8 @@
 /*
  * backplane/plugin_aux_iter.h - the strided, broadcasting iterator of the
- * plugin helper kit, its conversion of a tensor to another dtype, and the
- * overlap tests of two views.  Part of <backplane/plugin_aux.h>, which
+ * plugin helper kit, its conversion of a tensor to another dtype, a
+ * kernel's operands in the dtype it computes in, and the overlap tests of
+ * two views.  Part of <backplane/plugin_aux.h>, which
  * includes it: include that header, not this one.
  */
 #ifndef BACKPLANE_PLUGIN_AUX_ITER_H
@@ -229,6 +230,64 @@ static inline bp_status bp_aux_to_dtype(const bp_kernel_ctx *ctx, bp_tensor *src
     for (int64_t k = 0; k < r.n; k++)
       bp_aux_convert(dtype, BP_AUX_AT(char, r, 0, k), v->dtype, BP_AUX_AT(const char, r, 1, k));
   *out = t;
+  return BP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Operands in the dtype a kernel computes in                              */
+/* ------------------------------------------------------------------------ */
+
+/* A conversion of src to dtype on src's device: *out a new reference (the
+ * caller releases it).  bp_aux_to_dtype is one, for host-visible devices;
+ * a plugin with device memory passes its own. */
+typedef bp_status (*bp_aux_cast_fn)(const bp_kernel_ctx *ctx, bp_tensor *src, int32_t dtype,
+                                    bp_tensor **out);
+
+/*
+ * The operands of an elementwise kernel in the dtype it computes in, as a
+ * NumPy ufunc's inner loop receives them: views[0] is the output and
+ * views[first + i] input i, its own view when it has the dtype (any
+ * strides) and else that of a converted temporary in temps[first + i].
+ * Release with bp_aux_operands_release (also after a failed init).
+ */
+typedef struct bp_aux_operands {
+  const bp_tensor_view *views[BP_AUX_ITER_MAX_OPS];
+  bp_tensor *temps[BP_AUX_ITER_MAX_OPS]; /* owned; NULL where none */
+} bp_aux_operands;
+
+static inline void bp_aux_operands_release(const bp_kernel_ctx *ctx, bp_aux_operands *o) {
+  for (int i = 0; i < BP_AUX_ITER_MAX_OPS; i++) {
+    if (o->temps[i]) ctx->host->tensor_release(o->temps[i]);
+    o->temps[i] = NULL;
+  }
+}
+
+/* Sets o->views[0] to out and o->views[first + i] to ts[i] (i < n) in
+ * dtype, converting with cast (NULL: bp_aux_to_dtype) where an input has
+ * another dtype.  On failure the temporaries made so far are released. */
+static inline bp_status bp_aux_operands_init(const bp_kernel_ctx *ctx, bp_aux_operands *o,
+                                             bp_aux_cast_fn cast, const bp_tensor_view *out,
+                                             int first, bp_tensor *const *ts, int n,
+                                             int32_t dtype) {
+  for (int i = 0; i < BP_AUX_ITER_MAX_OPS; i++) o->views[i] = NULL, o->temps[i] = NULL;
+  if (first < 1 || n < 0 || first + n > BP_AUX_ITER_MAX_OPS)
+    return ctx->host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: %d inputs from operand %d do not "
+                                 "fit the %d operands of bp_aux_operands", ctx->op_name, n, first,
+                                 BP_AUX_ITER_MAX_OPS);
+  o->views[0] = out;
+  for (int i = first; i < first + n; i++) {
+    const bp_tensor_view *v = ctx->host->tensor_view(ts[i - first]);
+    if (v->dtype != dtype) {
+      bp_status st = (cast ? cast : bp_aux_to_dtype)(ctx, ts[i - first], dtype, &o->temps[i]);
+      if (st != BP_OK) {
+        o->temps[i] = NULL;
+        bp_aux_operands_release(ctx, o);
+        return st;
+      }
+      v = ctx->host->tensor_view(o->temps[i]);
+    }
+    o->views[i] = v;
+  }
   return BP_OK;
 }
 
