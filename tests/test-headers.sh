@@ -264,6 +264,14 @@ static bp_status tensor_empty(bp_device dev, int32_t dt, int32_t ndim, const int
   return BP_OK;
 }
 
+/* A "copy" that hands back src itself, which bp_aux_copy_source refuses. */
+static bp_status no_copy(const bp_kernel_ctx *c, bp_tensor *src, int32_t dt, bp_tensor **out) {
+  (void)c;
+  (void)dt;
+  *out = tensor_retain(src);
+  return BP_OK;
+}
+
 /* A conversion for bp_aux_operands_init that works once, then fails. */
 static int casts_left;
 static bp_status failing_cast(const bp_kernel_ctx *c, bp_tensor *src, int32_t dt, bp_tensor **out) {
@@ -559,6 +567,32 @@ int main(void) {
     tensor_release(oa);
     tensor_release(ob);
     tensor_release(oc);
+    CHECK(live == live_before);
+  }
+
+  /* copy_'s opening: nothing to do onto itself or when empty; a source
+   * apart from self read as it is; an overlapping one copied first, in
+   * self's dtype. */
+  {
+    int live_before = live;
+    int16_t buf[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    int64_t n4[1] = {4}, n0[1] = {0};
+    bp_tensor *lo = wrap(buf, BP_INT16, 1, n4, NULL), *hi = wrap(buf + 4, BP_INT16, 1, n4, NULL);
+    bp_tensor *mid = wrap(buf + 2, BP_INT16, 1, n4, NULL), *lo2 = wrap(buf, BP_INT16, 1, n4, NULL);
+    bp_tensor *none = wrap(buf, BP_INT16, 1, n0, NULL), *tmp;
+    const bp_tensor_view *rd;
+    int live1 = live;
+    CHECK(bp_aux_copy_source(&ctx, lo, lo2, NULL, &tmp, &rd) == BP_OK && !rd && !tmp);
+    CHECK(bp_aux_copy_source(&ctx, none, hi, NULL, &tmp, &rd) == BP_OK && !rd && !tmp);
+    CHECK(bp_aux_copy_source(&ctx, lo, hi, NULL, &tmp, &rd) == BP_OK && rd == &hi->v && !tmp);
+    CHECK(bp_aux_copy_source(&ctx, lo, mid, NULL, &tmp, &rd) == BP_OK && tmp && rd == &tmp->v &&
+          rd->data != mid->v.data && ((const int16_t *)rd->data)[0] == 3 &&
+          ((const int16_t *)rd->data)[3] == 6 && live == live1 + 1);
+    tensor_release(tmp);
+    CHECK(bp_aux_copy_source(&ctx, lo, mid, no_copy, &tmp, &rd) == BP_ERR_INTERNAL && !tmp &&
+          !rd && live == live1);
+    bp_tensor *own[] = {lo, hi, mid, lo2, none};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) tensor_release(own[i]);
     CHECK(live == live_before);
   }
 

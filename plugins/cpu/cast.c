@@ -207,28 +207,18 @@ static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   bp_status st = bp_aux_check_args(ctx, args, nargs);
   if (st) return st;
   bp_tensor *self = args[0].u.tensor, *src = args[1].u.tensor, *tmp = NULL;
-  const bp_tensor_view *vs = view_of(self), *vr = view_of(src);
-  cpu_loop_fn loop = convert_loop(vr->dtype, vs->dtype);
-  if (!loop)
+  const bp_tensor_view *vs = view_of(self), *vr = view_of(src), *read;
+  if (!convert_loop(vr->dtype, vs->dtype))
     return dt_index(vs->dtype) < 0 ? unsupported(ctx, 0, vs->dtype)
                                    : unsupported(ctx, 1, vr->dtype);
-  if (vr->device.type != BP_DEVICE_CPU) {
-    /* Bring src into host memory through the devices' interfaces. */
-    st = cpu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
-    if (!st) st = cpu_host->tensor_copy(tmp, src);
-  } else if (bp_aux_same_view(vs, vr)) {
-    return bp_aux_return_arg(ctx, rets, self); /* copying onto itself */
-  } else if (bp_aux_may_overlap(vs, vr)) {
-    /* Read all of src before writing any of self. */
-    st = cpu_cast_copy(vr, vs->dtype, &tmp);
-    loop = loop_for(copy_loops, vs->dtype);
+  /* src in host memory, and read in full before self is written where
+   * the two overlap (the kit's opening of copy_). */
+  st = bp_aux_copy_source(ctx, self, src, cpu_operand_cast, &tmp, &read);
+  if (st) return st;
+  if (read) {
+    const bp_tensor_view *views[2] = {vs, read};
+    run(convert_loop(read->dtype, vs->dtype), 2, views, NULL);
   }
-  if (st) {
-    cpu_host->tensor_release(tmp);
-    return st;
-  }
-  const bp_tensor_view *views[2] = {vs, tmp ? view_of(tmp) : vr};
-  run(loop, 2, views, NULL);
   cpu_host->tensor_release(tmp);
   return bp_aux_return_arg(ctx, rets, self);
 }

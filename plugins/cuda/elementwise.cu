@@ -201,28 +201,33 @@ static bp_status fill_kernel(const bp_kernel_ctx *ctx, const bp_value *args, siz
   return bp_aux_return_arg(ctx, rets, self);
 }
 
+/* A copy of src in dtype on its device, always a new tensor (copy_'s
+ * staging of an overlapping source). */
+static bp_status stage_copy(const bp_kernel_ctx *ctx, bp_tensor *src, int32_t dtype,
+                            bp_tensor **out) {
+  const bp_tensor_view *v = cu_view(src);
+  bp_status st = cu_host->tensor_empty(v->device, dtype, v->ndim, v->sizes, out);
+  if (!st) st = convert(cu_view(*out), v, ctx->op_name);
+  if (st) {
+    cu_host->tensor_release(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
 static bp_status copy_kernel(const bp_kernel_ctx *ctx, const bp_value *args, size_t nargs,
                              bp_value *rets, size_t nrets) {
   (void)nrets;
   bp_status st = bp_aux_check_args(ctx, args, nargs);
   if (st) return st;
   bp_tensor *self = args[0].u.tensor, *src = args[1].u.tensor, *tmp = NULL;
-  const bp_tensor_view *vs = cu_view(self), *vr = cu_view(src);
+  const bp_tensor_view *vs = cu_view(self), *vr = cu_view(src), *read;
   if (!known_dtype(vs->dtype)) return unsupported(ctx, 0, vs->dtype);
   if (!known_dtype(vr->dtype)) return unsupported(ctx, 1, vr->dtype);
-  if (vs->numel == 0) return bp_aux_return_arg(ctx, rets, self);
-  if (vr->device.type != vs->device.type || vr->device.index != vs->device.index) {
-    /* Bring src to self's device through the devices' interfaces. */
-    st = cu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
-    if (!st) st = cu_host->tensor_copy(tmp, src);
-  } else if (bp_aux_same_view(vs, vr)) {
-    return bp_aux_return_arg(ctx, rets, self);
-  } else if (bp_aux_may_overlap(vs, vr)) {
-    /* Read all of src before writing any of self. */
-    st = cu_host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, &tmp);
-    if (!st) st = convert(cu_view(tmp), vr, ctx->op_name);
-  }
-  if (!st) st = convert(vs, tmp ? cu_view(tmp) : vr, ctx->op_name);
+  /* src on self's device, and read in full before self is written where
+   * the two overlap (the kit's opening of copy_). */
+  st = bp_aux_copy_source(ctx, self, src, stage_copy, &tmp, &read);
+  if (!st && read) st = convert(vs, read, ctx->op_name);
   cu_host->tensor_release(tmp);
   if (st) return st;
   return bp_aux_return_arg(ctx, rets, self);

@@ -204,18 +204,14 @@ static inline bool bp_aux_iter_next(const bp_aux_iter *it, bp_aux_run *r) {
 }
 
 /*
- * src's elements as `dtype` (bp_aux_convert): *out is a new reference to
- * src when it has that dtype (any strides), else to a new contiguous tensor
- * on src's device, filled on the calling thread through the data pointers:
- * the device must be host-visible (the CPU, or BP_DEVICE_HOST_VISIBLE).
+ * A copy of src's elements as `dtype` (bp_aux_convert), always a new
+ * contiguous tensor on src's device (*out), filled on the calling thread
+ * through the data pointers: the device must be host-visible (the CPU, or
+ * BP_DEVICE_HOST_VISIBLE).
  */
-static inline bp_status bp_aux_to_dtype(const bp_kernel_ctx *ctx, bp_tensor *src, int32_t dtype,
-                                        bp_tensor **out) {
+static inline bp_status bp_aux_copy_to_dtype(const bp_kernel_ctx *ctx, bp_tensor *src,
+                                             int32_t dtype, bp_tensor **out) {
   const bp_tensor_view *v = ctx->host->tensor_view(src);
-  if (v->dtype == dtype) {
-    *out = ctx->host->tensor_retain(src);
-    return BP_OK;
-  }
   if (bp_aux_dtype_size(dtype) == 0 || bp_aux_dtype_size(v->dtype) == 0)
     return ctx->host->set_errorf(BP_ERR_UNSUPPORTED, "%s: cannot convert %s to %s", ctx->op_name,
                                  bp_aux_dtype_name(v->dtype), bp_aux_dtype_name(dtype));
@@ -231,6 +227,17 @@ static inline bp_status bp_aux_to_dtype(const bp_kernel_ctx *ctx, bp_tensor *src
       bp_aux_convert(dtype, BP_AUX_AT(char, r, 0, k), v->dtype, BP_AUX_AT(const char, r, 1, k));
   *out = t;
   return BP_OK;
+}
+
+/* src's elements as `dtype`: a new reference to src itself when it has
+ * that dtype (any strides), else bp_aux_copy_to_dtype's copy. */
+static inline bp_status bp_aux_to_dtype(const bp_kernel_ctx *ctx, bp_tensor *src, int32_t dtype,
+                                        bp_tensor **out) {
+  if (ctx->host->tensor_view(src)->dtype == dtype) {
+    *out = ctx->host->tensor_retain(src);
+    return BP_OK;
+  }
+  return bp_aux_copy_to_dtype(ctx, src, dtype, out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -395,6 +402,53 @@ static inline void bp_aux_distinct_view(const bp_tensor_view *v, bp_tensor_view 
     if (v->numel != 0) out->numel *= sizes[d];
   }
   out->sizes = sizes;
+}
+
+/*
+ * The opening of a copy_ kernel (self = src, any device): what to read.
+ * *read is NULL when there is nothing to do (src is self's very view, or
+ * self has no elements).  Otherwise *read is the view to copy from, on
+ * self's device: src's own, or that of *tmp (a new reference the caller
+ * releases, else NULL):
+ *   - src on another device is first brought to self's device, through
+ *     the host's device interfaces (tensor_empty and tensor_copy);
+ *   - src that overlaps self in memory is first copied, in self's dtype,
+ *     by `copy` (a conversion that always makes a new tensor; NULL:
+ *     bp_aux_copy_to_dtype), so that all of src is read before any of self
+ *     is written.
+ */
+static inline bp_status bp_aux_copy_source(const bp_kernel_ctx *ctx, bp_tensor *self,
+                                           bp_tensor *src, bp_aux_cast_fn copy, bp_tensor **tmp,
+                                           const bp_tensor_view **read) {
+  const bp_tensor_view *vs = ctx->host->tensor_view(self), *vr = ctx->host->tensor_view(src);
+  bp_status st = BP_OK;
+  *tmp = NULL;
+  *read = NULL;
+  if (vs->numel == 0 || (vr->device.type == vs->device.type &&
+                         vr->device.index == vs->device.index && bp_aux_same_view(vs, vr)))
+    return BP_OK;
+  if (vr->device.type != vs->device.type || vr->device.index != vs->device.index) {
+    st = ctx->host->tensor_empty(vs->device, vr->dtype, vr->ndim, vr->sizes, tmp);
+    if (st == BP_OK) st = ctx->host->tensor_copy(*tmp, src);
+  } else if (bp_aux_may_overlap(vs, vr)) {
+    st = (copy ? copy : bp_aux_copy_to_dtype)(ctx, src, vs->dtype, tmp);
+    if (st == BP_OK && *tmp == src) { /* a "copy" that returned src itself */
+      ctx->host->tensor_release(*tmp);
+      *tmp = NULL;
+      st = ctx->host->set_errorf(BP_ERR_INTERNAL, "%s: the staging copy of an overlapping "
+                                 "argument #1 is the argument itself", ctx->op_name);
+    }
+  } else {
+    *read = vr;
+    return BP_OK;
+  }
+  if (st != BP_OK) {
+    if (*tmp) ctx->host->tensor_release(*tmp);
+    *tmp = NULL;
+    return st;
+  }
+  *read = ctx->host->tensor_view(*tmp);
+  return BP_OK;
 }
 
 /* For an op that writes its Tensor argument #out (add.out): records
