@@ -426,6 +426,10 @@ BP_API bp_status bp_describe(const bp_describe_options *options, bp_describe_wri
                        "bp_describe: files[%zu] %s", i,
                        files[i].path ? "has a struct_size less than BP_DESCRIBE_FILE_STRUCT_SIZE"
                                      : "has no path");
+  /* The host's start first, as bp_op_count() would make it, so that a
+   * start that failed is this call's error, not an empty listing. */
+  bp_status st = bp__ensure_init();
+  if (st != BP_OK) return st;
   out o = {.write = write, .user = user, .json = format == BP_DESCRIBE_JSON, .files = files,
            .nfiles = nfiles};
   header(&o);

@@ -717,10 +717,11 @@ typedef int (*bp_describe_write_fn)(void *user, const char *text, size_t n);
  * and every operator with its kernels in precedence order.  Text from
  * plugins and paths is escaped (bp_text_escape() in the text format; in
  * JSON, each byte that is not well-formed UTF-8 becomes U+FFFD).  options
- * may be NULL (text, no files).  Starts the host as bp_op_count() does;
- * loads nothing and allocates nothing.  Safe to call while other threads
- * call ops; a load or unload on another thread during the call may or may
- * not be shown.  Added in ABI 1.3.
+ * may be NULL (text, no files).  Starts the host as bp_op_count() does
+ * (and returns its failure); loads nothing and allocates nothing.  Other
+ * threads may call ops meanwhile, but must not load or unload plugins:
+ * it reads the plugins' strings, which live until then (bp_plugin_info).
+ * Added in ABI 1.3.
  */
 BP_API bp_status bp_describe(const bp_describe_options *options,
                              bp_describe_write_fn write, void *user);
