@@ -40,6 +40,7 @@ endif
 	%D%/src/wrap.c \
 	%D%/src/device.c \
 	%D%/src/convert.c \
+	%D%/src/ndarray.c \
 	%D%/src/torchconv.c \
 	%D%/src/opschema.c \
 	%D%/src/op.c \
@@ -139,6 +140,7 @@ PYTHON_TESTS = \
 	tests/python/test-import.py \
 	tests/python/test-module-state.py \
 	tests/python/test-tensor.py \
+	tests/python/test-ndarray.py \
 	tests/python/test-ops.py \
 	tests/python/test-errors.py \
 	tests/python/test-threads.py \

@@ -1,8 +1,10 @@
 /*
  * convert.c - Python objects to and from Backplane values, without copies.
  *
- * Tensors come in four ways, fastest first:
+ * Tensors come in five ways, fastest first:
  *   - a backplane.Tensor: a new reference to its bp_tensor;
+ *   - a NumPy array: its layout read in place (ndarray.c) and wrapped with
+ *     bp_tensor_from_blob, which holds a reference to the array;
  *   - a torch.Tensor (once backplane.torch registered torch): its data
  *     pointer, sizes, strides, dtype and device are read and wrapped with
  *     bp_tensor_from_blob, which holds a reference to the torch tensor;
@@ -12,8 +14,10 @@
  *   - a read-only NumPy array or a NumPy bool array, which NumPy will not
  *     export through DLPack: __array_interface__, wrapped like a torch
  *     tensor.
- * On CPython 3.11 and later a NumPy array goes through the buffer
- * protocol instead of DLPack, which costs about half as much: 3.11 made
+ * A NumPy array that ndarray.c does not take (or every array, when the
+ * running NumPy's layout fails ndarray.c's check) goes, on CPython 3.11
+ * and later, through the buffer protocol instead of DLPack, which costs
+ * about half as much: 3.11 made
  * PyObject_GetBuffer, PyBuffer_Release and the Py_buffer struct part of the
  * Stable ABI.  This module targets 3.9, whose Limited API lacks them, so
  * it finds them at run time (dlsym), only on an interpreter whose version
@@ -295,10 +299,15 @@ int bpy_to_tensor(bpy_state *ms, PyObject *obj, const char *what, int writable,
   }
   if (bpy_torch_known(ms) && bpy_is_torch_tensor(ms, obj))
     return bpy_from_torch(ms, obj, what, conv, out);
-  int brc;
-  if (get_buffer && is_ndarray(ms, obj) &&
-      from_buffer(ms, obj, writable, out, &brc))
-    return brc;
+  if (is_ndarray(ms, obj)) {
+    bpy_array a;
+    int brc;
+    if (bpy_ndarray_read(ms, obj, writable, &a))
+      return bpy_wrap_blob(ms, obj, BP_CPU, a.dtype, a.ndim, a.sizes, a.strides,
+                           a.data, what, out);
+    if (get_buffer && from_buffer(ms, obj, writable, out, &brc))
+      return brc;
+  }
   if (!bpy_torch_known(ms) && bpy_is_torch_tensor(ms, obj))
     return bpy_from_torch(ms, obj, what, conv, out);
   if (PyCapsule_CheckExact(obj))

@@ -17,10 +17,11 @@
  * state and its functions), op.c (the Op type: calling) over args.c (binding),
  * opinfo.c (Op.info) and opschema.c (the schema cache), convert.c (Python
  * objects to bp values: NumPy, DLPack, dtypes) over torchconv.c (torch's
- * side), tensor.c (the Tensor type and DLPack export), wrap.c (Python-owned
- * memory as tensors; whether the thread holds the GIL), device.c (devices
- * as Python spells them), errors.c (one exception class per bp_status),
- * state.c (the module state, found from a module or an object).
+ * side) and ndarray.c (NumPy arrays read in place), tensor.c (the Tensor
+ * type and DLPack export), wrap.c (Python-owned memory as tensors; whether
+ * the thread holds the GIL), device.c (devices as Python spells them),
+ * errors.c (one exception class per bp_status), state.c (the module state,
+ * found from a module or an object).
  */
 #ifndef BP_PY_EXT_H
 #define BP_PY_EXT_H
@@ -71,6 +72,9 @@ typedef struct bpy_state {
   /* Not references: the Tensor type's slots. */
   allocfunc tensor_alloc;
   freefunc tensor_free;
+  /* Whether NumPy's arrays may be read in place (ndarray.c): 0 not yet
+   * checked, 1 checked and used, -1 refused. */
+  int np_mirror;
 } bpy_state;
 
 /* The state of the module that obj is, or that made obj's type (or obj,
@@ -210,6 +214,28 @@ int bpy_wrap_blob(bpy_state *ms, PyObject *owner, bp_device dev, int32_t dtype,
                   void *data, const char *what, bp_tensor **out);
 int bpy_read_int64s(bpy_state *ms, PyObject *seq, int64_t *dst, int32_t max,
                     int32_t *n, const char *what, const char *field);
+
+/* ---- ndarray.c ---------------------------------------------------------- */
+
+/* A NumPy array's layout, read in place. */
+typedef struct bpy_array {
+  void *data; /* borrowed: the array keeps it */
+  int32_t dtype, ndim;
+  int64_t sizes[BP_MAX_NDIM], strides[BP_MAX_NDIM]; /* strides in elements */
+} bpy_array;
+
+/* Reads obj, an exact numpy.ndarray (Py_TYPE(obj) == ms->ndarray_type),
+ * without asking NumPy: 1 when *out holds its layout; 0 when it must take
+ * another way (the mirror of NumPy's layout is refused, or the array is
+ * unaligned, not in native byte order, of a dtype Backplane lacks, with a
+ * negative or partial stride, or read-only and `writable`).  Never
+ * raises.  The first call checks the mirror against NumPy. */
+int bpy_ndarray_read(bpy_state *ms, PyObject *obj, int writable,
+                     bpy_array *out);
+
+/* 1 when ms->ndarray_type is set and its arrays are read in place (checks
+ * the mirror first if need be), else 0.  Never raises. */
+int bpy_ndarray_mirror(bpy_state *ms);
 
 /* ---- torchconv.c -------------------------------------------------------- */
 

@@ -224,6 +224,14 @@ static PyObject *py_op_names(PyObject *self, PyObject *args) {
   return list;
 }
 
+static PyObject *py_ndarray_in_place(PyObject *self, PyObject *noargs) {
+  (void)noargs;
+  bpy_state *ms = bpy_state_of(self);
+  if (!ms)
+    return NULL;
+  return PyBool_FromLong(bpy_ndarray_mirror(ms));
+}
+
 static PyObject *py_live_tensor_count(PyObject *self, PyObject *noargs) {
   (void)self;
   (void)noargs;
@@ -418,6 +426,9 @@ static PyMethodDef module_methods[] = {
    "whose plugin was unloaded)."},
   {"device_types", py_device_types, METH_NOARGS,
    "Every registered device type: (code, name, device count)."},
+  {"ndarray_in_place", py_ndarray_in_place, METH_NOARGS,
+   "Whether NumPy arrays are read in place (once NumPy is imported and "
+   "its layout checked), not through the buffer protocol or DLPack."},
   {"live_tensor_count", py_live_tensor_count, METH_NOARGS,
    "The number of live bp_tensor handles in the process."},
   {"from_dlpack", py_from_dlpack, METH_VARARGS,

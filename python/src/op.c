@@ -53,6 +53,8 @@ PyObject *bpy_set_scalar_routing(PyObject *self, PyObject *args) {
     PyTypeObject *was = ms->ndarray_type;
     Py_INCREF(nd);
     ms->ndarray_type = (PyTypeObject *)nd;
+    if ((PyTypeObject *)nd != was)
+      ms->np_mirror = 0; /* checked again against the new type */
     Py_XDECREF(was);
   }
   Py_RETURN_NONE;
