@@ -155,13 +155,19 @@ static void free_block(bp_tensor *t) {
   if (!bp__guard_keep_handle(t, sizeof *t)) bp__free(t);
 }
 
+/* Whether a device type counts its tensors: an unload waits for a
+ * plugin's types to have none.  The host CPU's type is never unloaded, and
+ * nothing reads its count, so its tensors skip two atomic operations (a
+ * locked instruction each, a good part of a small call). */
+static inline bool counts_tensors(const bp__device_type *dt) { return dt != &bp__cpu_type; }
+
 static bp_tensor *tensor_block(bp__device_type *dt) {
   bp_tensor *t = bp__guard_reuse_handle(sizeof *t);
   if (!t) t = bp__malloc(sizeof *t);
   if (!t) return NULL;
   atomic_init(&t->refcount, 1);
   atomic_fetch_add_explicit(&live_tensors, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&dt->live_tensors, 1, memory_order_relaxed);
+  if (counts_tensors(dt)) atomic_fetch_add_explicit(&dt->live_tensors, 1, memory_order_relaxed);
   return t;
 }
 
@@ -222,7 +228,7 @@ static bp_status tensor_new(const char *fn, bp_device device, int32_t dtype, int
     st = bp__device_alloc(dt, device.index, (size_t)nbytes, &s->data);
     if (st) {
       atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
-      atomic_fetch_sub_explicit(&dt->live_tensors, 1, memory_order_relaxed);
+      if (counts_tensors(dt)) atomic_fetch_sub_explicit(&dt->live_tensors, 1, memory_order_relaxed);
       bp__free(t);
       return st;
     }
@@ -353,7 +359,12 @@ BP_API bp_tensor *bp_tensor_retain(bp_tensor *t) {
 }
 
 static void storage_release(bp__storage *s) {
-  if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
+  /* Only tensors hold a storage, and the caller's is one of them: a count
+   * of 1 is the caller's alone, and nothing can raise it any more.  Most
+   * storages have one tensor, so the locked decrement is skipped then. */
+  if (atomic_load_explicit(&s->refcount, memory_order_acquire) != 1 &&
+      atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
+    return;
   if (s->deleter)
     s->deleter(s->deleter_ctx, s->data);
   else if (!s->inline_data)
@@ -375,7 +386,7 @@ BP_API void bp_tensor_release(bp_tensor *t) {
   storage_release(s);
   /* Only now, after the device's free() has returned, may an unload see
    * the device type without tensors and close the plugin. */
-  atomic_fetch_sub_explicit(&dt->live_tensors, 1, memory_order_release);
+  if (counts_tensors(dt)) atomic_fetch_sub_explicit(&dt->live_tensors, 1, memory_order_release);
 }
 
 /* ------------------------------------------------------------------------ */
