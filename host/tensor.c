@@ -188,6 +188,14 @@ static bp_status tensor_new(const char *fn, bp_device device, int32_t dtype, int
                      (long long)(numel > extent ? numel : extent), bp_dtype_name(dtype));
   if (blob == NULL && extent > 0 && deleter != NULL)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: data is NULL", fn);
+  /* Kernels load whole elements: on memory not aligned to the element
+   * size every load would be undefined behaviour (and a fault on some
+   * devices). */
+  if (blob && extent > 0 && (uintptr_t)blob % item != 0)
+    return bp__error(BP_ERR_INVALID_ARGUMENT,
+                     "%s: data %p is not aligned to the %zu-byte elements of %s; copy it to "
+                     "aligned memory first",
+                     fn, blob, item, bp_dtype_name(dtype));
   /* Finding the device and counting the tensor against it happen inside a
    * read section, so that an unload, which hides the device and then waits
    * for read sections to end, sees every tensor made on it. */

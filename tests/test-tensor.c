@@ -284,6 +284,22 @@ static void from_blob_and_refcounts(void) {
   /* No deleter at all is allowed. */
   is_status(bp_tensor_from_blob(BP_CPU, BP_FLOAT32, 2, sizes, NULL, buf, NULL, NULL, &t), BP_OK);
   bp_tensor_release(t);
+  /* Memory not aligned to the element size is refused, naming the dtype;
+   * one-byte elements and an empty tensor (never read) may start anywhere. */
+  char *odd = (char *)buf + 1;
+  int64_t two = 2, none = 0;
+  t = NULL;
+  is_status(bp_tensor_from_blob(BP_CPU, BP_FLOAT32, 1, &two, NULL, odd, count_delete, &inc, &t),
+            BP_ERR_INVALID_ARGUMENT);
+  has_str(bp_last_error(), "not aligned to the 4-byte elements of float32");
+  ok(t == NULL);
+  is_int(deleted, 0);
+  is_status(bp_tensor_from_blob(BP_CPU, BP_INT16, 1, &two, NULL, odd, NULL, NULL, &t),
+            BP_ERR_INVALID_ARGUMENT);
+  is_status(bp_tensor_from_blob(BP_CPU, BP_UINT8, 1, &two, NULL, odd, NULL, NULL, &t), BP_OK);
+  bp_tensor_release(t);
+  is_status(bp_tensor_from_blob(BP_CPU, BP_FLOAT64, 1, &none, NULL, odd, NULL, NULL, &t), BP_OK);
+  bp_tensor_release(t);
 }
 
 static void copy_between_layouts(void) {

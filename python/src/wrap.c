@@ -27,7 +27,7 @@ static void pyobj_deleter(void *ctx, void *data) {
   PyGILState_Release(g);
 }
 
-char bpy_no_data;
+_Alignas(64) char bpy_no_data; /* aligned for every dtype */
 
 int bpy_wrap_blob(bpy_state *ms, PyObject *owner, bp_device dev, int32_t dtype,
                   int32_t ndim, const int64_t *sizes, const int64_t *strides,

@@ -1,9 +1,9 @@
 """NumPy arrays read in place (python/src/ndarray.c): the mirror of NumPy's
 array layout is checked and used with this NumPy, every layout and dtype it
 takes reads as NumPy says, what it leaves to the buffer protocol or DLPack
-(unaligned, byte-swapped, negative strides, other dtypes, subclasses)
-still converts or fails as before, and a refused mirror changes no
-result."""
+(byte-swapped, negative strides, other dtypes, subclasses) still converts
+or fails as before, an unaligned array is refused, and a refused mirror
+changes no result."""
 
 import os
 
@@ -101,9 +101,12 @@ def left_to_other_ways():
     raw = bytearray(4 * 5 + 1)
     u = np.frombuffer(raw, dtype=np.float32, offset=1)
     u[:] = [1, 2, 3, 4, 5]
-    t.ok(not u.flags.aligned and
-         np.array_equal(core.add(u, u).numpy(), u + u),
-         "an unaligned array still converts (through the buffer protocol)")
+    t.ok(not u.flags.aligned, "the probe array is unaligned")
+    t.check_raises(ValueError, core.add, u, u, match="not aligned",
+                   desc="an unaligned array is refused (kernels load whole "
+                   "elements), not read out of alignment")
+    t.ok(np.array_equal(core.add(u.copy(), u.copy()).numpy(), u + u),
+         "its copy, aligned, is taken")
     s = np.arange(4.0).byteswap().view(np.arange(4.0).dtype.newbyteorder())
     t.check_raises(bp.DtypeError, core.neg, s, match="no Backplane dtype|'>",
                    desc="a byte-swapped array is refused, naming its type")

@@ -216,7 +216,9 @@ typedef void (*bp_blob_deleter)(void *deleter_ctx, void *data);
  * Wraps memory that the caller owns as a tensor, without copying.  strides
  * may be NULL for contiguous.  `data` must hold every element the strides
  * reach and stay valid until `deleter` (may be NULL) is called with
- * `deleter_ctx` and `data`, once, when the last reference dies.  Fails
+ * `deleter_ctx` and `data`, once, when the last reference dies.  `data`
+ * must be aligned to the dtype's size when the tensor has elements, since
+ * kernels load whole elements (else BP_ERR_INVALID_ARGUMENT).  Fails
  * with BP_ERR_OVERFLOW when the elements' bytes (numel times the itemsize)
  * do not fit in int64.  If this call fails, the deleter is not called and
  * the caller still owns data.
