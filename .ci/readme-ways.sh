@@ -64,6 +64,8 @@ debian_path() { echo /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 fail() { # fail WHAT LOG
   echo "readme-ways: $way: $1" >&2
   [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 60 "$2" >&2
+  # last, each failing test point with the reason lines after it
+  [ -n "${2:-}" ] && [ -f "$2" ] && grep -A24 '^not ok' "$2" | grep -v '^ok ' | head -150 >&2
   exit 1
 }
 
