@@ -148,6 +148,7 @@ PYTHON_TESTS = \
 	tests/python/test-conv.py \
 	tests/python/test-bridge.py \
 	tests/python/test-offload.py \
+	tests/python/test-offload-edges.py \
 	tests/python/test-grad.py \
 	tests/python/test-pip.sh \
 	tests/python/test-cli.py \

@@ -36,8 +36,79 @@ def _number(x):
     return isinstance(x, (bool, int, float))
 
 
+# torch converts these to float16 and bfloat16 through float32 (c10's
+# Half and BFloat16 are made from a float), rounding twice; core::cast
+# rounds once.
+_VIA_FLOAT = (torch.float64, torch.int32, torch.int64)
+
+
 def _to(t, dtype):
-    return t if t.dtype == dtype else core("cast")(t, dtype)
+    if t.dtype == dtype:
+        return t
+    if dtype in (torch.float16, torch.bfloat16) and t.dtype in _VIA_FLOAT:
+        t = core("cast")(t, torch.float32)
+    return core("cast")(t, dtype)
+
+
+_INT_RANGE = {torch.uint8: (0, 2**8 - 1), torch.int8: (-2**7, 2**7 - 1),
+              torch.int16: (-2**15, 2**15 - 1),
+              torch.int32: (-2**31, 2**31 - 1),
+              torch.int64: (-2**63, 2**63 - 1)}
+_FLOAT_MAX = {torch.float16: 65504.0, torch.bfloat16: 3.3895313892515355e38,
+              torch.float32: 3.4028234663852886e38}
+
+
+def _exact(v, dtype):
+    """Whether core, handed the number v (as a float64 or a Scalar), makes
+    of it what torch does in dtype: a value in dtype's range that a float64
+    holds exactly.  Any other (a negative for uint8, which torch wraps, a
+    fraction for an integer dtype, which torch truncates, a value out of
+    range, which torch refuses and core saturates, an integer past 2**53)
+    is left to torch."""
+    if isinstance(v, int) and abs(v) > 2**53:
+        return False
+    if dtype == torch.bool:
+        return v in (0, 1)
+    if dtype in _INT_RANGE:
+        lo, hi = _INT_RANGE[dtype]
+        return float(v).is_integer() and lo <= v <= hi
+    if dtype in _FLOAT_MAX:
+        return not math.isfinite(v) or abs(v) <= _FLOAT_MAX[dtype]
+    return True
+
+
+def _no_bool_sub(a, b):
+    """torch refuses subtraction with a bool operand, tensor or number."""
+    if any(x is True or x is False or
+           (isinstance(x, torch.Tensor) and x.dtype == torch.bool)
+           for x in (a, b)):
+        raise Unsupported("subtraction with a bool operand")
+
+
+def _span(t):
+    """The bytes t's elements lie in: [first, end)."""
+    lo = hi = t.data_ptr()
+    size = t.element_size()
+    for n, s in zip(t.shape, t.stride()):
+        if s > 0:
+            hi += (n - 1) * s * size
+        else:
+            lo += (n - 1) * s * size
+    return lo, hi + size
+
+
+def _partial_overlap(a, b):
+    """Whether b's elements may lie among a's without b being a itself
+    (the same bytes, shape and strides): torch refuses an in-place op whose
+    input partly overlaps what it writes, and core reads the values from
+    before the call, so such a call is left to torch."""
+    if not isinstance(b, torch.Tensor) or a.numel() == 0 or b.numel() == 0:
+        return False
+    (alo, ahi), (blo, bhi) = _span(a), _span(b)
+    if ahi <= blo or bhi <= alo:
+        return False
+    return not (alo == blo and a.shape == b.shape and
+                a.stride() == b.stride() and a.dtype == b.dtype)
 
 
 def _floating(t):
@@ -53,23 +124,33 @@ def _binary(name, a, b, dtype=None, **kw):
         raise Unsupported("the first operand is not a tensor")
     dtype = dtype or torch.result_type(a, b)
     if _number(b):
+        if not (dtype.is_floating_point or _exact(b, dtype)):
+            raise Unsupported(f"the number {b!r} in {dtype}")
         return core(name + ".Scalar")(_to(a, dtype), b, **kw)
     return core(name)(_to(a, dtype), _to(b, dtype), **kw)
 
 
-def _alpha(kwargs):
+def _alpha(kwargs, dtype):
+    """alpha for core in the computation's dtype; torch's own rules (no
+    bool alpha, no fraction for integers, its conversion) otherwise."""
     alpha = kwargs.get("alpha", 1)
-    if isinstance(alpha, bool) or not _number(alpha):
-        raise Unsupported(f"alpha {alpha!r}")
+    if isinstance(alpha, bool) or not _number(alpha) or \
+            not _exact(alpha, dtype) or \
+            (isinstance(alpha, float) and not dtype.is_floating_point):
+        raise Unsupported(f"alpha {alpha!r} in {dtype}")
     return {} if alpha == 1 else {"alpha": float(alpha)}
 
 
 def _arith(name):
     def fn(args, kwargs):
-        extra = _alpha(kwargs) if name in ("add", "sub") else {}
         a, b = args[0], args[1]
-        if len(args) > 2:
-            extra = _alpha({"alpha": args[2]})
+        if name == "sub":
+            _no_bool_sub(a, b)
+        extra = {}
+        if name in ("add", "sub"):
+            if len(args) > 2:
+                kwargs = {"alpha": args[2]}
+            extra = _alpha(kwargs, torch.result_type(a, b))
         return _binary(name, a, b, **extra)
     return fn
 
@@ -96,8 +177,14 @@ def _inplace(name):
         self, other = args[0], args[1]
         if torch.result_type(self, other) != self.dtype:
             raise Unsupported("the result's dtype is not self's")
-        extra = _alpha(kwargs) if name in ("add", "sub") else {}
+        if name == "sub":
+            _no_bool_sub(self, other)
+        if _partial_overlap(self, other):
+            raise Unsupported("an input that partly overlaps self")
+        extra = _alpha(kwargs, self.dtype) if name in ("add", "sub") else {}
         if _number(other):
+            if not (self.is_floating_point() or _exact(other, self.dtype)):
+                raise Unsupported(f"the number {other!r} in {self.dtype}")
             core(name + "_.Scalar")(self, other, **extra)
         else:
             core(name + "_")(self, _to(other, self.dtype), **extra)
@@ -128,7 +215,16 @@ def _gelu(args, kwargs):
 
 
 def _pow(args, kwargs):
-    return _binary("pow", args[0], args[1])
+    a, b = args[0], args[1]
+    dtype = torch.result_type(a, b)
+    if dtype == torch.bool:
+        raise Unsupported("pow of bools")
+    if _number(b) and (not _exact(b, dtype) or
+                       (not dtype.is_floating_point and b < 0)):
+        # torch refuses these: an exponent out of the dtype's range, an
+        # integer to a negative power
+        raise Unsupported(f"the exponent {b!r} in {dtype}")
+    return _binary("pow", a, b, dtype)
 
 
 def _dims(dim, ndim):
@@ -221,6 +317,8 @@ def _masked_fill(args, kwargs):
         value = value.item()
     if mask.dtype != torch.bool:
         raise Unsupported("a mask that is not bool")
+    if not _exact(value, self.dtype):
+        raise Unsupported(f"the value {value!r} in {self.dtype}")
     return core("masked_fill")(self, mask, value)
 
 
@@ -235,8 +333,9 @@ def _where(args, kwargs):
 def _index(args, kwargs):
     self, indices = args
     if (len(indices) != 1 or indices[0] is None
-            or indices[0].dtype not in (torch.int64, torch.int32)):
-        raise Unsupported("an index other than one integer tensor")
+            or indices[0].dtype != torch.int64):
+        # (torch 1.13 refuses int32 indices; later torch takes them)
+        raise Unsupported("an index other than one int64 tensor")
     idx = indices[0]
     flat = core("index_select")(self, 0, idx.reshape(-1))
     return flat.view(tuple(idx.shape) + tuple(self.shape[1:]))
@@ -276,6 +375,8 @@ def _fill_(args, kwargs):
     value = args[1]
     if isinstance(value, torch.Tensor):
         value = value.item()
+    if not _number(value) or not _exact(value, args[0].dtype):
+        raise Unsupported(f"the value {value!r} in {args[0].dtype}")
     core("fill_")(args[0], float(value))
     return args[0]
 
@@ -295,7 +396,7 @@ def _to_copy(args, kwargs):
         raise Unsupported("a copy to another device or layout")
     if dtype is None or dtype == a.dtype:
         return _clone((a,), {})
-    return core("cast")(a, dtype)
+    return _to(a, dtype)
 
 
 def _tri(lower):
@@ -360,8 +461,9 @@ def _stack(args, kwargs):
 def _rsub(args, kwargs):
     """other - alpha * self."""
     self, other = args[0], args[1]
-    alpha = _alpha(kwargs).get("alpha", 1.0)
+    _no_bool_sub(self, other)
     dtype = torch.result_type(self, other)
+    alpha = _alpha(kwargs, dtype).get("alpha", 1.0)
     neg = _binary("mul", self, -alpha, dtype)
     return _binary("add", neg, other, dtype)
 
@@ -401,9 +503,11 @@ def _pair(v, default=None):
 
 def _max_pool2d_with_indices(args, kwargs):
     """(max_pool2d, indices): the values by core::max_pool2d; each index
-    (h W + w in the input) is the first window position, in torch's scan
-    order, that is inside the input and holds the maximum (NaN for NaN).
-    One equality test per kernel position over the output."""
+    (h W + w in the input) is torch's: the first window position, in its
+    scan order, that is inside the input and holds the maximum, and in a
+    window with NaN the last NaN (torch's scan takes each NaN it meets).
+    One equality test per kernel position over the output, last to
+    first."""
     names = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
     a = dict(zip(names, args[1:]), **kwargs)
     x = args[0]
@@ -428,6 +532,7 @@ def _max_pool2d_with_indices(args, kwargs):
     core("copy_")(padded[..., pad[0]:pad[0] + H, pad[1]:pad[1] + W], x)
     nan_out = core("isnan")(out)
     found = None
+    nan_taken = None  # the windows whose last NaN is found already
     for kh in reversed(range(k[0])):
         r = rows + kh * dil[0]
         for kw in reversed(range(k[1])):
@@ -437,12 +542,19 @@ def _max_pool2d_with_indices(args, kwargs):
                 (padded.stride(-2) * st[0], padded.stride(-1) * st[1]),
                 padded.storage_offset() + kh * dil[0] * padded.stride(-2)
                 + kw * dil[1] * padded.stride(-1))
-            hit = core("logical_or")(
-                core("eq")(view, out),
-                core("logical_and")(core("isnan")(view), nan_out))
             inside = (((r >= 0) & (r < H))[:, None] &
                       ((c >= 0) & (c < W))[None, :])
-            hit = core("logical_and")(hit, inside)
+            # a value hit: the last one taken is the first in scan order
+            hit = core("logical_and")(core("eq")(view, out), inside)
+            # a NaN hit: the first one met here is the last in scan order
+            nan_hit = core("logical_and")(
+                core("logical_and")(core("isnan")(view), nan_out), inside)
+            if nan_taken is not None:
+                nan_hit = core("logical_and")(
+                    nan_hit, core("logical_not")(nan_taken))
+            hit = core("logical_or")(hit, nan_hit)
+            nan_taken = nan_hit if nan_taken is None else \
+                core("logical_or")(nan_taken, nan_hit)
             here = (r[:, None] * W + c[None, :]).expand(out.shape)
             found = here.contiguous() if found is None else \
                 core("where")(hit, here, found)

@@ -1,0 +1,153 @@
+"""backplane.torch.offload against torch on the edges of its table: each
+expression gives, under offload, torch's own result (values bit for bit,
+dtype and shape) or torch's refusal.  Where core's semantics differ from
+torch's (a number out of a dtype's range, which core saturates and torch
+refuses or wraps; an integer past 2**53; a negative into uint8; a bool
+operand of a subtraction; an integer to a negative power; an int32 index;
+an in-place input that partly overlaps what it writes; a cast to 16-bit
+floats, which torch makes through float32), the call must go to torch,
+not give core's answer.  In-range cases must still run on the plugin."""
+
+import os
+import warnings
+
+import taplib as t
+
+torch = t.require("torch")
+
+import backplane  # noqa: E402
+import backplane.torch as bt  # noqa: E402
+
+backplane.load(os.environ["BP_TEST_CPU_PLUGIN"])
+F = torch.nn.functional
+nan, inf = float("nan"), float("inf")
+
+
+def i8(*v):
+    return torch.tensor(v, dtype=torch.int8)
+
+
+def u8(*v):
+    return torch.tensor(v, dtype=torch.uint8)
+
+
+def i64(*v):
+    return torch.tensor(v, dtype=torch.int64)
+
+
+def f32(*v):
+    return torch.tensor(v, dtype=torch.float32)
+
+
+def f64(*v):
+    return torch.tensor(v, dtype=torch.float64)
+
+
+def bl(*v):
+    return torch.tensor(v, dtype=torch.bool)
+
+
+def pool(*row):
+    return torch.tensor([[[list(row)]]])
+
+
+EDGES = [
+    # fill_: torch's conversion of the value, or its refusal
+    "i8(0).fill_(300)", "u8(0).fill_(-1)", "u8(0).fill_(-256)",
+    "i8(0).fill_(2.5)", "i8(0).fill_(nan)", "bl(False).fill_(2)",
+    "torch.zeros(1, dtype=torch.float16).fill_(1e10)",
+    "f32(0).fill_(1e300)", "i64(0).fill_(2**53 + 1)",
+    "i64(0).fill_(-2**63)",
+    # numbers out of range, and powers
+    "i8(0) + 300", "u8(5) - 6", "i8(3) < 300", "i8(0) ** 300",
+    "i8(2) ** -1", "torch.tensor([1.], dtype=torch.bfloat16) ** 1e300",
+    "i8(1).add_(300)", "u8(1).sub_(2)", "i64(2**53) + (2**53 + 1)",
+    # bool operands of a subtraction
+    "bl(True) - i8(1)", "f32(1) - True", "f32(1) - bl(True)",
+    "torch.rsub(bl(True), 1)",
+    # alpha
+    "torch.add(i8(1), i8(1), alpha=2.5)", "torch.add(i8(1), i8(1), alpha=200)",
+    "torch.add(u8(5), u8(5), alpha=-1)", "torch.sub(u8(5), u8(1), alpha=-1)",
+    "torch.add(i64(0), i64(1), alpha=2**53 + 1)",
+    "i64(1).add_(i64(1), alpha=2**60 + 1)",
+    # masked_fill's value
+    "i8(1).masked_fill(bl(True), 300)", "u8(1).masked_fill(bl(True), -1)",
+    "u8(1).masked_fill(bl(True), -129)", "i8(1).masked_fill(bl(True), 2.5)",
+    # indices
+    "f32(1, 2, 3)[torch.tensor([0, 2], dtype=torch.int32)]",
+    # casts to 16-bit floats round through float32, as torch's do
+    "f64(1 + 2**-8 + 2**-30).to(torch.bfloat16)",
+    "f64(1 + 2**-11 + 2**-40).to(torch.float16)",
+    "i64(2**24 + 1, 2**60 + 2**36 + 1).to(torch.bfloat16)",
+    "torch.tensor([2**31 - 1], dtype=torch.int32).to(torch.float16)",
+    # max_pool2d's indices: the first maximum, the last NaN
+    "F.max_pool2d(pool(nan, 1.0, nan), (1, 3), return_indices=True)",
+    "F.max_pool2d(pool(1.0, nan, 5.0, nan, 2.0), (1, 5), "
+    "return_indices=True)",
+    "F.max_pool2d(pool(nan, 3.0, 3.0, nan), (1, 2), return_indices=True)",
+    "F.max_pool2d(pool(2.0, 7.0, 7.0, 1.0), (1, 3), 1, return_indices=True)",
+    "F.max_pool2d(pool(-inf, -inf), (1, 2), return_indices=True)",
+    # in place, with an input that overlaps what is written
+    "(lambda y: y[1:].add_(y[:-1]))(f32(1, 2, 3, 4, 5))",
+    "(lambda y: y[:2].mul_(y[1:]))(f32(1, 2, 3))",
+    "(lambda y: y[::2].add_(y[1::2]))(f32(1, 2, 3, 4))",
+    "(lambda y: y.add_(y))(f32(1, 2, 3))",
+]
+
+# In range: these must run on the plugin, and give torch's result.
+ON_PLUGIN = [
+    ("i8(100) + 27", "aten.add.Tensor"),
+    ("u8(5).fill_(255)", "aten.fill_.Scalar"),
+    ("i64(0).fill_(2**53)", "aten.fill_.Scalar"),
+    ("torch.add(i64(5), i64(2), alpha=-3)", "aten.add.Tensor"),
+    ("u8(9).masked_fill(bl(True), 255)", "aten.masked_fill.Scalar"),
+    ("i8(3) ** 2", "aten.pow.Tensor_Scalar"),
+    ("f32(1.5).to(torch.bfloat16)", "aten._to_copy.default"),
+    ("f32(1, 2, 3)[i64(0, 2)]", "aten.index.Tensor"),
+    ("(lambda y: y.add_(y))(f32(1, 2, 3))", "aten.add_.Tensor"),
+    ("(lambda y: y[:2].add_(y[2:]))(f32(1, 2, 3, 4))", "aten.add_.Tensor"),
+]
+
+
+def run(expr, offload):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if offload:
+                with bt.offload("core"):
+                    return "ok", eval(expr)
+            return "ok", eval(expr)
+    except Exception as e:  # noqa: BLE001 - any refusal is compared
+        return "error", type(e).__name__
+
+
+def same(a, b):
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(map(same, a, b))
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.is_floating_point():
+        a, b = a.double(), b.double()
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return torch.equal(a, b)
+
+
+for expr in EDGES:
+    want, got = run(expr, False), run(expr, True)
+    if want[0] == "error":
+        t.is_eq(got[0], "error", f"{expr}: refused, as torch refuses it "
+                f"({want[1]})")
+    else:
+        t.ok(got[0] == "ok" and same(got[1], want[1]),
+             f"{expr}: torch's result", f"torch {want[1]!r}, got {got!r}")
+
+for expr, aten in ON_PLUGIN:
+    bt.report(reset=True)
+    want, got = run(expr, False), run(expr, True)
+    calls = bt.report(reset=True).get(aten, {})
+    t.ok(want[0] == got[0] == "ok" and same(got[1], want[1]) and
+         calls.get("plugin_calls", 0) >= 1 and not calls.get("fallback_calls"),
+         f"{expr}: torch's result, from the plugin ({aten})",
+         f"torch {want!r}, got {got!r}, report {calls!r}")
+
+t.done()
