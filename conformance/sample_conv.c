@@ -288,6 +288,8 @@ static void pool_sizes(slist *L) {
       {{{3, 3}, {3, 3}, {1, 1}, {1, 1}}, 64, 65, false, 0, "an output 22 by 22"},
       {{{3, 3}, {2, 2}, {1, 1}, {1, 1}}, 7, 7, false, 3, "divisor_override 3"},
       {{{2, 2}, {1, 1}, {1, 1}, {1, 1}}, 4, 5, true, 1, "divisor_override 1, ceil_mode"},
+      {{{2, 3}, {2, 3}, {0, 0}, {1, 1}}, 1, 7, true, 0,
+       "ceil_mode: an input shorter than the kernel (one window, cut short)"},
   };
   for (size_t j = 0; j < sizeof cases / sizeof *cases; j++) {
     if (mx && cases[j].div) continue;

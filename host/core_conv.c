@@ -47,14 +47,16 @@ static bp_status pair(const bp_kernel_ctx *ctx, const bp_value *args, size_t i,
 }
 
 /* Output sizes of a window geometry (PyTorch's formula, ceil_mode
- * included: a last window that would start in the end padding is
- * dropped). */
+ * included: the quotient rounded down, or up with ceil_mode, and a last
+ * window that would start in the end padding dropped; with ceil_mode an
+ * input shorter than the kernel still has the window that starts on it). */
 static bp_status outputs(const bp_kernel_ctx *ctx, geo2 *g, bool ceil_mode) {
   for (int j = 0; j < 2; j++) {
     int64_t span = g->in[j] + 2 * g->p[j] - g->d[j] * (g->k[j] - 1) - 1;
-    int64_t o = span < 0 ? 0 : (ceil_mode ? (span + g->s[j] - 1) / g->s[j] : span / g->s[j]) + 1;
+    int64_t num = span + (ceil_mode ? g->s[j] - 1 : 0);
+    int64_t o = (num >= 0 ? num / g->s[j] : -((-num + g->s[j] - 1) / g->s[j])) + 1;
     if (ceil_mode && o > 0 && (o - 1) * g->s[j] >= g->in[j] + g->p[j]) o--;
-    if (span < 0 || o < 1)
+    if (o < 1)
       return bp__error(BP_ERR_SHAPE, "%s: the input's %s of %lld with padding %lld is smaller "
                        "than the kernel's extent %lld: the output would be empty",
                        ctx->op_name, j ? "width" : "height", (long long)g->in[j],

@@ -138,9 +138,11 @@ static inline bp_status type_error(const bp_kernel_ctx *ctx, size_t i, int32_t g
  * must not hold one memory location at several indices: a dimension of
  * size > 1 with stride 0, as an expanded view has.  Which of the values
  * would land there is undefined (kernels write in parallel), so the op
- * refuses it, as PyTorch does.  (fill_ writes one value: it may.) */
+ * refuses it, as PyTorch does.  (fill_ writes one value: it may.  An
+ * empty tensor is written nowhere: it may too, as in PyTorch.) */
 static inline bp_status written_once(const bp_kernel_ctx *ctx, size_t i, const char *name,
                               const bp_tensor_view *v) {
+  if (v->numel == 0) return BP_OK;
   for (int32_t d = 0; d < v->ndim; d++)
     if (v->sizes[d] > 1 && v->strides[d] == 0)
       return bp__error(BP_ERR_INVALID_ARGUMENT,

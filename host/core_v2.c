@@ -143,10 +143,11 @@ static bp_status logical2_composite(const bp_kernel_ctx *ctx, const bp_value *ar
 /* masked_fill and clamp                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* Whether Scalar s converts to dtype dt without overflow (PyTorch checks
- * the same): an integer dtype takes a finite value in its range
- * (truncated), a float dtype any value whose finite magnitude it can hold
- * (infinities and NaN included), bool any value. */
+/* Whether Scalar s converts to dtype dt without overflow (PyTorch's check,
+ * but for uint8, where PyTorch also wraps negatives down to -255 and core
+ * refuses them: docs/op-set.md): an integer dtype takes a finite value in
+ * its range (truncated), a float dtype any value whose finite magnitude it
+ * can hold (infinities and NaN included), bool any value. */
 static bool scalar_fits(int32_t dt, const bp_value *s) {
   if (dt == BP_BOOL || s->tag == BP_TAG_BOOL) return true;
   double lo, hi;

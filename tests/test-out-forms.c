@@ -358,6 +358,15 @@ static void out_follows_torchs_rules(void) {
   bp_stack_push_tensor(&s, bc);
   is_int(call_kw("core::neg.out", &s, OUT, 1), BP_ERR_INVALID_ARGUMENT);
   ok(strstr(bp_last_error(), "'out': dimension 0 has 4 elements at one address") != NULL);
+  /* an empty self of shape [2, 0] with stride 0 is written nowhere: an
+   * in-place op takes it, as PyTorch does */
+  bp_tensor *ebc = NULL;
+  int64_t esz[2] = {2, 0}, est[2] = {0, 1};
+  is_int(bp_tensor_as_strided(o3, 2, esz, est, 0, &ebc), BP_OK);
+  bp_stack_push_tensor(&s, ebc);
+  is_int(bp_call(must_find("core::neg_"), &s), BP_OK);
+  bp_stack_release(&s);
+  bp_tensor_release(ebc);
   /* every one of x's values is as it was */
   for (int i = 0; i < 4; i++) is_double(f32data(x)[i], X[i], 0);
   bp_tensor_release(bc);

@@ -13,11 +13,14 @@
 
 int64_t ref_window_count(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
   int64_t span = in + 2 * p - d * (k - 1) - 1; /* where the last window may start */
-  if (span < 0) return 0;
-  int64_t n = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  /* rounded down (up with ceil_mode), as a floor for a negative span: with
+   * ceil_mode an input shorter than the kernel keeps the window that
+   * starts on it */
+  int64_t num = span + (ceil_mode ? s - 1 : 0);
+  int64_t n = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
   /* ceil_mode never starts a window in the end padding */
-  if (ceil_mode && (n - 1) * s - p >= in) n--;
-  return n;
+  if (ceil_mode && n > 0 && (n - 1) * s - p >= in) n--;
+  return n < 0 ? 0 : n;
 }
 
 /* The sizes of a pooled or convolved result: x's leading dims (N, or

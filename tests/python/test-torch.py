@@ -298,6 +298,11 @@ COMPOSITES += [
      lambda: F.max_pool2d(cx, 3, 2, 1, 1, True)),
     ("avg_pool2d", (cx, 3, 2, 1, True, False),
      lambda: F.avg_pool2d(cx, 3, 2, 1, True, False)),
+    # ceil_mode on an input shorter than the kernel: one window, cut short
+    ("max_pool2d", (cx[:, :, :1, :7], [2, 3], [], 0, 1, True),
+     lambda: F.max_pool2d(cx[:, :, :1, :7], (2, 3), ceil_mode=True)),
+    ("avg_pool2d", (cx[:, :, :1, :7], [2, 3], [], 0, True),
+     lambda: F.avg_pool2d(cx[:, :, :1, :7], (2, 3), ceil_mode=True)),
     ("adaptive_avg_pool2d", (cx, [4, 5]),
      lambda: F.adaptive_avg_pool2d(cx, (4, 5))),
     ("cat", ([lx, lx[:1].double()], 0),
