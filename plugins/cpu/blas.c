@@ -6,11 +6,13 @@
  * that loads.  The plugin's teardown closes it, and with it the library's
  * own threads.
  */
-#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
+#define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h> /* strcasecmp */
 
 #include "cpu.h"
 
@@ -31,30 +33,38 @@ static atomic_bool blas_loaded;
 /*
  * OpenBLAS picks its kernels by CPU model at load, and a build that does
  * not know the CPU (a new model, or one a hypervisor disguises) falls back
- * to a much slower kernel set even when AVX-512 or AVX2 is there.  Its
- * OPENBLAS_CORETYPE variable overrides the choice, so name the best set
- * the instruction set supports.  Returns NULL where there is nothing to
- * say.
+ * to a much slower kernel set even when AVX2 or AVX-512 is there: Prescott
+ * ran at 46-80 GFLOP/s where the plugin's own kernel ran at 85-176.  Its
+ * OPENBLAS_CORETYPE variable overrides the choice, but only from the
+ * environment, and the plugin never sets it: a setenv() while another
+ * thread reads the environment (the host's own getenv, OpenBLAS's) is a
+ * use-after-free in glibc, and bp-certify's concurrency check, whose eight
+ * threads make a fresh process's first matmul, crashed on it (SIGSEGV at
+ * address 0, twice in seven long-tier runs of the certifier's corpus on a
+ * busy 2-CPU machine).  So the plugin asks OpenBLAS which kernels it
+ * chose, and on a CPU with AVX2 and FMA it uses neither an OpenBLAS that
+ * chose an older set than Haswell's nor another BLAS: its own kernel is
+ * the faster there.  A user who sets OPENBLAS_CORETYPE before the process
+ * starts decides for OpenBLAS.
  */
-static const char *openblas_coretype(void) {
+static bool blas_too_old(void *h) {
 #if defined(__x86_64__) && defined(__GNUC__)
+  char *(*corename)(void);
+  *(void **)&corename = dlsym(h, "openblas_get_corename");
+  /* not OpenBLAS, or the user's choice */
+  if (!corename || getenv("OPENBLAS_CORETYPE")) return false;
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    return "SkylakeX";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return false;
+  const char *name = corename();
+  static const char *const good[] = {"haswell",    "zen",         "skylakex", "sapphirerapids",
+                                     "cooperlake", "steamroller", "excavator"};
+  for (size_t i = 0; name && i < sizeof good / sizeof good[0]; i++)
+    if (strcasecmp(name, good[i]) == 0) return false;
+  return true;
+#else
+  (void)h;
+  return false;
 #endif
-  return NULL;
-}
-
-/* dlopens one candidate with the coretype hint in place (the library reads
- * it while it loads), then restores the environment. */
-static void *open_blas(const char *name) {
-  const char *coretype = getenv("OPENBLAS_CORETYPE") ? NULL : openblas_coretype();
-  if (coretype) setenv("OPENBLAS_CORETYPE", coretype, 0);
-  void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (coretype) unsetenv("OPENBLAS_CORETYPE");
-  return h;
 }
 
 static void blas_load(void) {
@@ -68,8 +78,12 @@ static void blas_load(void) {
     count = 1;
   }
   for (size_t i = 0; i < count; i++) {
-    void *h = open_blas(names[i]);
+    void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!h) continue;
+    if (blas_too_old(h)) { /* the plugin's kernel, not another BLAS */
+      dlclose(h);
+      return;
+    }
     /* POSIX allows converting dlsym's result to a function pointer. */
     cpu_sgemm_fn s;
     cpu_dgemm_fn d;
