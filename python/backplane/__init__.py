@@ -56,6 +56,8 @@ class Plugin:
         return _backplane.plugin_info(self._index)
 
     def __getattr__(self, key):
+        if key.startswith("_"):  # (copy and pickle probe before __init__)
+            raise AttributeError(key)
         info = _backplane.plugin_info(self._index)
         if key in info:
             return info[key]
@@ -240,6 +242,10 @@ class _ScalarPacket(OpPacket):
         if op is None:
             op = self.__dict__["_default"] = OpOverload(self.name)
         return op
+
+
+# (its comment above is not a docstring: the op's doc is, as for OpPacket)
+_ScalarPacket.__doc__ = property(_op_doc)
 
 
 def _route_scalar(op, args, kwargs):

@@ -109,6 +109,9 @@ static int from_array_interface(bpy_state *ms, PyObject *obj, PyObject *ai,
       PyTuple_Size(data) != 2)
     return arg_error(PyExc_TypeError, what,
                      "__array_interface__ lacks typestr, data or shape");
+  if (!PyUnicode_Check(typestr))
+    return arg_error(PyExc_TypeError, what,
+                     "__array_interface__'s typestr is not a str");
   PyObject *tsb = PyUnicode_AsUTF8String(typestr);
   if (!tsb)
     return -1;
@@ -140,6 +143,12 @@ static int from_array_interface(bpy_state *ms, PyObject *obj, PyObject *ai,
     if (bpy_read_int64s(ms, strd, strides, BP_MAX_NDIM, &nstrides, what,
                         "its strides") < 0)
       return -1;
+    if (nstrides != ndim) {
+      char m[120];
+      PyOS_snprintf(m, sizeof m, "__array_interface__ has %d strides for "
+                    "%d dimensions", (int)nstrides, (int)ndim);
+      return arg_error(bpy_error_class(ms, BP_ERR_SHAPE), what, m);
+    }
     int64_t item = (int64_t)bp_dtype_size(dtype);
     for (int32_t i = 0; i < nstrides; i++) {
       if (strides[i] % item != 0 || strides[i] < 0) {
@@ -153,7 +162,16 @@ static int from_array_interface(bpy_state *ms, PyObject *obj, PyObject *ai,
     }
     sp = strides;
   }
-  return bpy_wrap_blob(ms, obj, BP_CPU, dtype, ndim, sizes, sp, ptr, what, out);
+  /* The tensor holds obj and the interface dict both: the dict may be what
+   * keeps the data alive (a NumPy scalar's is a temporary array, held only
+   * by the dict's "__ref"). */
+  PyObject *owner = PyTuple_Pack(2, obj, ai);
+  if (!owner)
+    return -1;
+  int rc = bpy_wrap_blob(ms, owner, BP_CPU, dtype, ndim, sizes, sp, ptr, what,
+                         out);
+  Py_DECREF(owner);
+  return rc;
 }
 
 /* ---- the buffer protocol (CPython >= 3.11) ------------------------------ */

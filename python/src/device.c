@@ -3,6 +3,8 @@
  * index) pair or a torch.device, read into a bp_device and written back.
  */
 
+#include <stdint.h>
+
 #include "ext.h"
 
 #include <stdlib.h>
@@ -64,7 +66,19 @@ int bpy_to_device(bpy_state *ms, PyObject *obj, bp_device *out) {
       long c = PyLong_AsLong(t);
       if (c == -1 && PyErr_Occurred())
         return -1;
+      if (c < 0 || c > INT32_MAX) {
+        PyErr_Format(bpy_error_class(ms, BP_ERR_DEVICE),
+                     "device type code %ld is out of range (0 to %ld)", c,
+                     (long)INT32_MAX);
+        return -1;
+      }
       code = (int32_t)c;
+    }
+    if (idx < 0 || idx > INT32_MAX) {
+      PyErr_Format(bpy_error_class(ms, BP_ERR_DEVICE),
+                   "device index %ld is out of range (0 to %ld)", idx,
+                   (long)INT32_MAX);
+      return -1;
     }
     *out = bp_device_make(code, (int32_t)idx);
     return 0;

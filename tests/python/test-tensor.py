@@ -251,6 +251,47 @@ def capsules():
     t.is_eq(live(), 0, "back to the start after the torch import dies")
 
 
+def interfaces():
+    """What __array_interface__ and device tuples may not get wrong."""
+    buf = np.arange(6, dtype=np.float32)
+
+    def face(**kw):
+        d = {"version": 3, "typestr": "<f4", "shape": (2, 3),
+             "data": (buf.ctypes.data, False)}
+        d.update(kw)
+        return type("A", (), {"__array_interface__": d})()
+
+    t.check_raises(bp.ShapeError, bp.from_dlpack, face(strides=(12,)),
+                   match="1 strides for 2 dimensions",
+                   desc="__array_interface__ with fewer strides than "
+                   "dimensions is refused (never read past them)")
+    t.check_raises(bp.ShapeError, bp.from_dlpack, face(strides=()),
+                   match="0 strides for 2 dimensions",
+                   desc="and with none")
+    t.is_eq(bp.from_dlpack(face(strides=(4, 8))).strides, (1, 2),
+            "with one stride a dimension it is taken")
+    t.check_raises(TypeError, bp.from_dlpack, face(typestr=4),
+                   match="typestr is not a str",
+                   desc="a typestr that is not a str is named")
+    # A NumPy scalar's interface points into a temporary array that only
+    # the interface dict holds: the tensor must keep it.
+    s = bp.from_dlpack(np.float64(5.0))
+    churn = [np.full((), float(i)) for i in range(200)]
+    t.is_eq(float(s.numpy()), 5.0, "a tensor of a NumPy scalar keeps its "
+            "value while NumPy reuses memory")
+    del churn
+    t.is_eq(float(core.sub(np.float64(10.0), np.float64(3.0)).numpy()), 7.0,
+            "NumPy scalars as both operands give the right result")
+    for dev in [(1, 2**32), (2**32 + 1, 0), (1, -1)]:
+        t.check_raises(bp.DeviceError, bp.empty, (2,), device=dev,
+                       match="out of range",
+                       desc=f"device {dev} is refused, not truncated")
+    t.ok(core.add.__doc__ and "add" in core.add.__doc__ and
+         core.relu.__doc__ and "relu" in core.relu.__doc__,
+         "ops with and without a Scalar overload have their schema as "
+         "__doc__", (core.add.__doc__, core.relu.__doc__))
+
+
 def misc():
     x = core.neg(np.ones((2, 3), np.float32))
     t.ok(x.to("cpu") is x and x.to("cpu:0") is x, "to('cpu') returns self")
@@ -287,4 +328,5 @@ read_only()
 lifetimes()
 capsules()
 misc()
+interfaces()
 t.done()
