@@ -2,6 +2,7 @@
 DLPack capsules: zero copy both ways, metadata, read-only arrays,
 lifetimes and the live tensor count."""
 
+import copy
 import gc
 import os
 import sys
@@ -286,6 +287,9 @@ def interfaces():
         t.check_raises(bp.DeviceError, bp.empty, (2,), device=dev,
                        match="out of range",
                        desc=f"device {dev} is refused, not truncated")
+    plugin = bp.plugins()[0]
+    t.is_eq(copy.copy(plugin).name, plugin.name, "copy.copy of a Plugin names "
+            "the same plugin (no recursion)")
     t.ok(core.add.__doc__ and "add" in core.add.__doc__ and
          core.relu.__doc__ and "relu" in core.relu.__doc__,
          "ops with and without a Scalar overload have their schema as "
