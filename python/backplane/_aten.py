@@ -131,9 +131,14 @@ def _binary(name, a, b, dtype=None, **kw):
 
 
 def _alpha(kwargs, dtype):
-    """alpha for core in the computation's dtype; torch's own rules (no
-    bool alpha, no fraction for integers, its conversion) otherwise."""
+    """alpha for core in the computation's dtype (a callable that gives
+    it: only an alpha other than the int 1 needs it); torch's own rules
+    (no bool alpha, no fraction for integers, its conversion) otherwise."""
     alpha = kwargs.get("alpha", 1)
+    if type(alpha) is int and alpha == 1:
+        return {}
+    if callable(dtype):
+        dtype = dtype()
     if isinstance(alpha, bool) or not _number(alpha) or \
             not _exact(alpha, dtype) or \
             (isinstance(alpha, float) and not dtype.is_floating_point):
@@ -150,7 +155,7 @@ def _arith(name):
         if name in ("add", "sub"):
             if len(args) > 2:
                 kwargs = {"alpha": args[2]}
-            extra = _alpha(kwargs, torch.result_type(a, b))
+            extra = _alpha(kwargs, lambda: torch.result_type(a, b))
         return _binary(name, a, b, **extra)
     return fn
 
