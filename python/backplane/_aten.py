@@ -77,6 +77,13 @@ def _exact(v, dtype):
     return True
 
 
+def _check_number(v, dtype):
+    """A number operand: a float dtype takes any (torch computes in it as
+    core does); an integer or bool dtype only one it holds exactly."""
+    if not (dtype.is_floating_point or _exact(v, dtype)):
+        raise Unsupported(f"the number {v!r} in {dtype}")
+
+
 def _no_bool_sub(a, b):
     """torch refuses subtraction with a bool operand, tensor or number."""
     if any(x is True or x is False or
@@ -124,21 +131,19 @@ def _binary(name, a, b, dtype=None, **kw):
         raise Unsupported("the first operand is not a tensor")
     dtype = dtype or torch.result_type(a, b)
     if _number(b):
-        if not (dtype.is_floating_point or _exact(b, dtype)):
-            raise Unsupported(f"the number {b!r} in {dtype}")
+        _check_number(b, dtype)
         return core(name + ".Scalar")(_to(a, dtype), b, **kw)
     return core(name)(_to(a, dtype), _to(b, dtype), **kw)
 
 
-def _alpha(kwargs, dtype):
-    """alpha for core in the computation's dtype (a callable that gives
-    it: only an alpha other than the int 1 needs it); torch's own rules
+def _alpha(kwargs, a, b):
+    """alpha for core in the computation's dtype, torch.result_type(a, b)
+    (worked out only for an alpha other than the int 1); torch's own rules
     (no bool alpha, no fraction for integers, its conversion) otherwise."""
     alpha = kwargs.get("alpha", 1)
     if type(alpha) is int and alpha == 1:
         return {}
-    if callable(dtype):
-        dtype = dtype()
+    dtype = torch.result_type(a, b)
     if isinstance(alpha, bool) or not _number(alpha) or \
             not _exact(alpha, dtype) or \
             (isinstance(alpha, float) and not dtype.is_floating_point):
@@ -155,7 +160,7 @@ def _arith(name):
         if name in ("add", "sub"):
             if len(args) > 2:
                 kwargs = {"alpha": args[2]}
-            extra = _alpha(kwargs, lambda: torch.result_type(a, b))
+            extra = _alpha(kwargs, a, b)
         return _binary(name, a, b, **extra)
     return fn
 
@@ -186,10 +191,9 @@ def _inplace(name):
             _no_bool_sub(self, other)
         if _partial_overlap(self, other):
             raise Unsupported("an input that partly overlaps self")
-        extra = _alpha(kwargs, self.dtype) if name in ("add", "sub") else {}
+        extra = _alpha(kwargs, self, other) if name in ("add", "sub") else {}
         if _number(other):
-            if not (self.is_floating_point() or _exact(other, self.dtype)):
-                raise Unsupported(f"the number {other!r} in {self.dtype}")
+            _check_number(other, self.dtype)
             core(name + "_.Scalar")(self, other, **extra)
         else:
             core(name + "_")(self, _to(other, self.dtype), **extra)
@@ -468,7 +472,7 @@ def _rsub(args, kwargs):
     self, other = args[0], args[1]
     _no_bool_sub(self, other)
     dtype = torch.result_type(self, other)
-    alpha = _alpha(kwargs, dtype).get("alpha", 1.0)
+    alpha = _alpha(kwargs, self, other).get("alpha", 1.0)
     neg = _binary("mul", self, -alpha, dtype)
     return _binary("add", neg, other, dtype)
 

@@ -3,10 +3,9 @@
  * index) pair or a torch.device, read into a bp_device and written back.
  */
 
-#include <stdint.h>
-
 #include "ext.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -23,28 +23,13 @@ F = torch.nn.functional
 nan, inf = float("nan"), float("inf")
 
 
-def i8(*v):
-    return torch.tensor(v, dtype=torch.int8)
+def _of(dtype):
+    """A maker of 1-D tensors of dtype: i8(1, 2) is int8 [1, 2]."""
+    return lambda *v: torch.tensor(v, dtype=dtype)
 
 
-def u8(*v):
-    return torch.tensor(v, dtype=torch.uint8)
-
-
-def i64(*v):
-    return torch.tensor(v, dtype=torch.int64)
-
-
-def f32(*v):
-    return torch.tensor(v, dtype=torch.float32)
-
-
-def f64(*v):
-    return torch.tensor(v, dtype=torch.float64)
-
-
-def bl(*v):
-    return torch.tensor(v, dtype=torch.bool)
+i8, u8, i64 = _of(torch.int8), _of(torch.uint8), _of(torch.int64)
+f32, f64, bl = _of(torch.float32), _of(torch.float64), _of(torch.bool)
 
 
 def pool(*row):
