@@ -143,6 +143,13 @@ static bp_status pick_device(const bp_op *op, const bp_value *args, bp_device *o
 static bp_status no_kernel(const bp_op *op, bp_device dev) {
   char devs[256], label[48];
   device_label(dev, label, sizeof label);
+  /* A kernel that is there now came while the call looked: a plugin was
+   * being loaded, reloaded or enabled on another thread. */
+  int ds = bp__device_slot(dev.type);
+  if (ds >= 0 && atomic_load_explicit(&op->dispatch[ds], memory_order_acquire))
+    return bp__error(BP_ERR_NOT_FOUND, "%s: no kernel for %s when the call was dispatched (a "
+                     "plugin was being loaded, unloaded or enabled on another thread; there is "
+                     "one now)", op->name, label);
   size_t n = bp__op_kernel_devices(op, devs, sizeof devs);
   if (n == 0)
     return bp__error(BP_ERR_NOT_FOUND, "%s: no kernel for %s, and the op has no kernels on any device",
@@ -341,6 +348,14 @@ __attribute__((noinline, cold)) static bp_status bad_call(const bp_op *op, bp_st
 static bp_status call_rerouted(const bp_op *op, const bp__kernel *k, const bp_value *args,
                                bp_value *rets, uint32_t nrets);
 
+/* The error of result #j's allocation, which names the op. */
+__attribute__((noinline, cold)) static bp_status alloc_failed(const bp_op *op, uint32_t j,
+                                                              bp_status st) {
+  char why[256];
+  snprintf(why, sizeof why, "%s", bp_last_error());
+  return bp__error(st, "%s: result #%u could not be allocated: %s", op->name, j, why);
+}
+
 __attribute__((noinline)) static bp_status call_structured(const bp_op *op, const bp__kernel *k,
                                                            const bp_value *args, bp_value *rets,
                                                            uint32_t nrets) {
@@ -357,10 +372,10 @@ __attribute__((noinline)) static bp_status call_structured(const bp_op *op, cons
     if (BP__UNLIKELY(k->dtype_refused) && st == BP_OK &&
         (bp__dtype_bit(m[0].dtype) & k->dtype_refused))
       return call_rerouted(op, k, args, rets, nrets);
-    if (BP__LIKELY(st == BP_OK))
-      st = bp_tensor_empty_strided(m[0].device, m[0].dtype, m[0].ndim, m[0].sizes, m[0].strides,
-                                   &t[0]);
     if (BP__UNLIKELY(st != BP_OK)) return st;
+    st = bp_tensor_empty_strided(m[0].device, m[0].dtype, m[0].ndim, m[0].sizes, m[0].strides,
+                                 &t[0]);
+    if (BP__UNLIKELY(st != BP_OK)) return alloc_failed(op, 0, st);
     rets[0].tag = BP_TAG_TENSOR;
     rets[0].len = 0;
     rets[0].u.tensor = t[0];
@@ -383,10 +398,8 @@ __attribute__((noinline)) static bp_status call_structured(const bp_op *op, cons
     st = bp_tensor_empty_strided(m[j].device, m[j].dtype, m[j].ndim, m[j].sizes, m[j].strides,
                                  &t[j]);
     if (st) {
-      char why[256];
-      snprintf(why, sizeof why, "%s", bp_last_error());
       for (uint32_t r = 0; r < j; r++) bp_tensor_release(t[r]);
-      return bp__error(st, "%s: result #%u could not be allocated: %s", op->name, j, why);
+      return alloc_failed(op, j, st);
     }
     rets[j].tag = BP_TAG_TENSOR;
     rets[j].len = 0;

@@ -43,9 +43,12 @@ static bp_status meta_add_out(const bp_kernel_ctx *ctx, const bp_value *args, si
   for (int32_t d = 0; same && d < o->ndim; d++) same = o->sizes[d] == want.sizes[d];
   char s1[160], s2[160];
   if (!same)
-    return bp__error(BP_ERR_SHAPE, "%s: argument #3 'out' has shape %s, expected %s", ctx->op_name,
-                     shape_str(o->ndim, o->sizes, s1, sizeof s1),
-                     shape_str(want.ndim, want.sizes, s2, sizeof s2));
+    return bp__error(BP_ERR_SHAPE, "%s: argument #3 'out' has shape %s, expected %s%s",
+                     ctx->op_name, shape_str(o->ndim, o->sizes, s1, sizeof s1),
+                     shape_str(want.ndim, want.sizes, s2, sizeof s2),
+                     o->numel == 0 ? " (op set 1's add.out does not resize an empty 'out', as "
+                                     "op set 2's .out forms do)"
+                                   : "");
   if (o->dtype != want.dtype) return type_error(ctx, 3, o->dtype, bp_dtype_name(want.dtype));
   st = written_once(ctx, 3, "out", o);
   if (st) return st;

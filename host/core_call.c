@@ -28,6 +28,17 @@ const char *bp__core_scalar_str(const bp_value *s, char *buf, size_t n) {
   return buf;
 }
 
+/* bp_tensor_empty for a composite's result or buffer: a failure names the
+ * op (the allocator's own message names only the size). */
+bp_status bp__core_empty(const bp_kernel_ctx *ctx, bp_device dev, int32_t dt, int32_t ndim,
+                         const int64_t *sizes, bp_tensor **out) {
+  bp_status st = bp_tensor_empty(dev, dt, ndim, sizes, out);
+  if (st == BP_OK) return BP_OK;
+  char why[256];
+  snprintf(why, sizeof why, "%s", bp_last_error());
+  return bp__error(st, "%s: its result could not be allocated: %s", ctx->op_name, why);
+}
+
 /*
  * A 0-dim tensor of dtype dt on device dev holding the Scalar s converted
  * as core::cast converts (*out is a new reference).  It is made in host

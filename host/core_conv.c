@@ -271,7 +271,7 @@ static bp_status avg_pool2d_composite(const bp_kernel_ctx *ctx, const bp_value *
   /* the divisors, [OH, OW] in float64 on the host, then on the device */
   bp_device host = {BP_DEVICE_CPU, 0};
   bp_tensor *dv = NULL;
-  st = bp_tensor_empty(host, BP_FLOAT64, 2, g.out, &dv);
+  st = bp__core_empty(ctx, host, BP_FLOAT64, 2, g.out, &dv);
   if (st) return st;
   double *d = dv->view.data;
   for (int64_t i = 0; i < g.out[0]; i++)
@@ -336,7 +336,7 @@ static bp_status adaptive_avg_pool2d_composite(const bp_kernel_ctx *ctx, const b
   const bp_tensor_view *v = &x4->view;
   int64_t oh = m.sizes[m.ndim - 2], ow = m.sizes[m.ndim - 1];
   int64_t osz[4] = {v->sizes[0], v->sizes[1], oh, ow};
-  st = bp_tensor_empty(v->device, v->dtype, 4, osz, &out);
+  st = bp__core_empty(ctx, v->device, v->dtype, 4, osz, &out);
   int64_t dims[2] = {-2, -1};
   bp_value dl = {.tag = BP_TAG_INT_LIST, .len = 2};
   dl.u.ints = dims;
@@ -477,7 +477,7 @@ static bp_status conv2d_composite(const bp_kernel_ctx *ctx, const bp_value *args
   st = as4d(args[0].u.tensor, &x4);
   if (!st) st = padded(x4, &g, 0.0, &p);
   int64_t osz[4] = {x4 ? x4->view.sizes[0] : 0, o, g.out[0], g.out[1]};
-  if (!st) st = bp_tensor_empty(x->device, x->dtype, 4, osz, &out);
+  if (!st) st = bp__core_empty(ctx, x->device, x->dtype, 4, osz, &out);
   for (int64_t gi = 0; !st && gi < args[6].u.i; gi++)
     st = conv_group(p, args[1].u.tensor, out, &g, gi, args[6].u.i);
   if (!st && args[2].tag == BP_TAG_TENSOR) {

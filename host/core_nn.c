@@ -129,7 +129,7 @@ static bp_status cat_composite(const bp_kernel_ctx *ctx, const bp_value *args, s
   bp_status st = run_meta(meta_cat, ctx, args, nargs, &m);
   if (st) return st;
   bp_tensor *out = NULL;
-  st = bp_tensor_empty(m.device, m.dtype, m.ndim, m.sizes, &out);
+  st = bp__core_empty(ctx, m.device, m.dtype, m.ndim, m.sizes, &out);
   int32_t dim = 0;
   if (!st && m.ndim > 0) st = norm_dim(ctx, 1, args[1].u.i, m.ndim, &dim);
   int64_t at = 0;
@@ -187,7 +187,7 @@ static bp_status stack_composite(const bp_kernel_ctx *ctx, const bp_value *args,
   bp_status st = run_meta(meta_stack, ctx, args, nargs, &m);
   if (st) return st;
   bp_tensor *out = NULL;
-  st = bp_tensor_empty(m.device, m.dtype, m.ndim, m.sizes, &out);
+  st = bp__core_empty(ctx, m.device, m.dtype, m.ndim, m.sizes, &out);
   int32_t dim = 0;
   if (!st) st = norm_dim(ctx, 1, args[1].u.i, m.ndim, &dim);
   int64_t strides[BP_MAX_NDIM];

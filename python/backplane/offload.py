@@ -63,7 +63,26 @@ def _torch_own(func):
                     "aten::ones_like", "aten::full_like", "aten::new_empty",
                     "aten::new_zeros", "aten::new_ones", "aten::new_full",
                     "aten::new_empty_strided", "aten::is_same_size",
+                    "aten::result_type",
                     "aten::_has_compatible_shallow_copy_type")
+
+
+def _dtype_set(dtypes):
+    """offload's dtypes= as a set of torch dtypes (None: every dtype)."""
+    if dtypes is None:
+        return None
+    if isinstance(dtypes, torch.dtype):
+        return {dtypes}
+    try:
+        out = set(dtypes)
+    except TypeError:
+        raise TypeError(f"offload: dtypes must be None or a collection of "
+                        f"torch dtypes, got {type(dtypes).__name__}") from None
+    for d in out:
+        if not isinstance(d, torch.dtype):
+            raise TypeError(f"offload: dtypes holds {d!r}, which is not a "
+                            f"torch dtype")
+    return out
 
 
 def _dtypes_of(args, kwargs):
@@ -104,9 +123,13 @@ class offload(TorchDispatchMode):
                     f"offload: no loaded plugin named {target!r} (load one, "
                     f"or give the op namespace 'core')")
             target = loaded[0]
+        elif not isinstance(target, (str, backplane.Plugin)):
+            raise TypeError(f"offload: expected a backplane.Plugin, a plugin "
+                            f"name or 'core', got "
+                            f"{type(target).__name__}")
         self.plugin = target if isinstance(target, backplane.Plugin) else None
         self.fallback = fallback
-        self.dtypes = None if dtypes is None else set(dtypes)
+        self.dtypes = _dtype_set(dtypes)
 
     def __call__(self, fn):
         def wrapped(*args, **kwargs):

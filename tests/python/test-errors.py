@@ -191,6 +191,27 @@ def host_errors():
        "no op 'core::no_such_op'", "unknown op: NotFoundError")
     ce(lambda: bp.empty((2 ** 62,)), bp.SizeOverflowError, OverflowError,
        "overflow", "a size past int64 bytes: SizeOverflowError")
+    ce(lambda: core.add.out(A, A, out=np.empty(0, np.float32)),
+       bp.ShapeError, ValueError, r"^core::add\.out: argument #3 'out' has "
+       r"shape \[0\], expected \[2, 3\] \(op set 1's add\.out does not "
+       "resize", "add.out's empty out: the message says why it is refused")
+    # A result too large to allocate names the op, whichever path
+    # allocates it (the host for a structured kernel, a composite).
+    z = np.zeros(1, np.float32)
+    huge = np.lib.stride_tricks.as_strided(z, (2 ** 40,), (0,))
+    tall = np.lib.stride_tricks.as_strided(z, (2 ** 40, 1), (0, 0))
+    ce(lambda: core.mul(huge, tall), bp.SizeOverflowError, OverflowError,
+       r"^core::mul: result #0 could not be allocated: .*overflows",
+       "a broadcast result past int64 elements names the op")
+    desc = "a composite's result too large to allocate names the op"
+    san = os.environ.get("BP_SANITIZER", "no")
+    if san != "no":
+        t.skip(desc, f"the {san} sanitizer aborts on an allocation it "
+               "cannot make")
+    else:
+        ce(lambda: core.cat([huge] * 8, 0), bp.OutOfMemoryError, MemoryError,
+           r"^core::cat: its result could not be allocated: cpu: cannot "
+           "allocate", desc)
     ce(lambda: bp.load("/nonexistent/dir/x.so"), bp.LoadError, ImportError,
        "/nonexistent/dir/x.so.*cannot open", "unknown path: LoadError")
     ce(lambda: bp.load(plugin("no_entry")), bp.LoadError, ImportError,

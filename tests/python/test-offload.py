@@ -227,6 +227,26 @@ rep = bt.report(reset=True)
 t.ok(torch.equal(r, a + a) and
      rep["aten.add.Tensor"]["fallback_calls"] == 1,
      "dtypes= leaves other dtypes to torch")
+for bad, kw, want in [
+        (5, {}, "expected a backplane.Plugin, a plugin name or 'core', "
+         "got int"),
+        ("core", {"dtypes": 5}, "dtypes must be None or a collection of "
+         "torch dtypes, got int"),
+        ("core", {"dtypes": {"float32"}}, "dtypes holds 'float32', which "
+         "is not a torch dtype")]:
+    t.check_raises(TypeError, bt.offload, bad, **kw, match=want,
+                   desc=f"offload({bad!r}, **{kw!r}) names the bad argument")
+t.ok(bt.offload(dtypes=torch.float32).dtypes == {torch.float32},
+     "dtypes= takes a single torch dtype as well")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with bt.offload(), bt.offload():
+        r = (a + 2).add(a, alpha=2) * 3
+rep = bt.report(reset=True)
+t.ok(torch.equal(r, ((a + 2).add(a, alpha=2)) * 3) and not caught and
+     not any(s["fallback_calls"] for s in rep.values()),
+     "nested offloads: torch's result, no fallback and no warning",
+     f"warnings {[str(c.message) for c in caught]}, report {rep}")
 c = torch.randn(3, dtype=torch.complex64)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

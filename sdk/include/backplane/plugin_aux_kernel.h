@@ -44,8 +44,13 @@ static inline bp_status bp_aux_alloc_outputs(const bp_kernel_ctx *ctx, const bp_
     st = ctx->host->tensor_empty_strided(meta[k].device, meta[k].dtype, meta[k].ndim,
                                          meta[k].sizes, meta[k].strides, &outs[k]);
     if (st != BP_OK) {
+      /* The host's message names the size, not the op: add the op. */
+      char why[256];
+      snprintf(why, sizeof why, "%s", ctx->host->last_error());
+      size_t failed = k;
       while (k--) ctx->host->tensor_release(outs[k]);
-      return st;
+      return ctx->host->set_errorf(st, "%s: result #%u could not be allocated: %s",
+                                   ctx->op_name, (unsigned)failed, why);
     }
   }
   return BP_OK;
