@@ -150,12 +150,15 @@ static bp_status no_kernel(const bp_op *op, bp_device dev) {
     return bp__error(BP_ERR_NOT_FOUND, "%s: no kernel for %s when the call was dispatched (a "
                      "plugin was being loaded, unloaded or enabled on another thread; there is "
                      "one now)", op->name, label);
+  char owner[128], off[192] = "";
+  if (ds >= 0 && bp__op_kernel_disabled(op, ds, owner, sizeof owner))
+    snprintf(off, sizeof off, " (plugin '%s' has one, disabled by bp_set_kernel_enabled)", owner);
   size_t n = bp__op_kernel_devices(op, devs, sizeof devs);
   if (n == 0)
-    return bp__error(BP_ERR_NOT_FOUND, "%s: no kernel for %s, and the op has no kernels on any device",
-                     op->name, label);
-  return bp__error(BP_ERR_NOT_FOUND, "%s: no kernel for %s; kernels exist for: %s", op->name, label,
-                   devs);
+    return bp__error(BP_ERR_NOT_FOUND, "%s: no kernel for %s%s, and the op has no %skernels on "
+                     "any device", op->name, label, off, *off ? "enabled " : "");
+  return bp__error(BP_ERR_NOT_FOUND, "%s: no kernel for %s%s; kernels exist for: %s", op->name,
+                   label, off, devs);
 }
 
 /*
@@ -239,6 +242,17 @@ __attribute__((noinline, cold)) static bp_status fail_kernel(const bp_op *op, co
   if (norm == st && bp_last_status() != st)
     bp__error(st, "%s: the kernel (plugin '%s') failed with %s and gave no message", op->name,
               k->owner->name ? k->owner->name : "?", bp_status_str(st));
+  /* A composite whose inner op has no kernel: the message names the op
+   * called, not only the one inside it. */
+  size_t n = strlen(op->name);
+  const char *msg = bp_last_error();
+  if (k->kind == BP__ENTRY_COMPOSITE && norm == BP_ERR_NOT_FOUND &&
+      !(strncmp(msg, op->name, n) == 0 && msg[n] == ':')) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", msg);
+    bp__error(norm, "%s: no kernel for it on this device, and its composite calls an op that "
+              "cannot run: %s", op->name, why);
+  }
   return norm;
 }
 

@@ -46,24 +46,45 @@ static bp_status pair(const bp_kernel_ctx *ctx, const bp_value *args, size_t i,
   return BP_OK;
 }
 
+/* The error of a window geometry whose sizes do not fit in int64. */
+static bp_status overflowed(const bp_kernel_ctx *ctx, const geo2 *g, int j) {
+  return bp__error(BP_ERR_OVERFLOW, "%s: the window geometry of the %s overflows int64 (input "
+                   "%lld, kernel_size %lld, stride %lld, padding %lld, dilation %lld)",
+                   ctx->op_name, j ? "width" : "height", (long long)g->in[j], (long long)g->k[j],
+                   (long long)g->s[j], (long long)g->p[j], (long long)g->d[j]);
+}
+
 /* Output sizes of a window geometry (PyTorch's formula, ceil_mode
  * included: the quotient rounded down, or up with ceil_mode, and a last
  * window that would start in the end padding dropped; with ceil_mode an
  * input shorter than the kernel still has the window that starts on it). */
 static bp_status outputs(const bp_kernel_ctx *ctx, geo2 *g, bool ceil_mode) {
   for (int j = 0; j < 2; j++) {
-    int64_t span = g->in[j] + 2 * g->p[j] - g->d[j] * (g->k[j] - 1) - 1;
-    int64_t num = span + (ceil_mode ? g->s[j] - 1 : 0);
-    int64_t o = (num >= 0 ? num / g->s[j] : -((-num + g->s[j] - 1) / g->s[j])) + 1;
-    if (ceil_mode && o > 0 && (o - 1) * g->s[j] >= g->in[j] + g->p[j]) o--;
+    /* k, s, d >= 1 and p >= 0 (pair()); sums of arguments near INT64_MAX
+     * are refused rather than wrapped. */
+    int64_t ext, span, o, last, reach, end;
+    if (__builtin_mul_overflow(g->d[j], g->k[j] - 1, &ext) || __builtin_add_overflow(ext, 1, &ext) ||
+        __builtin_mul_overflow(g->p[j], 2, &span) || __builtin_add_overflow(span, g->in[j], &span) ||
+        __builtin_sub_overflow(span, ext, &span))
+      return overflowed(ctx, g, j);
+    /* span / s rounded down, or up with ceil_mode (C's division truncates
+     * towards 0) */
+    int64_t q = span / g->s[j], r = span % g->s[j];
+    if (r != 0 && span < 0 && !ceil_mode) q--;
+    if (r != 0 && span > 0 && ceil_mode) q++;
+    if (__builtin_add_overflow(q, 1, &o)) return overflowed(ctx, g, j);
+    if (ceil_mode && o > 0 && !__builtin_add_overflow(g->in[j], g->p[j], &end) &&
+        (__builtin_mul_overflow(o - 1, g->s[j], &last) || last >= end))
+      o--;
     if (o < 1)
       return bp__error(BP_ERR_SHAPE, "%s: the input's %s of %lld with padding %lld is smaller "
                        "than the kernel's extent %lld: the output would be empty",
                        ctx->op_name, j ? "width" : "height", (long long)g->in[j],
-                       (long long)g->p[j], (long long)(g->d[j] * (g->k[j] - 1) + 1));
+                       (long long)g->p[j], (long long)ext);
     g->out[j] = o;
     /* the end padding the last window reaches */
-    int64_t reach = (o - 1) * g->s[j] + g->d[j] * (g->k[j] - 1) + 1;
+    if (__builtin_mul_overflow(o - 1, g->s[j], &reach) || __builtin_add_overflow(reach, ext, &reach))
+      return overflowed(ctx, g, j);
     g->pad_end[j] = reach - g->in[j] - g->p[j] > g->p[j] ? reach - g->in[j] - g->p[j] : g->p[j];
   }
   return BP_OK;

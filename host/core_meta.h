@@ -37,12 +37,7 @@ static inline const char *an(const bp_kernel_ctx *ctx, size_t i) {
 
 /* "[2, 3]" into buf. */
 static inline const char *shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t n) {
-  size_t len = 0;
-  len += (size_t)snprintf(buf, n, "[");
-  for (int32_t d = 0; d < ndim && len < n; d++)
-    len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "", (long long)sizes[d]);
-  if (len < n) snprintf(buf + len, n - len, "]");
-  return buf;
+  return bp__shape_str(ndim, sizes, buf, n);
 }
 
 /* Copies n sizes; a 0-dim tensor's sizes pointer is NULL, which memcpy

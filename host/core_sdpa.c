@@ -48,13 +48,16 @@ bp_status bp__core_meta_sdpa(const bp_kernel_ctx *ctx, const bp_value *args, siz
   for (size_t i = 1; i <= 2; i++)
     if (V(&args[i])->dtype != q->dtype) return type_error(ctx, i, V(&args[i])->dtype,
                                                           bp_dtype_name(q->dtype));
-  for (size_t i = 0; i <= 2; i++) {
+  if (q->ndim < 2)
+    return bp__error(BP_ERR_SHAPE, "%s: argument #0 'query' has shape %s; expected at least 2 "
+                     "dimensions ([..., L, E])", ctx->op_name,
+                     shape_str(q->ndim, q->sizes, s1, sizeof s1));
+  for (size_t i = 1; i <= 2; i++) {
     const bp_tensor_view *t = V(&args[i]);
-    if (t->ndim < 2 || t->ndim != q->ndim)
+    if (t->ndim != q->ndim)
       return bp__error(BP_ERR_SHAPE, "%s: argument #%zu '%s' has shape %s; expected %d "
-                       "dimensions (at least 2), as query has", ctx->op_name, i, an(ctx, i),
-                       shape_str(t->ndim, t->sizes, s1, sizeof s1),
-                       (int)(q->ndim >= 2 ? q->ndim : 2));
+                       "dimensions, as query has", ctx->op_name, i, an(ctx, i),
+                       shape_str(t->ndim, t->sizes, s1, sizeof s1), (int)q->ndim);
   }
   int32_t nd = q->ndim;
   int64_t L = q->sizes[nd - 2], E = q->sizes[nd - 1], S = k->sizes[nd - 2];

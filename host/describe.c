@@ -287,6 +287,10 @@ static void device(out *o, int32_t type, int32_t i, int first) {
 static void devices(out *o) {
   puts_(o, o->json ? ",\n  \"devices\": [" : "\nDevices:\n");
   int first = 1;
+  /* Most codes have no device type: their bp_device_count error is no
+   * error of bp_describe's, so the caller's last error is put back. */
+  bp__kept_error kept;
+  bp__error_keep(&kept);
   for (int32_t type = 1; type < BP_DEVICE_DYNAMIC_FIRST + 64; type++) {
     if (type == 64) type = BP_DEVICE_DYNAMIC_FIRST;
     int32_t count;
@@ -298,6 +302,7 @@ static void devices(out *o) {
       putf(o, "  (code %d)  no devices\n", (int)type);
     }
   }
+  bp__error_restore(&kept);
   if (o->json) puts_(o, first ? "]" : "\n  ]");
 }
 

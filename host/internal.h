@@ -557,7 +557,12 @@ void bp__registry_rebuild_op(bp_op *op);
  * the names of the device types with an enabled one (takes the lock);
  * introspect.c. */
 size_t bp__op_kernel_count(const bp_op *op);
+/* "[2, 3]" into buf (truncated to n bytes); returns buf.  tensor.c. */
+const char *bp__shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t n);
 size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n);
+/* Whether op has a live kernel for device slot `slot` that is disabled
+ * (bp_set_kernel_enabled); its plugin's name goes into buf. */
+bool bp__op_kernel_disabled(const bp_op *op, int slot, char *buf, size_t n);
 
 /* op's meta function on checked arguments (meta.c); the caller is in a
  * read section and op is defined. */

@@ -135,6 +135,18 @@ size_t bp__op_kernel_count(const bp_op *op) {
   return n;
 }
 
+bool bp__op_kernel_disabled(const bp_op *op, int slot, char *buf, size_t n) {
+  bool found = false;
+  bp__registry_lock();
+  for (const bp__kernel *k = op->registered[slot]; k && !found; k = k->next_reg)
+    if (bp__kernel_live(k) && !k->enabled) {
+      found = true;
+      snprintf(buf, n, "%s", k->owner && k->owner->name ? k->owner->name : "?");
+    }
+  bp__registry_unlock();
+  return found;
+}
+
 /* The device types that have an enabled kernel for op, for "no kernel"
  * messages; called from the call path's error branch. */
 size_t bp__op_kernel_devices(const bp_op *op, char *buf, size_t n) {

@@ -366,7 +366,7 @@ static bp_status scan_dir(const char *dir, int32_t origin, size_t *loaded) {
   }
   closedir(d);
   if (!oom) {
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n > 1) qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
       char path[PATH_MAX];
       if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) < sizeof path) {

@@ -8,6 +8,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -462,6 +463,16 @@ static bp_status iface_copy(const bp_device_iface *iface, void *dst, bp_device d
   return BP_OK;
 }
 
+const char *bp__shape_str(int32_t ndim, const int64_t *sizes, char *buf, size_t n) {
+  size_t len = 0;
+  if (n == 0) return buf;
+  len += (size_t)snprintf(buf, n, "[");
+  for (int32_t d = 0; d < ndim && len < n; d++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "", (long long)sizes[d]);
+  if (len < n) snprintf(buf + len, n - len, "]");
+  return buf;
+}
+
 BP_API bp_status bp_tensor_copy(bp_tensor *dst, const bp_tensor *src) {
   static const char fn[] = "bp_tensor_copy";
   if (!dst || !src)
@@ -472,9 +483,11 @@ BP_API bp_status bp_tensor_copy(bp_tensor *dst, const bp_tensor *src) {
                      bp_dtype_name(sv->dtype));
   bool same = dv->ndim == sv->ndim;
   for (int32_t d = 0; same && d < dv->ndim; d++) same = dv->sizes[d] == sv->sizes[d];
+  char s1[160], s2[160];
   if (!same)
-    return bp__error(BP_ERR_SHAPE, "%s: dst has %d dims and src %d, or their sizes differ", fn,
-                     (int)dv->ndim, (int)sv->ndim);
+    return bp__error(BP_ERR_SHAPE, "%s: dst has shape %s but src has shape %s (a copy does not "
+                     "broadcast)", fn, bp__shape_str(dv->ndim, dv->sizes, s1, sizeof s1),
+                     bp__shape_str(sv->ndim, sv->sizes, s2, sizeof s2));
   if (dv->numel == 0) return BP_OK;
   /* As core::copy_: a destination with several elements at one address
    * (a broadcast dimension) would keep only one of their values. */

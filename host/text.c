@@ -62,9 +62,9 @@ size_t bp_text_escape(const char *s, char *out, size_t size) {
     char esc[8];
     size_t used, n = bp__text_escape_one(p, esc, &used);
     for (size_t i = 0; i < n; i++, len++)
-      if (len + 1 < size) out[len] = esc[i];
+      if (out && len + 1 < size) out[len] = esc[i];
     p += used;
   }
-  if (size) out[len < size ? len : size - 1] = '\0';
+  if (size && out) out[len < size ? len : size - 1] = '\0';
   return len;
 }

@@ -202,11 +202,14 @@ static void disabled_kernels_fall_through(void) {
   bp_stack_push_tensor(&s, a);
   bp_stack_push_tensor(&s, a);
   is_status(bp_call(add, &s), BP_ERR_NOT_FOUND);
-  is_str(bp_last_error(), "good::add: no kernel for cpu:0; kernels exist for: gooddev");
-  /* The composite's inner call fails the same way, and says so. */
+  is_str(bp_last_error(), "good::add: no kernel for cpu:0 (plugin 'good' has one, disabled by "
+                         "bp_set_kernel_enabled); kernels exist for: gooddev");
+  /* The composite's inner call fails the same way, and says so, under the
+   * name of the op called. */
   bp_stack_push_tensor(&s, a);
   is_status(bp_call(twice, &s), BP_ERR_NOT_FOUND);
   has_str(bp_last_error(), "good::add: no kernel for cpu:0");
+  is_int(strncmp(bp_last_error(), "good::twice: ", 13), 0);
   is_status(bp_set_kernel_enabled(add, BP_DEVICE_CPU, true), BP_OK);
   bp_stack_push_tensor(&s, a);
   bp_tensor *r = call_for_tensor(twice, &s);

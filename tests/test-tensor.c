@@ -343,6 +343,8 @@ static void copy_between_layouts(void) {
   is_status(bp_tensor_copy(f, a), BP_ERR_TYPE);
   has_str(bp_last_error(), "dst is float32 but src is int16");
   is_status(bp_tensor_copy(c, a), BP_ERR_SHAPE);
+  is_str(bp_last_error(), "bp_tensor_copy: dst has shape [4, 3] but src has shape [3, 4] (a copy "
+                          "does not broadcast)");
   is_status(bp_tensor_copy(NULL, a), BP_ERR_INVALID_ARGUMENT);
   /* A destination with a broadcast dimension is refused, and left alone;
    * a broadcast source is fine. */

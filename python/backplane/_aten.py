@@ -45,6 +45,10 @@ _VIA_FLOAT = (torch.float64, torch.int32, torch.int64)
 def _to(t, dtype):
     if t.dtype == dtype:
         return t
+    if t.is_floating_point() and dtype in _INT_RANGE and \
+            not _in_int_range(t, dtype):
+        raise Unsupported(f"a NaN, infinity or value out of {dtype}'s range "
+                          f"cast from {t.dtype}")
     if dtype in (torch.float16, torch.bfloat16) and t.dtype in _VIA_FLOAT:
         t = core("cast")(t, torch.float32)
     return core("cast")(t, dtype)
@@ -56,6 +60,17 @@ _INT_RANGE = {torch.uint8: (0, 2**8 - 1), torch.int8: (-2**7, 2**7 - 1),
               torch.int64: (-2**63, 2**63 - 1)}
 _FLOAT_MAX = {torch.float16: 65504.0, torch.bfloat16: 3.3895313892515355e38,
               torch.float32: 3.4028234663852886e38}
+
+
+def _in_int_range(t, dtype):
+    """Whether every value of the float tensor t lies in integer dtype's
+    range once truncated.  core::cast saturates NaN, infinities and values
+    out of range; torch's conversion wraps them (C's undefined behaviour,
+    in practice: -1.0 to uint8 is 255), so such a cast is left to torch."""
+    if t.numel() == 0:
+        return True
+    lo, hi = _INT_RANGE[dtype]
+    return bool(((t > float(lo) - 1) & (t < float(hi) + 1)).all())
 
 
 def _exact(v, dtype):
@@ -191,6 +206,8 @@ def _inplace(name):
             _no_bool_sub(self, other)
         if _partial_overlap(self, other):
             raise Unsupported("an input that partly overlaps self")
+        if len(args) > 2:  # alpha, positional in add_.Scalar's schema
+            kwargs = dict(kwargs, alpha=args[2])
         extra = _alpha(kwargs, self, other) if name in ("add", "sub") else {}
         if _number(other):
             _check_number(other, self.dtype)
@@ -247,6 +264,9 @@ def _sum(args, kwargs):
     dim = args[1] if len(args) > 1 else kwargs.get("dim")
     keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
     dtype = kwargs.get("dtype")
+    if dtype is not None and a.is_floating_point() and \
+            not dtype.is_floating_point:
+        raise Unsupported("a sum of floats in an integer dtype")
     if dtype is None and not (a.is_floating_point() or
                               a.dtype == torch.int64):
         dtype = torch.int64  # torch sums integers and bools in int64
@@ -295,6 +315,8 @@ def _addmm(args, kwargs):
     alpha = kwargs.get("alpha", args[4] if len(args) > 4 else 1)
     if beta != 1 or alpha != 1:
         raise Unsupported("beta or alpha other than 1")
+    if not bias.dtype == m1.dtype == m2.dtype:
+        raise Unsupported("operands of different dtypes")
     if bias.dim() == 1 and bias.shape[0] == m2.shape[1]:
         return core("linear")(m1, m2.t(), bias)
     return _binary("add", core("matmul")(m1, m2), bias)
@@ -376,6 +398,12 @@ def _copy_(args, kwargs):
     self, src = args[0], args[1]
     if self.device != src.device:
         raise Unsupported("a copy between devices")
+    if _partial_overlap(self, src):
+        raise Unsupported("a source that partly overlaps the destination")
+    if src.is_floating_point() and self.dtype in _INT_RANGE and \
+            not _in_int_range(src, self.dtype):
+        raise Unsupported(f"a NaN, infinity or value out of {self.dtype}'s "
+                          f"range copied from {src.dtype}")
     core("copy_")(self, src)
     return self
 
@@ -470,9 +498,12 @@ def _stack(args, kwargs):
 def _rsub(args, kwargs):
     """other - alpha * self."""
     self, other = args[0], args[1]
+    if len(args) > 2:  # alpha is positional in rsub's schemas
+        kwargs = dict(kwargs, alpha=args[2])
     _no_bool_sub(self, other)
     dtype = torch.result_type(self, other)
-    alpha = _alpha(kwargs, self, other).get("alpha", 1.0)
+    _alpha(kwargs, self, other)  # torch's checks of alpha
+    alpha = kwargs.get("alpha", 1)  # an int stays an int: exact in int64
     neg = _binary("mul", self, -alpha, dtype)
     return _binary("add", neg, other, dtype)
 
@@ -589,7 +620,8 @@ def _sigmoid_backward(args, kwargs):
 def _threshold_backward(args, kwargs):
     grad, x, threshold = args
     zero = torch.zeros((), dtype=grad.dtype, device=grad.device)
-    return core("where")(core("gt.Scalar")(x, threshold), grad, zero)
+    # torch's test is x <= threshold: a NaN keeps its gradient
+    return core("where")(core("le.Scalar")(x, threshold), zero, grad)
 
 
 def _softmax_backward(log):

@@ -195,6 +195,24 @@ def host_errors():
        bp.ShapeError, ValueError, r"^core::add\.out: argument #3 'out' has "
        r"shape \[0\], expected \[2, 3\] \(op set 1's add\.out does not "
        "resize", "add.out's empty out: the message says why it is refused")
+    m = 2 ** 63 - 1
+    x4 = np.ones((1, 1, 3, 3), np.float32)
+    ce(lambda: core.conv2d(x4, np.ones((1, 1, 2, 2), np.float32), None,
+                           [1, 1], [0, 0], [m, 1]),
+       bp.SizeOverflowError, OverflowError, r"^core::conv2d: the window "
+       r"geometry of the height overflows int64 \(input 3, kernel_size 2, "
+       r"stride 1, padding 0, dilation 9223372036854775807\)$",
+       "a window geometry past int64 is refused, not wrapped")
+    t.is_eq(core.max_pool2d(x4, [2, 1], [m, 1], [1, 0], ceil_mode=True).shape,
+            (1, 1, 1, 3), "ceil_mode with a stride near int64's limit")
+    ce(lambda: core.scaled_dot_product_attention(
+        np.ones(3, np.float32), A, A), bp.ShapeError, ValueError,
+       r"^core::scaled_dot_product_attention: argument #0 'query' has shape "
+       r"\[3\]; expected at least 2 dimensions", "attention's 1-D query")
+    ce(lambda: core.add.out(A[:, :2], A[:, :2], out=A[:, 1:]),
+       bp.InvalidArgumentError, ValueError, r"^core::add\.out: argument #3 "
+       r"'out': overlaps argument #0 'self' in memory",
+       "add.out's overlap names both arguments")
     # A result too large to allocate names the op, whichever path
     # allocates it (the host for a structured kernel, a composite).
     z = np.zeros(1, np.float32)

@@ -5,7 +5,8 @@ torch's (a number out of a dtype's range, which core saturates and torch
 refuses or wraps; an integer past 2**53; a negative into uint8; a bool
 operand of a subtraction; an integer to a negative power; an int32 index;
 an in-place input that partly overlaps what it writes; a cast to 16-bit
-floats, which torch makes through float32), the call must go to torch,
+floats, which torch makes through float32; NaN or a value out of range
+cast to an integer dtype, which torch wraps), the call must go to torch,
 not give core's answer.  In-range cases must still run on the plugin."""
 
 import os
@@ -77,6 +78,23 @@ EDGES = [
     "(lambda y: y[:2].mul_(y[1:]))(f32(1, 2, 3))",
     "(lambda y: y[::2].add_(y[1::2]))(f32(1, 2, 3, 4))",
     "(lambda y: y.add_(y))(f32(1, 2, 3))",
+    "(lambda y: y[1:].copy_(y[:-1]))(i64(0, 1, 2, 3, 4, 5))",
+    # floats to integers: NaN, infinities and values out of range wrap in
+    # torch (core saturates them)
+    "f32(-1.0, 300.0, 1e10).to(torch.uint8)",
+    "f32(1e10, nan, inf).to(torch.int32)", "f32(nan).to(torch.int64)",
+    "torch.zeros(2, dtype=torch.int32).copy_(f32(1e10, -1.0))",
+    "f32(1.5e10).sum(0, dtype=torch.int32)",
+    # integers past 2**53 and a positional alpha
+    "-3 - i64(2**60 + 1)", "torch.rsub(i64(2**60 + 1), 5, alpha=3)",
+    "torch.ops.aten.add_.Scalar(f32(0, 1), 2, 3)",
+    "torch.ops.aten.sub_.Scalar(i64(2**60 + 1), 2, 3)",
+    # relu's gradient at NaN (torch's test is x <= 0)
+    "(lambda x: (F.relu(x).sum().backward(), x.grad)[1])"
+    "(torch.tensor([nan, 1.0, -1.0], requires_grad=True))",
+    # addmm's operands must share a dtype
+    "torch.addmm(torch.ones(2, 3), torch.ones(2, 4, dtype=torch.bfloat16), "
+    "torch.ones(4, 3, dtype=torch.bfloat16))",
 ]
 
 # In range: these must run on the plugin, and give torch's result.
@@ -91,6 +109,8 @@ ON_PLUGIN = [
     ("f32(1, 2, 3)[i64(0, 2)]", "aten.index.Tensor"),
     ("(lambda y: y.add_(y))(f32(1, 2, 3))", "aten.add_.Tensor"),
     ("(lambda y: y[:2].add_(y[2:]))(f32(1, 2, 3, 4))", "aten.add_.Tensor"),
+    ("f32(1.7, -2.5, 255.9).to(torch.int16)", "aten._to_copy.default"),
+    ("torch.rsub(i64(2**60 + 1), 5, alpha=3)", "aten.rsub.Scalar"),
 ]
 
 

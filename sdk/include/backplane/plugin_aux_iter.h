@@ -460,10 +460,12 @@ static inline bp_status bp_aux_check_out_overlap(const bp_kernel_ctx *ctx, const
   for (size_t i = 0; i < nin; i++) {
     if (args[i].tag != BP_TAG_TENSOR) continue;
     const bp_tensor_view *vi = ctx->host->tensor_view(args[i].u.tensor);
-    if (bp_aux_may_overlap(vo, vi) && !bp_aux_same_view(vo, vi))
-      return ctx->host->set_errorf(BP_ERR_INVALID_ARGUMENT, "%s: argument #%u: overlaps argument "
-                                   "#%u in memory (it may only be exactly that tensor)",
-                                   ctx->op_name, (unsigned)out, (unsigned)i);
+    if (bp_aux_may_overlap(vo, vi) && !bp_aux_same_view(vo, vi)) {
+      const char *in_name = bp_aux_arg_name(ctx, i);
+      return bp_aux_arg_errorf(ctx, BP_ERR_INVALID_ARGUMENT, out, "overlaps argument #%u%s%s%s "
+                               "in memory (it may only be exactly that tensor)", (unsigned)i,
+                               *in_name ? " '" : "", in_name, *in_name ? "'" : "");
+    }
   }
   return BP_OK;
 }
