@@ -455,8 +455,27 @@ def _cumsum(args, kwargs):
     return core("cumsum")(args[0], args[1], dtype=kwargs.get("dtype"))
 
 
+def _same(a, b):
+    """a == b elementwise, NaN equal to NaN."""
+    eq = a == b
+    return eq | (a.isnan() & b.isnan()) if a.is_floating_point() else eq
+
+
 def _topk(args, kwargs):
-    return tuple(core("topk")(*args, **kwargs))
+    """core's topk, unless equal values make the choice of indices: torch
+    orders those by its selection algorithm, core by index (op-set.md), so
+    such a call is left to torch."""
+    values, indices = core("topk")(*args, **kwargs)
+    self, k = args[0], args[1]
+    dim = args[2] if len(args) > 2 else kwargs.get("dim", -1)
+    if self.dim() == 0 or k == 0:
+        return values, indices
+    if k > 1 and _same(values.narrow(dim, 1, k - 1),
+                       values.narrow(dim, 0, k - 1)).any():
+        raise Unsupported("equal values among the k chosen")
+    if (_same(self, values.narrow(dim, k - 1, 1)).sum(dim) > 1).any():
+        raise Unsupported("values equal to the k-th outside the k chosen")
+    return values, indices
 
 
 def _convolution(args, kwargs):

@@ -6,8 +6,9 @@ refuses or wraps; an integer past 2**53; a negative into uint8; a bool
 operand of a subtraction; an integer to a negative power; an int32 index;
 an in-place input that partly overlaps what it writes; a cast to 16-bit
 floats, which torch makes through float32; NaN or a value out of range
-cast to an integer dtype, which torch wraps), the call must go to torch,
-not give core's answer.  In-range cases must still run on the plugin."""
+cast to an integer dtype, which torch wraps; topk among equal values),
+the call must go to torch, not give core's answer.  In-range cases must
+still run on the plugin."""
 
 import os
 import warnings
@@ -92,6 +93,9 @@ EDGES = [
     # relu's gradient at NaN (torch's test is x <= 0)
     "(lambda x: (F.relu(x).sum().backward(), x.grad)[1])"
     "(torch.tensor([nan, 1.0, -1.0], requires_grad=True))",
+    # topk with equal values: torch's selection picks their indices
+    "torch.topk(i64(1, 3, 3, 2, 3), 2)", "torch.topk(f32(4, 1, 4, 0), 1)",
+    "torch.topk(f32(nan, 2, nan, 1), 3, largest=False)",
     # addmm's operands must share a dtype
     "torch.addmm(torch.ones(2, 3), torch.ones(2, 4, dtype=torch.bfloat16), "
     "torch.ones(4, 3, dtype=torch.bfloat16))",
@@ -111,6 +115,7 @@ ON_PLUGIN = [
     ("(lambda y: y[:2].add_(y[2:]))(f32(1, 2, 3, 4))", "aten.add_.Tensor"),
     ("f32(1.7, -2.5, 255.9).to(torch.int16)", "aten._to_copy.default"),
     ("torch.rsub(i64(2**60 + 1), 5, alpha=3)", "aten.rsub.Scalar"),
+    ("torch.topk(f32(1, 5, nan, 2), 2)", "aten.topk.default"),
 ]
 
 
