@@ -143,13 +143,19 @@ static bp_status padded(bp_tensor *x, const geo2 *g, double fill, bp_tensor **ou
   return BP_OK;
 }
 
+/* The stride of a window dimension of n positions, `by` elements of the
+ * padded input apart (its stride `stride`): 0 where there is one position,
+ * whose step is never taken (a stride or dilation near INT64_MAX leaves
+ * one; several fit in the padded input, whose extent fits in int64). */
+static int64_t step(int64_t stride, int64_t by, int64_t n) { return n > 1 ? stride * by : 0; }
+
 /* The windows of padded input p: [N, C, OH, OW, KH, KW] (a view). */
 static bp_status windows(bp_tensor *p, const geo2 *g, bp_tensor **out) {
   const bp_tensor_view *v = &p->view;
   int64_t sizes[6] = {v->sizes[0], v->sizes[1], g->out[0], g->out[1], g->k[0], g->k[1]};
-  int64_t strides[6] = {v->strides[0], v->strides[1], v->strides[2] * g->s[0],
-                        v->strides[3] * g->s[1], v->strides[2] * g->d[0],
-                        v->strides[3] * g->d[1]};
+  int64_t strides[6] = {v->strides[0], v->strides[1], step(v->strides[2], g->s[0], g->out[0]),
+                        step(v->strides[3], g->s[1], g->out[1]),
+                        step(v->strides[2], g->d[0], g->k[0]), step(v->strides[3], g->d[1], g->k[1])};
   return bp_tensor_as_strided(p, 6, sizes, strides, v->storage_offset, out);
 }
 
@@ -196,8 +202,10 @@ static bp_status pool_geo(const bp_kernel_ctx *ctx, const bp_value *args, bool a
   if (!st && avg) g->d[0] = g->d[1] = 1;
   else if (!st) st = pair(ctx, args, 4, one, 1, g->d);
   if (st) return st;
+  int64_t ext;
   for (int j = 0; j < 2; j++)
-    if (g->p[j] > (g->d[j] * (g->k[j] - 1) + 1) / 2)
+    if (!__builtin_mul_overflow(g->d[j], g->k[j] - 1, &ext) && ext < INT64_MAX &&
+        g->p[j] > (ext + 1) / 2)
       return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: argument #3 'padding' is [%lld, %lld]; it "
                        "may be at most half the kernel's extent", ctx->op_name,
                        (long long)g->p[0], (long long)g->p[1]);
@@ -457,8 +465,9 @@ static bp_status conv_group(bp_tensor *p, bp_tensor *w, bp_tensor *out, const ge
   int64_t n = pv->sizes[0], cg = wv->sizes[1], og = wv->sizes[0] / groups;
   int64_t l = g->out[0] * g->out[1], k = cg * g->k[0] * g->k[1];
   int64_t cs[6] = {n, g->out[0], g->out[1], cg, g->k[0], g->k[1]};
-  int64_t cst[6] = {pv->strides[0], pv->strides[2] * g->s[0], pv->strides[3] * g->s[1],
-                    pv->strides[1], pv->strides[2] * g->d[0], pv->strides[3] * g->d[1]};
+  int64_t cst[6] = {pv->strides[0], step(pv->strides[2], g->s[0], g->out[0]),
+                    step(pv->strides[3], g->s[1], g->out[1]), pv->strides[1],
+                    step(pv->strides[2], g->d[0], g->k[0]), step(pv->strides[3], g->d[1], g->k[1])};
   int64_t ws[4] = {og, cg, g->k[0], g->k[1]};
   bp_tensor *cols = NULL, *ws4 = NULL, *wt = NULL, *r = NULL, *r4 = NULL, *slot = NULL, *c = NULL;
   bp_status st = bp_tensor_as_strided(p, 6, cs, cst, pv->storage_offset + gi * cg * pv->strides[1],
