@@ -343,6 +343,17 @@ static bool fail_default(bp__parser *p, const bp__arg *a, const char *what) {
                  ty, a->name, q);
 }
 
+/* The dtype of c10::ScalarType number `num` (Byte 0 ... Double 7, Bool 11,
+ * BFloat16 15), or false for the complex, quantized and unknown ones. */
+static bool torch_scalar_type(int64_t num, int32_t *out) {
+  static const int32_t codes[16] = {
+      BP_UINT8, BP_INT8, BP_INT16, BP_INT32, BP_INT64, BP_FLOAT16, BP_FLOAT32,
+      BP_FLOAT64, 0, 0, 0, BP_BOOL, 0, 0, 0, BP_BFLOAT16};
+  if (num < 0 || num > 15 || !codes[num]) return false;
+  *out = codes[num];
+  return true;
+}
+
 /* What a default of this base type looks like, for messages. */
 static const char *scalar_what(int type) {
   switch (type) {
@@ -350,7 +361,8 @@ static const char *scalar_what(int type) {
   case BP__T_FLOAT: return "a float";
   case BP__T_BOOL: return "True or False";
   case BP__T_STR: return "a string";
-  case BP__T_SCALAR_TYPE: return "a dtype name (" DTYPE_LIST ")";
+  case BP__T_SCALAR_TYPE:
+    return "a dtype name (" DTYPE_LIST ") or PyTorch's ScalarType number";
   case BP__T_SCALAR: return "a number, True or False";
   default: return "None";
   }
@@ -413,6 +425,21 @@ static bool parse_scalar(bp__parser *p, const bp__arg *a, bp_value *v,
   case BP__T_SCALAR_TYPE: {
     int32_t code;
     if (bp__lex_at_dtype(p, &code)) {
+      v->tag = BP_TAG_SCALAR_TYPE;
+      v->u.i = code;
+      return true;
+    }
+    /* PyTorch prints a ScalarType default as its c10::ScalarType number
+     * (randint's `ScalarType? dtype=4`), so schemas copied from torch
+     * carry it. */
+    if (p->tok.kind == TK_NUMBER && is_int_text(s, n)) {
+      int64_t num;
+      if (!token_to_int(p, &num)) return false;
+      if (!torch_scalar_type(num, &code))
+        return bp__lex_fail(p, p->tok.start,
+                            "the default of '%s' is PyTorch's ScalarType %" PRId64
+                            ", which has no Backplane dtype (the numbers "
+                            "with one: 0-7, 11 and 15)", a->name, num);
       v->tag = BP_TAG_SCALAR_TYPE;
       v->u.i = code;
       return true;

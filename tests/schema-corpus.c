@@ -51,6 +51,15 @@ const valid_case valid_optional[] = {
     {"f(bool? b=False) -> ()", NULL},
     {"f(str? s='mean') -> ()", "f(str? s=\"mean\") -> ()"},
     {"f(ScalarType? dtype=float16) -> ()", NULL},
+    /* PyTorch's printed form: c10::ScalarType numbers. */
+    {"randint(int high, *, ScalarType? dtype=4) -> Tensor",
+     "randint(int high, *, ScalarType? dtype=int64) -> Tensor"},
+    {"f(ScalarType a=0, ScalarType b=1, ScalarType c=2, ScalarType d=3, "
+     "ScalarType e=5, ScalarType f=6, ScalarType g=7, ScalarType h=11, "
+     "ScalarType i=15) -> ()",
+     "f(ScalarType a=uint8, ScalarType b=int8, ScalarType c=int16, "
+     "ScalarType d=int32, ScalarType e=float16, ScalarType f=float32, "
+     "ScalarType g=float64, ScalarType h=bool, ScalarType i=bfloat16) -> ()"},
     {"f(Tensor(a!)? buf) -> ()", NULL},
     {"f(Device? d) -> ()", NULL},
 };
@@ -262,7 +271,13 @@ const invalid_case invalid_semantic[] = {
     {"f(str s=1) -> ()", 9, "expected a string as the default"},
     {"f(ScalarType t=float99) -> ()", 16,
      "expected a dtype name (float32, float64"},
-    {"f(ScalarType t=1) -> ()", 16, "expected a dtype name"},
+    {"f(ScalarType t=9) -> ()", 16,
+     "the default of 't' is PyTorch's ScalarType 9, which has no Backplane "
+     "dtype"},
+    {"f(ScalarType t=16) -> ()", 16, "ScalarType 16, which has no"},
+    {"f(ScalarType t=-1) -> ()", 16, "ScalarType -1, which has no"},
+    {"f(ScalarType t=1.0) -> ()", 16, "or PyTorch's ScalarType number"},
+    {"f(ScalarType t=99999999999999999999) -> ()", 16, "out of range"},
     {"f(ScalarType? t=torch) -> ()", 17, "but got 'torch'"},
     {"f(int[2] x=[1]) -> ()", 12,
      "the default of 'int[2] x' has 1 element but the type has 2"},
