@@ -15,6 +15,8 @@ BP_PYTHON_FILES = \
 	%D%/backplane/torch.py \
 	%D%/backplane/offload.py \
 	%D%/backplane/_aten.py \
+	%D%/backplane/_aten_base.py \
+	%D%/backplane/_aten_backward.py \
 	%D%/backplane/_grads.py \
 	%D%/backplane/_backplane.pyi \
 	%D%/backplane/py.typed

@@ -10,133 +10,12 @@ that results have torch's dtype exactly, whatever core's promotion rules
 say of 0-dim tensors and numbers.
 """
 
-import math
-
 import torch
 
-import backplane
-
-
-class Unsupported(Exception):
-    """This call cannot run on the plugin; the message says why."""
-
-
-_ops = {}
-
-
-def core(name):
-    """core::name as an Op that takes and returns torch tensors."""
-    op = _ops.get(name)
-    if op is None:
-        op = _ops[name] = backplane.Op("core::" + name, torch=True)
-    return op
-
-
-def _number(x):
-    return isinstance(x, (bool, int, float))
-
-
-# torch converts these to float16 and bfloat16 through float32 (c10's
-# Half and BFloat16 are made from a float), rounding twice; core::cast
-# rounds once.
-_VIA_FLOAT = (torch.float64, torch.int32, torch.int64)
-
-
-def _to(t, dtype):
-    if t.dtype == dtype:
-        return t
-    if t.is_floating_point() and dtype in _INT_RANGE and \
-            not _in_int_range(t, dtype):
-        raise Unsupported(f"a NaN, infinity or value out of {dtype}'s range "
-                          f"cast from {t.dtype}")
-    if dtype in (torch.float16, torch.bfloat16) and t.dtype in _VIA_FLOAT:
-        t = core("cast")(t, torch.float32)
-    return core("cast")(t, dtype)
-
-
-_INT_RANGE = {torch.uint8: (0, 2**8 - 1), torch.int8: (-2**7, 2**7 - 1),
-              torch.int16: (-2**15, 2**15 - 1),
-              torch.int32: (-2**31, 2**31 - 1),
-              torch.int64: (-2**63, 2**63 - 1)}
-_FLOAT_MAX = {torch.float16: 65504.0, torch.bfloat16: 3.3895313892515355e38,
-              torch.float32: 3.4028234663852886e38}
-
-
-def _in_int_range(t, dtype):
-    """Whether every value of the float tensor t lies in integer dtype's
-    range once truncated.  core::cast saturates NaN, infinities and values
-    out of range; torch's conversion wraps them (C's undefined behaviour,
-    in practice: -1.0 to uint8 is 255), so such a cast is left to torch."""
-    if t.numel() == 0:
-        return True
-    lo, hi = _INT_RANGE[dtype]
-    return bool(((t > float(lo) - 1) & (t < float(hi) + 1)).all())
-
-
-def _exact(v, dtype):
-    """Whether core, handed the number v (as a float64 or a Scalar), makes
-    of it what torch does in dtype: a value in dtype's range that a float64
-    holds exactly.  Any other (a negative for uint8, which torch wraps, a
-    fraction for an integer dtype, which torch truncates, a value out of
-    range, which torch refuses and core saturates, an integer past 2**53)
-    is left to torch."""
-    if isinstance(v, int) and abs(v) > 2**53:
-        return False
-    if dtype == torch.bool:
-        return v in (0, 1)
-    if dtype in _INT_RANGE:
-        lo, hi = _INT_RANGE[dtype]
-        return float(v).is_integer() and lo <= v <= hi
-    if dtype in _FLOAT_MAX:
-        return not math.isfinite(v) or abs(v) <= _FLOAT_MAX[dtype]
-    return True
-
-
-def _check_number(v, dtype):
-    """A number operand: a float dtype takes any (torch computes in it as
-    core does); an integer or bool dtype only one it holds exactly."""
-    if not (dtype.is_floating_point or _exact(v, dtype)):
-        raise Unsupported(f"the number {v!r} in {dtype}")
-
-
-def _no_bool_sub(a, b):
-    """torch refuses subtraction with a bool operand, tensor or number."""
-    if any(x is True or x is False or
-           (isinstance(x, torch.Tensor) and x.dtype == torch.bool)
-           for x in (a, b)):
-        raise Unsupported("subtraction with a bool operand")
-
-
-def _span(t):
-    """The bytes t's elements lie in: [first, end)."""
-    lo = hi = t.data_ptr()
-    size = t.element_size()
-    for n, s in zip(t.shape, t.stride()):
-        if s > 0:
-            hi += (n - 1) * s * size
-        else:
-            lo += (n - 1) * s * size
-    return lo, hi + size
-
-
-def _partial_overlap(a, b):
-    """Whether b's elements may lie among a's without b being a itself
-    (the same bytes, shape and strides): torch refuses an in-place op whose
-    input partly overlaps what it writes, and core reads the values from
-    before the call, so such a call is left to torch."""
-    if not isinstance(b, torch.Tensor) or a.numel() == 0 or b.numel() == 0:
-        return False
-    (alo, ahi), (blo, bhi) = _span(a), _span(b)
-    if ahi <= blo or bhi <= alo:
-        return False
-    return not (alo == blo and a.shape == b.shape and
-                a.stride() == b.stride() and a.dtype == b.dtype)
-
-
-def _floating(t):
-    """t in torch's default float dtype if it is not floating already (the
-    dtype torch computes exp, sqrt, ... of integers in)."""
-    return t if t.is_floating_point() else _to(t, torch.get_default_dtype())
+from backplane import _aten_backward
+from backplane._aten_base import (
+    Unsupported, _check_number, _exact, _floating, _in_int_range, _INT_RANGE,
+    _no_bool_sub, _number, _partial_overlap, _same, _to, core)
 
 
 def _binary(name, a, b, dtype=None, **kw):
@@ -454,13 +333,6 @@ def _tri(lower):
 def _cumsum(args, kwargs):
     return core("cumsum")(args[0], args[1], dtype=kwargs.get("dtype"))
 
-
-def _same(a, b):
-    """a == b elementwise, NaN equal to NaN."""
-    eq = a == b
-    return eq | (a.isnan() & b.isnan()) if a.is_floating_point() else eq
-
-
 def _topk(args, kwargs):
     """core's topk, unless equal values make the choice of indices: torch
     orders those by its selection algorithm, core by index (op-set.md), so
@@ -620,148 +492,6 @@ def _max_pool2d_with_indices(args, kwargs):
     return out, found
 
 
-# ---- backward ops: their formulas in core ops ------------------------------
-
-def _one_minus(y):
-    return core("add.Scalar")(core("mul.Scalar")(y, -1.0), 1.0)
-
-
-def _tanh_backward(args, kwargs):
-    grad, out = args
-    return core("mul")(grad, _one_minus(core("mul")(out, out)))
-
-
-def _sigmoid_backward(args, kwargs):
-    grad, out = args
-    return core("mul")(grad, core("mul")(out, _one_minus(out)))
-
-
-def _threshold_backward(args, kwargs):
-    grad, x, threshold = args
-    zero = torch.zeros((), dtype=grad.dtype, device=grad.device)
-    # torch's test is x <= threshold: a NaN keeps its gradient
-    return core("where")(core("le.Scalar")(x, threshold), zero, grad)
-
-
-def _softmax_backward(log):
-    def fn(args, kwargs):
-        grad, out, dim, input_dtype = args
-        if input_dtype != grad.dtype:
-            raise Unsupported("an input dtype other than the gradient's")
-        if log:  # grad - exp(out) * sum(grad)
-            total = core("sum")(grad, [dim], True)
-            return core("sub")(grad, core("mul")(core("exp")(out), total))
-        total = core("sum")(core("mul")(grad, out), [dim], True)
-        return core("mul")(out, core("sub")(grad, total))
-    return fn
-
-
-def _gelu_backward(args, kwargs):
-    grad, x = args[0], args[1]
-    approximate = kwargs.get("approximate", args[2] if len(args) > 2
-                             else "none")
-    mul, add = core("mul"), core("add")
-    muls, adds = core("mul.Scalar"), core("add.Scalar")
-    if approximate == "tanh":  # torch's formula, term by term
-        beta, kappa = math.sqrt(2 / math.pi), 0.044715
-        x2 = mul(x, x)
-        inner = muls(add(x, muls(mul(x2, x), kappa)), beta)
-        th = core("tanh")(inner)
-        left_d = muls(adds(th, 1.0), 0.5)
-        right_d = mul(mul(muls(x, 0.5), _one_minus(mul(th, th))),
-                      muls(adds(muls(x2, 3 * kappa), 1.0), beta))
-        return mul(grad, add(left_d, right_d))
-    if approximate != "none":
-        raise Unsupported(f"approximate={approximate!r}")
-    # Phi(x) + x phi(x)
-    cdf = muls(adds(core("erf")(muls(x, 1 / math.sqrt(2))), 1.0), 0.5)
-    pdf = muls(core("exp")(muls(mul(x, x), -0.5)), 1 / math.sqrt(2 * math.pi))
-    return mul(grad, add(cdf, mul(x, pdf)))
-
-
-def _layer_norm_backward(args, kwargs):
-    grad, x, shape, mean, rstd, weight, bias, mask = args
-    n = len(shape)
-    dims = list(range(x.dim() - n, x.dim()))
-    outer = list(range(x.dim() - n))
-    mul, sub, cmean = core("mul"), core("sub"), core("mean")
-    xhat = mul(sub(x, mean), rstd)
-    g = mul(grad, weight) if weight is not None else grad
-    gi = gw = gb = None
-    if mask[0]:
-        gi = mul(rstd, sub(sub(g, cmean(g, dims, True)),
-                           mul(xhat, cmean(mul(g, xhat), dims, True))))
-    if mask[1] and weight is not None:
-        gw = core("sum")(mul(grad, xhat), outer, False)
-    if mask[2] and bias is not None:
-        gb = core("sum")(grad, outer, False)
-    return gi, gw, gb
-
-
-def _nll_weights(target, weight, ignore_index, dtype):
-    """Each target's class weight (0 where ignored), and the targets with
-    the ignored ones made 0 (a valid index)."""
-    valid = core("ne.Scalar")(target, ignore_index)
-    zero = torch.zeros((), dtype=target.dtype, device=target.device)
-    safe = core("where")(valid, target, zero)
-    w = _to(valid, dtype)
-    if weight is not None:
-        w = core("mul")(w, core("index_select")(weight, 0, safe))
-    return w, safe
-
-
-def _nll_loss(args, kwargs):
-    x, target, weight, reduction, ignore_index = args
-    if x.dim() not in (1, 2) or target.dtype != torch.int64:
-        raise Unsupported("an input that is not [C] or [N, C]")
-    x2 = x if x.dim() == 2 else x.view(1, -1)
-    t1 = target.reshape(-1)
-    w, safe = _nll_weights(t1, weight, ignore_index, x.dtype)
-    picked = core("gather")(x2, 1, safe.view(-1, 1)).view(-1)
-    losses = core("mul.Scalar")(core("mul")(picked, w), -1.0)
-    total = core("sum")(w, [], False)
-    if reduction == 0:
-        return (losses if x.dim() == 2 else losses.view(())), total
-    out = core("sum")(losses, [], False)
-    if reduction == 1:
-        out = core("div")(out, total)
-    return out, total
-
-
-def _nll_loss_backward(args, kwargs):
-    grad, x, target, weight, reduction, ignore_index, total = args
-    if x.dim() not in (1, 2):
-        raise Unsupported("an input that is not [C] or [N, C]")
-    x2 = x if x.dim() == 2 else x.view(1, -1)
-    t1 = target.reshape(-1)
-    w, safe = _nll_weights(t1, weight, ignore_index, x.dtype)
-    g = grad.reshape(-1) if reduction == 0 else grad
-    if reduction == 1:
-        g = core("div")(g, total)
-    scale = core("mul.Scalar")(core("mul")(w, g), -1.0).view(-1, 1)
-    classes = torch.arange(x2.shape[1], device=x.device).view(1, -1)
-    hit = core("eq")(classes, safe.view(-1, 1))
-    zero = torch.zeros((), dtype=x.dtype, device=x.device)
-    out = core("where")(hit, scale, zero)
-    return out if x.dim() == 2 else out.view(-1)
-
-
-def _select_backward(args, kwargs):
-    grad, sizes, dim, index = args
-    out = torch.zeros(sizes, dtype=grad.dtype, device=grad.device)
-    core("copy_")(out.select(dim, index), grad)
-    return out
-
-
-def _slice_backward(args, kwargs):
-    grad, sizes, dim, start, end, step = args
-    out = torch.zeros(sizes, dtype=grad.dtype, device=grad.device)
-    view = out.narrow(dim, 0, out.shape[dim])[
-        (slice(None),) * (dim % out.dim()) + (slice(start, end, step),)]
-    core("copy_")(view, grad)
-    return out
-
-
 TABLE = {
     "aten.add.Tensor": _arith("add"), "aten.add.Scalar": _arith("add"),
     "aten.sub.Tensor": _arith("sub"), "aten.sub.Scalar": _arith("sub"),
@@ -815,18 +545,8 @@ TABLE = {
     "aten.reciprocal.default": _reciprocal,
     "aten.bitwise_not.default": _bitwise_not,
     "aten.repeat_interleave.Tensor": _repeat_interleave,
-    "aten.gelu_backward.default": _gelu_backward,
-    "aten.native_layer_norm_backward.default": _layer_norm_backward,
-    "aten.nll_loss_forward.default": _nll_loss,
-    "aten.nll_loss_backward.default": _nll_loss_backward,
-    "aten.select_backward.default": _select_backward,
-    "aten.slice_backward.default": _slice_backward,
-    "aten.tanh_backward.default": _tanh_backward,
-    "aten.sigmoid_backward.default": _sigmoid_backward,
-    "aten.threshold_backward.default": _threshold_backward,
-    "aten._softmax_backward_data.default": _softmax_backward(False),
-    "aten._log_softmax_backward_data.default": _softmax_backward(True),
 }
+TABLE.update(_aten_backward.TABLE)
 for _n in ("exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "sin", "cos",
            "erf", "silu"):
     TABLE[f"aten.{_n}.default"] = _unary(_n)

@@ -10,7 +10,8 @@ import math
 import torch
 
 # The same Op cache and helpers as offload's table.
-from backplane._aten import _one_minus, core
+from backplane._aten_backward import _one_minus
+from backplane._aten_base import core
 
 
 def _mul(a, b):
