@@ -232,7 +232,11 @@ static bp_status attach(bp__plugin *p, bp_plugin_init_fn init) {
     if (live) p->dl = NULL;
     purge(p, !live);
     p->loading = false;
-    return bp__error(st, "plugin '%s' (%s): setup failed: %s", p->name, who, why);
+    /* A registration's own message names the plugin already. */
+    char self[160];
+    snprintf(self, sizeof self, "plugin '%s': ", p->name);
+    const char *reason = strncmp(why, self, strlen(self)) ? why : why + strlen(self);
+    return bp__error(st, "plugin '%s' (%s): setup failed: %s", p->name, who, reason);
   }
   bp__registry_commit(p);
   /* A note that setup() left with set_error(BP_OK, ...), such as why the

@@ -116,6 +116,29 @@ static void small_descriptor(void) {
 /* Failing setup() and conflicting registrations                            */
 /* ------------------------------------------------------------------------ */
 
+/* A schema def() refuses fails the load with def()'s status, and the
+ * message names the plugin, the schema and what is wrong where. */
+static void bad_schema_fails_the_load(void) {
+  is_status(bp_plugin_load(test_plugin("bad_schema"), NULL), BP_ERR_SCHEMA);
+  const char *e = bp_last_error();
+  has_str(e, "plugin 'bad_schema'");
+  has_str(e, "scale(Tensor self, float factor=fast) -> Tensor");
+  has_str(e, "column 33");
+  has_str(e, "expected a float as the default of 'float factor' but got 'fast'");
+  const bp_op *op = NULL;
+  if (bp_op_find("bad_schema::scale", &op) == BP_OK) {
+    bp_op_info oi = {.struct_size = BP_OP_INFO_STRUCT_SIZE};
+    is_status(bp_op_get_info(op, &oi), BP_OK);
+    is_int(oi.defined, 0);
+  } else {
+    has_str(bp_last_error(), "bad_schema::scale");
+  }
+  /* Nothing of it stays loaded: a second load fails the same way, not as
+   * a plugin already loaded. */
+  is_status(bp_plugin_load(test_plugin("bad_schema"), NULL), BP_ERR_SCHEMA);
+  has_str(bp_last_error(), "but got 'fast'");
+}
+
 static void setup_failure_rolls_back(void) {
   is_status(bp_plugin_load(test_plugin("setup_fails"), NULL), BP_ERR_BACKEND);
   has_str(bp_last_error(), "the npu_a firmware did not answer");
@@ -217,7 +240,7 @@ static void impl_without_def(void) {
  * the code in the message (it was accepted and never reachable). */
 static void impl_without_device(void) {
   is_status(bp_plugin_load(test_plugin("impl_nodev"), NULL), BP_ERR_DEVICE);
-  has_str(bp_last_error(), "plugin 'impl_nodev': impl 'nodev::op': device type 300 is not "
+  has_str(bp_last_error(), "setup failed: impl 'nodev::op': device type 300 is not "
                            "registered");
   has_str(bp_last_error(), "host->device_type()");
 }
@@ -634,6 +657,7 @@ int main(void) {
       TAP_CASE(init_refuses),
       TAP_CASE(small_descriptor),
       TAP_CASE(setup_failure_rolls_back),
+      TAP_CASE(bad_schema_fails_the_load),
       TAP_CASE(conflicting_impls),
       TAP_CASE(namespace_owned),
       TAP_CASE(impl_without_def),

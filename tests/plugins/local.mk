@@ -18,6 +18,7 @@ check_LTLIBRARIES += \
 	%D%/small_struct.la \
 	%D%/init_fails.la \
 	%D%/setup_fails.la \
+	%D%/bad_schema.la \
 	%D%/no_entry.la
 %C%_major_plus_la_SOURCES = %D%/major_plus.c
 %C%_major_plus_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
@@ -34,6 +35,9 @@ check_LTLIBRARIES += \
 %C%_init_fails_la_SOURCES = %D%/init_fails.c
 %C%_init_fails_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_init_fails_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
+%C%_bad_schema_la_SOURCES = %D%/bad_schema.c
+%C%_bad_schema_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
+%C%_bad_schema_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)
 %C%_setup_fails_la_SOURCES = %D%/setup_fails.c %D%/fakedev.h
 %C%_setup_fails_la_CFLAGS = $(TEST_PLUGIN_CFLAGS)
 %C%_setup_fails_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS) $(TEST_PLUGIN_EXPORTS)

@@ -280,7 +280,11 @@ def host_errors():
     t.check_raises(bp.NotFoundError, bp.unload, "vendor_a",
                    match="no loaded plugin named 'vendor_a'",
                    desc="unload of an unknown name: NotFoundError")
-    t.skip("SchemaError from the host", "no test plugin defines a bad schema")
+    ce(lambda: bp.load(plugin("bad_schema")), bp.SchemaError, None,
+       re.escape("setup failed: def in 'bad_schema': schema 'scale(Tensor "
+                 "self, float factor=fast) -> Tensor': column 33: expected "
+                 "a float"),
+       "a plugin that defines a bad schema: SchemaError")
 
 
 def status_classes():
