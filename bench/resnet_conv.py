@@ -1,5 +1,6 @@
 """core::conv2d on the CPU plugin against torch's own CPU convolution
-(oneDNN) on every distinct convolution of ResNet-18, batch 1 and 8.
+(oneDNN) on every distinct convolution of ResNet-18, batch 1 and 8, and
+core::max_pool2d against torch's on ResNet-18's max pool.
 
     python3 bench/resnet_conv.py PLUGIN.so [THREADS]
 
@@ -26,6 +27,7 @@ torch.set_num_threads(THREADS)
 F = torch.nn.functional
 backplane.load(sys.argv[1])
 conv = backplane.ops.core.conv2d
+pool = backplane.ops.core.max_pool2d
 
 # (in, out, kernel, stride, padding, input size)
 SHAPES = [(3, 64, 7, 2, 3, 224), (64, 64, 3, 1, 1, 56), (64, 128, 3, 2, 1, 56),
@@ -67,6 +69,16 @@ def main():
                   f"{t:9.2f} {b:10.2f} {t / b:8.2f}")
     print(f"geometric mean: {math.exp(sum(logs) / len(logs)):.2f}x torch's "
           "speed (above 1: faster)")
+    print("ResNet-18's max pool, 3x3, stride 2, padding 1 (ms)")
+    for batch in (1, 8):
+        x = torch.randn(batch, 64, 112, 112, generator=g)
+        if not torch.equal(torch.from_dlpack(pool(x, 3, 2, 1)),
+                           F.max_pool2d(x, 3, 2, 1)):
+            sys.exit("max_pool2d differs from torch")
+        t = median_ms(lambda: F.max_pool2d(x, 3, 2, 1))
+        b = median_ms(lambda: pool(x, 3, 2, 1))
+        print(f"  batch {batch}: torch {t:.2f}, backplane {b:.2f}, "
+              f"{t / b:.2f}x torch's speed")
 
 
 if __name__ == "__main__":

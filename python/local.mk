@@ -148,6 +148,7 @@ PYTHON_TESTS = \
 	tests/python/test-threads.py \
 	tests/python/test-torch.py \
 	tests/python/test-conv.py \
+	tests/python/test-pool.py \
 	tests/python/test-bridge.py \
 	tests/python/test-offload.py \
 	tests/python/test-offload-edges.py \

@@ -30,6 +30,7 @@
  *   conv.c         conv2d: its input, and an implicit GEMM over matmul.c's
  *                  micro-kernel
  *   conv_direct.c  conv2d's direct path (conv.h: what the two share)
+ *   maxpool.c      max_pool2d, an output row at a time
  */
 #ifndef BP_PLUGINS_CPU_H
 #define BP_PLUGINS_CPU_H
@@ -152,6 +153,7 @@ bp_status cpu_register_softmax(bp_library *lib);
 bp_status cpu_register_layer_norm(bp_library *lib);
 bp_status cpu_register_matmul(bp_library *lib);
 bp_status cpu_register_conv(bp_library *lib);
+bp_status cpu_register_maxpool(bp_library *lib);
 
 /* ------------------------------------------------------------------------ */
 /* The GEMM micro-kernel (matmul.c), for conv.c                             */

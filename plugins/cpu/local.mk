@@ -33,6 +33,7 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/conv.h \
 	%D%/conv.c \
 	%D%/conv_direct.c \
+	%D%/maxpool.c \
 	%D%/blas.c
 %C%_cpu_la_CFLAGS = $(AM_CFLAGS) $(BP_VISIBILITY_CFLAGS) $(BP_CPU_CFLAGS)
 %C%_cpu_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -no-undefined \

@@ -31,6 +31,7 @@ static bp_status setup(const bp_host_api *host, bp_registrar *reg) {
   if (!st) st = cpu_register_layer_norm(lib);
   if (!st) st = cpu_register_matmul(lib);
   if (!st) st = cpu_register_conv(lib);
+  if (!st) st = cpu_register_maxpool(lib);
   return st;
 }
 

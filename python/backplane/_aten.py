@@ -435,10 +435,11 @@ def _pair(v, default=None):
 def _max_pool2d_with_indices(args, kwargs):
     """(max_pool2d, indices): the values by core::max_pool2d; each index
     (h W + w in the input) is torch's: the first window position, in its
-    scan order, that is inside the input and holds the maximum, and in a
-    window with NaN the last NaN (torch's scan takes each NaN it meets).
-    One equality test per kernel position over the output, last to
-    first."""
+    scan order, that holds the maximum.  One equality test per kernel
+    position, last to first, over x padded with -inf (which never equals a
+    maximum above -inf).  A window whose maximum is NaN (torch takes its
+    last NaN) or -inf (torch takes its first position inside the input) is
+    left to torch."""
     names = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
     a = dict(zip(names, args[1:]), **kwargs)
     x = args[0]
@@ -450,45 +451,39 @@ def _max_pool2d_with_indices(args, kwargs):
     if not x.is_floating_point() or x.dim() not in (3, 4):
         raise Unsupported("an integer or not 3-/4-D input")
     out = core("max_pool2d")(x, k, st, pad, dil, ceil)
+    if out.numel() == 0:
+        return out, torch.empty(out.shape, dtype=torch.int64,
+                                device=x.device)
+    if not bool(core("gt.Scalar")(out, float("-inf")).all()):
+        raise Unsupported("a window whose maximum is NaN or -inf")
     H, W = x.shape[-2], x.shape[-1]
     OH, OW = out.shape[-2], out.shape[-1]
     dev = x.device
-    rows = torch.arange(OH, device=dev) * st[0] - pad[0]
-    cols = torch.arange(OW, device=dev) * st[1] - pad[1]
-    # x padded with -inf wide enough for every window, viewed per position
+    # x padded with -inf wide enough for every window
     ph = max(0, (OH - 1) * st[0] + (k[0] - 1) * dil[0] + 1 - pad[0] - H)
     pw = max(0, (OW - 1) * st[1] + (k[1] - 1) * dil[1] + 1 - pad[1] - W)
-    shape = x.shape[:-2] + (H + pad[0] + ph, W + pad[1] + pw)
-    padded = torch.full(shape, float("-inf"), dtype=x.dtype, device=dev)
-    core("copy_")(padded[..., pad[0]:pad[0] + H, pad[1]:pad[1] + W], x)
-    nan_out = core("isnan")(out)
+    padded = x
+    if pad[0] or pad[1] or ph or pw:
+        shape = x.shape[:-2] + (H + pad[0] + ph, W + pad[1] + pw)
+        padded = torch.full(shape, float("-inf"), dtype=x.dtype, device=dev)
+        core("copy_")(padded[..., pad[0]:pad[0] + H, pad[1]:pad[1] + W], x)
+    sh, sw = padded.stride(-2), padded.stride(-1)
+    strides = padded.stride()[:-2] + (sh * st[0], sw * st[1])
+    # the input index of each output's window origin (row 0, column 0)
+    base = ((torch.arange(OH, device=dev) * st[0] - pad[0])[:, None] * W +
+            (torch.arange(OW, device=dev) * st[1] - pad[1])[None, :])
     found = None
-    nan_taken = None  # the windows whose last NaN is found already
     for kh in reversed(range(k[0])):
-        r = rows + kh * dil[0]
         for kw in reversed(range(k[1])):
-            c = cols + kw * dil[1]
             view = padded.as_strided(
-                out.shape, padded.stride()[:-2] +
-                (padded.stride(-2) * st[0], padded.stride(-1) * st[1]),
-                padded.storage_offset() + kh * dil[0] * padded.stride(-2)
-                + kw * dil[1] * padded.stride(-1))
-            inside = (((r >= 0) & (r < H))[:, None] &
-                      ((c >= 0) & (c < W))[None, :])
-            # a value hit: the last one taken is the first in scan order
-            hit = core("logical_and")(core("eq")(view, out), inside)
-            # a NaN hit: the first one met here is the last in scan order
-            nan_hit = core("logical_and")(
-                core("logical_and")(core("isnan")(view), nan_out), inside)
-            if nan_taken is not None:
-                nan_hit = core("logical_and")(
-                    nan_hit, core("logical_not")(nan_taken))
-            hit = core("logical_or")(hit, nan_hit)
-            nan_taken = nan_hit if nan_taken is None else \
-                core("logical_or")(nan_taken, nan_hit)
-            here = (r[:, None] * W + c[None, :]).expand(out.shape)
-            found = here.contiguous() if found is None else \
-                core("where")(hit, here, found)
+                out.shape, strides, padded.storage_offset() +
+                kh * dil[0] * sh + kw * dil[1] * sw)
+            here = core("add.Scalar")(base, kh * dil[0] * W + kw * dil[1])
+            # the last hit taken is the first in scan order
+            if found is None:
+                found = core("contiguous")(here.expand(out.shape))
+            else:
+                found = core("where")(core("eq")(view, out), here, found)
     return out, found
 
 

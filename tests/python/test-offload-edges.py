@@ -116,6 +116,15 @@ ON_PLUGIN = [
     ("f32(1.7, -2.5, 255.9).to(torch.int16)", "aten._to_copy.default"),
     ("torch.rsub(i64(2**60 + 1), 5, alpha=3)", "aten.rsub.Scalar"),
     ("torch.topk(f32(1, 5, nan, 2), 2)", "aten.topk.default"),
+    # max_pool2d's indices: the first of equal maxima, in and beside the
+    # padding, with dilation, and between -0.0 and +0.0
+    ("F.max_pool2d(pool(2.0, 7.0, 7.0, 1.0, 7.0), (1, 3), 1, (0, 1), "
+     "return_indices=True)", "aten.max_pool2d_with_indices.default"),
+    ("F.max_pool2d(pool(7.0, 1.0, 7.0, 7.0, 2.0), (1, 2), 1, dilation=2, "
+     "ceil_mode=True, return_indices=True)",
+     "aten.max_pool2d_with_indices.default"),
+    ("F.max_pool2d(pool(-0.0, 0.0, 0.0, -0.0), (1, 2), 1, "
+     "return_indices=True)", "aten.max_pool2d_with_indices.default"),
 ]
 
 
@@ -160,4 +169,51 @@ for expr, aten in ON_PLUGIN:
          f"{expr}: torch's result, from the plugin ({aten})",
          f"torch {want!r}, got {got!r}, report {calls!r}")
 
+
+
+def pool_sweep(dtype, cases=150):
+    """Seeded geometries (kernel, stride, padding, dilation, ceil_mode) on
+    small integers, so that windows hold equal maxima: indices and values
+    must be torch's, and every call must stay on the plugin except those
+    with a window of padding alone (its maximum -inf), which go to
+    torch."""
+    g = torch.Generator().manual_seed(5)
+
+    def draw(lo, hi):
+        return int(torch.randint(lo, hi + 1, (1,), generator=g))
+
+    wrong, ran, padding_alone = [], 0, 0
+    bt.report(reset=True)
+    while ran < cases:
+        k = (draw(1, 4), draw(1, 4))
+        geo = dict(kernel_size=k, stride=(draw(1, 3), draw(1, 3)),
+                   padding=(draw(0, k[0] // 2), draw(0, k[1] // 2)),
+                   dilation=(draw(1, 2), draw(1, 2)),
+                   ceil_mode=bool(draw(0, 1)), return_indices=True)
+        x = torch.randint(-3, 4, (draw(1, 2), draw(1, 3), draw(1, 9),
+                                  draw(1, 9)), generator=g).to(dtype)
+        if draw(0, 3) == 0:
+            x = x.transpose(-1, -2)
+        try:
+            want = F.max_pool2d(x, **geo)
+        except RuntimeError:
+            continue  # a geometry torch refuses
+        ran += 1
+        padding_alone += bool((want[0] == -inf).any())
+        with bt.offload("core"):
+            got = F.max_pool2d(x, **geo)
+        if not same(got, want):
+            wrong.append((tuple(x.shape), geo))
+    calls = bt.report(reset=True).get(
+        "aten.max_pool2d_with_indices.default", {})
+    t.ok(not wrong and 0 < padding_alone < cases / 4 and
+         calls.get("plugin_calls") == cases - padding_alone and
+         calls.get("fallback_calls", 0) == padding_alone,
+         f"max_pool2d with indices, {cases} geometries with ties in {dtype}: "
+         "torch's values and indices, on the plugin",
+         f"{len(wrong)} differ, first {wrong[:3]}; report {calls!r}")
+
+
+pool_sweep(torch.float32)
+pool_sweep(torch.float64)
 t.done()
