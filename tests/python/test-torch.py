@@ -163,6 +163,10 @@ CASES["gather"] = ((table.T, 1, ids.repeat(2, 1)), {},
 convx, convw, convb = rand(2, 4, 7, 6), rand(6, 2, 3, 3), rand(6)
 CASES["conv2d"] = ((convx, convw, convb, [2, 1], 1, 1, 2), {},
                    lambda: F.conv2d(convx, convw, convb, (2, 1), 1, 1, 2))
+# max_pool2d: padding, dilation and ceil_mode (test-pool.py covers it all)
+CASES["max_pool2d"] = ((convx, [3, 2], [2, 1], 1, [1, 2], True), {},
+                       lambda: F.max_pool2d(convx, (3, 2), (2, 1), 1, (1, 2),
+                                            True))
 CASES["matmul"] = (CASES["matmul"][0], {},
                    lambda: CASES["matmul"][0][0] @ CASES["matmul"][0][1])
 # ops with an out= or in-place form, and the two-result ops, are checked
