@@ -114,7 +114,8 @@ static bp_status as4d(bp_tensor *x, bp_tensor **out) {
 
 /* x [N, C, H, W] padded by p before and pad_end after, with `fill`
  * (a new tensor; x itself, retained, without padding). */
-static bp_status padded(bp_tensor *x, const geo2 *g, double fill, bp_tensor **out) {
+static bp_status padded(const bp_kernel_ctx *ctx, bp_tensor *x, const geo2 *g, double fill,
+                        bp_tensor **out) {
   const bp_tensor_view *v = &x->view;
   if (!g->p[0] && !g->p[1] && !g->pad_end[0] && !g->pad_end[1]) {
     *out = bp_tensor_retain(x);
@@ -124,6 +125,12 @@ static bp_status padded(bp_tensor *x, const geo2 *g, double fill, bp_tensor **ou
                       v->sizes[3] + g->p[1] + g->pad_end[1]};
   bp_tensor *p = NULL, *in = NULL, *r = NULL;
   bp_status st = bp_tensor_empty(v->device, v->dtype, 4, sizes, &p);
+  if (st) {
+    char why[256], shape[160];
+    snprintf(why, sizeof why, "%s", bp_last_error());
+    return bp__error(st, "%s: the input padded to %s could not be allocated: %s", ctx->op_name,
+                     bp__shape_str(4, sizes, shape, sizeof shape), why);
+  }
   bp_value f[1] = {fv(fill)};
   if (!st) st = bp__core_step("core::fill_", &p, f, 1);
   if (!st) {
@@ -216,11 +223,11 @@ static bp_status pool_geo(const bp_kernel_ctx *ctx, const bp_value *args, bool a
 
 /* The windows of input x (args[0]) padded with `fill`, reduced by core op
  * `op` (amax, sum) over the window dims: [N, C, OH, OW] in *out. */
-static bp_status reduce_windows(const bp_value *args, const geo2 *g, double fill, const char *op,
-                                bp_tensor **out) {
+static bp_status reduce_windows(const bp_kernel_ctx *ctx, const bp_value *args, const geo2 *g,
+                                double fill, const char *op, bp_tensor **out) {
   bp_tensor *x4 = NULL, *p = NULL, *w = NULL;
   bp_status st = as4d(args[0].u.tensor, &x4);
-  if (!st) st = padded(x4, g, fill, &p);
+  if (!st) st = padded(ctx, x4, g, fill, &p);
   if (!st) st = windows(p, g, &w);
   int64_t dims[2] = {-2, -1};
   bp_value dl = {.tag = BP_TAG_INT_LIST, .len = 2};
@@ -263,7 +270,7 @@ static bp_status max_pool2d_composite(const bp_kernel_ctx *ctx, const bp_value *
   double low = is_float(x->dtype) ? -INFINITY
                : x->dtype == BP_UINT8 ? 0.0 : -ldexp(1.0, (int)bp_dtype_size(x->dtype) * 8 - 1);
   bp_tensor *w = NULL, *r = NULL;
-  st = reduce_windows(args, &g, low, "core::amax", &w);
+  st = reduce_windows(ctx, args, &g, low, "core::amax", &w);
   if (!st) st = unbatch(w, x->ndim, &r);
   return st ? st : ret_tensor(rets, r);
 }
@@ -324,7 +331,7 @@ static bp_status avg_pool2d_composite(const bp_kernel_ctx *ctx, const bp_value *
   bp_value to[1] = {{.tag = BP_TAG_SCALAR_TYPE, .u.i = x->dtype}};
   st = bp__core_to_device(dv, x->device, &dd);
   if (!st) st = bp__core_step("core::cast", &dd, to, 1);
-  if (!st) st = reduce_windows(args, &g, 0.0, "core::sum", &w);
+  if (!st) st = reduce_windows(ctx, args, &g, 0.0, "core::sum", &w);
   bp_value div[1] = {tv(dd)};
   if (!st) st = bp__core_step("core::div", &w, div, 1);
   bp_tensor_release(dd);
@@ -505,7 +512,7 @@ static bp_status conv2d_composite(const bp_kernel_ctx *ctx, const bp_value *args
   const bp_tensor_view *x = V(&args[0]);
   bp_tensor *x4 = NULL, *p = NULL, *out = NULL;
   st = as4d(args[0].u.tensor, &x4);
-  if (!st) st = padded(x4, &g, 0.0, &p);
+  if (!st) st = padded(ctx, x4, &g, 0.0, &p);
   int64_t osz[4] = {x4 ? x4->view.sizes[0] : 0, o, g.out[0], g.out[1]};
   if (!st) st = bp__core_empty(ctx, x->device, x->dtype, 4, osz, &out);
   for (int64_t gi = 0; !st && gi < args[6].u.i; gi++)

@@ -23,8 +23,19 @@ typedef struct pool_job {
   int64_t C, H, W, OH, OW;
   int64_t xn, xc, xh, xw; /* input strides, in elements */
   int64_t k[2], s[2], p[2], d[2];
-  size_t item;           /* bytes per element */
+  int64_t kw0, kw1;      /* the kernel columns that reach the input */
 } pool_job;
+
+/* The kernel positions k in [0, K) whose input position start + k * d
+ * lies in [0, n) for some start in [first, last]: [*lo, *hi], empty when
+ * *lo > *hi.  A kernel far wider than the input (with padding up to half
+ * of it) is then walked over the positions that reach the input only. */
+static void kernel_range(int64_t first, int64_t last, int64_t d, int64_t n, int64_t K,
+                         int64_t *lo, int64_t *hi) {
+  *lo = last >= 0 ? 0 : (-last + d - 1) / d;
+  *hi = n - 1 - first < 0 ? -1 : (n - 1 - first) / d;
+  if (*hi > K - 1) *hi = K - 1;
+}
 
 /* The first and last output column whose window position kw lies inside
  * the input: o * s - p + kw * d in [0, W).  Returns false if none. */
@@ -60,10 +71,11 @@ MAXPOOL_ROW(double, maxpool_fold_f64)
       const T *xp = x + plane / j->C * j->xn + plane % j->C * j->xc;                  \
       T *row = out + r * j->OW;                                                       \
       for (int64_t o = 0; o < j->OW; o++) row[o] = (T)-INFINITY;                      \
-      for (int64_t kh = 0; kh < j->k[0]; kh++) {                                      \
-        int64_t ih = oh * j->s[0] - j->p[0] + kh * j->d[0];                           \
-        if (ih < 0 || ih >= j->H) continue;                                           \
-        for (int64_t kw = 0; kw < j->k[1]; kw++) {                                    \
+      int64_t top = oh * j->s[0] - j->p[0], kh0, kh1;                                 \
+      kernel_range(top, top, j->d[0], j->H, j->k[0], &kh0, &kh1);                     \
+      for (int64_t kh = kh0; kh <= kh1; kh++) {                                       \
+        int64_t ih = top + kh * j->d[0];                                              \
+        for (int64_t kw = j->kw0; kw <= j->kw1; kw++) {                               \
           int64_t lo, hi;                                                             \
           if (!column_range(j, kw, &lo, &hi)) continue;                               \
           int64_t iw = lo * j->s[1] - j->p[1] + kw * j->d[1];                         \
@@ -84,7 +96,6 @@ static bp_status max_pool2d_impl(const bp_kernel_ctx *ctx, const bp_value *args,
   int32_t nd = vx->ndim; /* 4, or 3 unbatched */
   j.x = vx->data;
   j.out = vo->data;
-  j.item = (size_t)vx->itemsize;
   j.C = vx->sizes[nd - 3];
   j.H = vx->sizes[nd - 2], j.W = vx->sizes[nd - 1];
   j.xn = nd == 4 ? vx->strides[0] : 0;
@@ -98,10 +109,13 @@ static bp_status max_pool2d_impl(const bp_kernel_ctx *ctx, const bp_value *args,
     j.p[a] = args[3].u.ints[a];
     j.d[a] = args[4].u.ints[a];
   }
+  /* Output column o's window starts at o * s - p: columns 0 .. OW-1. */
+  kernel_range(-j.p[1], (j.OW - 1) * j.s[1] - j.p[1], j.d[1], j.W, j.k[1], &j.kw0, &j.kw1);
   int64_t rows = vo->numel / j.OW;
   /* About 4096 window positions a chunk, so small pools stay inline. */
-  int64_t per_row = j.OW * j.k[0] * j.k[1];
-  int64_t grain = per_row >= 4096 ? 1 : 4096 / per_row;
+  int64_t kh_max = j.k[0] < j.H ? j.k[0] : j.H;
+  double per_row = (double)j.OW * (double)kh_max * (double)(j.kw1 - j.kw0 + 1);
+  int64_t grain = per_row >= 4096 ? 1 : per_row < 1 ? 4096 : (int64_t)(4096 / per_row);
   cpu_parallel_for(rows, grain, vx->dtype == BP_FLOAT64 ? maxpool_rows_f64 : maxpool_rows_f32,
                    &j);
   return BP_OK;

@@ -432,6 +432,14 @@ def _pair(v, default=None):
     return v * 2 if len(v) == 1 else v
 
 
+def _reaching(first, last, d, n, k):
+    """The kernel positions i in range(k) whose input position start + i d
+    lies in [0, n) for some window start in [first, last]."""
+    lo = 0 if last >= 0 else -(last // d)
+    hi = min(k - 1, (n - 1 - first) // d) if n - 1 - first >= 0 else -1
+    return range(lo, hi + 1)
+
+
 def _max_pool2d_with_indices(args, kwargs):
     """(max_pool2d, indices): the values by core::max_pool2d; each index
     (h W + w in the input) is torch's: the first window position, in its
@@ -459,25 +467,41 @@ def _max_pool2d_with_indices(args, kwargs):
     H, W = x.shape[-2], x.shape[-1]
     OH, OW = out.shape[-2], out.shape[-1]
     dev = x.device
-    # x padded with -inf wide enough for every window
-    ph = max(0, (OH - 1) * st[0] + (k[0] - 1) * dil[0] + 1 - pad[0] - H)
-    pw = max(0, (OW - 1) * st[1] + (k[1] - 1) * dil[1] + 1 - pad[1] - W)
+    # the kernel positions that reach the input from some window (a
+    # kernel far wider than the input, with padding up to half of it,
+    # reaches it from a few); more than 64 are left to torch's own loop
+    reach = [_reaching(-pad[i], (n - 1) * st[i] - pad[i], dil[i], size, k[i])
+             for i, n, size in ((0, OH, H), (1, OW, W))]
+    if not 0 < len(reach[0]) * len(reach[1]) <= 64:
+        raise Unsupported("more than 64 kernel positions, or none")
+    # x padded with -inf as far as those positions read, before (lead) and
+    # after (trail) each of its last two dims
+    lead, trail = [], []
+    for i, n, size in ((0, OH, H), (1, OW, W)):
+        first = -pad[i] + reach[i][0] * dil[i]
+        last = (n - 1) * st[i] - pad[i] + reach[i][-1] * dil[i]
+        lead.append(max(0, -first))
+        trail.append(max(0, last - (size - 1)))
     padded = x
-    if pad[0] or pad[1] or ph or pw:
-        shape = x.shape[:-2] + (H + pad[0] + ph, W + pad[1] + pw)
+    if any(lead) or any(trail):
+        shape = x.shape[:-2] + (H + lead[0] + trail[0], W + lead[1] + trail[1])
         padded = torch.full(shape, float("-inf"), dtype=x.dtype, device=dev)
-        core("copy_")(padded[..., pad[0]:pad[0] + H, pad[1]:pad[1] + W], x)
+        core("copy_")(padded[..., lead[0]:lead[0] + H, lead[1]:lead[1] + W],
+                      x)
     sh, sw = padded.stride(-2), padded.stride(-1)
     strides = padded.stride()[:-2] + (sh * st[0], sw * st[1])
     # the input index of each output's window origin (row 0, column 0)
     base = ((torch.arange(OH, device=dev) * st[0] - pad[0])[:, None] * W +
             (torch.arange(OW, device=dev) * st[1] - pad[1])[None, :])
     found = None
-    for kh in reversed(range(k[0])):
-        for kw in reversed(range(k[1])):
+    for kh in reversed(reach[0]):
+        for kw in reversed(reach[1]):
+            # position (kh, kw) of window (0, 0), in padded
+            row = lead[0] - pad[0] + kh * dil[0]
+            col = lead[1] - pad[1] + kw * dil[1]
             view = padded.as_strided(
                 out.shape, strides, padded.storage_offset() +
-                kh * dil[0] * sh + kw * dil[1] * sw)
+                row * sh + col * sw)
             here = core("add.Scalar")(base, kh * dil[0] * W + kw * dil[1])
             # the last hit taken is the first in scan order
             if found is None:

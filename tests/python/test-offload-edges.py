@@ -74,6 +74,9 @@ EDGES = [
     "F.max_pool2d(pool(nan, 3.0, 3.0, nan), (1, 2), return_indices=True)",
     "F.max_pool2d(pool(2.0, 7.0, 7.0, 1.0), (1, 3), 1, return_indices=True)",
     "F.max_pool2d(pool(-inf, -inf), (1, 2), return_indices=True)",
+    # more than 64 kernel positions reach the input: torch's own loop
+    "F.max_pool2d(torch.arange(400.0).view(1, 1, 20, 20) % 7, 9, 2, 4, "
+    "return_indices=True)",
     # in place, with an input that overlaps what is written
     "(lambda y: y[1:].add_(y[:-1]))(f32(1, 2, 3, 4, 5))",
     "(lambda y: y[:2].mul_(y[1:]))(f32(1, 2, 3))",
@@ -125,6 +128,10 @@ ON_PLUGIN = [
      "aten.max_pool2d_with_indices.default"),
     ("F.max_pool2d(pool(-0.0, 0.0, 0.0, -0.0), (1, 2), 1, "
      "return_indices=True)", "aten.max_pool2d_with_indices.default"),
+    # a kernel far wider than the input (padding half of it): only the
+    # positions that reach the input are tried
+    ("F.max_pool2d(pool(3.0, 5.0), 2**30, 1, 2**29, return_indices=True)",
+     "aten.max_pool2d_with_indices.default"),
 ]
 
 

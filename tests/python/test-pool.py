@@ -3,7 +3,8 @@ kernel up to 4x4 with strides up to 3, padding up to half the kernel,
 dilation 1 and 2, and ceil_mode; inputs with equal maxima, -0.0 beside
 +0.0 (the first in the window's scan order is kept), NaN (it propagates)
 and infinities; strided, transposed, offset and unbatched inputs; float32
-and float64 (the plugin's kernel) and float16 (the host's composite)."""
+and float64 (the plugin's kernel) and float16 (the host's composite);
+a kernel far wider than the input."""
 
 import itertools
 import os
@@ -104,4 +105,22 @@ got = torch.from_dlpack(pool(x, [1, 2], [1, 1], [0, 1], [1, 2], False))
 t.ok(torch.equal(got, F.max_pool2d(x, (1, 2), 1, (0, 1), (1, 2))) and
      got.shape == (1, 1, 1, 1) and got.item() == float("-inf"),
      "a window of padding alone: -inf", repr(got))
+# A kernel far wider than the input, with padding half of it: the kernel
+# walks the positions that reach the input only (2**61 would take years
+# otherwise), as torch's does.
+x = torch.tensor([[[[3.0, 5.0]]]])
+got = torch.from_dlpack(pool(x, [2**61, 2**61], [1, 1], [2**60, 2**60],
+                             [1, 1], False))
+t.ok(torch.equal(got, F.max_pool2d(x, 2**20, 1, 2**19)),
+     "a kernel of 2**61 with padding 2**60 on [1, 1, 1, 2]", repr(got))
+# On the host's composite (float16), which pads the input, such a
+# geometry fails and names the op and the padded size.
+try:
+    pool(x.half(), [2**40, 2**40], [1, 1], [2**39, 2**39], [1, 1], False)
+    t.ok(False, "the composite refuses a padded input past int64")
+except backplane.SizeOverflowError as e:
+    t.ok("core::max_pool2d: the input padded to [1, 1, 1099511627777, "
+         "1099511627778] could not be allocated" in str(e),
+         "the composite refuses a padded input past int64, naming it",
+         str(e))
 t.done()
