@@ -28,15 +28,21 @@ const char *bp__core_scalar_str(const bp_value *s, char *buf, size_t n) {
   return buf;
 }
 
-/* bp_tensor_empty for a composite's result or buffer: a failure names the
- * op (the allocator's own message names only the size). */
-bp_status bp__core_empty(const bp_kernel_ctx *ctx, bp_device dev, int32_t dt, int32_t ndim,
-                         const int64_t *sizes, bp_tensor **out) {
+/* bp_tensor_empty for a composite's tensor `what` ("its result", "the
+ * input padded to [...]"): a failure names the op and `what` (the
+ * allocator's own message names only the size). */
+bp_status bp__core_alloc(const bp_kernel_ctx *ctx, const char *what, bp_device dev, int32_t dt,
+                         int32_t ndim, const int64_t *sizes, bp_tensor **out) {
   bp_status st = bp_tensor_empty(dev, dt, ndim, sizes, out);
   if (st == BP_OK) return BP_OK;
   char why[256];
   snprintf(why, sizeof why, "%s", bp_last_error());
-  return bp__error(st, "%s: its result could not be allocated: %s", ctx->op_name, why);
+  return bp__error(st, "%s: %s could not be allocated: %s", ctx->op_name, what, why);
+}
+
+bp_status bp__core_empty(const bp_kernel_ctx *ctx, bp_device dev, int32_t dt, int32_t ndim,
+                         const int64_t *sizes, bp_tensor **out) {
+  return bp__core_alloc(ctx, "its result", dev, dt, ndim, sizes, out);
 }
 
 /*

@@ -124,13 +124,10 @@ static bp_status padded(const bp_kernel_ctx *ctx, bp_tensor *x, const geo2 *g, d
   int64_t sizes[4] = {v->sizes[0], v->sizes[1], v->sizes[2] + g->p[0] + g->pad_end[0],
                       v->sizes[3] + g->p[1] + g->pad_end[1]};
   bp_tensor *p = NULL, *in = NULL, *r = NULL;
-  bp_status st = bp_tensor_empty(v->device, v->dtype, 4, sizes, &p);
-  if (st) {
-    char why[256], shape[160];
-    snprintf(why, sizeof why, "%s", bp_last_error());
-    return bp__error(st, "%s: the input padded to %s could not be allocated: %s", ctx->op_name,
-                     bp__shape_str(4, sizes, shape, sizeof shape), why);
-  }
+  char shape[160], what[192];
+  snprintf(what, sizeof what, "the input padded to %s",
+           bp__shape_str(4, sizes, shape, sizeof shape));
+  bp_status st = bp__core_alloc(ctx, what, v->device, v->dtype, 4, sizes, &p);
   bp_value f[1] = {fv(fill)};
   if (!st) st = bp__core_step("core::fill_", &p, f, 1);
   if (!st) {

@@ -211,7 +211,11 @@ bp_status bp__core_meta_unary(const bp_kernel_ctx *ctx, const bp_value *args, si
 int32_t bp__core_promote_weak(int32_t dt, const bp_value *s);
 /* A Scalar as text ("2.5", "True"), into buf. */
 const char *bp__core_scalar_str(const bp_value *s, char *buf, size_t n);
-/* bp_tensor_empty for a composite, whose failure names ctx's op. */
+/* bp_tensor_empty for a composite's tensor `what` ("the input padded to
+ * [1, 3, 9, 9]"), whose failure names ctx's op and `what`. */
+bp_status bp__core_alloc(const bp_kernel_ctx *ctx, const char *what, bp_device dev, int32_t dt,
+                         int32_t ndim, const int64_t *sizes, bp_tensor **out);
+/* The same for a composite's result ("its result"). */
 bp_status bp__core_empty(const bp_kernel_ctx *ctx, bp_device dev, int32_t dt, int32_t ndim,
                          const int64_t *sizes, bp_tensor **out);
 /* A 0-dim tensor of dtype dt on device dev holding the Scalar s converted

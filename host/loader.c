@@ -234,8 +234,9 @@ static bp_status attach(bp__plugin *p, bp_plugin_init_fn init) {
     p->loading = false;
     /* A registration's own message names the plugin already. */
     char self[160];
-    snprintf(self, sizeof self, "plugin '%s': ", p->name);
-    const char *reason = strncmp(why, self, strlen(self)) ? why : why + strlen(self);
+    int n = snprintf(self, sizeof self, "plugin '%s': ", p->name);
+    const char *reason =
+        n > 0 && (size_t)n < sizeof self && !strncmp(why, self, (size_t)n) ? why + n : why;
     return bp__error(st, "plugin '%s' (%s): setup failed: %s", p->name, who, reason);
   }
   bp__registry_commit(p);

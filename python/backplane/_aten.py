@@ -467,21 +467,21 @@ def _max_pool2d_with_indices(args, kwargs):
     H, W = x.shape[-2], x.shape[-1]
     OH, OW = out.shape[-2], out.shape[-1]
     dev = x.device
-    # the kernel positions that reach the input from some window (a
-    # kernel far wider than the input, with padding up to half of it,
-    # reaches it from a few); more than 64 are left to torch's own loop
-    reach = [_reaching(-pad[i], (n - 1) * st[i] - pad[i], dil[i], size, k[i])
-             for i, n, size in ((0, OH, H), (1, OW, W))]
-    if not 0 < len(reach[0]) * len(reach[1]) <= 64:
-        raise Unsupported("more than 64 kernel positions, or none")
-    # x padded with -inf as far as those positions read, before (lead) and
-    # after (trail) each of its last two dims
-    lead, trail = [], []
+    # Per dim: the kernel positions that reach the input from some window
+    # (a kernel far wider than the input, with padding up to half of it,
+    # reaches it from a few), and how far x must be padded with -inf
+    # before (lead) and after (trail) for those positions to read.
+    reach, lead, trail = [], [], []
     for i, n, size in ((0, OH, H), (1, OW, W)):
-        first = -pad[i] + reach[i][0] * dil[i]
-        last = (n - 1) * st[i] - pad[i] + reach[i][-1] * dil[i]
-        lead.append(max(0, -first))
-        trail.append(max(0, last - (size - 1)))
+        r = _reaching(-pad[i], (n - 1) * st[i] - pad[i], dil[i], size, k[i])
+        if not r:
+            raise Unsupported("a window of padding alone")
+        reach.append(r)
+        lead.append(max(0, pad[i] - r[0] * dil[i]))
+        trail.append(max(0, (n - 1) * st[i] - pad[i] + r[-1] * dil[i] -
+                         (size - 1)))
+    if len(reach[0]) * len(reach[1]) > 64:
+        raise Unsupported("more than 64 kernel positions")  # torch's loop
     padded = x
     if any(lead) or any(trail):
         shape = x.shape[:-2] + (H + lead[0] + trail[0], W + lead[1] + trail[1])
