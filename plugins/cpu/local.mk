@@ -25,7 +25,6 @@ cpuplugin_LTLIBRARIES = %D%/cpu.la
 	%D%/softmax.h \
 	%D%/softmax.c \
 	%D%/softmax_cols.c \
-	%D%/softmax_wide.c \
 	%D%/layer_norm.h \
 	%D%/layer_norm.c \
 	%D%/layer_norm_cols.c \

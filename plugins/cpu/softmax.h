@@ -57,15 +57,4 @@ static inline char *row_dst(const softmax_job *j, int64_t r) {
 void cpu_softmax_cols_buf(void *ctx, int64_t begin, int64_t end);
 void cpu_softmax_cols(void *ctx, int64_t begin, int64_t end);
 
-/* The row-order path (softmax_wide.c), for float32 inputs of at least
- * WIDE_BYTES along a dimension followed by at least WIDE_MIN contiguous
- * elements: `outer` slabs of j->len rows of j->inner columns, in groups of
- * WIDE_GROUP_MIN to WIDE_MAX neighbouring columns, each read twice in
- * memory order, on the pool.  Sets j->failed when out of memory. */
-#define WIDE_MIN 1024
-#define WIDE_BYTES ((int64_t)8 << 20)
-#define WIDE_GROUP_MIN 256
-#define WIDE_MAX 4096
-void cpu_softmax_wide(softmax_job *j, int64_t outer);
-
 #endif /* BP_PLUGINS_CPU_SOFTMAX_H */

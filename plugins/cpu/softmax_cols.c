@@ -174,211 +174,238 @@ static void softmax_block(const softmax_job *j, const char *in, char *out, int64
 }
 
 /*
- * Columns of a softmax with one exponential per element (softmax_block_buf).
- * The rows of a column block often lie a power of two of bytes apart (16 KiB
- * along dim 0 of a 4096 x 4096 float32 matrix), so that they fall into a few
- * sets of each cache and a block does not stay there between two passes
- * over it.  The first pass therefore reads the block from memory once,
- * taking each column's max, and copies it into a contiguous buffer, SUB
- * columns after SUB columns (converted to float32 for float16 and
- * bfloat16).  The second pass replaces each element of the buffer by
- * e^(x - max) and sums each column (log_softmax only sums), SUB columns at a
- * time: 512 KiB for 4096 rows of float32, which stays in L2.  The third
- * writes the result from the buffer, a block row at a time, through a tile
- * in L1 that is streamed out when the result is large (log_softmax only,
- * as for rows; see softmax.c).  Blocks of 64 columns (a buffer of 1 MiB
- * for 4096 float32 rows) went a third faster than blocks of 128 (2 MiB,
- * more than L2) on a 4096 x 4096 float32 matrix.  Blocks whose buffer
- * would exceed BUF_MAX (64 columns of more than 8192 float32 or 4096
- * float64 rows) are computed by softmax_block above instead.
+ * Columns of a softmax through a buffer (softmax_block_buf), reading the
+ * input from memory once.  The rows of a column block often lie a power of
+ * two of bytes apart (16 KiB along dim 0 of a 4096 x 4096 float32 matrix),
+ * so that they fall into a few sets of each cache and a block read in place
+ * does not stay there until a second pass.  The first pass therefore copies
+ * the block into a contiguous buffer (float32 for float16 and bfloat16), a
+ * chunk of BCHUNK rows at a time, and while the chunk is still in L1 takes
+ * its max and the sum of its terms e^(x - max), with the running max and
+ * the rescaled sum in double of softmax_block above.  Those exponentials
+ * run while the next rows are on their way from memory, which a separate
+ * pass over the buffer could not overlap.  The second pass writes the
+ * result from the buffer (softmax computing each term again), through a
+ * tile in L1 that is streamed out when the result is large.  On a 4096 x
+ * 4096 float32 matrix on 2 threads of a Zen 4 this took 0.8-0.9 of the
+ * triad's bandwidth, where three passes with one exponential per element
+ * took 0.4-0.5.  Blocks of 64 columns (a buffer of 1 MiB for 4096 float32
+ * rows) stay in L2; blocks whose buffer would exceed BUF_MAX (64 columns of
+ * more than 8192 float32 or 4096 float64 rows) are computed by
+ * softmax_block above instead.
  */
-#define SUB 32       /* columns of a step of the second pass */
-#define AHEAD 16     /* rows of a block prefetched ahead of the first and third passes */
-#define SUMROWS 16   /* rows summed in float before the sum in double */
-
-static inline void prefetch_row_w(const void *p, int64_t n) {
-  for (int64_t i = 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 1);
-}
-
-/* The three passes, for float (float32, float16, bfloat16) and double.  The
- * buffer b holds the block's columns [c0, c0 + SUB) at b + c0 * len, as
- * len rows of min(SUB, w - c0).  Each is also compiled for the usual width
- * as a constant (a whole block, or SUB columns), which GCC unrolls: 10%
- * faster on a block that stays in the caches. */
+#define BCHUNK 16  /* rows of a step of the first pass */
 #if defined(__GNUC__)
 #define ALWAYS_INLINE __attribute__((always_inline))
 #else
 #define ALWAYS_INLINE
 #endif
-#define DEFINE_COLS_BUF(T, sfx, EXP)                                                      \
-  /* m = max(m, each row of x), and the rows copied into b. */                            \
-  static inline ALWAYS_INLINE void bmax_copy_body_##sfx(                                   \
-      T *restrict m, T *restrict b, const T *x, int64_t xs, int64_t len, int64_t w) {       \
-    for (int64_t l = 0; l < len; l++) {                                                    \
-      const T *xr = x + l * xs;                                                            \
-      if (l + AHEAD < len)                                                                 \
-        prefetch_row((const char *)(xr + AHEAD * xs), w * (int64_t)sizeof(T));             \
-      for (int64_t c0 = 0; c0 < w; c0 += SUB) {                                            \
-        int64_t sw = w - c0 < SUB ? w - c0 : SUB;                                          \
-        T *d = b + c0 * len + l * sw;                                                      \
-        for (int64_t c = 0; c < sw; c++) {                                                 \
-          T v = xr[c0 + c];                                                                \
-          d[c] = v;                                                                        \
-          m[c0 + c] = v > m[c0 + c] ? v : m[c0 + c];                                       \
-        }                                                                                  \
-      }                                                                                    \
-    }                                                                                      \
-  }                                                                                        \
-  static CPU_CLONES void bmax_copy_##sfx(T *restrict m, T *restrict b, const T *x,         \
-                                         int64_t xs, int64_t len, int64_t w) {             \
-    if (w == BUF_COLS)                                                                     \
-      bmax_copy_body_##sfx(m, b, x, xs, len, BUF_COLS);                                    \
-    else                                                                                   \
-      bmax_copy_body_##sfx(m, b, x, xs, len, w);                                           \
-  }                                                                                        \
-  /* s = the sums of e^(b - m) over len rows of w columns, and b replaced by     \
-   * the terms when keep is set. */                                                       \
-  static inline ALWAYS_INLINE void bexp_body_##sfx(T *b, double *restrict s,               \
-                                                   const T *restrict m, int64_t len,       \
-                                                   int64_t w, bool keep) {                 \
-    T part[SUB];                                                                           \
-    for (int64_t c = 0; c < w; c++) s[c] = 0;                                              \
-    for (int64_t l0 = 0; l0 < len; l0 += SUMROWS) {                                        \
-      int64_t r = len - l0 < SUMROWS ? len - l0 : SUMROWS;                                 \
-      T *p = b + l0 * w;                                                                   \
-      for (int64_t c = 0; c < w; c++) part[c] = 0;                                         \
-      if (keep)                                                                            \
-        for (int64_t l = 0; l < r; l++)                                                    \
-          for (int64_t c = 0; c < w; c++) {                                                \
-            T v = EXP(p[l * w + c] - m[c]);                                                \
-            p[l * w + c] = v;                                                              \
-            part[c] += v;                                                                  \
-          }                                                                                \
-      else                                                                                 \
-        for (int64_t l = 0; l < r; l++)                                                    \
-          for (int64_t c = 0; c < w; c++) part[c] += EXP(p[l * w + c] - m[c]);             \
-      for (int64_t c = 0; c < w; c++) s[c] += part[c];                                     \
-    }                                                                                      \
-  }                                                                                        \
-  static CPU_CLONES CONTRACT void bexp_##sfx(T *b, double *restrict s, const T *restrict m, \
-                                             int64_t len, int64_t w, bool keep) {          \
-    if (w == SUB)                                                                          \
-      bexp_body_##sfx(b, s, m, len, SUB, keep);                                            \
-    else                                                                                   \
-      bexp_body_##sfx(b, s, m, len, w, keep);                                              \
-  }                                                                                        \
-  /* Rows [l0, l1) of y (row l at y + (l - l0) * ys) = b * inv for softmax, \
-   * or (b - m) - inv (inv the log-sum-exp) for log_softmax, over the whole  \
-   * block of w columns; y's rows ahead are prefetched when `ahead`. */                     \
-  static inline ALWAYS_INLINE void bout_body_##sfx(T *y, int64_t ys, const T *restrict b,  \
-                                                   const T *restrict m, const T *restrict inv, \
-                                                   int64_t len, int64_t l0, int64_t l1,      \
-                                                   int64_t w, bool take_log, bool ahead) {   \
-    for (int64_t l = l0; l < l1; l++) {                                                    \
-      T *yr = y + (l - l0) * ys;                                                           \
-      if (ahead && l + AHEAD < l1) prefetch_row_w(yr + AHEAD * ys, w * (int64_t)sizeof(T)); \
-      for (int64_t c0 = 0; c0 < w; c0 += SUB) {                                            \
-        int64_t sw = w - c0 < SUB ? w - c0 : SUB;                                          \
-        const T *br = b + c0 * len + l * sw;                                               \
-        if (take_log)                                                                      \
-          for (int64_t c = 0; c < sw; c++) yr[c0 + c] = (br[c] - m[c0 + c]) - inv[c0 + c]; \
-        else                                                                               \
-          for (int64_t c = 0; c < sw; c++) yr[c0 + c] = br[c] * inv[c0 + c];              \
-      }                                                                                    \
-    }                                                                                      \
-  }                                                                                        \
-  static CPU_CLONES void bout_##sfx(T *y, int64_t ys, const T *restrict b,                 \
-                                    const T *restrict m, const T *restrict inv, int64_t len, \
-                                    int64_t l0, int64_t l1, int64_t w, bool take_log,       \
-                                    bool ahead) {                                          \
-    if (w == BUF_COLS)                                                                     \
-      bout_body_##sfx(y, ys, b, m, inv, len, l0, l1, BUF_COLS, take_log, ahead);            \
-    else                                                                                   \
-      bout_body_##sfx(y, ys, b, m, inv, len, l0, l1, w, take_log, ahead);                   \
-  }
-DEFINE_COLS_BUF(float, f32, exp_f32)
-DEFINE_COLS_BUF(double, f64, exp)
+#define AHEAD 16   /* rows of a block prefetched ahead of each pass */
+#define OUT_ROWS 16 /* rows of a tile of results streamed out */
 
-static CPU_CLONES void bmax_f32(float *restrict m, const float *b, int64_t len, int64_t w) {
-  for (int64_t l = 0; l < len; l++)
-    for (int64_t c = 0; c < w; c++) m[c] = b[l * w + c] > m[c] ? b[l * w + c] : m[c];
+static inline void prefetch_row_w(const void *p, int64_t n) {
+  for (int64_t i = 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 1);
 }
 
-/* Workspace of one block: the max, the sums, the inverse sums (or
- * log-sum-exp), and a row of float16 or bfloat16 output as float. */
-#define OUT_ROWS 16 /* rows of a tile of results streamed out */
+/* r rows of x (xs elements apart) copied into b (w apart), and m = their
+ * max per column. */
+#define DEFINE_COPY_MAX(T, sfx)                                                           \
+  static CPU_CLONES void copy_max_##sfx(T *restrict m, T *restrict b, const T *restrict x, \
+                                        int64_t xs, int r, int64_t w) {                   \
+    for (int k = 0; k < r; k++)                                                           \
+      for (int64_t c = 0; c < w; c++) {                                                   \
+        T v = x[k * xs + c];                                                              \
+        b[k * w + c] = v;                                                                 \
+        m[c] = v > m[c] ? v : m[c];                                                       \
+      }                                                                                   \
+  }
+DEFINE_COPY_MAX(double, f64)
+
+/*
+ * One chunk of r float rows in one function, so that a block's max and
+ * sums stay in registers.  Row k of x (xs elements apart; x is b itself
+ * when the rows were converted into the buffer already) is copied into b,
+ * the row AHEAD of it is asked for, and each element v is taken into the
+ * running max m and the chunk's sum of e^(x - m) in float, online: where v
+ * is above m the sum is scaled by e^(m - v) and gains 1, else it gains
+ * e^(v - m), one exponential e^-|v - m| either way.  Those exponentials run
+ * while the rows ahead are on their way from memory; done in a pass of
+ * their own after the chunk's copy, the whole first pass took twice as
+ * long.  At the end of the chunk the block's sum in double, taken against
+ * the max before the chunk, is scaled to the new max and gains the chunk's.
+ *
+ * Non-finite values need no branch.  An element equal to the max adds 1:
+ * so does a -inf in a column that is all -inf so far (not e^NaN), and
+ * whatever such a column has summed is scaled by e^-inf = 0 when a finite
+ * max comes, or comes out NaN in the second pass (x - max is NaN there).
+ * A NaN never becomes the max and makes its term NaN, and with it the sum.
+ * A max of +inf makes the sum NaN at the end (see softmax_block_buf), as
+ * e^(inf - inf) does in torch.
+ */
+static inline ALWAYS_INLINE void chunk_body_f32(float *restrict m, double *restrict sum,
+                                                float *b, const float *x, int64_t xs,
+                                                const char *ahead, int64_t ahead_stride,
+                                                int r, int ahead_rows, int64_t w) {
+  float m0[BUF_COLS], part[BUF_COLS];
+  for (int64_t c = 0; c < w; c++) {
+    m0[c] = m[c];
+    part[c] = 0;
+  }
+  for (int k = 0; k < r; k++) {
+    if (k < ahead_rows) prefetch_row(ahead + k * ahead_stride, w * 4);
+    const float *xr = x + k * xs;
+    float *br = b + k * w;
+    for (int64_t c = 0; c < w; c++) {
+      float v = xr[c];
+      br[c] = v;
+      float d = vm_select(v == m[c], 0.0f, v - m[c]);
+      float e = exp_f32(-fabsf(d));
+      int up = d > 0;
+      part[c] = vm_select(up, part[c] * e + 1.0f, part[c] + e);
+      m[c] = vm_select(up, v, m[c]);
+    }
+  }
+  for (int64_t c = 0; c < w; c++) {
+    float scale = vm_select(m[c] > m0[c], exp_f32(m0[c] - m[c]), 1.0f);
+    sum[c] = sum[c] * (double)scale + (double)part[c];
+  }
+}
+
+/* rows rows of softmax (or log_softmax, lse in inv) from b into y, both
+ * w apart, for the second pass of softmax_block_buf. */
+static inline ALWAYS_INLINE void out_body_f32(float *restrict y, const float *restrict b,
+                                              const float *restrict m,
+                                              const float *restrict inv, int64_t rows,
+                                              int64_t w, bool take_log) {
+  for (int64_t k = 0; k < rows; k++)
+    for (int64_t c = 0; c < w; c++) {
+      float v = b[k * w + c] - m[c];
+      y[k * w + c] = take_log ? v - inv[c] : exp_f32(v) * inv[c];
+    }
+}
+
+static CPU_CLONES CONTRACT void out_f32(float *restrict y, const float *restrict b,
+                                        const float *restrict m, const float *restrict inv,
+                                        int64_t rows, int64_t w, bool take_log) {
+  if (w == BUF_COLS && rows == OUT_ROWS && !take_log)
+    out_body_f32(y, b, m, inv, OUT_ROWS, BUF_COLS, false);
+  else if (w == BUF_COLS && rows == OUT_ROWS)
+    out_body_f32(y, b, m, inv, OUT_ROWS, BUF_COLS, true);
+  else if (take_log)
+    out_body_f32(y, b, m, inv, rows, w, true);
+  else
+    out_body_f32(y, b, m, inv, rows, w, false);
+}
+
+static CPU_CLONES CONTRACT void chunk_f32(float *restrict m, double *restrict sum, float *b,
+                                          const float *x, int64_t xs, const char *ahead,
+                                          int64_t ahead_stride, int r, int ahead_rows,
+                                          int64_t w) {
+  if (w == BUF_COLS && r == BCHUNK)
+    chunk_body_f32(m, sum, b, x, xs, ahead, ahead_stride, BCHUNK, ahead_rows, BUF_COLS);
+  else
+    chunk_body_f32(m, sum, b, x, xs, ahead, ahead_stride, r, ahead_rows, w);
+}
+
+/* Workspace of one block: the running max, a chunk's max, the sums, the
+ * inverse sums (or log-sum-exp), a chunk's float sums, a row of float16 or
+ * bfloat16 output as float, and the tile streamed out. */
 typedef struct buf_space {
-  double m[BUF_COLS], sum[BUF_COLS], inv[BUF_COLS];
-  float y[BUF_COLS];
+  double m[BUF_COLS], cm[BUF_COLS], sum[BUF_COLS], inv[BUF_COLS];
+  float part[BUF_COLS], y[BUF_COLS];
   _Alignas(64) double tile[OUT_ROWS * BUF_COLS];
 } buf_space;
 
-/* The three passes over one block of w <= BUF_COLS columns, through buf. */
+/* Row l of the result from row l of the buffer, into y. */
+static void buf_out_row(const softmax_job *j, void *y, const void *b, const buf_space *ws,
+                        int64_t w) {
+  if (j->dt == BP_FLOAT64) {
+    if (j->log)
+      cols_log_softmax_f64(y, b, ws->m, ws->inv, w);
+    else
+      cols_softmax_f64(y, b, ws->m, ws->inv, w);
+  } else if (j->log) {
+    cols_log_softmax_f32(y, b, (const float *)ws->m, (const float *)ws->inv, w);
+  } else {
+    cols_softmax_f32(y, b, (const float *)ws->m, (const float *)ws->inv, w);
+  }
+}
+
+/* The two passes over one block of w <= BUF_COLS columns, through buf. */
 static void softmax_block_buf(const softmax_job *j, const char *in, char *out, int64_t w,
                               buf_space *ws, void *buf) {
-  bool f64 = j->dt == BP_FLOAT64;
-  int64_t len = j->len, sz = j->isz, ostride = j->inner * sz;
-  float *mf = (float *)ws->m, *invf = (float *)ws->inv, *bf = buf;
-  double *bd = buf;
-  for (int64_t c = 0; c < w; c++)
+  bool f64 = j->dt == BP_FLOAT64, direct = f64 || j->dt == BP_FLOAT32;
+  int64_t len = j->len, sz = j->isz, ostride = j->inner * sz, rowbytes = w * sz;
+  int64_t bsz = f64 ? 8 : 4; /* the buffer's element */
+  float *mf = (float *)ws->m;
+  for (int64_t c = 0; c < w; c++) {
     if (f64)
       ws->m[c] = -INFINITY;
     else
       mf[c] = -INFINITY;
-  if (f64) {
-    bmax_copy_f64(ws->m, bd, (const double *)in, j->stride / sz, len, w);
-  } else if (j->dt == BP_FLOAT32) {
-    bmax_copy_f32(mf, bf, (const float *)in, j->stride / sz, len, w);
-  } else {
-    for (int64_t l = 0; l < len; l++) {
-      if (l + AHEAD < len) prefetch_row(in + (l + AHEAD) * j->stride, w * sz);
-      for (int64_t c0 = 0; c0 < w; c0 += SUB) {
-        int64_t sw = w - c0 < SUB ? w - c0 : SUB;
-        cpu_gather_f32(bf + c0 * len + l * sw, in + l * j->stride + c0 * sz, sz, sw, j->dt);
-      }
+    ws->sum[c] = 0;
+  }
+  for (int64_t l0 = 0; l0 < len; l0 += BCHUNK) {
+    int r = (int)(len - l0 < BCHUNK ? len - l0 : BCHUNK);
+    char *b = (char *)buf + l0 * w * bsz;
+    const void *x[BCHUNK];
+    for (int k = 0; k < r; k++) x[k] = b + k * w * bsz;
+    const char *src = in + l0 * j->stride;
+    if (f64) {
+      for (int64_t l = l0 + AHEAD; l < l0 + AHEAD + r && l < len; l++)
+        prefetch_row(in + l * j->stride, rowbytes);
+      for (int64_t c = 0; c < w; c++) ws->cm[c] = -INFINITY;
+      copy_max_f64(ws->cm, (double *)b, (const double *)src, j->stride / 8, r, w);
+      rescale_f64(ws->m, ws->cm, ws->sum, w);
+      memcpy(ws->cm, ws->sum, (size_t)w * sizeof ws->sum[0]); /* the sums before the chunk */
+      for (int k = 0; k < r; k++) cols_exp_sum_f64(ws->sum, x[k], ws->m, w);
+      /* (see softmax_block for the columns that are all -inf or NaN so far) */
+      for (int64_t c = 0; c < w; c++)
+        if (ws->m[c] == -INFINITY) ws->sum[c] = ws->cm[c] + masked_terms(x, r, c, true);
+      continue;
     }
-    for (int64_t c0 = 0; c0 < w; c0 += SUB)
-      bmax_f32(mf + c0, bf + c0 * len, len, w - c0 < SUB ? w - c0 : SUB);
+    int ahead_rows = (int)(len - l0 - AHEAD < r ? len - l0 - AHEAD : r);
+    if (j->dt == BP_FLOAT32) {
+      chunk_f32(mf, ws->sum, (float *)b, (const float *)src, j->stride / 4,
+                src + AHEAD * j->stride, j->stride, r, ahead_rows, w);
+    } else {
+      for (int k = 0; k < r; k++)
+        cpu_gather_f32((float *)x[k], src + k * j->stride, sz, w, j->dt);
+      chunk_f32(mf, ws->sum, (float *)b, (const float *)b, w, src + AHEAD * j->stride, j->stride,
+                r, ahead_rows, w);
+    }
   }
-  /* A column whose max is -inf (all -inf) sums e^(-inf - -inf), NaN, and
-   * comes out NaN; a NaN anywhere in a column makes its sum NaN. */
-  for (int64_t c0 = 0; c0 < w; c0 += SUB) {
-    int64_t sw = w - c0 < SUB ? w - c0 : SUB;
-    if (f64)
-      bexp_f64(bd + c0 * len, ws->sum + c0, ws->m + c0, len, sw, !j->log);
-    else
-      bexp_f32(bf + c0 * len, ws->sum + c0, mf + c0, len, sw, !j->log);
-  }
+  /* A max of +inf: e^(inf - inf) is NaN (see chunk_body_f32). */
+  if (!f64)
+    for (int64_t c = 0; c < w; c++)
+      if (mf[c] == INFINITY) ws->sum[c] = NAN;
   for (int64_t c = 0; c < w; c++) {
     double v = j->log ? log(ws->sum[c]) : 1.0 / ws->sum[c];
     if (f64)
       ws->inv[c] = v;
     else
-      invf[c] = (float)v;
+      ((float *)ws->inv)[c] = (float)v;
   }
-  if (j->stream && (f64 || j->dt == BP_FLOAT32)) {
+  const char *b = buf;
+  if (j->stream && direct) {
     /* OUT_ROWS rows at a time into a tile in L1, streamed out from there. */
     for (int64_t l0 = 0; l0 < len; l0 += OUT_ROWS) {
       int64_t l1 = len - l0 < OUT_ROWS ? len : l0 + OUT_ROWS;
       if (f64)
-        bout_f64(ws->tile, w, bd, ws->m, ws->inv, len, l0, l1, w, j->log, false);
+        for (int64_t l = l0; l < l1; l++)
+          buf_out_row(j, (char *)ws->tile + (l - l0) * rowbytes, b + l * w * bsz, ws, w);
       else
-        bout_f32((float *)ws->tile, w, bf, mf, invf, len, l0, l1, w, j->log, false);
-      cpu_stream_rows(out + l0 * ostride, ostride, ws->tile, w * sz, l1 - l0, (size_t)(w * sz));
+        out_f32((float *)ws->tile, (const float *)b + l0 * w, mf, (const float *)ws->inv,
+                l1 - l0, w, j->log);
+      cpu_stream_rows(out + l0 * ostride, ostride, ws->tile, rowbytes, l1 - l0, (size_t)rowbytes);
     }
-  } else if (f64) {
-    bout_f64((double *)out, ostride / sz, bd, ws->m, ws->inv, len, 0, len, w, j->log, true);
-  } else if (j->dt == BP_FLOAT32) {
-    bout_f32((float *)out, ostride / sz, bf, mf, invf, len, 0, len, w, j->log, true);
-  } else {
-    for (int64_t l = 0; l < len; l++) {
-      for (int64_t c0 = 0; c0 < w; c0 += SUB) {
-        int64_t sw = w - c0 < SUB ? w - c0 : SUB;
-        bout_f32(ws->y + c0, 0, bf + c0 * len, mf + c0, invf + c0, len, l, l + 1, sw, j->log,
-                 false);
-      }
-      cpu_scatter_f32(out + l * ostride, sz, ws->y, w, j->dt);
-    }
+    return;
+  }
+  for (int64_t l = 0; l < len; l++) {
+    char *dst = out + l * ostride;
+    if (l + AHEAD < len) prefetch_row_w(dst + AHEAD * ostride, rowbytes);
+    buf_out_row(j, direct ? (void *)dst : ws->y, b + l * w * bsz, ws, w);
+    if (!direct) cpu_scatter_f32(dst, sz, ws->y, w, j->dt);
   }
 }
 

@@ -177,7 +177,7 @@ static void softmax_columns_case(bool log_, int32_t dt, int32_t n, const int64_t
  * (masked): 8 rows (a whole step of the running max), 11, and 1.  Three
  * more have a NaN among such leading rows, where the running max is still
  * -inf, which must make the whole column NaN: 8 NaN rows, -inf rows with a
- * NaN at row 3, and 12 -inf rows with a NaN at row 9. */
+ * NaN at row 3, and 12 -inf rows with a NaN at row 9.  Two have a +inf. */
 static void softmax_growing(bool log_, int32_t dt, int64_t len, int64_t cols, double slope) {
   int64_t sz[2] = {len, cols};
   rt *v = rt_new(dt, 2, sz);
@@ -196,6 +196,13 @@ static void softmax_growing(bool log_, int32_t dt, int64_t len, int64_t cols, do
       for (int64_t l = 0; l < 8 && l < len; l++) v->f[l * cols + c] = NAN;
     else if (nan_masked[k][2] < len)
       v->f[nan_masked[k][2] * cols + c] = NAN;
+  }
+  /* +inf makes its column NaN (e^(inf - inf)): one in the middle of a
+   * column, and one in its first row after a NaN-free -inf. */
+  if (cols > 10) {
+    v->f[(len / 3) * cols + 9] = INFINITY;
+    v->f[10] = -INFINITY;
+    if (len > 1) v->f[cols + 10] = INFINITY;
   }
   bp_tensor *a = from_rt(v);
   const char *name = log_ ? "log_softmax" : "softmax";
@@ -221,12 +228,11 @@ typedef struct col_shape {
   int64_t dim;
 } col_shape;
 
-/* Shapes around softmax_wide.c's groups (1024 columns and more): one
- * group, a thread's half of a row, groups of 4096 with a remainder of 4,
- * rows of 1, 16 (a step of the first pass) and 17, outer slabs; values
- * that grow so that the running max changes in every step, with masked
- * and NaN columns. */
-static void softmax_wide(void) {
+/* Wide matrices along dim 0 (1024 columns and more, as many blocks of 64
+ * columns as a thread takes): a remainder of 4 columns, rows of 1, 16 (a
+ * step of the first pass) and 17, outer slabs; values that grow so that
+ * the running max changes in every step, with masked and NaN columns. */
+static void softmax_wide_columns(void) {
   cpu_setup();
   static const col_shape shapes[] = {
       {2, {37, 1024}, 0}, {2, {20, 1040}, 0}, {2, {17, 4100}, 0}, {2, {1, 1024}, 0},
@@ -284,14 +290,7 @@ static void softmax_columns(void) {
     softmax_growing(lg, BP_FLOAT64, 4100, 131, -0.001);
   }
   cpu_done();
-  /* float32 inputs of 8 MiB and more with at least 1024 columns are read
-   * twice in memory order instead, in groups of 256 to 4096 columns a
-   * thread: the same shapes through the buffer (they are smaller), then
-   * through the groups (BP_CPU_WIDE_BYTES=0). */
-  softmax_wide();
-  setenv("BP_CPU_WIDE_BYTES", "0", 1);
-  softmax_wide();
-  unsetenv("BP_CPU_WIDE_BYTES");
+  softmax_wide_columns();
 }
 
 static void layer_norm_columns_case(int32_t dt, int32_t n, const int64_t *sizes, int32_t nnorm,
