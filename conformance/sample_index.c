@@ -92,6 +92,14 @@ static void set_sizes(slist *L) {
     snprintf(label, sizeof label, "rank %d", (int)ranks[i].n);
     valid(L, label, ranks[i].n, ranks[i].s, L_CONTIG, -1, ranks[i].n ? 2 : 1, L_CONTIG, BP_INT64);
   }
+  /* gather of a 0-dim self with a 1-dim index (PyTorch takes self as one
+   * element): n copies of it */
+  for (int64_t n = 0; n < 4 && kind_of(L) == K_GATHER; n += 1 + (n > 0)) {
+    int64_t none[1] = {0}, len[1] = {n};
+    snprintf(label, sizeof label, "rank 0, an index of %lld", (long long)n);
+    one(L, label, cert_gen_input(L, 0, L->dt, 0, none), L_CONTIG, 0,
+        rand_index(BP_INT64, 1, len, 1), L_CONTIG);
+  }
 }
 
 static void set_layouts(slist *L) {
@@ -193,6 +201,13 @@ static void set_bad(slist *L) {
     static const int64_t s24[] = {2, 4};
     s = one(L, "an index larger than self off dim", cert_gen_input(L, 0, L->dt, 2, s23), L_CONTIG,
             0, rand_index(BP_INT64, 2, s24, 2), L_CONTIG);
+    /* a 0-dim self has one element: index 1 is out of range */
+    int64_t none[1] = {0};
+    rt *ix = rt_new(BP_INT64, 1, s3);
+    for (int64_t j = 0; j < 3; j++) ix->i[j] = j == 2;
+    s = one(L, "index 1 of a 0-dim self", cert_gen_input(L, 0, L->dt, 0, none), L_CONTIG, 0, ix,
+            L_CONTIG);
+    s->refuse = BP_ERR_INVALID_ARGUMENT;
   } else {
     s = one(L, "a 1-dimensional weight", cert_gen_input(L, 0, L->dt, 1, s3), L_CONTIG, 0,
             rand_index(BP_INT64, 1, s1, 3), L_CONTIG);

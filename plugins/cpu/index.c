@@ -371,7 +371,8 @@ static bp_status gather_impl(const bp_kernel_ctx *ctx, const bp_value *args, bp_
   if (st) return st;
   const bp_tensor_view *vc = view_of(c);
   int32_t nd = vo->ndim;
-  bool contiguous_row = nd == 0 || vc->strides[nd - 1] == 1 || size == 1;
+  /* (a 0-dim self, beside a 1-dim index, stands for one element) */
+  bool contiguous_row = nd == 0 || vc->ndim == 0 || vc->strides[nd - 1] == 1 || size == 1;
   gather_job j = {vc, vo, ix, dim, size, NULL, false};
   if (contiguous_row && (nd == 0 || dim == nd - 1)) j.along = pick_along(vc->itemsize);
   int64_t last = vo->ndim > 0 ? vo->sizes[vo->ndim - 1] : 1;
