@@ -15,7 +15,7 @@ import torch
 from backplane import _aten_backward
 from backplane._aten_base import (
     Unsupported, _check_number, _exact, _floating, _in_int_range, _INT_RANGE,
-    _no_bool_sub, _number, _partial_overlap, _same, _to, core)
+    _like, _no_bool_sub, _number, _partial_overlap, _same, _to, core)
 
 
 def _binary(name, a, b, dtype=None, **kw):
@@ -26,8 +26,11 @@ def _binary(name, a, b, dtype=None, **kw):
     dtype = dtype or torch.result_type(a, b)
     if _number(b):
         _check_number(b, dtype)
-        return core(name + ".Scalar")(_to(a, dtype), b, **kw)
-    return core(name)(_to(a, dtype), _to(b, dtype), **kw)
+        return _like(a, core(name + ".Scalar")(_to(a, dtype), b, **kw))
+    r = core(name)(_to(a, dtype), _to(b, dtype), **kw)
+    # torch lays the result out as the first operand of the result's
+    # shape (one that is not broadcast)
+    return _like(a if a.shape == r.shape else b, r)
 
 
 def _alpha(kwargs, a, b):
@@ -97,10 +100,15 @@ def _inplace(name):
     return fn
 
 
-def _unary(name, floating=True):
+def _unary(name, floating=True, integers=True):
+    """core::name of a tensor; floating: integers and bools are computed
+    in the default float dtype, as torch does, unless `integers` is off
+    (torch has no such kernel: gelu, silu)."""
     def fn(args, kwargs):
         a = args[0]
-        return core(name)(_floating(a) if floating else a)
+        if not (integers or a.is_floating_point()):
+            raise Unsupported(f"{name} of {a.dtype}")
+        return _like(a, core(name)(_floating(a) if floating else a))
     return fn
 
 
@@ -116,7 +124,10 @@ def _unary_(name):
 def _gelu(args, kwargs):
     approximate = kwargs.get("approximate", args[1] if len(args) > 1
                              else "none")
-    return core("gelu")(_floating(args[0]), approximate=approximate)
+    a = args[0]
+    if not a.is_floating_point():
+        raise Unsupported(f"gelu of {a.dtype}")  # torch has no such kernel
+    return _like(a, core("gelu")(a, approximate=approximate))
 
 
 def _pow(args, kwargs):
@@ -184,8 +195,34 @@ def _softmax(name):
     return fn
 
 
-def _mm(args, kwargs):
+def _matmul(args, kwargs):
     return core("matmul")(args[0], args[1])
+
+
+def _mm(batched):
+    """mm and bmm: core::matmul broadcasts, mm and bmm take matrices (a
+    batch of them) of one dtype whose shapes agree exactly; anything else
+    is left to torch, which says what is wrong."""
+    rank = 3 if batched else 2
+
+    def fn(args, kwargs):
+        a, b = args[0], args[1]
+        if a.dim() != rank or b.dim() != rank or a.dtype != b.dtype or \
+                a.shape[-1] != b.shape[-2] or a.shape[:-2] != b.shape[:-2]:
+            raise Unsupported(f"operands {tuple(a.shape)} {a.dtype} and "
+                              f"{tuple(b.shape)} {b.dtype}")
+        return core("matmul")(a, b)
+    return fn
+
+
+def _bias_fits(bias, shape):
+    """Whether bias broadcasts to shape without growing it (addmm's and
+    linear's rule; core broadcasts both ways)."""
+    try:
+        return tuple(torch.broadcast_shapes(bias.shape, shape)) == \
+            tuple(shape)
+    except RuntimeError:
+        return False
 
 
 def _addmm(args, kwargs):
@@ -196,14 +233,22 @@ def _addmm(args, kwargs):
         raise Unsupported("beta or alpha other than 1")
     if not bias.dtype == m1.dtype == m2.dtype:
         raise Unsupported("operands of different dtypes")
+    if m1.dim() != 2 or m2.dim() != 2 or m1.shape[1] != m2.shape[0] or \
+            not _bias_fits(bias, (m1.shape[0], m2.shape[1])):
+        raise Unsupported("operands whose shapes do not agree")
     if bias.dim() == 1 and bias.shape[0] == m2.shape[1]:
         return core("linear")(m1, m2.t(), bias)
     return _binary("add", core("matmul")(m1, m2), bias)
 
 
 def _linear(args, kwargs):
+    x, w = args[0], args[1]
     bias = args[2] if len(args) > 2 else kwargs.get("bias")
-    return core("linear")(args[0], args[1], bias)
+    if w.dim() != 2 or x.dim() == 0 or x.shape[-1] != w.shape[1] or (
+            bias is not None and
+            not _bias_fits(bias, (*x.shape[:-1], w.shape[0]))):
+        raise Unsupported("operands whose shapes do not agree")
+    return core("linear")(x, w, bias)
 
 
 def _layer_norm(args, kwargs):
@@ -268,7 +313,10 @@ def _clone(args, kwargs):
     if fmt not in (None, torch.contiguous_format, torch.preserve_format):
         raise Unsupported(f"memory_format {fmt}")
     a = args[0]
-    out = torch.empty(a.shape, dtype=a.dtype, device=a.device)
+    if fmt == torch.contiguous_format:
+        out = torch.empty(a.shape, dtype=a.dtype, device=a.device)
+    else:
+        out = torch.empty_like(a)  # torch's layout for preserve_format
     core("copy_")(out, a)
     return out
 
@@ -312,7 +360,7 @@ def _to_copy(args, kwargs):
         raise Unsupported("a copy to another device or layout")
     if dtype is None or dtype == a.dtype:
         return _clone((a,), {})
-    return _to(a, dtype)
+    return _like(a, _to(a, dtype))
 
 
 def _tri(lower):
@@ -331,7 +379,12 @@ def _tri(lower):
 
 
 def _cumsum(args, kwargs):
-    return core("cumsum")(args[0], args[1], dtype=kwargs.get("dtype"))
+    a, dtype = args[0], kwargs.get("dtype")
+    if dtype is not None and (dtype == torch.bool or (
+            a.is_floating_point() and not dtype.is_floating_point)):
+        # torch refuses bool; it converts floats to integers its own way
+        raise Unsupported(f"cumsum of {a.dtype} in {dtype}")
+    return core("cumsum")(a, args[1], dtype=dtype)
 
 def _topk(args, kwargs):
     """core's topk, unless equal values make the choice of indices: torch
@@ -355,6 +408,8 @@ def _convolution(args, kwargs):
      groups) = args
     if transposed or x.dim() != 4:
         raise Unsupported("a transposed or non-2-D convolution")
+    if w.numel() == 0 or x.numel() == 0:
+        raise Unsupported("an empty input or weight")  # torch's own rules
     return core("conv2d")(x, w, bias, list(stride), list(padding),
                           list(dilation), groups)
 
@@ -536,8 +591,8 @@ TABLE = {
     "aten.argmax.default": _argmax,
     "aten._softmax.default": _softmax("softmax"),
     "aten._log_softmax.default": _softmax("log_softmax"),
-    "aten.mm.default": _mm, "aten.bmm.default": _mm,
-    "aten.matmul.default": _mm, "aten.addmm.default": _addmm,
+    "aten.mm.default": _mm(False), "aten.bmm.default": _mm(True),
+    "aten.matmul.default": _matmul, "aten.addmm.default": _addmm,
     "aten.linear.default": _linear,
     "aten.native_layer_norm.default": _layer_norm,
     "aten.masked_fill.Scalar": _masked_fill,
@@ -568,7 +623,7 @@ TABLE = {
 TABLE.update(_aten_backward.TABLE)
 for _n in ("exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "sin", "cos",
            "erf", "silu"):
-    TABLE[f"aten.{_n}.default"] = _unary(_n)
+    TABLE[f"aten.{_n}.default"] = _unary(_n, integers=_n != "silu")
     TABLE[f"aten.{_n}_.default"] = _unary_(_n)
 for _n in ("relu", "neg", "abs"):
     TABLE[f"aten.{_n}_.default"] = _unary_(_n)

@@ -141,3 +141,17 @@ def _same(a, b):
     """a == b elementwise, NaN equal to NaN."""
     eq = a == b
     return eq | (a.isnan() & b.isnan()) if a.is_floating_point() else eq
+
+
+def _like(a, r):
+    """r, computed from a (or from operands laid out as a), in the layout
+    torch gives it: a's own strides where a is dense but not contiguous
+    (a transposed or channels-last tensor), as torch.empty_like(a) does;
+    core's results are contiguous."""
+    if r.shape != a.shape or a.is_contiguous():
+        return r
+    out = torch.empty_like(a, dtype=r.dtype)
+    if out.stride() == r.stride():
+        return r
+    core("copy_")(out, r)
+    return out

@@ -102,6 +102,28 @@ EDGES = [
     # addmm's operands must share a dtype
     "torch.addmm(torch.ones(2, 3), torch.ones(2, 4, dtype=torch.bfloat16), "
     "torch.ones(4, 3, dtype=torch.bfloat16))",
+    # mm, bmm, addmm and linear take exact shapes (core::matmul and
+    # core::linear broadcast)
+    "torch.mm(torch.ones(2, 3), torch.ones(3))",
+    "torch.mm(torch.ones(2, 3, 3), torch.ones(3, 4))",
+    "torch.mm(torch.ones(2, 3), torch.ones(3, 4, dtype=torch.float64))",
+    "torch.bmm(torch.ones(2, 3), torch.ones(3, 4))",
+    "torch.bmm(torch.ones(1, 2, 3), torch.ones(4, 3, 4))",
+    "torch.addmm(torch.ones(4), torch.ones(2, 3, 3), torch.ones(3, 4))",
+    "torch.addmm(torch.ones(2, 1, 4), torch.ones(2, 3), torch.ones(3, 4))",
+    "torch.addmm(torch.ones(2), torch.ones(5, 3), torch.ones(3, 1))",
+    "F.linear(torch.ones(5, 3), torch.ones(1, 3), torch.ones(2))",
+    "F.linear(torch.ones(5, 3), torch.ones(2, 4))",
+    # torch has no gelu or silu of integers or bools
+    "F.gelu(i64(1, 2, 3))", "F.silu(bl(True, False))", "F.silu(i8(1))",
+    # cumsum in bool, or of floats in an integer dtype (which wraps)
+    "torch.cumsum(f32(1, 2), 0, dtype=torch.bool)",
+    "torch.cumsum(f32(300, -1), 0, dtype=torch.uint8)",
+    "torch.cumsum(f32(nan, 1), 0, dtype=torch.int32)",
+    # an empty kernel, no output channels, no input channels
+    "F.conv2d(torch.ones(1, 2, 5, 5), torch.ones(4, 2, 0, 3))",
+    "F.conv2d(torch.ones(1, 2, 5, 5), torch.ones(0, 2, 3, 3))",
+    "F.conv2d(torch.ones(1, 0, 5, 5), torch.ones(4, 0, 3, 3))",
 ]
 
 # In range: these must run on the plugin, and give torch's result.
@@ -132,6 +154,26 @@ ON_PLUGIN = [
     # positions that reach the input are tried
     ("F.max_pool2d(pool(3.0, 5.0), 2**30, 1, 2**29, return_indices=True)",
      "aten.max_pool2d_with_indices.default"),
+]
+
+
+# Results laid out as torch lays them out (its preserve_format: a dense
+# operand's strides, the first of the result's shape), on the plugin.
+tr = torch.arange(12.0).view(3, 4).t()
+cl = torch.arange(120.0).view(2, 3, 4, 5).to(
+    memory_format=torch.channels_last)
+LAYOUTS = [
+    ("tr.clone()", "aten.clone.default"),
+    ("cl.clone()", "aten.clone.default"),
+    ("tr.to(torch.float64)", "aten._to_copy.default"),
+    ("tr.exp()", "aten.exp.default"), ("torch.relu(cl)", "aten.relu.default"),
+    ("tr * 2", "aten.mul.Tensor"), ("tr > 3", "aten.gt.Scalar"),
+    ("tr + tr", "aten.add.Tensor"),
+    ("tr * torch.ones(4, 3)", "aten.mul.Tensor"),
+    ("torch.ones(4, 3) * tr", "aten.mul.Tensor"),
+    ("torch.ones(3) - tr", "aten.sub.Tensor"),
+    ("cl * torch.ones(3, 1, 1)", "aten.mul.Tensor"),
+    ("tr[::2] + 1", "aten.add.Tensor"),
 ]
 
 
@@ -224,3 +266,13 @@ def pool_sweep(dtype, cases=150):
 pool_sweep(torch.float32)
 pool_sweep(torch.float64)
 t.done()
+
+for expr, aten in LAYOUTS:
+    bt.report(reset=True)
+    want, got = run(expr, False), run(expr, True)
+    calls = bt.report(reset=True).get(aten, {})
+    t.ok(want[0] == got[0] == "ok" and same(got[1], want[1]) and
+         got[1].stride() == want[1].stride() and
+         calls.get("plugin_calls", 0) >= 1,
+         f"{expr}: torch's result and strides, from the plugin ({aten})",
+         f"torch {want[1].stride()}, got {got!r}, report {calls!r}")
