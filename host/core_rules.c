@@ -49,11 +49,14 @@ bp_status bp__core_binary_result(const bp_kernel_ctx *ctx, const bp_tensor_view 
     return bp__error(BP_ERR_TYPE, "%s: not defined for two bool operands", ctx->op_name);
   if (kind == OP_DIV && !is_float(dt)) dt = BP_FLOAT32;
   if ((kind == OP_ADD || kind == OP_SUB) && !is_float(dt)) {
-    if (dt == BP_BOOL ? alpha != 1.0 : alpha != floor(alpha))
+    /* (an integral alpha that int64 holds: an infinity or 1e30 would
+     * convert to nothing an integer kernel can use) */
+    if (dt == BP_BOOL ? alpha != 1.0
+                      : !(alpha >= -0x1p63 && alpha < 0x1p63) || alpha != floor(alpha))
       return bp__error(BP_ERR_TYPE,
                        "%s: argument #2 'alpha' is %g, which %s %s result cannot use (expected %s)",
                        ctx->op_name, alpha, bp_dtype_name(dt)[0] == 'i' ? "an" : "a", bp_dtype_name(dt),
-                       dt == BP_BOOL ? "1" : "an integral value");
+                       dt == BP_BOOL ? "1" : "an integral value within int64's range");
   }
   set_contiguous(out, a->device, dt, ndim, sizes);
   return BP_OK;

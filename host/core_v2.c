@@ -228,6 +228,12 @@ static bp_status meta_clamp(const bp_kernel_ctx *ctx, const bp_value *args, size
                      ctx->op_name);
   int32_t dt = bp__core_promote_weak(bp__core_promote_weak(a->dtype, &args[1]), &args[2]);
   if (dt == BP_BOOL) return type_error(ctx, 0, a->dtype, "a numeric dtype (not bool)");
+  /* A bound is converted to the result's dtype as masked_fill's value is
+   * (a bound that wrapped would clamp to nonsense). */
+  for (size_t k = 1; k <= 2; k++) {
+    bp_status st = args[k].tag == BP_TAG_NONE ? BP_OK : need_fit(ctx, k, dt, &args[k]);
+    if (st) return st;
+  }
   set_contiguous(&outs[0], a->device, dt, a->ndim, a->sizes);
   return BP_OK;
 }

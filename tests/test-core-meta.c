@@ -125,10 +125,20 @@ static void binary_rules(void) {
   bp_stack_push_float(&s, 0.5);
   is_status(meta("core::add", &s, &m), BP_ERR_TYPE);
   is_str(bp_last_error(), "core::add: argument #2 'alpha' is 0.5, which an int32 result cannot use "
-                          "(expected an integral value)");
+                          "(expected an integral value within int64's range)");
   s = stack_of(2, ii);
   bp_stack_push_float(&s, -3.0);
   is_status(meta("core::sub", &s, &m), BP_OK);
+  /* an infinity, NaN or a whole number past int64 is no integer alpha */
+  static const double not_int[] = {INFINITY, -INFINITY, NAN, 1e30, 0x1p63};
+  for (size_t k = 0; k < sizeof not_int / sizeof *not_int; k++) {
+    s = stack_of(2, ii);
+    bp_stack_push_float(&s, not_int[k]);
+    is_status(meta("core::add", &s, &m), BP_ERR_TYPE);
+  }
+  s = stack_of(2, ii);
+  bp_stack_push_float(&s, -0x1p63);
+  is_status(meta("core::add", &s, &m), BP_OK);
   s = stack_of(2, bb);
   bp_stack_push_float(&s, 2.0);
   is_status(meta("core::add", &s, &m), BP_ERR_TYPE);

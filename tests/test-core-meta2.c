@@ -201,6 +201,26 @@ static void clamp_rules(void) {
   bp_stack_push_tensor(&s, b);
   bp_stack_push_bool(&s, true);
   is_status(meta("core::clamp", &s, &m), BP_ERR_TYPE);
+  /* a bound that the result's dtype does not hold is refused, not wrapped
+   * (an int32 clamped at 2^40 would clamp at 0) */
+  s.top = 0;
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_none(&s);
+  bp_stack_push_int(&s, (int64_t)1 << 40);
+  is_status(meta("core::clamp", &s, &m), BP_ERR_INVALID_ARGUMENT);
+  is_str(bp_last_error(), "core::clamp: argument #2 'max': the value 1099511627776 cannot be "
+                          "converted to int32 without overflow");
+  s.top = 0;
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_int(&s, -((int64_t)1 << 31) - 1);
+  bp_stack_push_int(&s, 5);
+  is_status(meta("core::clamp", &s, &m), BP_ERR_INVALID_ARGUMENT);
+  s.top = 0; /* a float bound raises the result to float32, which holds 2^40 */
+  bp_stack_push_tensor(&s, a);
+  bp_stack_push_float(&s, 0x1p40);
+  bp_stack_push_none(&s);
+  is_status(meta("core::clamp", &s, &m), BP_OK);
+  is_int(m.dtype, BP_FLOAT32);
   bp_tensor_release(a);
   bp_tensor_release(b);
 }
