@@ -221,7 +221,13 @@ class _ScalarPacket(OpPacket):
         other = args[1] if len(args) > 1 else kwargs.get("other")
         number = _is_number(other)
         if "out" in kwargs:
-            return getattr(self, "Scalar_out" if number else "out")
+            name = "Scalar_out" if number else "out"
+            try:
+                return getattr(self, name)
+            except AttributeError:
+                # (an in-place op, add_, has no out= form)
+                raise TypeError(f"{self.name}() got an unexpected keyword "
+                                f"argument 'out'") from None
         return self.Scalar if number else self.default
 
     # A call is routed in C (op.c): a Python number `other` to .Scalar, a

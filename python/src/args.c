@@ -48,23 +48,40 @@ static void *scratch(call_state *cs, size_t n) {
   return p;
 }
 
+/* Raises the exception (t, v, tb), which it takes, again as t(msg), msg
+ * the old message with `prefix` (taken, may be NULL) before it.  An
+ * exception class whose constructor takes more than a message
+ * (UnicodeEncodeError) is raised as it was. */
+static void reraise_prefixed(PyObject *t, PyObject *v, PyObject *tb,
+                             PyObject *prefix) {
+  PyErr_NormalizeException(&t, &v, &tb);
+  PyObject *old = v ? PyObject_Str(v) : NULL;
+  PyObject *msg = old && prefix ? PyUnicode_Concat(prefix, old) : NULL;
+  PyObject *e = msg ? PyObject_CallFunctionObjArgs(t, msg, NULL) : NULL;
+  Py_XDECREF(old);
+  Py_XDECREF(msg);
+  Py_XDECREF(prefix);
+  if (e && PyObject_TypeCheck(e, (PyTypeObject *)t)) {
+    PyErr_SetObject(t, e);
+    Py_DECREF(e);
+    Py_XDECREF(t);
+    Py_XDECREF(v);
+    Py_XDECREF(tb);
+    return;
+  }
+  Py_XDECREF(e);
+  PyErr_Clear();
+  PyErr_Restore(t, v, tb);
+}
+
 /* Prefixes the pending exception's message with the op and argument. */
 static void arg_context(const bpy_op *self, const op_schema *sc, int32_t i) {
   PyObject *t, *v, *tb;
   PyErr_Fetch(&t, &v, &tb);
-  PyErr_NormalizeException(&t, &v, &tb);
-  PyObject *msg = v ? PyObject_Str(v) : NULL;
-  if (msg) {
-    PyErr_Format(t, "%U(): argument '%s' (#%d, %s): %U", self->name,
-                 sc->args[i].info.name, (int)i, sc->args[i].info.type,
-                 msg);
-    Py_DECREF(msg);
-    Py_XDECREF(t);
-    Py_XDECREF(v);
-    Py_XDECREF(tb);
-  } else {
-    PyErr_Restore(t, v, tb);
-  }
+  reraise_prefixed(t, v, tb,
+                   PyUnicode_FromFormat("%U(): argument '%s' (#%d, %s): ",
+                                        self->name, sc->args[i].info.name,
+                                        (int)i, sc->args[i].info.type));
 }
 
 static int to_int64(PyObject *o, int64_t *out) {
@@ -238,17 +255,7 @@ static int to_tensor_list(bpy_state *ms, call_state *cs, PyObject *o,
     if (rc < 0) {
       PyObject *t, *e, *tb;
       PyErr_Fetch(&t, &e, &tb);
-      PyErr_NormalizeException(&t, &e, &tb);
-      PyObject *m = e ? PyObject_Str(e) : NULL;
-      if (m) {
-        PyErr_Format(t, "element %zd: %U", k, m);
-        Py_DECREF(m);
-        Py_XDECREF(t);
-        Py_XDECREF(e);
-        Py_XDECREF(tb);
-      } else {
-        PyErr_Restore(t, e, tb);
-      }
+      reraise_prefixed(t, e, tb, PyUnicode_FromFormat("element %zd: ", k));
       return -1;
     }
   }
@@ -460,6 +467,20 @@ static PyObject *aliased_arg(bpy_state *ms, const bpy_op *self,
   return NULL;
 }
 
+/* Whether a result shares the memory of a read-only Tensor argument (a
+ * view of it), which makes the result read-only too. */
+static int shares_readonly(bpy_state *ms, const op_schema *sc,
+                           PyObject **bound, const bp_value *args,
+                           bp_tensor *res) {
+  const bp_tensor_view *rv = bp_tensor_get_view(res);
+  for (int32_t i = 0; i < sc->nargs; i++)
+    if (bound[i] && args[i].tag == BP_TAG_TENSOR &&
+        bpy_tensor_check(ms, bound[i]) && ((bpy_tensor *)bound[i])->readonly &&
+        bp_tensor_get_view(args[i].u.tensor)->storage_base == rv->storage_base)
+      return 1;
+  return 0;
+}
+
 static PyObject *result_value(bpy_state *ms, const bpy_op *self,
                               const op_schema *sc, int32_t r, bp_value *v,
                               PyObject **bound, const bp_value *args) {
@@ -479,7 +500,11 @@ static PyObject *result_value(bpy_state *ms, const bpy_op *self,
         bpy_release(t);
         return o;
       }
-      return bpy_tensor_wrap(ms, t);
+      int readonly = shares_readonly(ms, sc, bound, args, t);
+      PyObject *o = bpy_tensor_wrap(ms, t);
+      if (o)
+        ((bpy_tensor *)o)->readonly = readonly;
+      return o;
     }
     case BP_TAG_INT:
       return PyLong_FromLongLong(v->u.i);

@@ -312,6 +312,10 @@ int bpy_to_tensor(bpy_state *ms, PyObject *obj, const char *what, int writable,
   if (intern_names(ms) < 0)
     return -1;
   if (bpy_tensor_check(ms, obj)) {
+    if (writable && ((bpy_tensor *)obj)->readonly)
+      return arg_error(bpy_error_class(ms, BP_ERR_INVALID_ARGUMENT), what,
+                       "the tensor wraps a read-only array, and the op "
+                       "writes it");
     *out = bp_tensor_retain(((bpy_tensor *)obj)->t);
     return 0;
   }
@@ -412,6 +416,12 @@ int bpy_to_dtype(bpy_state *ms, PyObject *obj, int32_t *out) {
   if (!b)
     return -1;
   const char *s = PyBytes_AsString(b);
+  if ((Py_ssize_t)strlen(s) != PyBytes_Size(b)) {
+    Py_DECREF(b);
+    PyErr_SetString(bpy_error_class(ms, BP_ERR_TYPE),
+                    "unknown dtype: the name holds a NUL character");
+    return -1;
+  }
   if (strncmp(s, "torch.", 6) == 0)
     s += 6;
   bp_status st = bp_dtype_from_name(s, out);

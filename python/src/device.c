@@ -53,7 +53,9 @@ int bpy_to_device(bpy_state *ms, PyObject *obj, bp_device *out) {
       PyObject *b = PyUnicode_AsUTF8String(t);
       if (!b)
         return -1;
-      bp_status st = bp_device_type_from_name(PyBytes_AsString(b), &code);
+      bp_status st = (Py_ssize_t)strlen(PyBytes_AsString(b)) == PyBytes_Size(b)
+                         ? bp_device_type_from_name(PyBytes_AsString(b), &code)
+                         : BP_ERR_DEVICE; /* a NUL in the name */
       if (st != BP_OK) {
         PyErr_Format(bpy_error_class(ms, BP_ERR_DEVICE),
                      "unknown device type '%s'", PyBytes_AsString(b));
@@ -90,6 +92,12 @@ int bpy_to_device(bpy_state *ms, PyObject *obj, bp_device *out) {
   Py_DECREF(s);
   if (!b)
     return -1;
+  if ((Py_ssize_t)strlen(PyBytes_AsString(b)) != PyBytes_Size(b)) {
+    Py_DECREF(b);
+    PyErr_SetString(bpy_error_class(ms, BP_ERR_DEVICE),
+                    "unknown device: the name holds a NUL character");
+    return -1;
+  }
   int rc = parse_device_str(ms, PyBytes_AsString(b), out);
   Py_DECREF(b);
   return rc;

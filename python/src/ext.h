@@ -114,6 +114,10 @@ PyObject *bpy_str(const char *s);
 typedef struct bpy_tensor {
   PyObject_HEAD
   bp_tensor *t;  /* owned reference, never NULL once constructed */
+  /* Wraps memory its source would not let be written (a read-only NumPy
+   * array, through from_dlpack): an op that writes it is refused, and
+   * NumPy sees it read-only. */
+  int readonly;
 } bpy_tensor;
 
 int bpy_tensor_init_type(bpy_state *ms, PyObject *module);

@@ -249,10 +249,31 @@ static PyObject *py_from_dlpack(PyObject *self, PyObject *args) {
     Py_INCREF(obj);
     return obj;
   }
+  /* As writable memory where the source allows it; else read-only (a
+   * read-only or broadcast NumPy array), which the Tensor remembers. */
   bp_tensor *t = NULL;
-  if (bpy_to_tensor(ms, obj, "from_dlpack", 0, NULL, &t) < 0)
-    return NULL;
-  return bpy_tensor_wrap(ms, t);
+  int readonly = 0;
+  int once = PyCapsule_CheckExact(obj); /* a capsule is consumed once */
+  if (bpy_to_tensor(ms, obj, "from_dlpack", !once, NULL, &t) < 0) {
+    if (once)
+      return NULL;
+    PyObject *et, *ev, *etb;
+    PyErr_Fetch(&et, &ev, &etb);
+    if (bpy_to_tensor(ms, obj, "from_dlpack", 0, NULL, &t) < 0) {
+      Py_XDECREF(et);
+      Py_XDECREF(ev);
+      Py_XDECREF(etb);
+      return NULL;
+    }
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(etb);
+    readonly = 1;
+  }
+  PyObject *r = bpy_tensor_wrap(ms, t);
+  if (r)
+    ((bpy_tensor *)r)->readonly = readonly;
+  return r;
 }
 
 static PyObject *py_empty(PyObject *self, PyObject *args, PyObject *kw) {

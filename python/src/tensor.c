@@ -26,6 +26,7 @@ PyObject *bpy_tensor_wrap(bpy_state *ms, bp_tensor *t) {
     return NULL;
   }
   self->t = t;
+  self->readonly = 0;
   return (PyObject *)self;
 }
 
@@ -253,7 +254,8 @@ static PyObject *get_array_interface(PyObject *o, void *closure) {
     r = Py_BuildValue("{s:i,s:(NO),s:O,s:O,s:s#}", "version", 3, "data",
                       /* NumPy refuses NULL, which an empty tensor has */
                       PyLong_FromVoidPtr(v->data ? v->data : (void *)&one),
-                      Py_False, "shape", shape,
+                      ((bpy_tensor *)o)->readonly ? Py_True : Py_False,
+                      "shape", shape,
                       "strides", strides, "typestr",
                       (char[4]){order, kind[0],
                                 (char)('0' + (int)v->itemsize), 0},

@@ -105,6 +105,45 @@ def binding():
     cr(ValueError, core.add.out, A, A, out=_read_only((2, 3)),
        match=r"core::add\.out\(\): argument 'out'.*read-only",
        desc="a read-only out= array")
+    # an exception whose class takes more than a message goes through as
+    # it was raised (it cannot be rebuilt with the argument's name)
+    e = cr(UnicodeEncodeError, core.gelu, A, approximate="\ud800",
+           match="surrogates", desc="a str that UTF-8 cannot encode")
+    t.ok(isinstance(e, UnicodeEncodeError) and e.start == 0,
+         "its UnicodeEncodeError is the codec's own")
+
+    class TwoArgs(Exception):
+        def __init__(self, a, b):
+            super().__init__(a, b)
+
+    class Raising:
+        def __dlpack__(self, stream=None):
+            raise TwoArgs(1, 2)
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    e = cr(TwoArgs, core.neg, Raising(),
+           desc="__dlpack__'s own exception, of a class that takes 2 "
+           "arguments, goes through")
+    t.ok(e is not None and e.args == (1, 2), "with its arguments")
+    cr(TypeError, core.cat, [A, "x"],
+       match=r"core::cat\(\): argument 'tensors'.*element 1: expected a "
+       r"tensor", desc="a list element that is not a tensor is named")
+    cr(bp.DtypeError, core.cast, A, "float32\0x", match="NUL",
+       desc="a dtype name with a NUL is refused, not read up to it")
+    cr(bp.DeviceError, bp.empty, (2,), device="cpu\0x", match="NUL",
+       desc="a device name with a NUL is refused")
+    ints = np.ones(3, np.int32)
+    for alpha in (float("inf"), float("nan"), 1e30):
+        cr(bp.DtypeError, core.add, ints, ints, alpha=alpha,
+           match="'alpha'.*integral value within int64's range",
+           desc=f"alpha {alpha} for an integer result is refused")
+    for other in (2.0, A):
+        cr(TypeError, core.mul_, A.copy(), other, out=A.copy(),
+           match=r"core::mul_\(\) got an unexpected keyword argument 'out'",
+           desc=f"out= of an in-place op with a Scalar overload (other "
+           f"{type(other).__name__}) is a TypeError")
     fixed = list(_fixed_list_args())
     t.ok(fixed, "the loaded ops have a fixed-size list argument to test")
     for op, (name, n, kind) in fixed:

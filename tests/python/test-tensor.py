@@ -169,6 +169,28 @@ def read_only():
     t.check_raises(ValueError, core.fill_, out, 1.0, match="read-only",
                    desc="fill_ of a read-only array is refused")
     t.ok(np.all(out == 0), "the read-only array was not written")
+    # wrapped by from_dlpack, it stays read-only
+    w = bp.from_dlpack(out)
+    for desc, f in (("fill_", lambda: core.fill_(w, 7.0)),
+                    ("add_", lambda: core.add_(w, 1.0)),
+                    ("copy_", lambda: core.copy_(w, a)),
+                    ("an out=", lambda: core.neg.out(a, out=w))):
+        t.check_raises(ValueError, f, match="read-only",
+                       desc=f"{desc} of a Tensor over a read-only array is "
+                       f"refused")
+    t.ok(np.all(out == 0), "the wrapped read-only array was not written")
+    t.ok(np.array_equal(core.neg(w).numpy(), -out),
+         "a Tensor over a read-only array is read")
+    t.ok(not w.numpy().flags.writeable and
+         not bp.from_dlpack(b).numpy().flags.writeable,
+         "NumPy sees a Tensor over a read-only array (or a broadcast view) "
+         "read-only")
+    t.ok(core.contiguous(w).numpy().flags.writeable is False,
+         "a view of it is read-only too")
+    c = np.zeros(2)
+    core.fill_(bp.from_dlpack(c), 3.0)
+    t.ok(np.all(c == 3.0) and bp.from_dlpack(c).numpy().flags.writeable,
+         "a writable array wraps writable")
 
 
 def lifetimes():
