@@ -180,19 +180,20 @@ static void softmax_block(const softmax_job *j, const char *in, char *out, int64
  * so that they fall into a few sets of each cache and a block read in place
  * does not stay there until a second pass.  The first pass therefore copies
  * the block into a contiguous buffer (float32 for float16 and bfloat16), a
- * chunk of BCHUNK rows at a time, and while the chunk is still in L1 takes
- * its max and the sum of its terms e^(x - max), with the running max and
- * the rescaled sum in double of softmax_block above.  Those exponentials
- * run while the next rows are on their way from memory, which a separate
- * pass over the buffer could not overlap.  The second pass writes the
- * result from the buffer (softmax computing each term again), through a
- * tile in L1 that is streamed out when the result is large.  On a 4096 x
- * 4096 float32 matrix on 2 threads of a Zen 4 this took 0.8-0.9 of the
- * triad's bandwidth, where three passes with one exponential per element
- * took 0.4-0.5.  Blocks of 64 columns (a buffer of 1 MiB for 4096 float32
- * rows) stay in L2; blocks whose buffer would exceed BUF_MAX (64 columns of
- * more than 8192 float32 or 4096 float64 rows) are computed by
- * softmax_block above instead.
+ * chunk of BCHUNK rows at a time, taking each row into the running max and
+ * sum of e^(x - max) while it is in registers (chunk_f32; float64 takes the
+ * chunk's max first, then its terms from L1, as softmax_block does).  Those
+ * exponentials run while the next rows are on their way from memory, which
+ * a separate pass over the buffer could not overlap.  The second pass
+ * writes the result from the buffer (softmax computing each term again),
+ * through a tile in L1 that is streamed out when the result is large.  On a
+ * 4096 x 4096 float32 matrix on 2 threads of a Zen 4 this took 0.44 of the
+ * triad's bandwidth (log_softmax 0.50), where reading the input twice in
+ * memory order took 0.31 (0.35); bench/README.md has the figures.  Blocks
+ * of 64 columns (a buffer of 1 MiB for 4096 float32 rows) stay in L2;
+ * blocks whose buffer would exceed BUF_MAX (64 columns of more than 8192
+ * float32 or 4096 float64 rows) are computed by softmax_block above
+ * instead.
  */
 #define BCHUNK 16  /* rows of a step of the first pass */
 #if defined(__GNUC__)
