@@ -86,6 +86,11 @@ BP_API bp_status bp_tensor_from_dlpack(struct DLManagedTensor *src, bp_tensor **
   if (d->byte_offset % item)
     return bp__error(BP_ERR_INVALID_ARGUMENT, "%s: byte_offset %llu is not a multiple of the %zu-byte element",
                      fn, (unsigned long long)d->byte_offset, item);
+  /* data + byte_offset must not wrap around the address space */
+  if (d->byte_offset > (uint64_t)INT64_MAX ||
+      (d->data && d->byte_offset > UINTPTR_MAX - (uintptr_t)d->data))
+    return bp__error(BP_ERR_OVERFLOW, "%s: byte_offset %llu reaches past the address space", fn,
+                     (unsigned long long)d->byte_offset);
   bp_device dev = bp_device_make((int32_t)d->device.device_type, (int32_t)d->device.device_id);
   char *data = d->data ? (char *)d->data + d->byte_offset : NULL;
   bp_status st = bp_tensor_from_blob(dev, dtype, (int32_t)d->ndim, d->shape, d->strides, data,

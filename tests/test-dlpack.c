@@ -141,6 +141,14 @@ static void import_errors_leave_ownership(void) {
   p.m.dl_tensor.byte_offset = 3;
   is_status(bp_tensor_from_dlpack(&p.m, &t), BP_ERR_INVALID_ARGUMENT);
   has_str(bp_last_error(), "byte_offset 3 is not a multiple of the 8-byte element");
+  /* a byte_offset that wraps the data pointer around */
+  static const uint64_t wraps[] = {UINT64_MAX - 7, (uint64_t)1 << 63};
+  for (size_t k = 0; k < sizeof wraps / sizeof *wraps; k++) {
+    make_producer(&p);
+    p.m.dl_tensor.byte_offset = wraps[k];
+    is_status(bp_tensor_from_dlpack(&p.m, &t), BP_ERR_OVERFLOW);
+    has_str(bp_last_error(), "reaches past the address space");
+  }
   make_producer(&p);
   p.m.dl_tensor.device.device_type = kDLCUDA;
   is_status(bp_tensor_from_dlpack(&p.m, &t), BP_ERR_DEVICE);

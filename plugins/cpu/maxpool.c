@@ -101,13 +101,14 @@ static bp_status max_pool2d_impl(const bp_kernel_ctx *ctx, const bp_value *args,
   j.xn = nd == 4 ? vx->strides[0] : 0;
   j.xc = vx->strides[nd - 3], j.xh = vx->strides[nd - 2], j.xw = vx->strides[nd - 1];
   j.OH = vo->sizes[vo->ndim - 2], j.OW = vo->sizes[vo->ndim - 1];
-  /* kernel, stride ([]: the kernel), padding, dilation: two values each
-   * (the host refuses a list of one) */
+  /* kernel, stride ([]: the kernel), padding, dilation ([]: 1): two
+   * values each (the host refuses a list of one, and an empty kernel or
+   * padding) */
   for (int a = 0; a < 2; a++) {
     j.k[a] = args[1].u.ints[a];
     j.s[a] = args[2].len ? args[2].u.ints[a] : j.k[a];
     j.p[a] = args[3].u.ints[a];
-    j.d[a] = args[4].u.ints[a];
+    j.d[a] = args[4].len ? args[4].u.ints[a] : 1;
   }
   /* Output column o's window starts at o * s - p: columns 0 .. OW-1. */
   kernel_range(-j.p[1], (j.OW - 1) * j.s[1] - j.p[1], j.d[1], j.W, j.k[1], &j.kw0, &j.kw1);

@@ -123,4 +123,13 @@ except backplane.SizeOverflowError as e:
          "1099511627778] could not be allocated" in str(e),
          "the composite refuses a padded input past int64, naming it",
          str(e))
+# An empty stride is the kernel, an empty dilation 1 (the kernel read a
+# dilation of two values from an empty list: SIGFPE).
+x = torch.arange(32.0).view(1, 2, 4, 4)
+for dtype in (torch.float32, torch.float64, torch.float16):
+    got = torch.from_dlpack(pool(x.to(dtype), [2, 2], [], [0, 0], [],
+                                 False))
+    t.ok(torch.equal(got.float(), F.max_pool2d(x, 2)),
+         f"{dtype}: stride [] and dilation [] are the kernel and 1",
+         repr(got))
 t.done()
