@@ -100,6 +100,21 @@ static double masked_terms(const void *const *x, int r, int64_t c, bool f64) {
   return 0;
 }
 
+/* Takes a float64 chunk of r rows x[k] whose max per column is cm (a
+ * scratch row, overwritten) into the running max m and the sums. */
+static void fold_chunk_f64(double *m, double *cm, double *sum, const void *const *x, int r,
+                           int64_t w) {
+  rescale_f64(m, cm, sum, w);
+  memcpy(cm, sum, (size_t)w * sizeof *sum); /* the sums before the chunk */
+  for (int k = 0; k < r; k++) cols_exp_sum_f64(sum, x[k], m, w);
+  /* A column that is all -inf or NaN so far summed e^(-inf - -inf), NaN,
+   * for each -inf: those terms are 0 against any later finite max (an all
+   * -inf column still comes out NaN in the second pass), while a NaN keeps
+   * the column NaN. */
+  for (int64_t c = 0; c < w; c++)
+    if (m[c] == -INFINITY) sum[c] = cm[c] + masked_terms(x, r, c, true);
+}
+
 /* The two passes over one block of w columns: the max and the sum of
  * exponentials, then the result (recomputed from the input, so float16
  * and bfloat16 are rounded once). */
@@ -128,15 +143,7 @@ static void softmax_block(const softmax_job *j, const char *in, char *out, int64
     if (f64) {
       for (int64_t c = 0; c < w; c++) ws->cm[c] = -INFINITY;
       for (int k = 0; k < r; k++) cols_max_f64(ws->cm, x[k], w);
-      rescale_f64(ws->m, ws->cm, ws->sum, w);
-      memcpy(ws->cm, ws->sum, (size_t)w * sizeof ws->sum[0]); /* the sums before the chunk */
-      for (int k = 0; k < r; k++) cols_exp_sum_f64(ws->sum, x[k], ws->m, w);
-      /* A column that is all -inf or NaN so far summed e^(-inf - -inf),
-       * NaN, for each -inf: those terms are 0 against any later finite
-       * max (an all -inf column still comes out NaN in the second pass),
-       * while a NaN keeps the column NaN. */
-      for (int64_t c = 0; c < w; c++)
-        if (ws->m[c] == -INFINITY) ws->sum[c] = ws->cm[c] + masked_terms(x, r, c, true);
+      fold_chunk_f64(ws->m, ws->cm, ws->sum, x, r, w);
       continue;
     }
     for (int64_t c = 0; c < w; c++) cmf[c] = -INFINITY;
@@ -210,17 +217,15 @@ static inline void prefetch_row_w(const void *p, int64_t n) {
 
 /* r rows of x (xs elements apart) copied into b (w apart), and m = their
  * max per column. */
-#define DEFINE_COPY_MAX(T, sfx)                                                           \
-  static CPU_CLONES void copy_max_##sfx(T *restrict m, T *restrict b, const T *restrict x, \
-                                        int64_t xs, int r, int64_t w) {                   \
-    for (int k = 0; k < r; k++)                                                           \
-      for (int64_t c = 0; c < w; c++) {                                                   \
-        T v = x[k * xs + c];                                                              \
-        b[k * w + c] = v;                                                                 \
-        m[c] = v > m[c] ? v : m[c];                                                       \
-      }                                                                                   \
-  }
-DEFINE_COPY_MAX(double, f64)
+static CPU_CLONES void copy_max_f64(double *restrict m, double *restrict b,
+                                    const double *restrict x, int64_t xs, int r, int64_t w) {
+  for (int k = 0; k < r; k++)
+    for (int64_t c = 0; c < w; c++) {
+      double v = x[k * xs + c];
+      b[k * w + c] = v;
+      m[c] = v > m[c] ? v : m[c];
+    }
+}
 
 /*
  * One chunk of r float rows in one function, so that a block's max and
@@ -357,12 +362,7 @@ static void softmax_block_buf(const softmax_job *j, const char *in, char *out, i
         prefetch_row(in + l * j->stride, rowbytes);
       for (int64_t c = 0; c < w; c++) ws->cm[c] = -INFINITY;
       copy_max_f64(ws->cm, (double *)b, (const double *)src, j->stride / 8, r, w);
-      rescale_f64(ws->m, ws->cm, ws->sum, w);
-      memcpy(ws->cm, ws->sum, (size_t)w * sizeof ws->sum[0]); /* the sums before the chunk */
-      for (int k = 0; k < r; k++) cols_exp_sum_f64(ws->sum, x[k], ws->m, w);
-      /* (see softmax_block for the columns that are all -inf or NaN so far) */
-      for (int64_t c = 0; c < w; c++)
-        if (ws->m[c] == -INFINITY) ws->sum[c] = ws->cm[c] + masked_terms(x, r, c, true);
+      fold_chunk_f64(ws->m, ws->cm, ws->sum, x, r, w);
       continue;
     }
     int ahead_rows = (int)(len - l0 - AHEAD < r ? len - l0 - AHEAD : r);

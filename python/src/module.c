@@ -257,17 +257,9 @@ static PyObject *py_from_dlpack(PyObject *self, PyObject *args) {
   if (bpy_to_tensor(ms, obj, "from_dlpack", !once, NULL, &t) < 0) {
     if (once)
       return NULL;
-    PyObject *et, *ev, *etb;
-    PyErr_Fetch(&et, &ev, &etb);
-    if (bpy_to_tensor(ms, obj, "from_dlpack", 0, NULL, &t) < 0) {
-      Py_XDECREF(et);
-      Py_XDECREF(ev);
-      Py_XDECREF(etb);
+    PyErr_Clear(); /* read-only, or refused again, with its reason, below */
+    if (bpy_to_tensor(ms, obj, "from_dlpack", 0, NULL, &t) < 0)
       return NULL;
-    }
-    Py_XDECREF(et);
-    Py_XDECREF(ev);
-    Py_XDECREF(etb);
     readonly = 1;
   }
   PyObject *r = bpy_tensor_wrap(ms, t);
